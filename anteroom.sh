@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# Anteroom's two commands.
+#
+#   ./anteroom.sh run    set up what is missing, build, and serve on http://127.0.0.1:8080
+#                        (SQLite in ./data, the simulated cluster)
+#   ./anteroom.sh test   the whole suite: fmt, clippy, unit + integration + browser tests,
+#                        store tests also on a throwaway PostgreSQL
+#
+# Both install only what they need and are safe to run again. Nothing is downloaded from
+# outside crates.io and Debian's archive.
+set -euo pipefail
+
+cd "$(dirname "$0")"
+ROOT=$(pwd)
+# A target directory outside the clone keeps warm builds warm across fresh clones.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/anteroom/target}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-auto}"
+CI="${CI:-}"
+LOCKED=()
+if [ -n "$CI" ] && [ "$CI" != "false" ]; then LOCKED=(--locked); fi
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"
+  elif command -v sudo >/dev/null 2>&1; then sudo "$@"
+  else die "need root to run: $*"
+  fi
+}
+
+ensure_rust() {
+  command -v cargo >/dev/null 2>&1 || die "cargo not found: install Rust 1.95 (rustup) first"
+  if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+    say "adding the wasm32-unknown-unknown target (once)"
+    rustup target add wasm32-unknown-unknown
+  fi
+}
+
+APT_UPDATED=
+apt_install() {
+  if [ -z "$APT_UPDATED" ]; then as_root apt-get update -qq; APT_UPDATED=1; fi
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
+
+ensure_test_tools() {
+  if ! command -v cargo-nextest >/dev/null 2>&1; then
+    say "installing cargo-nextest (once)"
+    cargo install cargo-nextest --locked
+  fi
+  if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+    say "installing Debian's chromium and chromium-driver (once, ~1 min)"
+    apt_install chromium chromium-driver
+  fi
+}
+
+# schemathesis (PyPI) checks the running API against its own OpenAPI document: every documented
+# operation, fuzzed and in sequences, must answer only documented statuses and shapes.
+ensure_schemathesis() {
+  local venv="$HOME/.cache/anteroom/venv"
+  if [ ! -x "$venv/bin/schemathesis" ]; then
+    say "installing schemathesis into $venv (once, ~1 min)"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "schemathesis>=4.32,<5"
+  fi
+  SCHEMATHESIS="$venv/bin/schemathesis"
+}
+
+run_api_contract_tests() {
+  ensure_schemathesis
+  cargo build "${LOCKED[@]}" -q -p anteroom
+  local dir port pid
+  dir=$(mktemp -d /tmp/anteroom-contract.XXXXXX)
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  ANTEROOM_ADMIN_PASSWORD=contract-test-password ANTEROOM_LOG=warn \
+    "$CARGO_TARGET_DIR/debug/anteroom" serve --data-dir "$dir" --listen "127.0.0.1:$port" >"$dir/server.log" 2>&1 &
+  pid=$!
+  local token
+  token=$(python3 - "$port" <<'PY'
+import json, sys, time, urllib.request
+base = f"http://127.0.0.1:{sys.argv[1]}"
+for _ in range(200):
+    try:
+        urllib.request.urlopen(base + "/healthz", timeout=1)
+        break
+    except Exception:
+        time.sleep(0.1)
+req = urllib.request.Request(base + "/api/v1/auth/login", method="POST",
+    data=json.dumps({"username": "admin", "password": "contract-test-password"}).encode(),
+    headers={"content-type": "application/json"})
+print(json.load(urllib.request.urlopen(req, timeout=5))["token"])
+PY
+  ) || { kill "$pid"; cat "$dir/server.log"; die "the server for the contract tests did not start"; }
+  local ok=0
+  # Run from the temp dir: schemathesis keeps a cache folder in its working directory.
+  (cd "$dir" && SCHEMATHESIS_TELEMETRY=false "$SCHEMATHESIS" run "http://127.0.0.1:$port/api/openapi.json" \
+    --url "http://127.0.0.1:$port" --checks all --max-examples 50 --seed 1 \
+    -H "Authorization: Bearer $token" >"$dir/schemathesis.log" 2>&1) || ok=$?
+  kill "$pid" 2>/dev/null || true
+  if [ "$ok" -ne 0 ]; then cat "$dir/schemathesis.log"; die "API contract tests (schemathesis) failed"; fi
+  grep -iE "generated|no issues found" "$dir/schemathesis.log" || true
+  rm -rf "$dir"
+}
+
+# A throwaway PostgreSQL for the store tests: initdb into a temp dir, a free port, trust auth,
+# fsync off. Stopped on exit, also on failure.
+PG_DIR=
+start_postgres() {
+  local bin=""
+  for d in /usr/lib/postgresql/*/bin; do [ -x "$d/initdb" ] && bin="$d"; done
+  if [ -z "$bin" ] && command -v initdb >/dev/null 2>&1; then bin=$(dirname "$(command -v initdb)"); fi
+  if [ -z "$bin" ]; then
+    if [ -n "$CI" ]; then die "CI=true but PostgreSQL (initdb) is not installed"; fi
+    say "PostgreSQL not found: store tests run on SQLite only"
+    return 0
+  fi
+  PG_DIR=$(mktemp -d /tmp/anteroom-pg.XXXXXX)
+  local port
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  local run=()
+  if [ "$(id -u)" -eq 0 ]; then chown postgres "$PG_DIR"; run=(runuser -u postgres --); fi
+  say "starting a throwaway PostgreSQL on 127.0.0.1:$port"
+  "${run[@]}" "$bin/initdb" -D "$PG_DIR/data" -A trust -U postgres --no-sync >"$PG_DIR/initdb.log" 2>&1 \
+    || { cat "$PG_DIR/initdb.log"; die "initdb failed"; }
+  "${run[@]}" "$bin/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w \
+    -o "-p $port -k $PG_DIR -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
+    start >/dev/null || { cat "$PG_DIR/server.log"; die "PostgreSQL did not start"; }
+  PG_STOP=("${run[@]}" "$bin/pg_ctl" -D "$PG_DIR/data" -m immediate stop)
+  export ANTEROOM_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port"
+}
+stop_postgres() {
+  if [ -n "$PG_DIR" ]; then
+    "${PG_STOP[@]}" >/dev/null 2>&1 || true
+    rm -rf "$PG_DIR"
+  fi
+}
+
+cmd_run() {
+  ensure_rust
+  say "building Anteroom (the first build takes several minutes; later ones seconds)"
+  cargo xtask build
+  local data="${ANTEROOM_DATA_DIR:-$ROOT/data}"
+  mkdir -p "$data"
+  export ANTEROOM_DATA_DIR="$data"
+  # Keep the first admin's password where this script can show it again: generated once, before
+  # the first start, readable by the owner only.
+  if [ -z "${ANTEROOM_ADMIN_PASSWORD:-}" ] && [ -z "${ANTEROOM_ADMIN_PASSWORD_FILE:-}" ]; then
+    if [ ! -f "$data/admin-password" ] && [ ! -f "$data/anteroom.db" ]; then
+      (umask 077; python3 -c 'import secrets,string; a=string.ascii_letters+string.digits; print("".join(secrets.choice(a) for _ in range(20)))' >"$data/admin-password")
+    fi
+    if [ -f "$data/admin-password" ]; then export ANTEROOM_ADMIN_PASSWORD_FILE="$data/admin-password"; fi
+  fi
+  local listen="${ANTEROOM_LISTEN:-127.0.0.1:8080}"
+  say "Anteroom: http://$listen  (SQLite: $data/anteroom.db, cluster: ${ANTEROOM_CLUSTER:-sim})"
+  if [ -n "${ANTEROOM_ADMIN_PASSWORD_FILE:-}" ]; then
+    say "log in as admin / $(cat "$ANTEROOM_ADMIN_PASSWORD_FILE")"
+  fi
+  exec "$CARGO_TARGET_DIR/release/anteroom" serve "$@"
+}
+
+cmd_test() {
+  ensure_rust
+  ensure_test_tools
+  local t0=$SECONDS
+  say "format"
+  cargo fmt --all -- --check
+  say "building the web UI (embedded into the server the tests start)"
+  cargo xtask ui
+  say "clippy (server side)"
+  cargo clippy "${LOCKED[@]}" --all-targets -- -D warnings
+  say "clippy (web UI, wasm32)"
+  cargo clippy "${LOCKED[@]}" -p anteroom-web --target wasm32-unknown-unknown --profile wasm-release -- -D warnings
+  say "rustdoc (broken intra-doc links fail)"
+  RUSTDOCFLAGS="-D warnings" cargo doc "${LOCKED[@]}" -q --no-deps --document-private-items \
+    -p anteroom -p anteroom-shared -p migration -p anteroom-tests
+  trap stop_postgres EXIT
+  start_postgres
+  say "API contract tests (schemathesis against the running server's OpenAPI document)"
+  run_api_contract_tests
+  say "doc tests"
+  cargo test "${LOCKED[@]}" --doc --workspace --exclude anteroom-web
+  say "unit, integration, store and browser tests"
+  cargo nextest run "${LOCKED[@]}" --workspace --no-fail-fast
+  say "all checks passed in $((SECONDS - t0)) s"
+}
+
+case "${1:-}" in
+  run) shift; cmd_run "$@" ;;
+  test) shift; cmd_test "$@" ;;
+  *) echo "usage: ./anteroom.sh run | test"; exit 2 ;;
+esac

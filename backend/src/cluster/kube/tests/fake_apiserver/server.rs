@@ -1,0 +1,416 @@
+//! The fake apiserver itself: an in-memory store of nodes, pods, Volcano Jobs and Queues served
+//! as lists and `?watch=true` streams on `127.0.0.1:0`, plus builders for the objects the tests
+//! put in it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anteroom_shared::scheduling::ResourceList;
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Query, State};
+use axum::http::{StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+/// The collections the adapter watches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Kind {
+    Nodes,
+    Pods,
+    Jobs,
+    Queues,
+}
+
+impl Kind {
+    fn api_version(self) -> &'static str {
+        match self {
+            Kind::Nodes | Kind::Pods => "v1",
+            Kind::Jobs => "batch.volcano.sh/v1alpha1",
+            Kind::Queues => "scheduling.volcano.sh/v1beta1",
+        }
+    }
+
+    fn kind(self) -> &'static str {
+        match self {
+            Kind::Nodes => "Node",
+            Kind::Pods => "Pod",
+            Kind::Jobs => "Job",
+            Kind::Queues => "Queue",
+        }
+    }
+}
+
+/// One watch event as the apiserver streams it.
+#[derive(Debug, Clone)]
+struct WatchLine {
+    rv: u64,
+    kind: &'static str,
+    object: Value,
+}
+
+struct Collection {
+    objects: BTreeMap<(String, String), Value>,
+    log: Vec<WatchLine>,
+    live: broadcast::Sender<WatchLine>,
+}
+
+impl Collection {
+    fn new() -> Self {
+        Self {
+            objects: BTreeMap::new(),
+            log: Vec::new(),
+            live: broadcast::channel(256).0,
+        }
+    }
+}
+
+struct Inner {
+    rv: u64,
+    collections: HashMap<Kind, Collection>,
+}
+
+struct FakeState {
+    inner: Mutex<Inner>,
+    requests: Mutex<Vec<String>>,
+    open_watches: AtomicUsize,
+}
+
+/// Decrements the open-watch count when a watch response stream is dropped (the client went
+/// away).
+struct WatchGuard(Arc<FakeState>);
+
+impl Drop for WatchGuard {
+    fn drop(&mut self) {
+        self.0.open_watches.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A fake apiserver serving lists and watches from an in-memory store.
+pub(super) struct FakeApiServer {
+    state: Arc<FakeState>,
+    url: String,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FakeApiServer {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+impl FakeApiServer {
+    pub(super) async fn start() -> Self {
+        let state = Arc::new(FakeState {
+            inner: Mutex::new(Inner {
+                rv: 100,
+                collections: [Kind::Nodes, Kind::Pods, Kind::Jobs, Kind::Queues]
+                    .into_iter()
+                    .map(|k| (k, Collection::new()))
+                    .collect(),
+            }),
+            requests: Mutex::new(Vec::new()),
+            open_watches: AtomicUsize::new(0),
+        });
+        let router = Router::new()
+            .route("/version", get(version))
+            .route(
+                "/api/v1/nodes",
+                get(
+                    |s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>, uri: Uri| {
+                        collection(s, q, uri, Kind::Nodes, None)
+                    },
+                ),
+            )
+            .route(
+                "/api/v1/pods",
+                get(
+                    |s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>, uri: Uri| {
+                        collection(s, q, uri, Kind::Pods, None)
+                    },
+                ),
+            )
+            .route(
+                "/apis/batch.volcano.sh/v1alpha1/namespaces/{ns}/jobs",
+                get(
+                    |s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>, uri: Uri, Path(ns): Path<String>| {
+                        collection(s, q, uri, Kind::Jobs, Some(ns))
+                    },
+                ),
+            )
+            .route(
+                "/apis/scheduling.volcano.sh/v1beta1/queues",
+                get(
+                    |s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>, uri: Uri| {
+                        collection(s, q, uri, Kind::Queues, None)
+                    },
+                ),
+            )
+            .fallback(|s: State<Arc<FakeState>>, uri: Uri| async move {
+                record(&s, &uri);
+                (
+                    StatusCode::NOT_FOUND,
+                    axum::Json(json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                      "reason": "NotFound", "code": 404, "message": "not served by the fake"})),
+                )
+            })
+            .with_state(state.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let server = tokio::spawn(async move {
+            axum::serve(listener, router).await.expect("fake apiserver");
+        });
+        Self { state, url, server }
+    }
+
+    /// A real client for this server.
+    pub(super) fn client(&self) -> kube::Client {
+        let uri: http::Uri = self.url.parse().expect("url");
+        kube::Client::try_from(kube::Config::new(uri)).expect("client")
+    }
+
+    /// Adds or replaces an object (ADDED / MODIFIED), stamping a new resourceVersion.
+    pub(super) fn apply(&self, kind: Kind, mut object: Value) {
+        let mut inner = self.state.inner.lock().expect("fake state");
+        inner.rv += 1;
+        let rv = inner.rv;
+        object["apiVersion"] = json!(kind.api_version());
+        object["kind"] = json!(kind.kind());
+        object["metadata"]["resourceVersion"] = json!(rv.to_string());
+        let key = key_of(&object);
+        let collection = inner.collections.get_mut(&kind).expect("collection");
+        let event = if collection.objects.contains_key(&key) {
+            "MODIFIED"
+        } else {
+            "ADDED"
+        };
+        collection.objects.insert(key, object.clone());
+        push(
+            collection,
+            WatchLine {
+                rv,
+                kind: event,
+                object,
+            },
+        );
+    }
+
+    /// Removes an object (DELETED).
+    pub(super) fn delete(&self, kind: Kind, namespace: &str, name: &str) {
+        let mut inner = self.state.inner.lock().expect("fake state");
+        inner.rv += 1;
+        let rv = inner.rv;
+        let collection = inner.collections.get_mut(&kind).expect("collection");
+        let mut object = collection
+            .objects
+            .remove(&(namespace.to_owned(), name.to_owned()))
+            .expect("object to delete");
+        object["metadata"]["resourceVersion"] = json!(rv.to_string());
+        push(
+            collection,
+            WatchLine {
+                rv,
+                kind: "DELETED",
+                object,
+            },
+        );
+    }
+
+    pub(super) fn requests(&self) -> Vec<String> {
+        self.state.requests.lock().expect("requests").clone()
+    }
+
+    pub(super) fn open_watches(&self) -> usize {
+        self.state.open_watches.load(Ordering::SeqCst)
+    }
+}
+
+fn push(collection: &mut Collection, line: WatchLine) {
+    collection.log.push(line.clone());
+    // No receiver is fine: nobody watches yet.
+    let _ = collection.live.send(line);
+}
+
+fn key_of(object: &Value) -> (String, String) {
+    let meta = &object["metadata"];
+    (
+        meta["namespace"].as_str().unwrap_or_default().to_owned(),
+        meta["name"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+fn record(state: &FakeState, uri: &Uri) {
+    state.requests.lock().expect("requests").push(uri.to_string());
+}
+
+async fn version(State(state): State<Arc<FakeState>>, uri: Uri) -> axum::Json<Value> {
+    record(&state, &uri);
+    axum::Json(json!({
+        "major": "1", "minor": "33", "gitVersion": "v1.33.0-fake", "gitCommit": "0", "gitTreeState": "clean",
+        "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.24", "compiler": "gc", "platform": "linux/amd64"
+    }))
+}
+
+/// Whether an object is in the namespace (if any) and matches a `k=v,k2=v2` label selector.
+fn selected(object: &Value, namespace: Option<&str>, selector: Option<&str>) -> bool {
+    if let Some(ns) = namespace
+        && object["metadata"]["namespace"].as_str() != Some(ns)
+    {
+        return false;
+    }
+    selector.into_iter().flat_map(|s| s.split(',')).all(|term| {
+        let (key, value) = term.split_once('=').expect("only k=v selectors are used");
+        object["metadata"]["labels"][key].as_str() == Some(value)
+    })
+}
+
+async fn collection(
+    State(state): State<Arc<FakeState>>,
+    Query(query): Query<HashMap<String, String>>,
+    uri: Uri,
+    kind: Kind,
+    namespace: Option<String>,
+) -> Response {
+    record(&state, &uri);
+    let selector = query.get("labelSelector").cloned();
+    let ns = namespace.as_deref();
+    if query.get("watch").map(String::as_str) != Some("true") {
+        let inner = state.inner.lock().expect("fake state");
+        let items: Vec<Value> = inner.collections[&kind]
+            .objects
+            .values()
+            .filter(|o| selected(o, ns, selector.as_deref()))
+            .cloned()
+            .collect();
+        let body = json!({
+            "apiVersion": kind.api_version(),
+            "kind": format!("{}List", kind.kind()),
+            "metadata": {"resourceVersion": inner.rv.to_string()},
+            "items": items,
+        });
+        return axum::Json(body).into_response();
+    }
+    let since: u64 = query.get("resourceVersion").and_then(|v| v.parse().ok()).unwrap_or(0);
+    let bookmarks = query.get("allowWatchBookmarks").map(String::as_str) == Some("true");
+    // Backlog and subscription under one lock: no event is missed or sent twice.
+    let (backlog, receiver) = {
+        let inner = state.inner.lock().expect("fake state");
+        let collection = &inner.collections[&kind];
+        let backlog: Vec<WatchLine> = collection
+            .log
+            .iter()
+            .filter(|l| l.rv > since && selected(&l.object, ns, selector.as_deref()))
+            .cloned()
+            .collect();
+        (backlog, collection.live.subscribe())
+    };
+    state.open_watches.fetch_add(1, Ordering::SeqCst);
+    let guard = WatchGuard(state.clone());
+    let last_rv = backlog.last().map_or(since, |l| l.rv);
+    let namespace = namespace.clone();
+    let live = futures::stream::unfold(
+        (receiver, guard, last_rv, namespace, selector),
+        move |(mut receiver, guard, mut last_rv, namespace, selector)| async move {
+            loop {
+                let heartbeat = tokio::time::sleep(Duration::from_millis(200));
+                tokio::select! {
+                    line = receiver.recv() => match line {
+                        Ok(line) if selected(&line.object, namespace.as_deref(), selector.as_deref()) => {
+                            last_rv = line.rv;
+                            return Some((line_bytes(&line), (receiver, guard, last_rv, namespace, selector)));
+                        }
+                        Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                        Err(broadcast::error::RecvError::Closed) => return None,
+                    },
+                    // A bookmark now and then, as the apiserver sends: it also makes a write
+                    // fail soon after the client has gone, so the stream ends.
+                    () = heartbeat, if bookmarks => {
+                        let mark = json!({"type": "BOOKMARK", "object": {
+                            "apiVersion": kind.api_version(), "kind": kind.kind(),
+                            "metadata": {"resourceVersion": last_rv.to_string()}}});
+                        return Some((json_line(&mark), (receiver, guard, last_rv, namespace, selector)));
+                    }
+                }
+            }
+        },
+    );
+    let stream = futures::stream::iter(backlog.into_iter().map(|l| line_bytes(&l)))
+        .chain(live)
+        .map(Ok::<Bytes, Infallible>);
+    Response::builder()
+        .header("content-type", "application/json")
+        .body(Body::from_stream(stream))
+        .expect("watch response")
+}
+
+fn json_line(value: &Value) -> Bytes {
+    let mut bytes = serde_json::to_vec(value).expect("json");
+    bytes.push(b'\n');
+    Bytes::from(bytes)
+}
+
+fn line_bytes(line: &WatchLine) -> Bytes {
+    json_line(&json!({"type": line.kind, "object": line.object}))
+}
+
+// ---- fixtures ----
+
+pub(super) const NS: &str = "team-ns";
+
+pub(super) fn node(name: &str, allocatable: Value, unschedulable: bool) -> Value {
+    json!({
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "spec": {"unschedulable": unschedulable},
+        "status": {"allocatable": allocatable, "conditions": [{"type": "Ready", "status": "True"}]}
+    })
+}
+
+pub(super) fn pod(namespace: &str, name: &str, node: Option<&str>, phase: &str, requests: Value) -> Value {
+    json!({
+        "metadata": {"name": name, "namespace": namespace, "labels": {}},
+        "spec": {"nodeName": node, "containers": [{"name": "main", "resources": {"requests": requests}}]},
+        "status": {"phase": phase}
+    })
+}
+
+pub(super) fn job_pod(id: i64, index: u32, node: Option<&str>) -> Value {
+    let mut p = pod(
+        NS,
+        &format!("ar-{id}-main-{index}"),
+        node,
+        "Running",
+        json!({"cpu": "1"}),
+    );
+    p["metadata"]["labels"] = json!({
+        "volcano.sh/job-name": format!("ar-{id}"),
+        "anteroom.io/job-id": id.to_string(),
+        "app.kubernetes.io/managed-by": "anteroom"
+    });
+    p
+}
+
+pub(super) fn volcano_job(id: i64, phase: Option<&str>) -> Value {
+    let mut job = json!({
+        "metadata": {"name": format!("ar-{id}"), "namespace": NS,
+                     "labels": {"app.kubernetes.io/managed-by": "anteroom", "anteroom.io/job-id": id.to_string()}},
+        "spec": {"schedulerName": "volcano", "minAvailable": 1, "queue": "default", "tasks": []}
+    });
+    if let Some(phase) = phase {
+        job["status"] = json!({"state": {"phase": phase}});
+    }
+    job
+}
+
+pub(super) fn queue(name: &str, state: &str) -> Value {
+    json!({"metadata": {"name": name}, "spec": {"weight": 1}, "status": {"state": state}})
+}
+
+pub(super) fn resources(entries: &[(&str, &str)]) -> ResourceList {
+    ResourceList::parse_map(entries.iter().copied()).expect("quantities")
+}

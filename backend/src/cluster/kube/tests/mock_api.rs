@@ -1,0 +1,299 @@
+//! The write half against `tower_test`'s mock service: every request the adapter sends is
+//! asserted exactly (method, path and query, content type, body), answered by hand, and no
+//! request beyond the expected ones is sent (controller-rs style).
+
+use anteroom_shared::scheduling::{JobKind, PreemptionPolicy, ResourceList, ScheduleType};
+use http::{Method, Request, Response};
+use kube::Client;
+use kube::client::Body;
+use serde_json::{Value, json};
+use tower_test::mock::{self, Handle, SendResponse};
+
+use crate::cluster::kube::KubeApi;
+use crate::cluster::kube::manifest::volcano_job;
+use crate::cluster::{ClusterError, JobSpec, TaskSpec};
+
+const JOBS: &str = "/apis/batch.volcano.sh/v1alpha1/namespaces/team-ns/jobs";
+
+type ApiHandle = Handle<Request<Body>, Response<Body>>;
+
+fn mock_api() -> (KubeApi, ApiHandle) {
+    let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
+    (KubeApi::new(Client::new(service, "team-ns"), "team-ns"), handle)
+}
+
+fn spec(id: i64) -> JobSpec {
+    JobSpec {
+        id,
+        kind: JobKind::Custom,
+        queue: "default".to_owned(),
+        owner: "grace".to_owned(),
+        schedule_type: ScheduleType::Normal,
+        waiting_tolerance_seconds: Some(300),
+        preemption_policy: PreemptionPolicy::PreemptLowerPriority,
+        tasks: vec![TaskSpec {
+            name: "main".to_owned(),
+            replicas: 1,
+            image: "busybox:1.36".to_owned(),
+            command: vec!["sleep".to_owned(), "60".to_owned()],
+            resources: ResourceList::parse_map([("cpu", "1"), ("memory", "1Gi")]).expect("quantities"),
+            node_names: Vec::new(),
+            tolerations: Vec::new(),
+        }],
+    }
+}
+
+/// The next request: asserts method and URI (path and query), returns the JSON body (`Null`
+/// when empty) and the responder.
+async fn expect(
+    handle: &mut ApiHandle,
+    method: Method,
+    uri: &str,
+) -> (Value, Option<String>, SendResponse<Response<Body>>) {
+    let (request, send) = handle.next_request().await.expect("the adapter sent a request");
+    assert_eq!(request.method(), method, "method of {}", request.uri());
+    assert_eq!(request.uri().to_string(), uri);
+    let content_type = request
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let bytes = request.into_body().collect_bytes().await.expect("request body");
+    let body = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes).expect("a JSON body")
+    };
+    (body, content_type, send)
+}
+
+fn respond(send: SendResponse<Response<Body>>, code: u16, body: Value) {
+    let bytes = serde_json::to_vec(&body).expect("json");
+    let response = Response::builder()
+        .status(code)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(Body::from(bytes))
+        .expect("response");
+    send.send_response(response);
+}
+
+fn status(code: u16, reason: &str) -> Value {
+    json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": format!("{reason} (from the mock)"), "reason": reason, "code": code
+    })
+}
+
+/// After the scenario: the client is gone and nothing else was sent.
+async fn assert_no_more_requests(api: KubeApi, mut handle: ApiHandle) {
+    drop(api);
+    assert!(handle.next_request().await.is_none(), "unexpected extra request");
+}
+
+#[tokio::test]
+async fn kube_create_posts_the_volcano_job_manifest_to_the_namespace() {
+    let (api, mut handle) = mock_api();
+    let job = spec(7);
+    let server = async {
+        let (body, content_type, send) =
+            expect(&mut handle, Method::POST, &format!("{JOBS}?&fieldManager=anteroom")).await;
+        assert_eq!(content_type.as_deref(), Some("application/json"));
+        let manifest = serde_json::to_value(volcano_job(&job, "team-ns")).expect("json");
+        assert_eq!(body, manifest);
+        assert_eq!(body["metadata"]["name"], "ar-7");
+        assert_eq!(body["spec"]["minAvailable"], 1);
+        respond(send, 201, manifest);
+    };
+    let (result, ()) = tokio::join!(api.create_job(&job), server);
+    result.expect("created");
+    assert_no_more_requests(api, handle).await;
+}
+
+#[tokio::test]
+async fn kube_create_that_finds_its_own_job_already_there_is_a_success() {
+    let (api, mut handle) = mock_api();
+    let job = spec(7);
+    let server = async {
+        let (_, _, send) = expect(&mut handle, Method::POST, &format!("{JOBS}?&fieldManager=anteroom")).await;
+        respond(send, 409, status(409, "AlreadyExists"));
+        let (body, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-7")).await;
+        assert_eq!(body, Value::Null);
+        let mut existing = serde_json::to_value(volcano_job(&job, "team-ns")).expect("json");
+        existing["metadata"]["resourceVersion"] = json!("12");
+        respond(send, 200, existing);
+    };
+    let (result, ()) = tokio::join!(api.create_job(&job), server);
+    result.expect("already there and ours");
+    assert_no_more_requests(api, handle).await;
+}
+
+#[tokio::test]
+async fn kube_create_that_finds_a_foreign_object_under_the_name_is_a_conflict() {
+    let (api, mut handle) = mock_api();
+    let job = spec(7);
+    let server = async {
+        let (_, _, send) = expect(&mut handle, Method::POST, &format!("{JOBS}?&fieldManager=anteroom")).await;
+        respond(send, 409, status(409, "AlreadyExists"));
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-7")).await;
+        respond(
+            send,
+            200,
+            json!({
+                "apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+                "metadata": {"name": "ar-7", "namespace": "team-ns", "labels": {"team": "b"}},
+                "spec": {"tasks": []}
+            }),
+        );
+    };
+    let (result, ()) = tokio::join!(api.create_job(&job), server);
+    assert!(
+        matches!(result, Err(ClusterError::Conflict(ref what)) if what == "team-ns/ar-7"),
+        "{result:?}"
+    );
+    assert_no_more_requests(api, handle).await;
+}
+
+#[tokio::test]
+async fn kube_create_that_finds_another_anteroom_job_id_under_the_name_is_a_conflict() {
+    let (api, mut handle) = mock_api();
+    let job = spec(7);
+    let server = async {
+        let (_, _, send) = expect(&mut handle, Method::POST, &format!("{JOBS}?&fieldManager=anteroom")).await;
+        respond(send, 409, status(409, "AlreadyExists"));
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-7")).await;
+        let mut other = serde_json::to_value(volcano_job(&spec(8), "team-ns")).expect("json");
+        other["metadata"]["name"] = json!("ar-7");
+        respond(send, 200, other);
+    };
+    let (result, ()) = tokio::join!(api.create_job(&job), server);
+    assert!(matches!(result, Err(ClusterError::Conflict(_))), "{result:?}");
+    assert_no_more_requests(api, handle).await;
+}
+
+#[tokio::test]
+async fn kube_create_refused_as_invalid_is_rejected_and_a_server_error_is_unavailable() {
+    let (api, mut handle) = mock_api();
+    let job = spec(7);
+    let server = async {
+        let (_, _, send) = expect(&mut handle, Method::POST, &format!("{JOBS}?&fieldManager=anteroom")).await;
+        respond(send, 422, status(422, "Invalid"));
+        let (_, _, send) = expect(&mut handle, Method::POST, &format!("{JOBS}?&fieldManager=anteroom")).await;
+        respond(send, 503, status(503, "ServiceUnavailable"));
+    };
+    let ((first, second), ()) = tokio::join!(
+        async { (api.create_job(&job).await, api.create_job(&job).await) },
+        server
+    );
+    assert!(matches!(first, Err(ClusterError::Rejected(_))), "{first:?}");
+    assert!(
+        matches!(second, Err(ref e @ ClusterError::Unavailable(_)) if e.is_transient()),
+        "{second:?}"
+    );
+    assert_no_more_requests(api, handle).await;
+}
+
+#[tokio::test]
+async fn kube_delete_removes_the_job_in_the_foreground_then_its_pods_with_the_grace_period() {
+    let (api, mut handle) = mock_api();
+    let pods = vec!["ar-7-main-0".to_owned(), "ar-7-main-1".to_owned()];
+    let server = async {
+        let (body, content_type, send) = expect(&mut handle, Method::DELETE, &format!("{JOBS}/ar-7?")).await;
+        assert_eq!(content_type.as_deref(), Some("application/json"));
+        assert_eq!(
+            body,
+            json!({"gracePeriodSeconds": 30, "propagationPolicy": "Foreground"})
+        );
+        respond(send, 200, status(200, "Success"));
+        let (body, _, send) = expect(
+            &mut handle,
+            Method::DELETE,
+            "/api/v1/namespaces/team-ns/pods/ar-7-main-0?",
+        )
+        .await;
+        assert_eq!(body, json!({"gracePeriodSeconds": 30}));
+        respond(
+            send,
+            200,
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "ar-7-main-0"}}),
+        );
+        // Already gone (the garbage collector was faster): fine.
+        let (body, _, send) = expect(
+            &mut handle,
+            Method::DELETE,
+            "/api/v1/namespaces/team-ns/pods/ar-7-main-1?",
+        )
+        .await;
+        assert_eq!(body, json!({"gracePeriodSeconds": 30}));
+        respond(send, 404, status(404, "NotFound"));
+    };
+    let (result, ()) = tokio::join!(api.delete_job(7, 30, &pods), server);
+    result.expect("deleted");
+    assert_no_more_requests(api, handle).await;
+}
+
+#[tokio::test]
+async fn kube_delete_of_a_job_that_is_not_there_is_a_success() {
+    let (api, mut handle) = mock_api();
+    let server = async {
+        let (body, _, send) = expect(&mut handle, Method::DELETE, &format!("{JOBS}/ar-9?")).await;
+        assert_eq!(
+            body,
+            json!({"gracePeriodSeconds": 0, "propagationPolicy": "Foreground"})
+        );
+        respond(send, 404, status(404, "NotFound"));
+    };
+    let (result, ()) = tokio::join!(api.delete_job(9, 0, &[]), server);
+    result.expect("absent counts as deleted");
+    assert_no_more_requests(api, handle).await;
+}
+
+#[tokio::test]
+async fn kube_delete_answered_with_a_server_error_is_unavailable_and_stops_there() {
+    let (api, mut handle) = mock_api();
+    let pods = vec!["ar-9-main-0".to_owned()];
+    let server = async {
+        let (_, _, send) = expect(&mut handle, Method::DELETE, &format!("{JOBS}/ar-9?")).await;
+        respond(send, 500, status(500, "InternalError"));
+    };
+    let (result, ()) = tokio::join!(api.delete_job(9, 30, &pods), server);
+    assert!(
+        matches!(result, Err(ClusterError::Unavailable(ref m)) if m.contains("500")),
+        "{result:?}"
+    );
+    assert_no_more_requests(api, handle).await;
+}
+
+#[tokio::test]
+async fn kube_cordon_and_uncordon_patch_the_node_spec() {
+    let (api, mut handle) = mock_api();
+    let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-0"}});
+    let server = async {
+        for unschedulable in [true, false] {
+            let (body, content_type, send) =
+                expect(&mut handle, Method::PATCH, "/api/v1/nodes/gpu-0?&fieldManager=anteroom").await;
+            assert_eq!(content_type.as_deref(), Some("application/merge-patch+json"));
+            assert_eq!(body, json!({"spec": {"unschedulable": unschedulable}}));
+            respond(send, 200, node.clone());
+        }
+        let (_, _, send) = expect(&mut handle, Method::PATCH, "/api/v1/nodes/nope?&fieldManager=anteroom").await;
+        respond(send, 404, status(404, "NotFound"));
+    };
+    let (results, ()) = tokio::join!(
+        async {
+            (
+                api.set_node_schedulable("gpu-0", false).await,
+                api.set_node_schedulable("gpu-0", true).await,
+                api.set_node_schedulable("nope", true).await,
+            )
+        },
+        server
+    );
+    results.0.expect("cordoned");
+    results.1.expect("uncordoned");
+    assert!(
+        matches!(results.2, Err(ClusterError::NodeNotFound(ref n)) if n == "nope"),
+        "{:?}",
+        results.2
+    );
+    assert_no_more_requests(api, handle).await;
+}

@@ -1,0 +1,5 @@
+//! Tests of the kube adapter against fake API servers.
+
+mod fake_apiserver;
+mod mock_api;
+mod status_sync;

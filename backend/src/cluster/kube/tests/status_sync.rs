@@ -1,0 +1,164 @@
+//! The status sync step by step, without any server: watcher events are applied to the stores
+//! by hand, exactly as the reflectors do, so "no event yet" can be asserted deterministically.
+
+use std::sync::Mutex;
+
+use anteroom_shared::scheduling::JobPhase;
+use k8s_openapi::api::core::v1::{Pod, PodSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::runtime::reflector::{self, store::Writer};
+use kube::runtime::watcher::Event;
+use tokio::sync::broadcast::{self, error::TryRecvError};
+
+use crate::cluster::JobEvent;
+use crate::cluster::kube::crd::{VolcanoJob, VolcanoJobSpec, VolcanoJobState, VolcanoJobStatus};
+use crate::cluster::kube::{StatusSync, SyncInner};
+
+const NS: &str = "team-ns";
+
+struct Harness {
+    jobs: Writer<VolcanoJob>,
+    pods: Writer<Pod>,
+    sync: StatusSync,
+    events: broadcast::Receiver<JobEvent>,
+}
+
+impl Harness {
+    fn new() -> Self {
+        let (job_store, jobs) = reflector::store::<VolcanoJob>();
+        let (pod_store, pods) = reflector::store::<Pod>();
+        let (sender, events) = broadcast::channel(16);
+        let sync = StatusSync {
+            namespace: NS.to_owned(),
+            jobs: job_store,
+            pods: pod_store,
+            sender,
+            inner: Mutex::new(SyncInner::default()),
+        };
+        Self {
+            jobs,
+            pods,
+            sync,
+            events,
+        }
+    }
+
+    fn job(&mut self, event: Event<VolcanoJob>) {
+        self.jobs.apply_watcher_event(&event);
+        self.sync.on_job_event(&event);
+    }
+
+    fn pod(&mut self, event: Event<Pod>) {
+        self.pods.apply_watcher_event(&event);
+        self.sync.on_pod_event(&event);
+    }
+
+    fn next(&mut self) -> Option<JobEvent> {
+        match self.events.try_recv() {
+            Ok(event) => Some(event),
+            Err(TryRecvError::Empty) => None,
+            Err(other) => panic!("event stream: {other}"),
+        }
+    }
+}
+
+fn job(id: i64, phase: &str) -> VolcanoJob {
+    let mut job = VolcanoJob::new(&format!("ar-{id}"), VolcanoJobSpec::default());
+    job.metadata.namespace = Some(NS.to_owned());
+    job.status = Some(VolcanoJobStatus {
+        state: Some(VolcanoJobState {
+            phase: Some(phase.to_owned()),
+            ..VolcanoJobState::default()
+        }),
+        ..VolcanoJobStatus::default()
+    });
+    job
+}
+
+fn pod(id: i64, index: u32, node: Option<&str>) -> Pod {
+    Pod {
+        metadata: ObjectMeta {
+            name: Some(format!("ar-{id}-main-{index}")),
+            namespace: Some(NS.to_owned()),
+            labels: Some([("volcano.sh/job-name".to_owned(), format!("ar-{id}"))].into()),
+            ..ObjectMeta::default()
+        },
+        spec: Some(PodSpec {
+            node_name: node.map(str::to_owned),
+            ..PodSpec::default()
+        }),
+        status: None,
+    }
+}
+
+fn status(event: Option<JobEvent>) -> (i64, JobPhase, Vec<String>) {
+    match event {
+        Some(JobEvent::Status(s)) => (s.job_id, s.phase, s.nodes),
+        other => panic!("expected a status, got {other:?}"),
+    }
+}
+
+#[test]
+fn kube_status_sync_reports_changes_once_and_gone_only_after_the_last_pod() {
+    let mut h = Harness::new();
+    h.job(Event::Init);
+    h.job(Event::InitDone);
+    h.pod(Event::Init);
+    h.pod(Event::InitDone);
+    assert!(h.next().is_none());
+
+    h.job(Event::Apply(job(7, "Pending")));
+    assert_eq!(status(h.next()), (7, JobPhase::Pending, vec![]));
+    h.pod(Event::Apply(pod(7, 0, Some("gpu-1"))));
+    assert_eq!(status(h.next()), (7, JobPhase::Pending, vec!["gpu-1".to_owned()]));
+    // Same phase and nodes (e.g. a pod status update): nothing to report.
+    h.pod(Event::Apply(pod(7, 0, Some("gpu-1"))));
+    h.job(Event::Apply(job(7, "Pending")));
+    assert!(h.next().is_none());
+    h.job(Event::Apply(job(7, "Running")));
+    assert_eq!(status(h.next()), (7, JobPhase::Running, vec!["gpu-1".to_owned()]));
+
+    // The job object is deleted while its pod still terminates: not gone yet.
+    h.job(Event::Delete(job(7, "Running")));
+    assert!(h.next().is_none());
+    h.pod(Event::Delete(pod(7, 0, Some("gpu-1"))));
+    assert!(matches!(h.next(), Some(JobEvent::Gone { job_id: 7, .. })));
+    assert!(h.next().is_none());
+}
+
+#[test]
+fn kube_status_sync_reports_a_job_missing_from_a_relist_as_gone() {
+    let mut h = Harness::new();
+    h.pod(Event::Init);
+    h.pod(Event::InitDone);
+    h.job(Event::Init);
+    h.job(Event::InitApply(job(1, "Running")));
+    h.job(Event::InitApply(job(2, "Running")));
+    h.job(Event::InitDone);
+    let mut first: Vec<i64> = [h.next(), h.next()].into_iter().map(|e| status(e).0).collect();
+    first.sort();
+    assert_eq!(first, [1, 2]);
+
+    // The watch broke and re-listed: job 2 was deleted meanwhile (no Delete event seen).
+    h.job(Event::Init);
+    h.job(Event::InitApply(job(1, "Running")));
+    h.job(Event::InitDone);
+    assert!(matches!(h.next(), Some(JobEvent::Gone { job_id: 2, .. })));
+    assert!(h.next().is_none());
+}
+
+#[test]
+fn kube_status_sync_ignores_pods_of_other_namespaces_and_other_jobs() {
+    let mut h = Harness::new();
+    h.pod(Event::InitDone);
+    h.job(Event::InitDone);
+    h.job(Event::Apply(job(5, "Running")));
+    assert_eq!(status(h.next()), (5, JobPhase::Running, vec![]));
+    let mut elsewhere = pod(5, 0, Some("gpu-0"));
+    elsewhere.metadata.namespace = Some("other".to_owned());
+    h.pod(Event::Apply(elsewhere));
+    let mut foreign = pod(5, 1, Some("gpu-0"));
+    foreign.metadata.labels = Some([("volcano.sh/job-name".to_owned(), "train".to_owned())].into());
+    h.pod(Event::Apply(foreign));
+    assert!(h.next().is_none());
+}

@@ -1,0 +1,249 @@
+//! The cluster Anteroom admits jobs into, behind a trait so the embedded simulated cluster
+//! (the default) and the kube/Volcano adapter are interchangeable for the API, the watcher and
+//! the tests.
+//!
+//! Contract every implementation keeps:
+//! - a job exists in the cluster under the deterministic name [`cluster_name`] (`ar-<id>`), so
+//!   creating it again after a crash is harmless: "already exists" (ours) is success;
+//! - deleting a job that is not there is success;
+//! - a node's free capacity is its allocatable minus the requests of pods that have not
+//!   finished — terminating pods still count, so "victims still terminating" is visible;
+//! - job status changes are broadcast as they are observed, and [`Cluster::job_statuses`] lists
+//!   them all for a resync (after a restart or a lagging receiver).
+
+pub mod clock;
+pub mod handlers;
+pub mod kube;
+pub mod sim;
+
+use std::sync::Arc;
+
+use anteroom_shared::scheduling::{JobKind, JobPhase, PreemptionPolicy, ResourceList, ScheduleType, is_accelerator};
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+
+use crate::prequeue::{JobId, NodeSnapshot, Toleration};
+
+/// The name of a job's object in the cluster: deterministic, so retries are idempotent.
+pub fn cluster_name(id: JobId) -> String {
+    format!("ar-{id}")
+}
+
+/// The job id in a cluster object name made by [`cluster_name`].
+pub fn job_id_of(name: &str) -> Option<JobId> {
+    name.strip_prefix("ar-")?.parse().ok().filter(|id: &JobId| *id > 0)
+}
+
+/// What Anteroom asks the cluster to run: one Volcano Job with a task per task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobSpec {
+    /// Database id; the cluster name is `ar-<id>`.
+    pub id: JobId,
+    /// Kind (decides labels, and in the simulated cluster how long it runs).
+    pub kind: JobKind,
+    /// Volcano queue.
+    pub queue: String,
+    /// Owner's username, for labels and people reading `kubectl get`.
+    pub owner: String,
+    /// Normal or backfill.
+    pub schedule_type: ScheduleType,
+    /// Copied at submission for normal jobs.
+    pub waiting_tolerance_seconds: Option<i64>,
+    /// Whether it may cause preemption.
+    pub preemption_policy: PreemptionPolicy,
+    /// The tasks; `minAvailable` is the sum of their replicas (gang).
+    pub tasks: Vec<TaskSpec>,
+}
+
+impl JobSpec {
+    /// `ar-<id>`.
+    pub fn cluster_name(&self) -> String {
+        cluster_name(self.id)
+    }
+
+    /// Σ replicas: all pods must start together.
+    pub fn min_available(&self) -> u32 {
+        self.tasks.iter().map(|t| t.replicas).sum()
+    }
+}
+
+/// One task of a job: `replicas` identical pods.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskSpec {
+    /// Task name (`main`, `master`, `worker`, `ps`).
+    pub name: String,
+    /// Pods of this task.
+    pub replicas: u32,
+    /// Container image.
+    pub image: String,
+    /// Container command.
+    pub command: Vec<String>,
+    /// Requests (= limits) of one pod.
+    pub resources: ResourceList,
+    /// Host names the pods are pinned to; empty = anywhere.
+    #[serde(default)]
+    pub node_names: Vec<String>,
+    /// Tolerations of the pods.
+    #[serde(default)]
+    pub tolerations: Vec<Toleration>,
+}
+
+/// A job's state as the cluster reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobStatus {
+    /// Which job.
+    pub job_id: JobId,
+    /// Volcano's phase, in Anteroom's words.
+    pub phase: JobPhase,
+    /// Nodes its pods are on (sorted, deduplicated).
+    pub nodes: Vec<String>,
+    /// When this was observed.
+    pub observed_at: DateTime<Utc>,
+}
+
+/// What the status stream carries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "type")]
+pub enum JobEvent {
+    /// A job's phase or nodes changed.
+    Status(JobStatus),
+    /// A job is no longer in the cluster (deleted and its pods gone).
+    Gone {
+        /// Which job.
+        job_id: JobId,
+        /// When this was observed.
+        observed_at: DateTime<Utc>,
+    },
+}
+
+/// A resource some node offers, for forms and the quota editor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceName {
+    /// e.g. `cpu`, `memory`, `nvidia.com/a100`.
+    pub name: String,
+    /// Names with `/` are accelerators.
+    pub accelerator: bool,
+}
+
+/// What can go wrong talking to a cluster; the variant names are metric labels.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// The cluster did not answer or answered 5xx: retry later.
+    #[error("the cluster is unavailable: {0}")]
+    Unavailable(String),
+    /// The cluster refused the request as invalid: retrying the same request will not help.
+    #[error("the cluster rejected the request: {0}")]
+    Rejected(String),
+    /// An object of that name exists but is not Anteroom's.
+    #[error("{0} exists in the cluster but was not created by Anteroom")]
+    Conflict(String),
+    /// No such node.
+    #[error("no node named {0}")]
+    NodeNotFound(String),
+    /// The local store behind the simulated cluster failed.
+    #[error("the simulated cluster's store failed: {0}")]
+    Store(#[from] sea_orm::DbErr),
+    /// Configuration (kubeconfig, node file) is unusable.
+    #[error("cluster configuration: {0}")]
+    Config(String),
+}
+
+impl ClusterError {
+    /// Stable label for metrics and logs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ClusterError::Unavailable(_) => "unavailable",
+            ClusterError::Rejected(_) => "rejected",
+            ClusterError::Conflict(_) => "conflict",
+            ClusterError::NodeNotFound(_) => "node_not_found",
+            ClusterError::Store(_) => "store",
+            ClusterError::Config(_) => "config",
+        }
+    }
+
+    /// Whether a retry may succeed.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, ClusterError::Unavailable(_) | ClusterError::Store(_))
+    }
+}
+
+/// What the rest of Anteroom needs from a cluster.
+#[async_trait]
+pub trait Cluster: Send + Sync + 'static {
+    /// `sim` or `kube`, for logs and metrics.
+    fn kind(&self) -> &'static str;
+
+    /// Every node with allocatable and free capacity, labels, taints, readiness and
+    /// schedulability.
+    async fn nodes(&self) -> Result<Vec<NodeSnapshot>, ClusterError>;
+
+    /// The resource names the nodes offer (non-zero allocatable), accelerators flagged, sorted.
+    async fn resource_names(&self) -> Result<Vec<ResourceName>, ClusterError> {
+        Ok(resource_names_of(&self.nodes().await?))
+    }
+
+    /// Creates the job under `ar-<id>`; succeeds if it already exists and is ours.
+    async fn create_job(&self, spec: &JobSpec) -> Result<(), ClusterError>;
+
+    /// Deletes the job, giving its pods `grace_seconds` to exit; succeeds if it is not there.
+    async fn delete_job(&self, id: JobId, grace_seconds: u32) -> Result<(), ClusterError>;
+
+    /// Cordons (`false`) or uncordons (`true`) a node.
+    async fn set_node_schedulable(&self, node: &str, schedulable: bool) -> Result<(), ClusterError>;
+
+    /// The current status of every Anteroom job in the cluster (for a full resync).
+    async fn job_statuses(&self) -> Result<Vec<JobStatus>, ClusterError>;
+
+    /// Status changes as they happen. A lagging receiver loses events and should resync with
+    /// [`Cluster::job_statuses`].
+    fn subscribe(&self) -> broadcast::Receiver<JobEvent>;
+
+    /// Whether the cluster answers (drives `/readyz`).
+    async fn is_reachable(&self) -> bool;
+}
+
+/// The sorted, deduplicated names of resources with non-zero allocatable on some node.
+pub fn resource_names_of(nodes: &[NodeSnapshot]) -> Vec<ResourceName> {
+    let mut names: Vec<String> = nodes
+        .iter()
+        .flat_map(|n| {
+            n.allocatable
+                .iter()
+                .filter(|(_, q)| q.is_positive())
+                .map(|(k, _)| k.to_string())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|name| ResourceName {
+            accelerator: is_accelerator(&name),
+            name,
+        })
+        .collect()
+}
+
+/// Builds the configured cluster. The simulated one keeps its state in `db` and runs a
+/// background task that advances it; that task stops when `shutdown` fires.
+pub async fn from_config(
+    config: &crate::config::Config,
+    db: &sea_orm::DatabaseConnection,
+) -> Result<Arc<dyn Cluster>, ClusterError> {
+    match config.cluster {
+        crate::config::ClusterKind::Sim => {
+            let settings = sim::SimSettings::from_config(config)?;
+            let sim = sim::SimulatedCluster::open(db.clone(), settings, Arc::new(clock::SystemClock)).await?;
+            sim.spawn_ticker();
+            let cluster: Arc<dyn Cluster> = sim;
+            Ok(cluster)
+        }
+        crate::config::ClusterKind::Kube => kube::KubeCluster::connect(config).await,
+    }
+}

@@ -1,0 +1,220 @@
+//! Persistence of the simulation: two tables, JSON text for the nested parts (portable between
+//! SQLite and PostgreSQL), written in one transaction per operation.
+
+use std::collections::BTreeMap;
+
+use sea_orm::sea_query::OnConflict;
+use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set, TransactionTrait};
+
+use super::state::{Changes, SimJob, SimNode, SimPhase, SimState};
+use crate::prequeue::JobId;
+
+/// `sim_nodes`.
+pub mod node {
+    use sea_orm::entity::prelude::*;
+
+    /// One simulated node.
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "sim_nodes")]
+    pub struct Model {
+        /// Host name.
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub name: String,
+        /// ResourceList as JSON.
+        pub allocatable: String,
+        /// Labels as JSON.
+        pub labels: String,
+        /// Taints as JSON.
+        pub taints: String,
+        /// Ready.
+        pub ready: bool,
+        /// Not cordoned.
+        pub schedulable: bool,
+    }
+
+    /// No relations.
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// `sim_jobs`.
+pub mod job {
+    use sea_orm::entity::prelude::*;
+
+    /// One simulated Volcano job.
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "sim_jobs")]
+    pub struct Model {
+        /// Anteroom's job id.
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub job_id: i64,
+        /// Volcano queue.
+        pub queue: String,
+        /// JobSpec as JSON.
+        pub spec: String,
+        /// SimPhase name.
+        pub phase: String,
+        /// Creation time.
+        pub created_at: DateTimeUtc,
+        /// Placement time.
+        pub started_at: Option<DateTimeUtc>,
+        /// Completion time, if bounded.
+        pub finishes_at: Option<DateTimeUtc>,
+        /// End of termination.
+        pub gone_at: Option<DateTimeUtc>,
+        /// Placed pods as JSON.
+        pub pods: String,
+    }
+
+    /// No relations.
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+fn json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).expect("simulation state serialises")
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(what: &str, s: &str) -> Result<T, DbErr> {
+    serde_json::from_str(s).map_err(|e| DbErr::Custom(format!("corrupt simulated cluster row ({what}): {e}")))
+}
+
+/// Loads the whole simulation.
+pub async fn load(db: &DatabaseConnection) -> Result<SimState, DbErr> {
+    let mut state = SimState::default();
+    for row in node::Entity::find().all(db).await? {
+        state.nodes.insert(
+            row.name.clone(),
+            SimNode {
+                allocatable: from_json("allocatable", &row.allocatable)?,
+                labels: from_json("labels", &row.labels)?,
+                taints: from_json("taints", &row.taints)?,
+                ready: row.ready,
+                schedulable: row.schedulable,
+                name: row.name,
+            },
+        );
+    }
+    for row in job::Entity::find().all(db).await? {
+        let phase = SimPhase::parse(&row.phase)
+            .ok_or_else(|| DbErr::Custom(format!("corrupt simulated job {}: phase {}", row.job_id, row.phase)))?;
+        state.jobs.insert(
+            row.job_id,
+            SimJob {
+                spec: from_json("spec", &row.spec)?,
+                phase,
+                created_at: row.created_at,
+                started_at: row.started_at,
+                finishes_at: row.finishes_at,
+                gone_at: row.gone_at,
+                pods: from_json("pods", &row.pods)?,
+            },
+        );
+    }
+    Ok(state)
+}
+
+fn node_row(n: &SimNode) -> node::ActiveModel {
+    node::ActiveModel {
+        name: Set(n.name.clone()),
+        allocatable: Set(json(&n.allocatable)),
+        labels: Set(json(&n.labels)),
+        taints: Set(json(&n.taints)),
+        ready: Set(n.ready),
+        schedulable: Set(n.schedulable),
+    }
+}
+
+fn job_row(j: &SimJob) -> job::ActiveModel {
+    job::ActiveModel {
+        job_id: Set(j.spec.id),
+        queue: Set(j.spec.queue.clone()),
+        spec: Set(json(&j.spec)),
+        phase: Set(j.phase.as_str().to_string()),
+        created_at: Set(j.created_at),
+        started_at: Set(j.started_at),
+        finishes_at: Set(j.finishes_at),
+        gone_at: Set(j.gone_at),
+        pods: Set(json(&j.pods)),
+    }
+}
+
+/// Writes what `changes` lists, from `state`, in one transaction.
+pub async fn save(db: &DatabaseConnection, state: &SimState, changes: &Changes) -> Result<(), DbErr> {
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let txn = db.begin().await?;
+    for name in &changes.nodes {
+        if let Some(n) = state.nodes.get(name) {
+            node::Entity::insert(node_row(n))
+                .on_conflict(
+                    OnConflict::column(node::Column::Name)
+                        .update_columns([
+                            node::Column::Allocatable,
+                            node::Column::Labels,
+                            node::Column::Taints,
+                            node::Column::Ready,
+                            node::Column::Schedulable,
+                        ])
+                        .to_owned(),
+                )
+                .exec(&txn)
+                .await?;
+        } else {
+            node::Entity::delete_by_id(name.clone()).exec(&txn).await?;
+        }
+    }
+    for id in &changes.upserted {
+        if let Some(j) = state.jobs.get(id) {
+            job::Entity::insert(job_row(j))
+                .on_conflict(
+                    OnConflict::column(job::Column::JobId)
+                        .update_columns([
+                            job::Column::Phase,
+                            job::Column::StartedAt,
+                            job::Column::FinishesAt,
+                            job::Column::GoneAt,
+                            job::Column::Pods,
+                        ])
+                        .to_owned(),
+                )
+                .exec(&txn)
+                .await?;
+        }
+    }
+    if !changes.removed.is_empty() {
+        let ids: Vec<JobId> = changes.removed.iter().copied().collect();
+        job::Entity::delete_many()
+            .filter(job::Column::JobId.is_in(ids))
+            .exec(&txn)
+            .await?;
+    }
+    txn.commit().await
+}
+
+/// Replaces the stored node definitions with `nodes`, keeping each surviving node's cordon.
+/// Returns the changes to apply to the in-memory state.
+pub fn reconcile_nodes(state: &mut SimState, nodes: Vec<SimNode>, changes: &mut Changes) {
+    let mut wanted: BTreeMap<String, SimNode> = nodes.into_iter().map(|n| (n.name.clone(), n)).collect();
+    for (name, node) in wanted.iter_mut() {
+        if let Some(existing) = state.nodes.get(name) {
+            node.schedulable = existing.schedulable;
+        }
+    }
+    for name in state.nodes.keys() {
+        if !wanted.contains_key(name) {
+            changes.nodes.insert(name.clone());
+        }
+    }
+    for (name, node) in &wanted {
+        if state.nodes.get(name) != Some(node) {
+            changes.nodes.insert(name.clone());
+        }
+    }
+    state.nodes = wanted;
+}

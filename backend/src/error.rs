@@ -1,0 +1,152 @@
+//! The HTTP layer's error: one type, one JSON shape (`spec/api.md`), stable codes.
+//!
+//! Domain layers keep their own `thiserror` enums and convert into [`ApiError`] at the edge, so
+//! the mapping from a failure to a status and a code lives in one place per domain. Internal
+//! causes are logged once, here, and never sent to the client.
+
+use anteroom_shared::api::{ErrorBody, ErrorObject};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+/// An error answer: status, stable code, English message, optional details, and — for 5xx —
+/// the hidden cause that gets logged.
+#[derive(Debug)]
+pub struct ApiError {
+    /// HTTP status.
+    pub status: StatusCode,
+    /// Stable snake_case code.
+    pub code: &'static str,
+    /// English text for people.
+    pub message: String,
+    /// Structured context (fields, limits…).
+    pub details: Option<Value>,
+    /// What really went wrong, for the log only.
+    source: Option<anyhow::Error>,
+}
+
+impl ApiError {
+    /// An error with a status, a code and a message.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+            details: None,
+            source: None,
+        }
+    }
+
+    /// Adds structured details.
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// 422 `validation_failed` naming the fields: `[{field, message}]`.
+    pub fn validation(fields: Vec<FieldError>) -> Self {
+        let msg = match fields.first() {
+            Some(f) if fields.len() == 1 => format!("invalid {}: {}", f.field, f.message),
+            _ => format!("{} fields are invalid", fields.len()),
+        };
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, "validation_failed", msg)
+            .with_details(serde_json::json!({ "fields": fields }))
+    }
+
+    /// 404 for something that does not exist (or that the caller may not know exists).
+    pub fn not_found(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, code, message)
+    }
+
+    /// 401: no valid credentials.
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+    }
+
+    /// 403: authenticated but not allowed.
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "forbidden", message)
+    }
+
+    /// 500 with a hidden cause: the client sees a generic message, the log sees the cause.
+    pub fn internal(source: impl Into<anyhow::Error>) -> Self {
+        Self {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            code: "internal",
+            message: "internal error".into(),
+            details: None,
+            source: Some(source.into()),
+        }
+    }
+
+    /// 503: a dependency (database, cluster) is not answering.
+    pub fn unavailable(what: &'static str, source: impl Into<anyhow::Error>) -> Self {
+        Self {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            code: "unavailable",
+            message: format!("{what} is unavailable, try again shortly"),
+            details: None,
+            source: Some(source.into()),
+        }
+    }
+}
+
+/// One invalid field of a request.
+#[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct FieldError {
+    /// Dotted path of the field, e.g. `tasks[0].resources.cpu`.
+    pub field: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl FieldError {
+    /// A field and what is wrong with it.
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: {}", self.status.as_u16(), self.code, self.message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        if self.status.is_server_error() {
+            match &self.source {
+                Some(cause) => tracing::error!(
+                    error.code = self.code,
+                    error.cause = format!("{cause:#}"),
+                    "request failed"
+                ),
+                None => tracing::error!(error.code = self.code, "request failed"),
+            }
+        }
+        let body = ErrorBody {
+            error: ErrorObject {
+                code: self.code.to_string(),
+                message: self.message,
+                details: self.details,
+            },
+        };
+        (self.status, axum::Json(body)).into_response()
+    }
+}
+
+impl From<sea_orm::DbErr> for ApiError {
+    fn from(e: sea_orm::DbErr) -> Self {
+        match e {
+            sea_orm::DbErr::Conn(_) | sea_orm::DbErr::ConnectionAcquire(_) => ApiError::unavailable("the database", e),
+            other => ApiError::internal(other),
+        }
+    }
+}
+
+/// Result of a handler.
+pub type ApiResult<T> = Result<T, ApiError>;

@@ -1,0 +1,99 @@
+//! The HTTP surface: the API routers of each domain, operations endpoints, the OpenAPI
+//! document and its offline UI, and the embedded web UI with its SPA fallback.
+
+pub mod assets;
+pub mod health;
+pub mod openapi;
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{Request, StatusCode};
+use axum_prometheus::metrics_exporter_prometheus::PrometheusHandle;
+use axum_prometheus::{EndpointLabel, PrometheusMetricLayer, PrometheusMetricLayerBuilder};
+use tower_http::compression::CompressionLayer;
+use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_swagger_ui::SwaggerUi;
+
+use crate::app::AppState;
+use crate::error::ApiError;
+
+/// Request bodies above this are refused with 413 (spec/api.md).
+pub const BODY_LIMIT_BYTES: usize = 1024 * 1024;
+
+/// The metrics layer installs a process-wide recorder, which may happen only once; tests build
+/// the app many times in one process, so both halves live here.
+fn metrics() -> &'static (PrometheusMetricLayer<'static>, PrometheusHandle) {
+    static METRICS: OnceLock<(PrometheusMetricLayer<'static>, PrometheusHandle)> = OnceLock::new();
+    METRICS.get_or_init(|| {
+        PrometheusMetricLayerBuilder::new()
+            .with_endpoint_label_type(EndpointLabel::MatchedPathWithFallbackFn(unmatched_endpoint_label))
+            .with_default_metrics()
+            .build_pair()
+    })
+}
+
+/// The `endpoint` label of a request no route matched. Labelling it with its raw path would
+/// let anyone create unbounded metric series (one per URL tried), so such paths fall into a
+/// few buckets.
+fn unmatched_endpoint_label(path: &str) -> String {
+    if path == "/api" || path.starts_with("/api/") {
+        "/api/{unmatched}"
+    } else if path.starts_with("/pkg/") {
+        "/pkg/{asset}"
+    } else {
+        "/{ui}"
+    }
+    .to_string()
+}
+
+/// The Prometheus handle, for `/metrics`.
+pub fn metrics_handle() -> &'static PrometheusHandle {
+    &metrics().1
+}
+
+/// The API's routes and their OpenAPI description, before state is attached. Also used to
+/// write `openapi.json` without starting a server.
+pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .merge(health::router())
+        .merge(crate::auth::handlers::router())
+        .merge(crate::cluster::handlers::router())
+        .split_for_parts()
+}
+
+/// The whole application router.
+pub fn router(state: AppState) -> Router {
+    let (api, spec) = api();
+    let docs: Router<AppState> = SwaggerUi::new("/api/docs").url("/api/openapi.json", spec).into();
+    Router::new()
+        .merge(api)
+        .merge(docs)
+        .method_not_allowed_fallback(method_not_allowed)
+        .fallback(assets::fallback)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
+        .layer(CompressionLayer::new())
+        .layer(metrics().0.clone())
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(|req: &Request<_>| {
+                    tracing::info_span!("http", http.method = %req.method(), http.path = %req.uri().path())
+                })
+                .on_response(|res: &axum::response::Response, latency: Duration, _span: &tracing::Span| {
+                    tracing::debug!(http.status = res.status().as_u16(), duration_ms = latency.as_millis() as u64, "response");
+                }),
+        )
+        .with_state(state)
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this method is not allowed on this path",
+    )
+}

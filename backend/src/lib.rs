@@ -1,0 +1,16 @@
+//! Anteroom's server: the REST API, the prequeue and its watcher, the store, and the cluster
+//! adapters. `main.rs` is a thin CLI over this library so tests can build the real app.
+
+pub mod app;
+pub mod auth;
+pub mod cli;
+pub mod cluster;
+pub mod config;
+pub mod error;
+pub mod extract;
+pub mod healthcheck;
+pub mod http;
+pub mod prequeue;
+pub mod store;
+pub mod telemetry;
+pub mod users;

@@ -1,0 +1,86 @@
+//! The `anteroom` binary: parse the command line, load the configuration, hand over to the
+//! library.
+
+use std::process::ExitCode;
+
+use anteroom::cli::{Cli, Command};
+use anteroom::config::Config;
+use anteroom::users::FirstAdmin;
+use anteroom::{app, store, telemetry};
+use clap::Parser;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if cli.command == Some(Command::Openapi) {
+        let (_, spec) = anteroom::http::api();
+        println!("{}", spec.to_pretty_json().expect("the spec serialises"));
+        return ExitCode::SUCCESS;
+    }
+    let config = match Config::load(&cli.overrides(), &|k| std::env::var(k).ok()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("anteroom: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    telemetry::init(config.log_format, &config.log_filter);
+    let result = match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve(config).await,
+        Command::Migrate => migrate(config).await,
+        Command::Openapi => unreachable!("handled above"),
+        Command::Healthcheck => anteroom::healthcheck::check(config.listen).map_err(anyhow::Error::msg),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            eprintln!("anteroom: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(config: Config) -> anyhow::Result<()> {
+    let listen = config.listen;
+    let prepared = app::prepare(config).await?;
+    if let FirstAdmin::Generated(password) = &prepared.first_admin {
+        // Printed once, on the terminal only (never into the log stream).
+        println!("Created the first admin. Username: admin  Password: {password}");
+        println!("This password is shown only once; change it after logging in.");
+    }
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {listen} (ANTEROOM_LISTEN): {e}"))?;
+    let local = listener.local_addr()?;
+    tracing::info!(listen = %local, cluster = prepared.state.cluster.kind(), "Anteroom is serving");
+    println!("Anteroom is serving on http://{local}");
+    // On SIGTERM/Ctrl-C stop accepting and let in-flight requests finish, but never take more
+    // than 10 s: an orchestrator's kill would follow anyway.
+    let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = async move {
+        app::shutdown_signal().await;
+        let _ = stopping_tx.send(());
+    };
+    let server = app::serve(listener, prepared.state, shutdown);
+    tokio::pin!(server);
+    tokio::select! {
+        result = &mut server => result?,
+        _ = async {
+            if stopping_rx.await.is_ok() {
+                tokio::time::sleep(std::time::Duration::from_secs(10)).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        } => tracing::warn!("in-flight requests did not finish within 10 s; exiting anyway"),
+    }
+    Ok(())
+}
+
+async fn migrate(config: Config) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&config.data_dir)?;
+    let db = store::connect(&config.database_url).await?;
+    store::migrate(&db).await?;
+    println!("migrations applied");
+    Ok(())
+}

@@ -1,0 +1,395 @@
+//! The queue tree (`spec/prequeue.md` §1): validation and the path of every queue to its root,
+//! computed once per snapshot so capacity checks never walk parents per job.
+
+use std::collections::HashMap;
+
+use anteroom_shared::scheduling::{Quantity, ResourceList};
+use serde::Serialize;
+
+use super::snapshot::QueueSpec;
+
+/// Why a set of queues does not form a valid tree. Each variant maps to the stable API code
+/// returned by [`QueueTreeError::code`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum QueueTreeError {
+    /// Two queues share a name.
+    #[error("queue {queue:?} is defined twice")]
+    DuplicateQueue {
+        /// The repeated name.
+        queue: String,
+    },
+    /// A queue names a parent that does not exist.
+    #[error("queue {queue:?} names the unknown parent {parent:?}")]
+    ParentNotFound {
+        /// The child.
+        queue: String,
+        /// The missing parent.
+        parent: String,
+    },
+    /// Following parents from this queue comes back to it.
+    #[error("queue {queue:?} would be its own ancestor")]
+    Cycle {
+        /// A queue on the cycle.
+        queue: String,
+    },
+    /// A capacity is above an ancestor's on a resource both name (the nearest ancestor naming
+    /// the resource, so a grandparent's bound also holds when the parent leaves it open).
+    #[error(
+        "capacity of queue {:?} for {} ({}) exceeds {:?}'s ({})",
+        .0.queue, .0.resource, .0.capacity, .0.parent, .0.parent_capacity
+    )]
+    CapacityExceedsParent(Box<CapacityExcess>),
+}
+
+impl QueueTreeError {
+    /// The stable API error code (`spec/api.md`, queue tree errors).
+    pub fn code(&self) -> &'static str {
+        match self {
+            QueueTreeError::DuplicateQueue { .. } => "queue_exists",
+            QueueTreeError::ParentNotFound { .. } => "parent_not_found",
+            QueueTreeError::Cycle { .. } => "queue_cycle",
+            QueueTreeError::CapacityExceedsParent { .. } => "capacity_exceeds_parent",
+        }
+    }
+}
+
+/// The details of [`QueueTreeError::CapacityExceedsParent`] (boxed: errors stay small).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CapacityExcess {
+    /// The child.
+    pub queue: String,
+    /// The ancestor whose capacity is exceeded.
+    pub parent: String,
+    /// The resource.
+    pub resource: String,
+    /// The child's capacity.
+    pub capacity: Quantity,
+    /// The ancestor's capacity.
+    pub parent_capacity: Quantity,
+}
+
+/// Index of a queue inside one [`QueueTree`].
+pub type QueueIdx = usize;
+
+/// The queues of a snapshot as an indexed tree with precomputed paths.
+#[derive(Debug, Clone, Default)]
+pub struct QueueTree {
+    names: Vec<String>,
+    parents: Vec<Option<QueueIdx>>,
+    capacities: Vec<Option<ResourceList>>,
+    index: HashMap<String, QueueIdx>,
+    /// For each queue: itself, then each ancestor up to the root.
+    paths: Vec<Vec<QueueIdx>>,
+}
+
+impl QueueTree {
+    /// Builds and validates a tree: unique names, known parents, no cycle, no capacity above an
+    /// ancestor's. Used to validate admin writes (build the tree with the change applied).
+    pub fn new(specs: &[QueueSpec]) -> Result<Self, QueueTreeError> {
+        let mut index = HashMap::with_capacity(specs.len());
+        for (i, spec) in specs.iter().enumerate() {
+            if index.insert(spec.name.clone(), i).is_some() {
+                return Err(QueueTreeError::DuplicateQueue {
+                    queue: spec.name.clone(),
+                });
+            }
+        }
+        let mut parents = Vec::with_capacity(specs.len());
+        for spec in specs {
+            let parent = match &spec.parent {
+                None => None,
+                Some(p) => Some(*index.get(p).ok_or_else(|| QueueTreeError::ParentNotFound {
+                    queue: spec.name.clone(),
+                    parent: p.clone(),
+                })?),
+            };
+            parents.push(parent);
+        }
+        let mut paths = Vec::with_capacity(specs.len());
+        for start in 0..specs.len() {
+            match walk_path(start, &parents) {
+                Ok(path) => paths.push(path),
+                // Name a queue on the cycle, not the one whose walk ran into it.
+                Err(on_cycle) => {
+                    return Err(QueueTreeError::Cycle {
+                        queue: specs[on_cycle].name.clone(),
+                    });
+                }
+            }
+        }
+        let tree = QueueTree {
+            names: specs.iter().map(|s| s.name.clone()).collect(),
+            parents,
+            capacities: specs.iter().map(|s| s.capacity.clone()).collect(),
+            index,
+            paths,
+        };
+        tree.check_capacities()?;
+        Ok(tree)
+    }
+
+    /// Builds a tree from whatever the store holds, never failing: a duplicate name keeps its
+    /// first definition, an unknown parent makes the queue a root, every queue on a cycle
+    /// becomes a root, and capacities are not compared. The watcher uses this so one bad row
+    /// cannot stop every activation; writes are validated with [`QueueTree::new`].
+    ///
+    /// Cycles: the queues on one have no well-defined ancestors, and keeping all but one link
+    /// would make the result depend on which row comes first, so none of their parent links
+    /// is kept (each still has its own capacity). A queue that only leads into a cycle is
+    /// intact and keeps its parent: its path ends at the queue where the cycle begins, whose
+    /// capacity its jobs still count against.
+    pub fn new_lenient(specs: &[QueueSpec]) -> Self {
+        let mut kept: Vec<&QueueSpec> = Vec::with_capacity(specs.len());
+        let mut index = HashMap::with_capacity(specs.len());
+        for spec in specs {
+            if !index.contains_key(&spec.name) {
+                index.insert(spec.name.clone(), kept.len());
+                kept.push(spec);
+            }
+        }
+        let mut parents: Vec<Option<QueueIdx>> = kept
+            .iter()
+            .map(|s| s.parent.as_ref().and_then(|p| index.get(p).copied()))
+            .collect();
+        // Find every queue on a cycle first, with all links in place, then cut: cutting while
+        // searching would make the outcome depend on row order.
+        let mut on_cycle = vec![false; parents.len()];
+        for start in 0..parents.len() {
+            if let Err(entry) = walk_path(start, &parents) {
+                // Once around the cycle from a queue on it.
+                let mut queue = entry;
+                while let Some(parent) = parents[queue] {
+                    on_cycle[queue] = true;
+                    if parent == entry {
+                        break;
+                    }
+                    queue = parent;
+                }
+            }
+        }
+        for (parent, cut) in parents.iter_mut().zip(&on_cycle) {
+            if *cut {
+                *parent = None;
+            }
+        }
+        let paths = (0..parents.len())
+            .map(|i| walk_path(i, &parents).unwrap_or_else(|_| vec![i]))
+            .collect();
+        QueueTree {
+            names: kept.iter().map(|s| s.name.clone()).collect(),
+            parents,
+            capacities: kept.iter().map(|s| s.capacity.clone()).collect(),
+            index,
+            paths,
+        }
+    }
+
+    fn check_capacities(&self) -> Result<(), QueueTreeError> {
+        for (queue, capacity) in self.capacities.iter().enumerate() {
+            let Some(capacity) = capacity else { continue };
+            for (resource, value) in capacity.iter() {
+                // The nearest ancestor naming the resource bounds it.
+                let bound = self.paths[queue][1..].iter().find_map(|&a| {
+                    self.capacities[a]
+                        .as_ref()
+                        .and_then(|c| c.get_named(resource))
+                        .map(|limit| (a, limit))
+                });
+                if let Some((ancestor, limit)) = bound
+                    && value > limit
+                {
+                    return Err(QueueTreeError::CapacityExceedsParent(Box::new(CapacityExcess {
+                        queue: self.names[queue].clone(),
+                        parent: self.names[ancestor].clone(),
+                        resource: resource.to_owned(),
+                        capacity: value,
+                        parent_capacity: limit,
+                    })));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of queues.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// True without queues.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The index of a queue by name.
+    pub fn index_of(&self, name: &str) -> Option<QueueIdx> {
+        self.index.get(name).copied()
+    }
+
+    /// The name of a queue.
+    pub fn name(&self, queue: QueueIdx) -> &str {
+        &self.names[queue]
+    }
+
+    /// The parent of a queue.
+    pub fn parent(&self, queue: QueueIdx) -> Option<QueueIdx> {
+        self.parents[queue]
+    }
+
+    /// The capacity of a queue, if it has one.
+    pub fn capacity(&self, queue: QueueIdx) -> Option<&ResourceList> {
+        self.capacities[queue].as_ref()
+    }
+
+    /// The queue itself, then every ancestor up to its root.
+    pub fn path(&self, queue: QueueIdx) -> &[QueueIdx] {
+        &self.paths[queue]
+    }
+
+    /// The path of a queue by name; empty for an unknown queue (no capacity applies to it).
+    pub fn path_of(&self, name: &str) -> &[QueueIdx] {
+        self.index_of(name).map(|q| self.path(q)).unwrap_or(&[])
+    }
+
+    /// The root of a queue's tree (submissions and activations are serialised per root); an
+    /// unknown queue is its own root.
+    pub fn root_of<'a>(&'a self, name: &'a str) -> &'a str {
+        match self.path_of(name).last() {
+            Some(&root) => &self.names[root],
+            None => name,
+        }
+    }
+}
+
+/// The path from `start` to its root, or, when it runs into a cycle, `Err` with the first
+/// queue met twice — a queue on the cycle (`start` itself only when it is on it).
+fn walk_path(start: QueueIdx, parents: &[Option<QueueIdx>]) -> Result<Vec<QueueIdx>, QueueIdx> {
+    let mut path = vec![start];
+    let mut current = start;
+    while let Some(parent) = parents[current] {
+        if path.contains(&parent) {
+            return Err(parent);
+        }
+        path.push(parent);
+        current = parent;
+    }
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prequeue::tests::fixtures::{queue, rl};
+
+    #[test]
+    fn a_path_runs_from_the_queue_to_its_root() {
+        let tree = QueueTree::new(&[
+            queue("nlp", None, None),
+            queue("nlp-llm", Some("nlp"), None),
+            queue("nlp-llm-7b", Some("nlp-llm"), None),
+            queue("default", None, None),
+        ])
+        .expect("valid");
+        let names: Vec<&str> = tree.path_of("nlp-llm-7b").iter().map(|&q| tree.name(q)).collect();
+        assert_eq!(names, ["nlp-llm-7b", "nlp-llm", "nlp"]);
+        assert_eq!(tree.root_of("nlp-llm-7b"), "nlp");
+        assert_eq!(tree.root_of("unknown"), "unknown");
+        assert!(tree.path_of("unknown").is_empty());
+    }
+
+    #[test]
+    fn an_unknown_parent_is_rejected() {
+        let err = QueueTree::new(&[queue("a", Some("ghost"), None)]).expect_err("invalid");
+        assert_eq!(err.code(), "parent_not_found");
+    }
+
+    #[test]
+    fn a_queue_cannot_be_its_own_ancestor() {
+        let err = QueueTree::new(&[queue("a", Some("b"), None), queue("b", Some("a"), None)]).expect_err("cycle");
+        assert_eq!(err.code(), "queue_cycle");
+        let err = QueueTree::new(&[queue("a", Some("a"), None)]).expect_err("self loop");
+        assert_eq!(err.code(), "queue_cycle");
+    }
+
+    #[test]
+    fn a_cycle_is_reported_at_a_queue_on_it_not_at_one_leading_into_it() {
+        let err = QueueTree::new(&[
+            queue("d", Some("a"), None),
+            queue("a", Some("b"), None),
+            queue("b", Some("a"), None),
+        ])
+        .expect_err("cycle");
+        assert_eq!(err, QueueTreeError::Cycle { queue: "a".into() });
+    }
+
+    #[test]
+    fn a_child_capacity_above_its_parent_is_rejected() {
+        let err = QueueTree::new(&[
+            queue("root", None, Some(rl(&[("cpu", "4")]))),
+            queue("child", Some("root"), Some(rl(&[("cpu", "8"), ("memory", "1Ti")]))),
+        ])
+        .expect_err("too big");
+        assert_eq!(err.code(), "capacity_exceeds_parent");
+        assert!(err.to_string().contains("cpu"));
+    }
+
+    #[test]
+    fn a_grandparent_capacity_bounds_when_the_parent_names_none() {
+        let err = QueueTree::new(&[
+            queue("root", None, Some(rl(&[("cpu", "4")]))),
+            queue("mid", Some("root"), None),
+            queue("leaf", Some("mid"), Some(rl(&[("cpu", "5")]))),
+        ])
+        .expect_err("too big");
+        assert!(matches!(err, QueueTreeError::CapacityExceedsParent(ref d) if d.parent == "root"));
+    }
+
+    #[test]
+    fn a_capacity_on_resources_the_parent_does_not_name_is_accepted() {
+        QueueTree::new(&[
+            queue("root", None, Some(rl(&[("cpu", "4")]))),
+            queue("child", Some("root"), Some(rl(&[("cpu", "4"), ("memory", "1Ti")]))),
+        ])
+        .expect("valid");
+    }
+
+    #[test]
+    fn a_lenient_tree_cuts_cycles_and_unknown_parents() {
+        let tree = QueueTree::new_lenient(&[
+            queue("a", Some("b"), None),
+            queue("b", Some("a"), None),
+            queue("c", Some("ghost"), None),
+            queue("c", None, None),
+        ]);
+        assert_eq!(tree.len(), 3);
+        assert_eq!(tree.path_of("c").len(), 1);
+        assert!(tree.path_of("a").len() <= 2);
+        assert!(tree.path_of("b").len() <= 2);
+    }
+
+    fn names(tree: &QueueTree, queue: &str) -> Vec<String> {
+        tree.path_of(queue).iter().map(|&q| tree.name(q).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_lenient_tree_makes_the_queues_of_a_cycle_roots_and_keeps_the_queues_leading_into_it() {
+        let rows = [
+            queue("d", Some("a"), None),
+            queue("a", Some("b"), None),
+            queue("b", Some("a"), None),
+            queue("e", Some("d"), None),
+        ];
+        // Whatever the row order: d and e are not on the cycle and keep their parents, so
+        // their jobs still count against a's capacity; a and b have no well-defined ancestors.
+        for order in [[0, 1, 2, 3], [2, 1, 0, 3], [3, 1, 2, 0], [1, 2, 3, 0]] {
+            let shuffled: Vec<QueueSpec> = order.iter().map(|&i| rows[i].clone()).collect();
+            let tree = QueueTree::new_lenient(&shuffled);
+            assert_eq!(names(&tree, "e"), ["e", "d", "a"], "{order:?}");
+            assert_eq!(names(&tree, "d"), ["d", "a"], "{order:?}");
+            assert_eq!(names(&tree, "a"), ["a"], "{order:?}");
+            assert_eq!(names(&tree, "b"), ["b"], "{order:?}");
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! Why a job waits: typed reasons with details, serialized as the API's reason objects
+//! `{code, message, details}` (`spec/api.md`, `spec/prequeue.md` §8).
+
+use std::fmt;
+
+use anteroom_shared::scheduling::{JobPhase, Quantity};
+use serde::de::Error as _;
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::snapshot::{JobId, UserId};
+
+/// One resource checked against a limit or capacity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceCheck {
+    /// The resource name.
+    pub resource: String,
+    /// What is used now (occupying normal jobs, plus what this round already selected).
+    pub usage: Quantity,
+    /// What the job requests.
+    pub request: Quantity,
+    /// The limit (user quota) or capacity (queue).
+    pub limit: Quantity,
+    /// True when `usage + request > limit` (or `request > limit` for a hard check).
+    pub exceeded: bool,
+}
+
+/// A user's quota in one queue holds the job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuotaDetails {
+    /// The queue whose rule applies.
+    pub queue: String,
+    /// The user the rule applies to.
+    pub user: UserId,
+    /// Every resource the rule names (the exceeded ones flagged).
+    pub resources: Vec<ResourceCheck>,
+}
+
+/// The user already has `maxActiveJobs` occupying jobs in the queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MaxActiveJobsDetails {
+    /// The queue whose rule applies.
+    pub queue: String,
+    /// The user.
+    pub user: UserId,
+    /// Occupying normal jobs (plus this round's selections).
+    pub active: u32,
+    /// The rule's maximum.
+    pub limit: u32,
+}
+
+/// A queue's capacity (the job's queue or an ancestor) holds the job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueCapacityDetails {
+    /// The queue whose capacity is exceeded (possibly an ancestor of the job's queue).
+    pub queue: String,
+    /// The job's own queue.
+    pub job_queue: String,
+    /// Every resource the capacity names (the exceeded ones flagged); usage is all users'.
+    pub resources: Vec<ResourceCheck>,
+}
+
+/// A timed-out normal job in the same queue competes for the same hardware.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlockedByDetails {
+    /// The blocking job.
+    pub job_id: JobId,
+    /// Its phase (`Pending` or `Prequeue`).
+    pub phase: JobPhase,
+    /// The shared queue.
+    pub queue: String,
+    /// The blocker's resource domain.
+    pub domain: String,
+}
+
+/// The job was eligible but the round's activation limit was reached before it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RoundLimitDetails {
+    /// `min(prequeueCandidateSize, maxTotalActivationsPerRound)`.
+    pub limit: usize,
+}
+
+/// Why a job waits in the prequeue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    /// `quota`: the user's usage + request exceeds a limit of the queue's rule.
+    Quota(QuotaDetails),
+    /// `max_active_jobs`: the user has the maximum of occupying jobs in the queue.
+    MaxActiveJobs(MaxActiveJobsDetails),
+    /// `queue_capacity`: the queue's or an ancestor's usage (all users) + request exceeds its
+    /// capacity.
+    QueueCapacity(QueueCapacityDetails),
+    /// `blocked_by`: a timed-out normal job in the same queue goes first.
+    BlockedBy(BlockedByDetails),
+    /// `backfill_disabled`: backfill jobs are held while backfill is disabled.
+    BackfillDisabled,
+    /// `round_limit`: eligible, waiting for the next round.
+    RoundLimit(RoundLimitDetails),
+}
+
+impl Reason {
+    /// The stable machine-readable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Reason::Quota(_) => "quota",
+            Reason::MaxActiveJobs(_) => "max_active_jobs",
+            Reason::QueueCapacity(_) => "queue_capacity",
+            Reason::BlockedBy(_) => "blocked_by",
+            Reason::BackfillDisabled => "backfill_disabled",
+            Reason::RoundLimit(_) => "round_limit",
+        }
+    }
+
+    /// A human message in English (the UI translates by code and details).
+    pub fn message(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// Lists the exceeded resources as `cpu 9 > 8`, for messages.
+fn exceeded_list(resources: &[ResourceCheck]) -> String {
+    let parts: Vec<String> = resources
+        .iter()
+        .filter(|r| r.exceeded)
+        .map(|r| format!("{} {} + {} > {}", r.resource, r.usage, r.request, r.limit))
+        .collect();
+    parts.join(", ")
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::Quota(d) => write!(
+                f,
+                "your quota in queue {:?} would be exceeded (used + requested > limit): {}",
+                d.queue,
+                exceeded_list(&d.resources)
+            ),
+            Reason::MaxActiveJobs(d) => write!(
+                f,
+                "you already have {} active jobs in queue {:?} (at most {})",
+                d.active, d.queue, d.limit
+            ),
+            Reason::QueueCapacity(d) => write!(
+                f,
+                "the capacity of queue {:?} would be exceeded (all users): {}",
+                d.queue,
+                exceeded_list(&d.resources)
+            ),
+            Reason::BlockedBy(d) => write!(
+                f,
+                "job {} ({}) has waited past its tolerance in queue {:?} and goes first",
+                d.job_id, d.phase, d.queue
+            ),
+            Reason::BackfillDisabled => f.write_str("backfill jobs are held while backfill is disabled"),
+            Reason::RoundLimit(d) => write!(
+                f,
+                "waiting for the next activation round (at most {} jobs per round)",
+                d.limit
+            ),
+        }
+    }
+}
+
+impl Serialize for Reason {
+    /// `{code, message, details}`; `details` is `null` for reasons without any.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("Reason", 3)?;
+        s.serialize_field("code", self.code())?;
+        s.serialize_field("message", &self.message())?;
+        match self {
+            Reason::Quota(d) => s.serialize_field("details", d)?,
+            Reason::MaxActiveJobs(d) => s.serialize_field("details", d)?,
+            Reason::QueueCapacity(d) => s.serialize_field("details", d)?,
+            Reason::BlockedBy(d) => s.serialize_field("details", d)?,
+            Reason::BackfillDisabled => s.serialize_field("details", &None::<()>)?,
+            Reason::RoundLimit(d) => s.serialize_field("details", d)?,
+        }
+        s.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Reason {
+    /// Reads back what [`Serialize`] wrote (events store reasons as JSON); the message is
+    /// recomputed from the details.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Wire {
+            code: String,
+            #[serde(default)]
+            details: serde_json::Value,
+        }
+        let wire = Wire::deserialize(deserializer)?;
+        let details = wire.details;
+        let parsed = match wire.code.as_str() {
+            "quota" => serde_json::from_value(details).map(Reason::Quota),
+            "max_active_jobs" => serde_json::from_value(details).map(Reason::MaxActiveJobs),
+            "queue_capacity" => serde_json::from_value(details).map(Reason::QueueCapacity),
+            "blocked_by" => serde_json::from_value(details).map(Reason::BlockedBy),
+            "backfill_disabled" => Ok(Reason::BackfillDisabled),
+            "round_limit" => serde_json::from_value(details).map(Reason::RoundLimit),
+            other => return Err(D::Error::custom(format!("unknown reason code {other:?}"))),
+        };
+        parsed.map_err(D::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_serialize_as_code_message_and_camel_case_details() {
+        let reason = Reason::QueueCapacity(QueueCapacityDetails {
+            queue: "root".into(),
+            job_queue: "sub-1".into(),
+            resources: vec![ResourceCheck {
+                resource: "cpu".into(),
+                usage: Quantity::from_units(2),
+                request: Quantity::from_units(2),
+                limit: Quantity::from_units(2),
+                exceeded: true,
+            }],
+        });
+        let json = serde_json::to_value(&reason).expect("serializes");
+        assert_eq!(json["code"], "queue_capacity");
+        assert_eq!(json["details"]["queue"], "root");
+        assert_eq!(json["details"]["jobQueue"], "sub-1");
+        assert_eq!(json["details"]["resources"][0]["usage"], "2");
+        assert!(json["message"].as_str().expect("text").contains("cpu 2 + 2 > 2"));
+        let back: Reason = serde_json::from_value(json).expect("reads back");
+        assert_eq!(back, reason);
+    }
+
+    #[test]
+    fn reasons_without_details_serialize_null_details() {
+        let json = serde_json::to_value(Reason::BackfillDisabled).expect("serializes");
+        assert_eq!(json["code"], "backfill_disabled");
+        assert!(json["details"].is_null());
+        let back: Reason = serde_json::from_value(json).expect("reads back");
+        assert_eq!(back, Reason::BackfillDisabled);
+        assert!(serde_json::from_str::<Reason>(r#"{"code":"nope"}"#).is_err());
+    }
+}

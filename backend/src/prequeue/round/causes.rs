@@ -1,0 +1,155 @@
+//! Why a prequeued job is held: its compact [`WaitCauses`] against the round's accumulations,
+//! which the walks read as a yes/no and the final pass records for every job left waiting,
+//! with its position in its queue.
+
+use anteroom_shared::scheduling::NodeSet;
+
+use super::{Cand, PreparedRound, State, WaitingJob};
+use crate::prequeue::snapshot::JobId;
+
+/// Cause bits of [`WaitCauses`].
+const QUOTA: u8 = 1;
+const MAX_ACTIVE: u8 = 1 << 1;
+const CAPACITY: u8 = 1 << 2;
+const BLOCKED: u8 = 1 << 3;
+const BACKFILL_DISABLED: u8 = 1 << 4;
+const ROUND_LIMIT: u8 = 1 << 5;
+
+/// Why a job was not selected, in compact form (one byte of flags plus the blocker); expand it
+/// into [`Reason`](crate::prequeue::Reason)s with [`PreparedRound::explain`] only for the jobs
+/// whose reasons are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WaitCauses {
+    bits: u8,
+    /// Index into `snapshot.jobs` of the oldest blocker (meaningful with the `BLOCKED` bit).
+    pub(super) blocker_index: u32,
+    /// Id of the oldest blocker (meaningful with the `BLOCKED` bit).
+    blocker_id: JobId,
+}
+
+impl WaitCauses {
+    /// The user's quota (usage + request > limit) holds it.
+    pub fn quota(&self) -> bool {
+        self.bits & QUOTA != 0
+    }
+    /// The user has `maxActiveJobs` occupying jobs in the queue.
+    pub fn max_active_jobs(&self) -> bool {
+        self.bits & MAX_ACTIVE != 0
+    }
+    /// The capacity of its queue or an ancestor holds it.
+    pub fn queue_capacity(&self) -> bool {
+        self.bits & CAPACITY != 0
+    }
+    /// The timed-out job that blocks it.
+    pub fn blocked_by(&self) -> Option<JobId> {
+        (self.bits & BLOCKED != 0).then_some(self.blocker_id)
+    }
+    /// A backfill job held while backfill is disabled.
+    pub fn backfill_disabled(&self) -> bool {
+        self.bits & BACKFILL_DISABLED != 0
+    }
+    /// Eligible, but the round's limit was reached first.
+    pub fn round_limit(&self) -> bool {
+        self.bits & ROUND_LIMIT != 0
+    }
+    pub(super) fn is_empty(&self) -> bool {
+        self.bits == 0
+    }
+}
+
+impl PreparedRound<'_> {
+    /// The causes that hold `cand` given the accumulations in `st`; with `first_only` it stops
+    /// at the first one (the walk only needs a yes/no).
+    pub(super) fn causes(&self, cand: &Cand, st: &State, first_only: bool) -> WaitCauses {
+        let mut causes = WaitCauses::default();
+        // Backfill jobs are held while backfill is disabled [differs: the reference lets them
+        // through]; nothing else applies to them then.
+        if cand.backfill && !self.snapshot.config.backfill_enabled {
+            causes.bits |= BACKFILL_DISABLED;
+            return causes;
+        }
+        let q = cand.queue as usize;
+        if !cand.backfill && self.quotas_on {
+            let p = cand.pair as usize;
+            let used = &st.pair_used[p * self.resources..(p + 1) * self.resources];
+            // Usage + already selected for the same user and queue + this job > limit.
+            if self.quota_limits[q]
+                .iter()
+                .any(|&(r, limit)| used[r as usize].saturating_add(self.demand_on(cand, r)) > limit)
+            {
+                causes.bits |= QUOTA;
+                if first_only {
+                    return causes;
+                }
+            }
+            if let Some(max) = self.max_active[q]
+                && st.pair_active[p] >= max
+            {
+                causes.bits |= MAX_ACTIVE;
+                if first_only {
+                    return causes;
+                }
+            }
+            // The queue's and every ancestor's capacity, all users, this round included.
+            let over_capacity = self.paths[q].iter().any(|&a| {
+                let used = &st.queue_used[a as usize * self.resources..(a as usize + 1) * self.resources];
+                self.capacity[a as usize]
+                    .iter()
+                    .any(|&(r, cap)| used[r as usize].saturating_add(self.demand_on(cand, r)) > cap)
+            });
+            if over_capacity {
+                causes.bits |= CAPACITY;
+                if first_only {
+                    return causes;
+                }
+            }
+        }
+        if self.blocking {
+            let any = NodeSet::Any;
+            let nodes = if cand.pinned {
+                &self.snapshot.jobs[cand.job as usize].explicit_nodes
+            } else {
+                &any
+            };
+            // Timed-out Pending jobs block everyone; timed-out Prequeue jobs block only jobs
+            // that are not timed out themselves (timed-out peers go in submission order).
+            let mut blocker = self.pending_blockers.oldest_for(cand.queue, cand.domain, nodes);
+            if blocker.is_none() && !cand.timed_out {
+                blocker = self.prequeue_blockers.oldest_for(cand.queue, cand.domain, nodes);
+            }
+            if let Some((key, j)) = blocker {
+                causes.bits |= BLOCKED;
+                causes.blocker_id = key.2;
+                causes.blocker_index = j;
+            }
+        }
+        causes
+    }
+
+    /// One linear pass: positions per queue and the causes of every job left waiting, against
+    /// the end state of the round. The flag is `more_work`: some job is held only by the limit.
+    pub(super) fn waiting(&self, is_selected: &[bool], selected: usize, st: &State) -> (Vec<WaitingJob>, bool) {
+        let mut position = vec![0_u32; self.queue_names.len()];
+        let mut waiting = Vec::with_capacity(self.cands.len() - selected);
+        let mut more_work = false;
+        for (ci, cand) in self.cands.iter().enumerate() {
+            if is_selected[ci] {
+                continue;
+            }
+            let slot = &mut position[cand.queue as usize];
+            *slot += 1;
+            let mut causes = self.causes(cand, st, false);
+            if causes.is_empty() {
+                causes.bits |= ROUND_LIMIT;
+                more_work = true;
+            }
+            waiting.push(WaitingJob {
+                id: cand.key.2,
+                position: *slot,
+                causes,
+                cand: ci as u32,
+            });
+        }
+        (waiting, more_work)
+    }
+}

@@ -1,0 +1,100 @@
+//! Fair share (DRF, `spec/prequeue.md` §5 step 4): the walk that selects from the (owner,
+//! queue) pair with the lowest dominant share, and the share itself, in exact fixed point.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::{PreparedRound, State, SubmitKey};
+
+/// Fixed-point unit of dominant shares (10^-12): shares closer than that tie and fall back to
+/// the pair's oldest job, which keeps the order exact and deterministic without floats.
+const SHARE_UNIT: i128 = 1_000_000_000_000;
+
+impl PreparedRound<'_> {
+    /// The dominant share of a pair: max over resources of the owner's normal usage in the
+    /// queue (this round's selections included) divided by the queue's capacity or, where the
+    /// capacity names none, the cluster's allocatable total.
+    fn share(&self, pair: usize, st: &State) -> i128 {
+        let q = self.pair_queue[pair] as usize;
+        let used = &st.pair_used[pair * self.resources..(pair + 1) * self.resources];
+        let denominators = &self.share_denominator[q * self.resources..(q + 1) * self.resources];
+        used.iter()
+            .zip(denominators)
+            .filter(|(_, d)| **d > 0)
+            .map(|(u, d)| u.max(&0).saturating_mul(SHARE_UNIT) / d)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Fair share (DRF): repeatedly take the (queue, owner) pair with the lowest dominant
+    /// share, ties to the pair's oldest job, and select that pair's oldest eligible job.
+    ///
+    /// A heap holds one entry per pair keyed by (share, oldest remaining job). Entries go
+    /// stale in one way only — the pair's head became ineligible because capacity was used by
+    /// others — and both parts of the key only grow, so a popped entry is re-checked and
+    /// re-pushed with its new head: the minimum popped is always the true minimum.
+    pub(super) fn walk_fair_share(
+        &self,
+        limit: usize,
+        st: &mut State,
+        is_selected: &mut [bool],
+        selected: &mut Vec<usize>,
+    ) {
+        // Group candidates by pair, keeping submission order within a pair (counting sort).
+        let pairs = self.pair_owner.len();
+        let mut start = vec![0_u32; pairs + 1];
+        for cand in &self.cands {
+            start[cand.pair as usize + 1] += 1;
+        }
+        for p in 0..pairs {
+            start[p + 1] += start[p];
+        }
+        let mut fill = start.clone();
+        let mut by_pair = vec![0_u32; self.cands.len()];
+        for (ci, cand) in self.cands.iter().enumerate() {
+            let slot = &mut fill[cand.pair as usize];
+            by_pair[*slot as usize] = ci as u32;
+            *slot += 1;
+        }
+        let mut cursor: Vec<u32> = start[..pairs].to_vec();
+        let mut heap: BinaryHeap<Reverse<(i128, SubmitKey, u32)>> = BinaryHeap::with_capacity(pairs);
+        for p in 0..pairs {
+            if start[p] < start[p + 1] {
+                let head = self.cands[by_pair[start[p] as usize] as usize].key;
+                heap.push(Reverse((self.share(p, st), head, p as u32)));
+            }
+        }
+        while selected.len() < limit {
+            let Some(Reverse((share, key, p))) = heap.pop() else {
+                break;
+            };
+            let p = p as usize;
+            let end = start[p + 1];
+            // Skip the pair's jobs that are ineligible now; they stay ineligible this round.
+            while cursor[p] < end {
+                let cand = &self.cands[by_pair[cursor[p] as usize] as usize];
+                if self.causes(cand, st, true).is_empty() {
+                    break;
+                }
+                cursor[p] += 1;
+            }
+            if cursor[p] == end {
+                continue;
+            }
+            let ci = by_pair[cursor[p] as usize] as usize;
+            let cand = &self.cands[ci];
+            if cand.key != key {
+                heap.push(Reverse((share, cand.key, p as u32)));
+                continue;
+            }
+            self.apply(cand, st);
+            is_selected[ci] = true;
+            selected.push(ci);
+            cursor[p] += 1;
+            if cursor[p] < end {
+                let head = self.cands[by_pair[cursor[p] as usize] as usize].key;
+                heap.push(Reverse((self.share(p, st), head, p as u32)));
+            }
+        }
+    }
+}

@@ -1,0 +1,532 @@
+//! The plain input of every decision: one consistent snapshot of configuration, queues, quotas,
+//! jobs, usage and nodes (`spec/prequeue.md` §5 step 1).
+//!
+//! The store fills a [`Snapshot`] from a constant number of queries (one per field); the watcher
+//! passes it to [`select_round`](super::round::select_round) and
+//! [`plan_preemption`](super::preemption::plan_preemption), the submit handler to
+//! [`decide_submission`](super::submit::decide_submission), and the simulated cluster reuses
+//! [`NodeSnapshot`] and the placement functions. Nothing here does I/O or reads a clock.
+
+use std::collections::HashMap;
+
+use anteroom_shared::scheduling::{
+    ActivationOrder, JobKind, JobPhase, NodeSet, PreemptionPolicy, ResourceList, ScheduleType,
+};
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+
+/// Database id of a job.
+pub type JobId = i64;
+/// Database id of a user (the owner of a job).
+pub type UserId = i64;
+
+/// The admin's prequeue settings (`spec/prequeue.md` §3), with the API's field names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PrequeueConfig {
+    /// Allows backfill submissions; with `queue_quota_enabled`, switches on blocking and
+    /// preemption.
+    pub backfill_enabled: bool,
+    /// Master switch for per-user quotas and queue capacities.
+    pub queue_quota_enabled: bool,
+    /// Copied into each new normal job: how long it may wait before it blocks others.
+    pub normal_job_waiting_tolerance_seconds: i64,
+    /// Watcher ticker period.
+    pub activate_ticker_interval_seconds: i64,
+    /// Upper bound on activations per round (combined with the candidate size by `min`).
+    pub max_total_activations_per_round: i64,
+    /// Batch size of a round.
+    pub prequeue_candidate_size: i64,
+    /// A backfill job younger than this (since it started running) is not preempted.
+    pub backfill_min_runtime_seconds: i64,
+    /// Submissions beyond this many prequeued jobs of one user are refused.
+    pub max_prequeued_jobs_per_user: i64,
+    /// `fcfs` or `fairShare`.
+    pub activation_order: ActivationOrder,
+    /// Grace period of a preempted job's pods.
+    pub preemption_grace_period_seconds: i64,
+}
+
+impl Default for PrequeueConfig {
+    /// The defaults of `spec/prequeue.md` §3.
+    fn default() -> Self {
+        PrequeueConfig {
+            backfill_enabled: false,
+            queue_quota_enabled: false,
+            normal_job_waiting_tolerance_seconds: 300,
+            activate_ticker_interval_seconds: 5,
+            max_total_activations_per_round: 500,
+            prequeue_candidate_size: 10,
+            backfill_min_runtime_seconds: 0,
+            max_prequeued_jobs_per_user: 100,
+            activation_order: ActivationOrder::Fcfs,
+            preemption_grace_period_seconds: 30,
+        }
+    }
+}
+
+/// One invalid field of a [`PrequeueConfig`] write.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigFieldError {
+    /// The API field name.
+    pub field: &'static str,
+    /// What the field must be.
+    pub message: &'static str,
+}
+
+impl PrequeueConfig {
+    /// "Blocking and preemption are on" ⇔ `backfillEnabled || queueQuotaEnabled`.
+    pub fn blocking_enabled(&self) -> bool {
+        self.backfill_enabled || self.queue_quota_enabled
+    }
+
+    /// The number of jobs a round may select: `min(prequeueCandidateSize,
+    /// maxTotalActivationsPerRound)`, never negative.
+    pub fn round_limit(&self) -> usize {
+        let limit = self
+            .prequeue_candidate_size
+            .min(self.max_total_activations_per_round)
+            .max(0);
+        usize::try_from(limit).unwrap_or(usize::MAX)
+    }
+
+    /// Validates a whole write; every offending field is listed so the API answers one 422
+    /// naming all of them and nothing invalid reaches the database.
+    pub fn validate(&self) -> Result<(), Vec<ConfigFieldError>> {
+        const AT_LEAST_ONE: &str = "must be an integer of at least 1";
+        const NOT_NEGATIVE: &str = "must be an integer of at least 0";
+        let checks: [(&'static str, i64, i64, &'static str); 7] = [
+            (
+                "normalJobWaitingToleranceSeconds",
+                self.normal_job_waiting_tolerance_seconds,
+                1,
+                AT_LEAST_ONE,
+            ),
+            (
+                "activateTickerIntervalSeconds",
+                self.activate_ticker_interval_seconds,
+                1,
+                AT_LEAST_ONE,
+            ),
+            (
+                "maxTotalActivationsPerRound",
+                self.max_total_activations_per_round,
+                1,
+                AT_LEAST_ONE,
+            ),
+            ("prequeueCandidateSize", self.prequeue_candidate_size, 1, AT_LEAST_ONE),
+            (
+                "backfillMinRuntimeSeconds",
+                self.backfill_min_runtime_seconds,
+                0,
+                NOT_NEGATIVE,
+            ),
+            (
+                "maxPrequeuedJobsPerUser",
+                self.max_prequeued_jobs_per_user,
+                1,
+                AT_LEAST_ONE,
+            ),
+            (
+                "preemptionGracePeriodSeconds",
+                self.preemption_grace_period_seconds,
+                0,
+                NOT_NEGATIVE,
+            ),
+        ];
+        let mut errors: Vec<ConfigFieldError> = Vec::new();
+        for (field, value, min, message) in checks {
+            if value < min {
+                errors.push(ConfigFieldError { field, message });
+            }
+        }
+        if errors.is_empty() { Ok(()) } else { Err(errors) }
+    }
+}
+
+/// A queue of the tree: a Volcano queue name, its parent and its capacity (`spec/prequeue.md`
+/// §1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueSpec {
+    /// Queue name.
+    pub name: String,
+    /// Parent queue; `None` for a root such as `default`.
+    #[serde(default)]
+    pub parent: Option<String>,
+    /// Limits on the normal jobs of this queue and all its descendants, all users together;
+    /// `None` or an absent resource = unlimited.
+    #[serde(default)]
+    pub capacity: Option<ResourceList>,
+}
+
+/// An admin quota rule on one queue: limits for each user separately inside that queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueQuota {
+    /// The queue the rule applies to.
+    pub queue: String,
+    /// Per-user limits; an absent resource is unlimited.
+    pub limits: ResourceList,
+    /// Per-user maximum of occupying normal jobs in the queue.
+    #[serde(default)]
+    pub max_active_jobs: Option<u32>,
+}
+
+/// The scheduling fields of one job (`Prequeue`, `Activating`, `Pending` or `Running`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobSnapshot {
+    /// Database id; ties in submission order are broken by it.
+    pub id: JobId,
+    /// Owner.
+    pub owner: UserId,
+    /// Queue name.
+    pub queue: String,
+    /// Kind.
+    pub kind: JobKind,
+    /// Normal or backfill.
+    pub schedule_type: ScheduleType,
+    /// Current phase.
+    pub phase: JobPhase,
+    /// Whether it may cause preemption once timed out.
+    #[serde(default)]
+    pub preemption_policy: PreemptionPolicy,
+    /// Start of the waiting clock (time spent in the prequeue counts).
+    pub submitted_at: DateTime<Utc>,
+    /// When its pods started running (backfill minimum runtime); `None` if not yet.
+    #[serde(default)]
+    pub started_at: Option<DateTime<Utc>>,
+    /// Waiting tolerance copied at submission; `None` for backfill and legacy jobs.
+    #[serde(default)]
+    pub waiting_tolerance_seconds: Option<i64>,
+    /// Σ replicas × requests.
+    pub resources: ResourceList,
+    /// Host names it is pinned to.
+    #[serde(default)]
+    pub explicit_nodes: NodeSet,
+    /// Exactly one task with one replica.
+    pub single_node: bool,
+    /// Nodes its pods run on (victim location for preemption).
+    #[serde(default)]
+    pub nodes: Vec<String>,
+    /// Locked jobs are never preempted while `locked_until > now`.
+    #[serde(default)]
+    pub locked_until: Option<DateTime<Utc>>,
+    /// Tolerations of its pods, for placement on tainted nodes.
+    #[serde(default)]
+    pub tolerations: Vec<Toleration>,
+}
+
+impl JobSnapshot {
+    /// A normal job with a waiting tolerance whose `submittedAt + tolerance < now` while it is
+    /// still `Prequeue` or `Pending` (`spec/prequeue.md` §1).
+    pub fn is_timed_out(&self, now: DateTime<Utc>) -> bool {
+        matches!(self.phase, JobPhase::Prequeue | JobPhase::Pending)
+            && self.schedule_type == ScheduleType::Normal
+            && self
+                .waiting_tolerance_seconds
+                .is_some_and(|t| deadline(self.submitted_at, t).is_some_and(|d| d < now))
+    }
+
+    /// True while an admin lock protects it from preemption.
+    pub fn is_locked(&self, now: DateTime<Utc>) -> bool {
+        self.locked_until.is_some_and(|until| until > now)
+    }
+}
+
+/// `start + seconds`, or `None` when the sum leaves chrono's range (then never reached).
+pub(crate) fn deadline(start: DateTime<Utc>, seconds: i64) -> Option<DateTime<Utc>> {
+    Duration::try_seconds(seconds).and_then(|d| start.checked_add_signed(d))
+}
+
+/// What one user occupies in one queue: normal jobs in occupying phases only (backfill never
+/// counts). Queue capacities sum these rows over all users and descendants.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageRow {
+    /// The user.
+    pub owner: UserId,
+    /// The queue.
+    pub queue: String,
+    /// Σ resources of the occupying normal jobs.
+    pub resources: ResourceList,
+    /// Number of occupying normal jobs (for `maxActiveJobs`).
+    pub active_jobs: u32,
+}
+
+/// How a taint repels pods (`NoSchedule` and `NoExecute` repel; `PreferNoSchedule` does not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TaintEffect {
+    /// New pods without a toleration are not scheduled.
+    NoSchedule,
+    /// Soft: the scheduler avoids the node but may use it.
+    PreferNoSchedule,
+    /// Pods without a toleration are not scheduled and are evicted.
+    NoExecute,
+}
+
+/// A node taint.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Taint {
+    /// Taint key.
+    pub key: String,
+    /// Taint value (may be empty).
+    #[serde(default)]
+    pub value: Option<String>,
+    /// Effect.
+    pub effect: TaintEffect,
+}
+
+/// How a toleration matches a taint's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub enum TolerationOperator {
+    /// Key (and value) must match.
+    #[default]
+    Equal,
+    /// Any value; with an empty key, any taint.
+    Exists,
+}
+
+/// A pod toleration, with Kubernetes' matching rules.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Toleration {
+    /// Key; `None` with `Exists` tolerates every taint.
+    #[serde(default)]
+    pub key: Option<String>,
+    /// Operator.
+    #[serde(default)]
+    pub operator: TolerationOperator,
+    /// Value for `Equal`.
+    #[serde(default)]
+    pub value: Option<String>,
+    /// Effect; `None` matches every effect.
+    #[serde(default)]
+    pub effect: Option<TaintEffect>,
+}
+
+impl Toleration {
+    /// Kubernetes' `ToleratesTaint`.
+    pub fn tolerates(&self, taint: &Taint) -> bool {
+        if self.effect.is_some_and(|e| e != taint.effect) {
+            return false;
+        }
+        match self.operator {
+            TolerationOperator::Exists => self.key.as_deref().is_none_or(|k| k.is_empty() || k == taint.key),
+            TolerationOperator::Equal => {
+                self.key.as_deref() == Some(taint.key.as_str())
+                    && self.value.as_deref().unwrap_or("") == taint.value.as_deref().unwrap_or("")
+            }
+        }
+    }
+}
+
+/// A node as the core sees it: capacity, what is free now, and whether pods may land there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSnapshot {
+    /// Host name (`kubernetes.io/hostname`).
+    pub name: String,
+    /// `Ready=True`.
+    pub ready: bool,
+    /// Not cordoned.
+    pub schedulable: bool,
+    /// Allocatable capacity.
+    pub allocatable: ResourceList,
+    /// Allocatable minus the requests of pods not yet finished (terminating pods still count).
+    pub free: ResourceList,
+    /// Node labels.
+    #[serde(default)]
+    pub labels: HashMap<String, String>,
+    /// Node taints.
+    #[serde(default)]
+    pub taints: Vec<Taint>,
+}
+
+/// A preemption executed earlier whose victims are still terminating: its beneficiary is not
+/// given another plan until they are gone (`spec/prequeue.md` §5 step 3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InFlightPreemption {
+    /// The normal job the victims made room for.
+    pub beneficiary: JobId,
+    /// Victims whose pods still exist.
+    pub terminating_victims: Vec<JobId>,
+}
+
+/// Everything one decision needs, loaded at once.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    /// Current configuration.
+    pub config: PrequeueConfig,
+    /// Every queue (the tree).
+    pub queues: Vec<QueueSpec>,
+    /// Every quota rule.
+    pub quotas: Vec<QueueQuota>,
+    /// Every `Prequeue`, `Activating`, `Pending` and `Running` job (other phases are ignored).
+    pub jobs: Vec<JobSnapshot>,
+    /// Usage per (user, queue).
+    pub usage: Vec<UsageRow>,
+    /// Every node.
+    pub nodes: Vec<NodeSnapshot>,
+    /// Preemptions whose victims are still terminating.
+    #[serde(default)]
+    pub preemptions_in_flight: Vec<InFlightPreemption>,
+}
+
+/// Usage rows computed from jobs: the occupying normal jobs, summed per (owner, queue), in
+/// (owner, queue) order. The store may compute the same rows itself; tests and benchmarks use
+/// this. Sums saturate rather than fail (a saturated usage exceeds every limit, which is the
+/// safe reading).
+pub fn usage_from_jobs<'a, I>(jobs: I) -> Vec<UsageRow>
+where
+    I: IntoIterator<Item = &'a JobSnapshot>,
+{
+    let mut rows: std::collections::BTreeMap<(UserId, &str), UsageRow> = std::collections::BTreeMap::new();
+    for job in jobs {
+        if job.schedule_type != ScheduleType::Normal || !job.phase.is_occupying() {
+            continue;
+        }
+        let row = rows.entry((job.owner, job.queue.as_str())).or_insert_with(|| UsageRow {
+            owner: job.owner,
+            queue: job.queue.clone(),
+            resources: ResourceList::new(),
+            active_jobs: 0,
+        });
+        row.resources.saturating_add_assign(&job.resources);
+        row.active_jobs = row.active_jobs.saturating_add(1);
+    }
+    rows.into_values().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prequeue::tests::fixtures::{JobBuilder, t0};
+
+    #[test]
+    fn default_config_matches_the_spec_table() {
+        let c = PrequeueConfig::default();
+        assert!(!c.backfill_enabled && !c.queue_quota_enabled);
+        assert_eq!(c.normal_job_waiting_tolerance_seconds, 300);
+        assert_eq!(c.round_limit(), 10);
+        assert_eq!(c.max_prequeued_jobs_per_user, 100);
+        assert_eq!(c.activation_order, ActivationOrder::Fcfs);
+        assert!(c.validate().is_ok());
+    }
+
+    #[test]
+    fn config_validation_names_every_offending_field() {
+        let c = PrequeueConfig {
+            normal_job_waiting_tolerance_seconds: 0,
+            backfill_min_runtime_seconds: -1,
+            prequeue_candidate_size: 0,
+            ..PrequeueConfig::default()
+        };
+        let fields: Vec<&str> = c.validate().expect_err("invalid").iter().map(|e| e.field).collect();
+        assert_eq!(
+            fields,
+            [
+                "normalJobWaitingToleranceSeconds",
+                "prequeueCandidateSize",
+                "backfillMinRuntimeSeconds"
+            ]
+        );
+    }
+
+    #[test]
+    fn config_serializes_with_the_api_field_names() {
+        let json = serde_json::to_value(PrequeueConfig::default()).expect("serializes");
+        assert_eq!(json["activationOrder"], "fcfs");
+        assert_eq!(json["prequeueCandidateSize"], 10);
+        assert!(serde_json::from_str::<PrequeueConfig>(r#"{"bogus": 1}"#).is_err());
+    }
+
+    #[test]
+    fn a_normal_job_times_out_only_after_its_tolerance() {
+        // Submitted at t0 + 1 s: the deadline is t0 + 301 s, and only strictly after it counts.
+        let job = JobBuilder::normal(1).tolerance(300).phase(JobPhase::Pending).build();
+        assert!(!job.is_timed_out(t0() + Duration::seconds(301)));
+        assert!(job.is_timed_out(t0() + Duration::seconds(302)));
+        let running = JobBuilder::normal(2).tolerance(300).phase(JobPhase::Running).build();
+        assert!(!running.is_timed_out(t0() + Duration::days(1)));
+        let backfill = JobBuilder::backfill(3).phase(JobPhase::Pending).build();
+        assert!(!backfill.is_timed_out(t0() + Duration::days(1)));
+        let huge = JobBuilder::normal(4).tolerance(i64::MAX).build();
+        assert!(!huge.is_timed_out(t0() + Duration::days(1)));
+    }
+
+    #[test]
+    fn tolerations_follow_kubernetes_matching() {
+        let taint = Taint {
+            key: "gpu".into(),
+            value: Some("a100".into()),
+            effect: TaintEffect::NoSchedule,
+        };
+        let exists_all = Toleration {
+            operator: TolerationOperator::Exists,
+            ..Toleration::default()
+        };
+        let equal = Toleration {
+            key: Some("gpu".into()),
+            value: Some("a100".into()),
+            ..Toleration::default()
+        };
+        let wrong_value = Toleration {
+            key: Some("gpu".into()),
+            value: Some("h100".into()),
+            ..Toleration::default()
+        };
+        let wrong_effect = Toleration {
+            effect: Some(TaintEffect::NoExecute),
+            ..equal.clone()
+        };
+        assert!(exists_all.tolerates(&taint));
+        assert!(equal.tolerates(&taint));
+        assert!(!wrong_value.tolerates(&taint));
+        assert!(!wrong_effect.tolerates(&taint));
+    }
+
+    #[test]
+    fn usage_counts_occupying_normal_jobs_only() {
+        let jobs = vec![
+            JobBuilder::normal(1).owner(7).cpu("2").phase(JobPhase::Running).build(),
+            JobBuilder::normal(2)
+                .owner(7)
+                .cpu("1")
+                .phase(JobPhase::Activating)
+                .build(),
+            JobBuilder::normal(3)
+                .owner(7)
+                .cpu("4")
+                .phase(JobPhase::Prequeue)
+                .build(),
+            JobBuilder::backfill(4)
+                .owner(7)
+                .cpu("8")
+                .phase(JobPhase::Running)
+                .build(),
+        ];
+        let usage = usage_from_jobs(&jobs);
+        assert_eq!(usage.len(), 1);
+        assert_eq!(usage[0].resources.get("cpu").to_string(), "3");
+        assert_eq!(usage[0].active_jobs, 2);
+    }
+
+    #[test]
+    fn usage_rows_keep_no_zero_valued_resources() {
+        let jobs = vec![
+            JobBuilder::normal(1)
+                .cpu("1")
+                .res("v.io/r0", "0")
+                .phase(JobPhase::Running)
+                .build(),
+        ];
+        let usage = usage_from_jobs(&jobs);
+        assert_eq!(usage[0].resources.iter().map(|(n, _)| n).collect::<Vec<_>>(), ["cpu"]);
+    }
+}

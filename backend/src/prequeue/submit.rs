@@ -1,0 +1,504 @@
+//! The submission decision (`spec/prequeue.md` §4 steps 3–7): refuse, prequeue with reasons, or
+//! activate. Validation of the body (step 1) and queue access (step 2) happen before, in the
+//! handler; writing (step 8) after, in the service.
+
+use anteroom_shared::scheduling::{
+    JobKind, JobPhase, PreemptionPolicy, ResourceDomain, ResourceError, ResourceList, ScheduleType, TaskResources,
+    domain_blocks, job_explicit_nodes, job_resources,
+};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::placement::{CapacityKind, PlacementError, place_gang};
+use super::queue_tree::QueueTree;
+use super::quota::QuotaView;
+use super::reason::{BlockedByDetails, QueueCapacityDetails, Reason, ResourceCheck};
+use super::snapshot::{JobSnapshot, Snapshot, Toleration, UserId};
+
+/// A job being submitted, reduced to what the decision needs.
+#[derive(Debug, Clone)]
+pub struct Submission<'a> {
+    /// The caller.
+    pub owner: UserId,
+    /// The target queue (access already checked).
+    pub queue: &'a str,
+    /// Kind.
+    pub kind: JobKind,
+    /// Normal or backfill.
+    pub schedule_type: ScheduleType,
+    /// Preemption policy (normal jobs).
+    pub preemption_policy: PreemptionPolicy,
+    /// Tasks with replicas, requests and explicit nodes.
+    pub tasks: &'a [TaskResources],
+    /// Pod tolerations.
+    pub tolerations: &'a [Toleration],
+}
+
+/// What happens to an accepted submission.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "decision")]
+pub enum SubmitDecision {
+    /// Create it in the cluster now.
+    Activated,
+    /// Park it in the prequeue for these reasons (never empty).
+    Prequeued {
+        /// Why it waits.
+        reasons: Vec<Reason>,
+    },
+}
+
+/// A refused submission; nothing is written. [`SubmitRejection::code`] is the API error code.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SubmitRejection {
+    /// Backfill for a kind other than jupyter/webide/custom (422).
+    #[error("backfill is only supported for jupyter, webide and custom jobs, not {kind}")]
+    BackfillKindUnsupported {
+        /// The kind.
+        kind: JobKind,
+    },
+    /// Backfill while `backfillEnabled` is false (409).
+    #[error("backfill jobs are disabled")]
+    BackfillDisabled,
+    /// The resources do not add up within range (422).
+    #[error("invalid resources: {0}")]
+    InvalidResources(#[from] ResourceError),
+    /// No placement on the nodes' allocatable capacity (422).
+    #[error("unschedulable: {0}")]
+    Unschedulable(PlacementError),
+    /// The request alone exceeds the queue's per-user limit (422).
+    #[error("the request exceeds the quota of queue {queue:?}")]
+    QuotaRequestExceedsLimit {
+        /// The queue.
+        queue: String,
+        /// Every resource the rule names, exceeded ones flagged.
+        resources: Vec<ResourceCheck>,
+    },
+    /// The request alone exceeds the capacity of the queue or an ancestor (422).
+    #[error("the request exceeds the capacity of queue {:?}", .0.queue)]
+    RequestExceedsQueueCapacity(QueueCapacityDetails),
+    /// The user has `maxPrequeuedJobsPerUser` jobs waiting (429).
+    #[error("you already have {prequeued} prequeued jobs (at most {limit})")]
+    PrequeueFull {
+        /// Jobs the user has in the prequeue.
+        prequeued: i64,
+        /// The configured maximum.
+        limit: i64,
+    },
+}
+
+impl SubmitRejection {
+    /// The stable API error code (`spec/prequeue.md` §4).
+    pub fn code(&self) -> &'static str {
+        match self {
+            SubmitRejection::BackfillKindUnsupported { .. } => "backfill_kind_unsupported",
+            SubmitRejection::BackfillDisabled => "backfill_disabled",
+            SubmitRejection::InvalidResources(_) => "validation_failed",
+            SubmitRejection::Unschedulable(_) => "unschedulable",
+            SubmitRejection::QuotaRequestExceedsLimit { .. } => "quota_request_exceeds_limit",
+            SubmitRejection::RequestExceedsQueueCapacity(_) => "request_exceeds_queue_capacity",
+            SubmitRejection::PrequeueFull { .. } => "prequeue_full",
+        }
+    }
+
+    /// Details for the API error body.
+    pub fn details(&self) -> serde_json::Value {
+        match self {
+            SubmitRejection::BackfillKindUnsupported { kind } => serde_json::json!({ "kind": kind }),
+            SubmitRejection::BackfillDisabled => serde_json::Value::Null,
+            SubmitRejection::InvalidResources(e) => serde_json::json!({ "resource": e.resource }),
+            SubmitRejection::Unschedulable(e) => serde_json::to_value(e).unwrap_or_default(),
+            SubmitRejection::QuotaRequestExceedsLimit { queue, resources } => {
+                serde_json::json!({ "queue": queue, "resources": resources })
+            }
+            SubmitRejection::RequestExceedsQueueCapacity(d) => serde_json::to_value(d).unwrap_or_default(),
+            SubmitRejection::PrequeueFull { prequeued, limit } => {
+                serde_json::json!({ "prequeued": prequeued, "limit": limit })
+            }
+        }
+    }
+}
+
+/// Decides a submission against one snapshot (§4 steps 3–7, first failing step answers).
+///
+/// The snapshot needs the nodes, the queue tree, the quotas, usage of the caller and of the
+/// queue's tree, and the `Prequeue`/`Pending` jobs of the target queue (blockers) plus the
+/// caller's prequeued jobs (for `maxPrequeuedJobsPerUser`); other jobs are ignored. The caller
+/// must serialise decisions per root queue (§4 step 8).
+pub fn decide_submission(
+    snapshot: &Snapshot,
+    tree: &QueueTree,
+    job: &Submission<'_>,
+    now: DateTime<Utc>,
+) -> Result<SubmitDecision, SubmitRejection> {
+    let config = &snapshot.config;
+    // Step 3: backfill rules.
+    if job.schedule_type == ScheduleType::Backfill {
+        if !job.kind.may_backfill() {
+            return Err(SubmitRejection::BackfillKindUnsupported { kind: job.kind });
+        }
+        if !config.backfill_enabled {
+            return Err(SubmitRejection::BackfillDisabled);
+        }
+    }
+    let request = job_resources(job.tasks)?;
+    // Step 4: admission on allocatable capacity.
+    place_gang(job.tasks, job.tolerations, &snapshot.nodes, CapacityKind::Allocatable)
+        .map_err(SubmitRejection::Unschedulable)?;
+    // Step 5: hard limits (normal jobs, quotas on).
+    let view = QuotaView::new(snapshot, tree);
+    if job.schedule_type == ScheduleType::Normal {
+        if let Some(resources) = view.request_over_limit(job.queue, &request) {
+            return Err(SubmitRejection::QuotaRequestExceedsLimit {
+                queue: job.queue.to_owned(),
+                resources,
+            });
+        }
+        if let Some(details) = view.request_over_capacity(job.queue, &request) {
+            return Err(SubmitRejection::RequestExceedsQueueCapacity(details));
+        }
+    }
+    // Step 6: the caller's prequeue is full.
+    let prequeued = snapshot
+        .jobs
+        .iter()
+        .filter(|j| j.owner == job.owner && j.phase == JobPhase::Prequeue)
+        .count() as i64;
+    if prequeued >= config.max_prequeued_jobs_per_user {
+        return Err(SubmitRejection::PrequeueFull {
+            prequeued,
+            limit: config.max_prequeued_jobs_per_user,
+        });
+    }
+    // Step 7: decide. Every applicable reason is reported, not only the first.
+    let mut reasons = view.soft_reasons(job.owner, job.queue, job.schedule_type, &request);
+    if config.blocking_enabled() {
+        let domain = request.domain();
+        let nodes = job_explicit_nodes(job.tasks);
+        // A new job is never timed out itself, so both Pending and Prequeue blockers apply.
+        if let Some(blocker) = oldest_blocker(&snapshot.jobs, job.queue, &domain, &nodes, now) {
+            reasons.push(Reason::BlockedBy(BlockedByDetails {
+                job_id: blocker.id,
+                phase: blocker.phase,
+                queue: blocker.queue.clone(),
+                domain: blocker.resources.domain().to_string(),
+            }));
+        }
+    }
+    Ok(if reasons.is_empty() {
+        SubmitDecision::Activated
+    } else {
+        SubmitDecision::Prequeued { reasons }
+    })
+}
+
+/// The oldest timed-out normal job (`Pending` or `Prequeue`) in `queue` whose domain blocks
+/// `domain` and whose explicit nodes overlap `nodes`.
+fn oldest_blocker<'j>(
+    jobs: &'j [JobSnapshot],
+    queue: &str,
+    domain: &ResourceDomain,
+    nodes: &anteroom_shared::scheduling::NodeSet,
+    now: DateTime<Utc>,
+) -> Option<&'j JobSnapshot> {
+    jobs.iter()
+        .filter(|j| j.queue == queue && j.is_timed_out(now))
+        .filter(|j| domain_blocks(&j.resources.domain(), domain) && j.explicit_nodes.overlaps(nodes))
+        .min_by_key(|j| (j.submitted_at, j.id))
+}
+
+/// The request of a submission, for previews that show it next to the decision.
+pub fn submission_request(job: &Submission<'_>) -> Result<ResourceList, ResourceError> {
+    job_resources(job.tasks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prequeue::snapshot::QueueQuota;
+    use crate::prequeue::tests::fixtures::{JobBuilder, node, queue, rl, t0, task, usage};
+    use chrono::Duration;
+
+    fn cluster() -> Snapshot {
+        Snapshot {
+            nodes: vec![
+                node("n1", &[("cpu", "32"), ("memory", "128Gi"), ("nvidia.com/a100", "8")]),
+                node("n2", &[("cpu", "32"), ("memory", "128Gi")]),
+            ],
+            queues: vec![queue("default", None, None)],
+            ..Snapshot::default()
+        }
+    }
+
+    fn submit<'a>(tasks: &'a [TaskResources], schedule_type: ScheduleType) -> Submission<'a> {
+        Submission {
+            owner: 7,
+            queue: "default",
+            kind: JobKind::Custom,
+            schedule_type,
+            preemption_policy: PreemptionPolicy::default(),
+            tasks,
+            tolerations: &[],
+        }
+    }
+
+    fn decide(s: &Snapshot, job: &Submission<'_>) -> Result<SubmitDecision, SubmitRejection> {
+        let tree = QueueTree::new_lenient(&s.queues);
+        decide_submission(s, &tree, job, t0() + Duration::seconds(1000))
+    }
+
+    fn with_quota(mut s: Snapshot, limits: &[(&str, &str)]) -> Snapshot {
+        s.config.queue_quota_enabled = true;
+        s.quotas.push(QueueQuota {
+            queue: "default".into(),
+            limits: rl(limits),
+            max_active_jobs: None,
+        });
+        s
+    }
+
+    #[test]
+    fn a_job_with_room_everywhere_is_activated() {
+        let tasks = [task("main", 1, &[("cpu", "4")])];
+        assert_eq!(
+            decide(&cluster(), &submit(&tasks, ScheduleType::Normal)),
+            Ok(SubmitDecision::Activated)
+        );
+    }
+
+    #[test]
+    fn backfill_for_distributed_kinds_is_refused() {
+        let tasks = [task("main", 1, &[("cpu", "4")])];
+        let mut job = submit(&tasks, ScheduleType::Backfill);
+        job.kind = JobKind::Pytorch;
+        let err = decide(&cluster(), &job).expect_err("refused");
+        assert_eq!(err.code(), "backfill_kind_unsupported");
+    }
+
+    #[test]
+    fn backfill_while_backfill_is_disabled_is_refused() {
+        let tasks = [task("main", 1, &[("cpu", "4")])];
+        let err = decide(&cluster(), &submit(&tasks, ScheduleType::Backfill)).expect_err("refused");
+        assert_eq!(err.code(), "backfill_disabled");
+    }
+
+    #[test]
+    fn a_job_that_can_never_fit_is_unschedulable() {
+        let tasks = [task("main", 1, &[("nvidia.com/a100", "16")])];
+        let err = decide(&cluster(), &submit(&tasks, ScheduleType::Normal)).expect_err("refused");
+        assert_eq!(err.code(), "unschedulable");
+        assert!(err.to_string().contains("\"main\""));
+    }
+
+    #[test]
+    fn a_request_alone_over_the_limit_is_refused() {
+        let s = with_quota(cluster(), &[("cpu", "8")]);
+        let tasks = [task("main", 1, &[("cpu", "9")])];
+        let err = decide(&s, &submit(&tasks, ScheduleType::Normal)).expect_err("refused");
+        assert_eq!(err.code(), "quota_request_exceeds_limit");
+        assert_eq!(err.details()["resources"][0]["request"], "9");
+        assert_eq!(err.details()["resources"][0]["limit"], "8");
+    }
+
+    #[test]
+    fn normal_job_over_quota_waits_in_prequeue() {
+        let mut s = with_quota(cluster(), &[("cpu", "8")]);
+        s.usage.push(usage(7, "default", &[("cpu", "6")], 1));
+        let tasks = [task("main", 1, &[("cpu", "4")])];
+        let decision = decide(&s, &submit(&tasks, ScheduleType::Normal)).expect("accepted");
+        let SubmitDecision::Prequeued { reasons } = decision else {
+            panic!("expected prequeue")
+        };
+        assert_eq!(reasons[0].code(), "quota");
+        let json = serde_json::to_value(&reasons[0]).expect("serializes");
+        assert_eq!(json["details"]["resources"][0]["usage"], "6");
+        assert_eq!(json["details"]["resources"][0]["request"], "4");
+    }
+
+    #[test]
+    fn quotas_are_ignored_while_switched_off() {
+        let mut s = with_quota(cluster(), &[("cpu", "8")]);
+        s.config.queue_quota_enabled = false;
+        s.usage.push(usage(7, "default", &[("cpu", "8")], 1));
+        let tasks = [task("main", 1, &[("cpu", "9")])];
+        assert_eq!(
+            decide(&s, &submit(&tasks, ScheduleType::Normal)),
+            Ok(SubmitDecision::Activated)
+        );
+    }
+
+    #[test]
+    fn a_full_prequeue_refuses_further_submissions() {
+        let mut s = cluster();
+        s.config.max_prequeued_jobs_per_user = 2;
+        s.jobs = (1..=2).map(|id| JobBuilder::normal(id).owner(7).build()).collect();
+        let tasks = [task("main", 1, &[("cpu", "1")])];
+        let err = decide(&s, &submit(&tasks, ScheduleType::Normal)).expect_err("refused");
+        assert_eq!(err.code(), "prequeue_full");
+    }
+
+    #[test]
+    fn a_timed_out_prequeued_job_blocks_a_new_job_at_submission() {
+        let mut s = cluster();
+        s.config.backfill_enabled = true;
+        s.jobs = vec![JobBuilder::normal(41).owner(8).cpu("1").tolerance(10).build()];
+        let tasks = [task("main", 1, &[("cpu", "1")])];
+        let decision = decide(&s, &submit(&tasks, ScheduleType::Normal)).expect("accepted");
+        let SubmitDecision::Prequeued { reasons } = decision else {
+            panic!("expected prequeue")
+        };
+        assert_eq!(
+            reasons,
+            vec![Reason::BlockedBy(BlockedByDetails {
+                job_id: 41,
+                phase: JobPhase::Prequeue,
+                queue: "default".into(),
+                domain: "cpu-only".into(),
+            })]
+        );
+    }
+
+    #[test]
+    fn an_unconstrained_accelerator_blocker_blocks_a_cpu_only_candidate_pinned_anywhere() {
+        let mut s = cluster();
+        s.config.backfill_enabled = true;
+        s.jobs = vec![
+            JobBuilder::normal(41)
+                .gpus("nvidia.com/a100", 1)
+                .tolerance(10)
+                .phase(JobPhase::Pending)
+                .build(),
+        ];
+        // A zero-valued accelerator does not make the candidate leave the cpu-only domain.
+        let mut pinned = task("main", 1, &[("cpu", "1"), ("nvidia.com/h100", "0")]);
+        pinned.node_names = vec!["n1".into()];
+        let tasks = [pinned];
+        let decision = decide(&s, &submit(&tasks, ScheduleType::Normal)).expect("accepted");
+        let SubmitDecision::Prequeued { reasons } = decision else {
+            panic!("expected prequeue")
+        };
+        assert!(
+            matches!(reasons[..], [Reason::BlockedBy(ref d)] if d.job_id == 41),
+            "{reasons:?}"
+        );
+    }
+
+    #[test]
+    fn a_timed_out_job_pinned_to_other_nodes_does_not_block() {
+        let mut s = cluster();
+        s.config.backfill_enabled = true;
+        s.jobs = vec![
+            JobBuilder::normal(42)
+                .cpu("1")
+                .tolerance(10)
+                .phase(JobPhase::Pending)
+                .nodes(&["n2"])
+                .build(),
+        ];
+        let mut pinned = task("main", 1, &[("cpu", "1")]);
+        pinned.node_names = vec!["n1".into()];
+        let tasks = [pinned];
+        assert_eq!(
+            decide(&s, &submit(&tasks, ScheduleType::Normal)),
+            Ok(SubmitDecision::Activated)
+        );
+    }
+
+    #[test]
+    fn a_timed_out_job_of_another_accelerator_domain_does_not_block() {
+        let mut s = cluster();
+        s.config.backfill_enabled = true;
+        s.nodes.push(node("n3", &[("cpu", "32"), ("nvidia.com/h100", "8")]));
+        s.jobs = vec![
+            JobBuilder::normal(41)
+                .gpus("nvidia.com/a100", 1)
+                .tolerance(10)
+                .phase(JobPhase::Pending)
+                .build(),
+            JobBuilder::normal(43).gpus("nvidia.com/a100", 2).tolerance(10).build(),
+        ];
+        let tasks = [task("main", 1, &[("cpu", "1"), ("nvidia.com/h100", "1")])];
+        assert_eq!(
+            decide(&s, &submit(&tasks, ScheduleType::Normal)),
+            Ok(SubmitDecision::Activated)
+        );
+    }
+
+    #[test]
+    fn a_submission_naming_many_zero_valued_accelerators_is_decided_like_any_other() {
+        let mut s = with_quota(cluster(), &[("cpu", "8")]);
+        s.config.backfill_enabled = true;
+        let names: Vec<String> = (0..129).map(|i| format!("v.io/r{i}")).collect();
+        let mut requests: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "0")).collect();
+        requests.push(("cpu", "1"));
+        let tasks = [task("main", 1, &requests)];
+        assert_eq!(
+            decide(&s, &submit(&tasks, ScheduleType::Normal)),
+            Ok(SubmitDecision::Activated)
+        );
+    }
+
+    #[test]
+    fn a_blocked_backfill_job_waits_in_prequeue_but_ignores_quotas() {
+        let mut s = with_quota(cluster(), &[("cpu", "1")]);
+        s.config.backfill_enabled = true;
+        let tasks = [task("main", 1, &[("cpu", "8")])];
+        // Over the normal quota, yet backfill is never limited by it.
+        assert_eq!(
+            decide(&s, &submit(&tasks, ScheduleType::Backfill)),
+            Ok(SubmitDecision::Activated)
+        );
+        s.jobs = vec![
+            JobBuilder::normal(41)
+                .owner(8)
+                .cpu("1")
+                .tolerance(10)
+                .phase(JobPhase::Pending)
+                .build(),
+        ];
+        let decision = decide(&s, &submit(&tasks, ScheduleType::Backfill)).expect("accepted");
+        assert!(matches!(decision, SubmitDecision::Prequeued { ref reasons } if reasons[0].code() == "blocked_by"));
+    }
+
+    #[test]
+    fn every_applicable_reason_is_reported() {
+        let mut s = with_quota(cluster(), &[("cpu", "8")]);
+        s.config.backfill_enabled = true;
+        s.queues = vec![queue("default", None, Some(rl(&[("cpu", "10")])))];
+        s.usage.push(usage(7, "default", &[("cpu", "6")], 1));
+        s.usage.push(usage(8, "default", &[("cpu", "3")], 1));
+        s.jobs = vec![
+            JobBuilder::normal(41)
+                .owner(8)
+                .cpu("1")
+                .tolerance(10)
+                .phase(JobPhase::Pending)
+                .build(),
+        ];
+        let tasks = [task("main", 1, &[("cpu", "4")])];
+        let decision = decide(&s, &submit(&tasks, ScheduleType::Normal)).expect("accepted");
+        let SubmitDecision::Prequeued { reasons } = decision else {
+            panic!("expected prequeue")
+        };
+        assert_eq!(
+            reasons.iter().map(Reason::code).collect::<Vec<_>>(),
+            ["quota", "queue_capacity", "blocked_by"]
+        );
+    }
+
+    #[test]
+    fn blocking_is_off_while_backfill_and_quotas_are_off() {
+        let mut s = cluster();
+        s.jobs = vec![
+            JobBuilder::normal(41)
+                .cpu("1")
+                .tolerance(10)
+                .phase(JobPhase::Pending)
+                .build(),
+        ];
+        let tasks = [task("main", 1, &[("cpu", "1")])];
+        assert_eq!(
+            decide(&s, &submit(&tasks, ScheduleType::Normal)),
+            Ok(SubmitDecision::Activated)
+        );
+    }
+}

@@ -1,0 +1,6 @@
+//! Larger tests of the prequeue core: the seed's hierarchical case end to end, and property
+//! tests of the round, submission and preemption invariants.
+
+pub mod fixtures;
+mod props;
+mod scenarios;

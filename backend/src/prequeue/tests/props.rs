@@ -1,0 +1,596 @@
+//! Property tests of the round, the fair-share order and the preemption search
+//! (issue 11, item 10). The round is compared against deliberately naive re-statements of
+//! `spec/prequeue.md` §5 step 4, in both activation orders, written with `ResourceList`
+//! arithmetic, so the interned, optimised walks and the rules as written cannot drift apart.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use anteroom_shared::scheduling::{ActivationOrder, JobPhase, ResourceList, ScheduleType, domain_blocks};
+use chrono::{DateTime, Duration, Utc};
+use proptest::prelude::*;
+
+use super::fixtures::{JobBuilder, node, queue, rl, t0};
+use crate::prequeue::preemption::min_cover;
+use crate::prequeue::queue_tree::QueueTree;
+use crate::prequeue::reason::Reason;
+use crate::prequeue::round::{PreparedRound, RoundOutcome, select_round};
+use crate::prequeue::snapshot::{JobId, JobSnapshot, QueueQuota, Snapshot, UsageRow, UserId};
+use crate::prequeue::submit::{Submission, SubmitDecision, decide_submission};
+
+const QUEUES: [&str; 5] = ["root", "a", "b", "a1", "loose"];
+const PARENTS: [Option<&str>; 5] = [None, Some("root"), Some("root"), Some("a"), None];
+
+fn now() -> DateTime<Utc> {
+    t0() + Duration::seconds(100)
+}
+
+fn limits() -> impl Strategy<Value = ResourceList> {
+    (proptest::option::of(0_i64..12), proptest::option::of(0_i64..4)).prop_map(|(cpu, gpu)| {
+        let mut l = ResourceList::new();
+        if let Some(c) = cpu {
+            l.insert("cpu", anteroom_shared::scheduling::Quantity::from_units(c));
+        }
+        if let Some(g) = gpu {
+            l.insert("nvidia.com/a100", anteroom_shared::scheduling::Quantity::from_units(g));
+        }
+        l
+    })
+}
+
+#[derive(Debug, Clone)]
+struct JobSpec {
+    owner: UserId,
+    queue: usize,
+    cpu: i64,
+    gpu: i64,
+    h100: bool,
+    backfill: bool,
+    tolerance: Option<i64>,
+    submitted: i64,
+    nodes: u8,
+    pending: bool,
+}
+
+fn job_spec() -> impl Strategy<Value = JobSpec> {
+    (
+        (1_i64..5, 0_usize..5, 0_i64..5, 0_i64..3, proptest::bool::weighted(0.15)),
+        (
+            proptest::bool::weighted(0.2),
+            proptest::option::weighted(0.4, 0_i64..150),
+            0_i64..60,
+            0_u8..4,
+            proptest::bool::weighted(0.15),
+        ),
+    )
+        .prop_map(
+            |((owner, queue, cpu, gpu, h100), (backfill, tolerance, submitted, nodes, pending))| JobSpec {
+                owner,
+                queue,
+                cpu,
+                gpu,
+                h100,
+                backfill,
+                tolerance,
+                submitted,
+                nodes,
+                pending,
+            },
+        )
+}
+
+fn build_job(id: JobId, spec: &JobSpec) -> JobSnapshot {
+    let mut b = if spec.backfill && !spec.pending {
+        JobBuilder::backfill(id)
+    } else {
+        JobBuilder::normal(id)
+    };
+    b = b
+        .owner(spec.owner)
+        .queue(QUEUES[spec.queue])
+        .submitted(spec.submitted)
+        .cpu(&spec.cpu.to_string());
+    let gpu_name = if spec.h100 {
+        "nvidia.com/h100"
+    } else {
+        "nvidia.com/a100"
+    };
+    b = b.gpus(gpu_name, spec.gpu);
+    if let Some(t) = spec.tolerance
+        && (!spec.backfill || spec.pending)
+    {
+        b = b.tolerance(t);
+    }
+    b = match spec.nodes {
+        1 => b.nodes(&["n1"]),
+        2 => b.nodes(&["n2"]),
+        3 => b.nodes(&["n1", "n2"]),
+        _ => b,
+    };
+    if spec.pending {
+        b = b.phase(JobPhase::Pending);
+    }
+    b.build()
+}
+
+fn snapshot() -> impl Strategy<Value = Snapshot> {
+    (
+        (any::<bool>(), any::<bool>(), 1_i64..12, any::<bool>()),
+        proptest::collection::vec(proptest::option::weighted(0.6, limits()), 5),
+        proptest::collection::vec(
+            proptest::option::weighted(0.5, (limits(), proptest::option::of(0_u32..4))),
+            5,
+        ),
+        proptest::collection::vec((1_i64..5, 0_usize..5, 0_i64..4, 0_i64..2, 0_u32..3), 0..6),
+        (
+            proptest::collection::vec(job_spec(), 0..40),
+            proptest::bool::weighted(0.3),
+        ),
+    )
+        .prop_map(
+            |((backfill, quotas, limit, fair), capacities, rules, usage, (jobs, cordoned))| {
+                let mut s = Snapshot::default();
+                s.config.backfill_enabled = backfill;
+                s.config.queue_quota_enabled = quotas;
+                s.config.prequeue_candidate_size = limit;
+                s.config.activation_order = if fair {
+                    ActivationOrder::FairShare
+                } else {
+                    ActivationOrder::Fcfs
+                };
+                s.queues = (0..4)
+                    .map(|i| queue(QUEUES[i], PARENTS[i], capacities[i].clone()))
+                    .collect();
+                for (i, rule) in rules.into_iter().enumerate() {
+                    if let Some((limits, max_active_jobs)) = rule {
+                        s.quotas.push(QueueQuota {
+                            queue: QUEUES[i].into(),
+                            limits,
+                            max_active_jobs,
+                        });
+                    }
+                }
+                let mut rows: BTreeMap<(UserId, usize), UsageRow> = BTreeMap::new();
+                for (owner, q, cpu, gpu, active) in usage {
+                    rows.entry((owner, q)).or_insert(UsageRow {
+                        owner,
+                        queue: QUEUES[q].into(),
+                        resources: rl(&[("cpu", &cpu.to_string()), ("nvidia.com/a100", &gpu.to_string())]),
+                        active_jobs: active,
+                    });
+                }
+                s.usage = rows.into_values().collect();
+                s.jobs = jobs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, spec)| build_job(i as JobId + 1, spec))
+                    .collect();
+                s.nodes = vec![
+                    node("n1", &[("cpu", "16"), ("nvidia.com/a100", "4")]),
+                    node("n2", &[("cpu", "16")]),
+                ];
+                // A cordoned node still counts in the cluster's allocatable total (fair share).
+                s.nodes[1].schedulable = !cordoned;
+                s
+            },
+        )
+}
+
+/// Usage of a (user, queue) from the rows.
+fn row_usage(s: &Snapshot, owner: UserId, queue: &str) -> (ResourceList, u32) {
+    s.usage
+        .iter()
+        .find(|r| r.owner == owner && r.queue == queue)
+        .map(|r| (r.resources.clone(), r.active_jobs))
+        .unwrap_or_default()
+}
+
+/// All users' usage in `queue` and its descendants.
+fn subtree_usage(s: &Snapshot, tree: &QueueTree, queue: &str) -> ResourceList {
+    let mut total = ResourceList::new();
+    for row in &s.usage {
+        if tree.path_of(&row.queue).iter().any(|&q| tree.name(q) == queue) {
+            total = total.checked_add(&row.resources).expect("small");
+        }
+    }
+    total
+}
+
+fn blocked(s: &Snapshot, job: &JobSnapshot) -> bool {
+    if !s.config.blocking_enabled() {
+        return false;
+    }
+    let domain = job.resources.domain();
+    let timed_out = job.is_timed_out(now());
+    s.jobs.iter().any(|b| {
+        b.id != job.id
+            && b.queue == job.queue
+            && b.is_timed_out(now())
+            && (b.phase == JobPhase::Pending || (b.phase == JobPhase::Prequeue && !timed_out))
+            && domain_blocks(&b.resources.domain(), &domain)
+            && b.explicit_nodes.overlaps(&job.explicit_nodes)
+    })
+}
+
+/// This round's selections so far: per (owner, queue) their sum and count, per queue the sum
+/// of the selections in it and below it (normal jobs only: backfill never counts).
+#[derive(Default)]
+struct Selections {
+    pair: HashMap<(UserId, String), (ResourceList, u32)>,
+    queue: HashMap<String, ResourceList>,
+}
+
+impl Selections {
+    fn record(&mut self, tree: &QueueTree, job: &JobSnapshot) {
+        if job.schedule_type != ScheduleType::Normal {
+            return;
+        }
+        let entry = self.pair.entry((job.owner, job.queue.clone())).or_default();
+        entry.0 = entry.0.checked_add(&job.resources).expect("small");
+        entry.1 += 1;
+        for &q in tree.path_of(&job.queue) {
+            let e = self.queue.entry(tree.name(q).to_owned()).or_default();
+            *e = e.checked_add(&job.resources).expect("small");
+        }
+    }
+
+    fn of_pair(&self, owner: UserId, queue: &str) -> (ResourceList, u32) {
+        self.pair.get(&(owner, queue.to_owned())).cloned().unwrap_or_default()
+    }
+}
+
+/// §5 step 4's rules for one prequeued job given this round's selections so far: backfill held
+/// while disabled; quota, `maxActiveJobs`, capacity at every level of the path; blockers.
+fn eligible(s: &Snapshot, tree: &QueueTree, job: &JobSnapshot, sel: &Selections) -> bool {
+    let normal = job.schedule_type == ScheduleType::Normal;
+    if !normal && !s.config.backfill_enabled {
+        return false;
+    }
+    if normal && s.config.queue_quota_enabled {
+        if let Some(rule) = s.quotas.iter().find(|q| q.queue == job.queue) {
+            let (used, active) = row_usage(s, job.owner, &job.queue);
+            let (mine, count) = sel.of_pair(job.owner, &job.queue);
+            let total = used
+                .checked_add(&mine)
+                .and_then(|t| t.checked_add(&job.resources))
+                .expect("small");
+            if total.exceeds(&rule.limits) {
+                return false;
+            }
+            if rule.max_active_jobs.is_some_and(|max| active + count >= max) {
+                return false;
+            }
+        }
+        for &q in tree.path_of(&job.queue) {
+            let Some(cap) = tree.capacity(q) else { continue };
+            let name = tree.name(q);
+            let theirs = sel.queue.get(name).cloned().unwrap_or_default();
+            let total = subtree_usage(s, tree, name)
+                .checked_add(&theirs)
+                .and_then(|t| t.checked_add(&job.resources))
+                .expect("small");
+            if total.exceeds(cap) {
+                return false;
+            }
+        }
+    }
+    !blocked(s, job)
+}
+
+/// The prequeued jobs in (submittedAt, id) order.
+fn prequeued(s: &Snapshot) -> Vec<&JobSnapshot> {
+    let mut cands: Vec<&JobSnapshot> = s.jobs.iter().filter(|j| j.phase == JobPhase::Prequeue).collect();
+    cands.sort_by_key(|j| (j.submitted_at, j.id));
+    cands
+}
+
+/// §5 step 4 as written, FCFS, with plain resource-list arithmetic.
+fn naive_fcfs(s: &Snapshot) -> Vec<JobId> {
+    let tree = QueueTree::new_lenient(&s.queues);
+    let mut sel = Selections::default();
+    let mut selected = Vec::new();
+    for job in prequeued(s) {
+        if selected.len() >= s.config.round_limit() {
+            break;
+        }
+        if eligible(s, &tree, job, &sel) {
+            sel.record(&tree, job);
+            selected.push(job.id);
+        }
+    }
+    selected
+}
+
+/// A dominant share as an exact fraction (numerator, denominator > 0).
+type Share = (i128, i128);
+
+fn share_lt(a: Share, b: Share) -> bool {
+    a.0 * b.1 < b.0 * a.1
+}
+
+/// §5 step 4 with `activationOrder = fairShare`, as written and slowly: at each step look at
+/// every eligible job; its (queue, owner) pair's dominant share is the maximum over resources
+/// of the owner's normal usage in that queue plus this round's normal selections of the pair,
+/// divided by the queue's capacity or, for a resource the capacity does not name, by the
+/// allocatable total of every node (a zero divisor leaves the resource out); take the lowest
+/// share, ties by the oldest job (which is the pair's oldest eligible job, since each pair's
+/// jobs go in submission order). Shares are compared as exact fractions.
+fn naive_drf(s: &Snapshot) -> Vec<JobId> {
+    let tree = QueueTree::new_lenient(&s.queues);
+    let mut cluster = ResourceList::new();
+    for n in &s.nodes {
+        cluster = cluster.checked_add(&n.allocatable).expect("small");
+    }
+    let share = |sel: &Selections, owner: UserId, queue: &str| -> Share {
+        let capacity = tree.index_of(queue).and_then(|q| tree.capacity(q));
+        let (used, _) = row_usage(s, owner, queue);
+        let used = used.checked_add(&sel.of_pair(owner, queue).0).expect("small");
+        let mut best: Share = (0, 1);
+        for (name, value) in used.iter() {
+            let divisor = match capacity.and_then(|c| c.get_named(name)) {
+                Some(named) => named.milli(),
+                None => cluster.get(name).milli(),
+            };
+            if divisor > 0 && share_lt(best, (value.milli().max(0), divisor)) {
+                best = (value.milli().max(0), divisor);
+            }
+        }
+        best
+    };
+    let cands = prequeued(s);
+    let mut sel = Selections::default();
+    let mut taken: HashSet<JobId> = HashSet::new();
+    let mut selected = Vec::new();
+    while selected.len() < s.config.round_limit() {
+        let mut next: Option<(Share, &JobSnapshot)> = None;
+        for job in &cands {
+            if taken.contains(&job.id) || !eligible(s, &tree, job, &sel) {
+                continue;
+            }
+            let mine = share(&sel, job.owner, &job.queue);
+            // Candidates come oldest first: a later job wins only with a strictly lower share.
+            if next.is_none_or(|(best, _)| share_lt(mine, best)) {
+                next = Some((mine, job));
+            }
+        }
+        let Some((_, job)) = next else { break };
+        sel.record(&tree, job);
+        taken.insert(job.id);
+        selected.push(job.id);
+    }
+    selected
+}
+
+fn check_invariants(s: &Snapshot, outcome: &RoundOutcome) -> Result<(), TestCaseError> {
+    let tree = QueueTree::new_lenient(&s.queues);
+    let by_id: HashMap<JobId, &JobSnapshot> = s.jobs.iter().map(|j| (j.id, j)).collect();
+    let selected: Vec<&JobSnapshot> = outcome.selected.iter().map(|id| by_id[id]).collect();
+    prop_assert!(selected.len() <= s.config.round_limit());
+    let prequeued = s.jobs.iter().filter(|j| j.phase == JobPhase::Prequeue).count();
+    prop_assert_eq!(selected.len() + outcome.waiting.len(), prequeued);
+    prop_assert_eq!(
+        outcome.more_work,
+        outcome.waiting.iter().any(|w| w.causes.round_limit())
+    );
+    if outcome.more_work {
+        prop_assert_eq!(selected.len(), s.config.round_limit());
+    }
+    for job in &selected {
+        prop_assert_eq!(job.phase, JobPhase::Prequeue);
+        prop_assert!(!blocked(s, job), "selected job {} is blocked", job.id);
+        prop_assert!(s.config.backfill_enabled || job.schedule_type == ScheduleType::Normal);
+    }
+    if !s.config.queue_quota_enabled {
+        return Ok(());
+    }
+    let normal: Vec<&&JobSnapshot> = selected
+        .iter()
+        .filter(|j| j.schedule_type == ScheduleType::Normal)
+        .collect();
+    // No user over a quota limit.
+    for rule in &s.quotas {
+        let mut per_user: BTreeMap<UserId, (ResourceList, u32)> = BTreeMap::new();
+        for job in normal.iter().filter(|j| j.queue == rule.queue) {
+            let e = per_user.entry(job.owner).or_default();
+            e.0 = e.0.checked_add(&job.resources).expect("small");
+            e.1 += 1;
+        }
+        for (owner, (sel, count)) in per_user {
+            let (used, active) = row_usage(s, owner, &rule.queue);
+            let total = used.checked_add(&sel).expect("small");
+            prop_assert!(
+                !total.exceeds(&rule.limits),
+                "user {} over quota in {}",
+                owner,
+                rule.queue
+            );
+            if let Some(max) = rule.max_active_jobs {
+                prop_assert!(active + count <= max, "user {} over maxActiveJobs", owner);
+            }
+        }
+    }
+    // No queue or ancestor over its capacity.
+    for q in 0..tree.len() {
+        let Some(cap) = tree.capacity(q) else { continue };
+        let name = tree.name(q);
+        let inside: Vec<&&&JobSnapshot> = normal.iter().filter(|j| tree.path_of(&j.queue).contains(&q)).collect();
+        if inside.is_empty() {
+            continue;
+        }
+        let mut total = subtree_usage(s, &tree, name);
+        for job in inside {
+            total = total.checked_add(&job.resources).expect("small");
+        }
+        prop_assert!(!total.exceeds(cap), "queue {} over capacity", name);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn a_round_never_breaks_a_quota_a_capacity_or_a_blocker(s in snapshot()) {
+        let outcome = select_round(&s, now()).expect("prepared");
+        check_invariants(&s, &outcome)?;
+    }
+
+    #[test]
+    fn every_waiting_job_is_explained_by_its_causes(s in snapshot()) {
+        let prepared = PreparedRound::new(&s, now()).expect("prepared");
+        let outcome = prepared.select();
+        for waiting in &outcome.waiting {
+            let reasons = prepared.explain(&outcome, waiting);
+            prop_assert!(!reasons.is_empty());
+            let c = waiting.causes;
+            let expected = [
+                (c.backfill_disabled(), "backfill_disabled"),
+                (c.quota(), "quota"),
+                (c.max_active_jobs(), "max_active_jobs"),
+                (c.queue_capacity(), "queue_capacity"),
+                (c.blocked_by().is_some(), "blocked_by"),
+                (c.round_limit(), "round_limit"),
+            ];
+            for (flag, code) in expected {
+                prop_assert_eq!(flag, reasons.iter().any(|r| r.code() == code), "{} for job {}", code, waiting.id);
+            }
+            for reason in &reasons {
+                match reason {
+                    Reason::Quota(d) => prop_assert!(d.resources.iter().any(|r| r.exceeded)),
+                    Reason::QueueCapacity(d) => prop_assert!(d.resources.iter().any(|r| r.exceeded)),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_activated_submission_never_breaks_a_quota_or_a_capacity(s in snapshot(), spec in job_spec()) {
+        let tree = QueueTree::new_lenient(&s.queues);
+        let mut job = build_job(10_000, &JobSpec { pending: false, ..spec.clone() });
+        // A submission is new, so never timed out itself: `blocked` then counts Prequeue
+        // blockers too, as the decision does.
+        job.submitted_at = now();
+        let tasks = [anteroom_shared::scheduling::TaskResources {
+            name: "main".into(),
+            replicas: 1,
+            requests: job.resources.clone(),
+            node_names: Vec::new(),
+        }];
+        let submission = Submission {
+            owner: job.owner,
+            queue: &job.queue,
+            kind: job.kind,
+            schedule_type: job.schedule_type,
+            preemption_policy: job.preemption_policy,
+            tasks: &tasks,
+            tolerations: &[],
+        };
+        let Ok(decision) = decide_submission(&s, &tree, &submission, now()) else { return Ok(()) };
+        if decision != SubmitDecision::Activated || job.schedule_type != ScheduleType::Normal {
+            return Ok(());
+        }
+        if s.config.queue_quota_enabled {
+            if let Some(rule) = s.quotas.iter().find(|q| q.queue == job.queue) {
+                let (used, active) = row_usage(&s, job.owner, &job.queue);
+                prop_assert!(!used.checked_add(&job.resources).expect("small").exceeds(&rule.limits));
+                prop_assert!(rule.max_active_jobs.is_none_or(|max| active < max));
+            }
+            for &q in tree.path_of(&job.queue) {
+                let Some(cap) = tree.capacity(q) else { continue };
+                let total = subtree_usage(&s, &tree, tree.name(q)).checked_add(&job.resources).expect("small");
+                prop_assert!(!total.exceeds(cap));
+            }
+        }
+        prop_assert!(!blocked(&s, &job) || !s.config.blocking_enabled());
+    }
+
+    #[test]
+    fn fcfs_selection_is_first_come_first_served_among_eligible_jobs(mut s in snapshot()) {
+        s.config.activation_order = ActivationOrder::Fcfs;
+        let outcome = select_round(&s, now()).expect("prepared");
+        prop_assert_eq!(outcome.selected, naive_fcfs(&s));
+    }
+
+    #[test]
+    fn fair_share_selection_follows_the_naive_drf_statement(mut s in snapshot()) {
+        s.config.activation_order = ActivationOrder::FairShare;
+        let outcome = select_round(&s, now()).expect("prepared");
+        prop_assert_eq!(outcome.selected, naive_drf(&s));
+    }
+
+    #[test]
+    fn identical_input_gives_identical_output(s in snapshot()) {
+        let a = select_round(&s, now()).expect("prepared");
+        let b = select_round(&s.clone(), now()).expect("prepared");
+        prop_assert_eq!(&a.selected, &b.selected);
+        prop_assert_eq!(&a.waiting, &b.waiting);
+        prop_assert_eq!(a.more_work, b.more_work);
+    }
+
+    #[test]
+    fn fair_share_with_equal_demands_keeps_owners_within_one_job(
+        jobs in proptest::collection::vec((1_i64..6, 0_i64..40), 1..60),
+        limit in 1_i64..40,
+    ) {
+        let mut s = Snapshot::default();
+        s.config.activation_order = ActivationOrder::FairShare;
+        s.config.prequeue_candidate_size = limit;
+        s.queues = vec![queue("default", None, None)];
+        s.nodes = vec![node("n1", &[("cpu", "64"), ("memory", "256Gi")])];
+        s.jobs = jobs.iter().enumerate()
+            .map(|(i, (owner, at))| JobBuilder::normal(i as JobId + 1).owner(*owner).submitted(*at).cpu("1").mem("4Gi").build())
+            .collect();
+        let outcome = select_round(&s, now()).expect("prepared");
+        let mut got: BTreeMap<UserId, i64> = BTreeMap::new();
+        let mut left: BTreeMap<UserId, i64> = BTreeMap::new();
+        for job in &s.jobs {
+            if outcome.selected.contains(&job.id) {
+                *got.entry(job.owner).or_default() += 1;
+            } else {
+                *left.entry(job.owner).or_default() += 1;
+            }
+        }
+        let max_got = got.values().copied().max().unwrap_or(0);
+        for owner in left.keys() {
+            // An owner still holding eligible jobs is at most one job behind anyone.
+            let mine = got.get(owner).copied().unwrap_or(0);
+            prop_assert!(max_got - mine <= 1, "owner {} got {} while another got {}", owner, mine, max_got);
+        }
+        // Each owner's own jobs stay first-come-first-served.
+        let mut last: BTreeMap<UserId, (DateTime<Utc>, JobId)> = BTreeMap::new();
+        for id in &outcome.selected {
+            let job = s.jobs.iter().find(|j| j.id == *id).expect("exists");
+            let key = (job.submitted_at, job.id);
+            if let Some(prev) = last.insert(job.owner, key) {
+                prop_assert!(prev < key);
+            }
+        }
+    }
+
+    #[test]
+    fn the_preemption_cover_is_a_brute_force_minimum(
+        pool in proptest::collection::vec(proptest::collection::vec(0_i128..6, 2), 0..=12),
+        need in proptest::collection::vec(0_i128..12, 2),
+    ) {
+        let got = min_cover(&pool, &need, pool.len());
+        // Brute force: every subset, smallest size first, then lexicographic index order.
+        let mut best: Option<Vec<usize>> = None;
+        for mask in 0_u32..(1 << pool.len()) {
+            let indices: Vec<usize> = (0..pool.len()).filter(|i| mask & (1 << i) != 0).collect();
+            let covers = (0..need.len()).all(|r| indices.iter().map(|&i| pool[i][r]).sum::<i128>() >= need[r]);
+            if covers && best.as_ref().is_none_or(|b| (indices.len(), &indices) < (b.len(), b)) {
+                best = Some(indices);
+            }
+        }
+        match (got, best) {
+            (None, None) => {}
+            (Some(cover), Some(best)) => {
+                prop_assert!(cover.exact);
+                let sums: Vec<i128> = (0..need.len()).map(|r| cover.indices.iter().map(|&i| pool[i][r]).sum()).collect();
+                prop_assert!(sums.iter().zip(&need).all(|(s, n)| s >= n), "cover does not cover");
+                prop_assert_eq!(cover.indices, best);
+            }
+            (got, best) => prop_assert!(false, "search {:?} vs brute force {:?}", got, best),
+        }
+    }
+}

@@ -1,0 +1,256 @@
+//! The Kubernetes manifests in `deploy/`: each parses as its Kubernetes type with no field the
+//! type does not know (a typo would otherwise be dropped silently by `kubectl apply`), the RBAC
+//! rules grant exactly the kube adapter's [`REQUIRED_PERMISSIONS`] — nothing missing, nothing
+//! extra — and the Deployment runs the kube cluster as a non-root user with its probes and
+//! secrets wired.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use anteroom::cluster::kube::{PermissionScope, REQUIRED_PERMISSIONS};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, Subject};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+fn deploy_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy")
+}
+
+/// Every YAML document of every `deploy/*.yaml`, with the file it came from.
+fn documents() -> Vec<(String, Value)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(deploy_dir())
+        .expect("deploy/ exists")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no manifests in deploy/");
+    let mut docs = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("readable manifest");
+        let name = file.file_name().expect("file name").to_string_lossy().into_owned();
+        for doc in serde_norway::Deserializer::from_str(&text) {
+            let value = Value::deserialize(doc).unwrap_or_else(|e| panic!("{name}: invalid YAML: {e}"));
+            if !value.is_null() {
+                docs.push((name.clone(), value));
+            }
+        }
+    }
+    docs
+}
+
+/// The documents of one kind, as that Kubernetes type.
+fn all_of<T: DeserializeOwned>(kind: &str) -> Vec<T> {
+    documents()
+        .into_iter()
+        .filter(|(_, v)| v["kind"] == kind)
+        .map(|(file, v)| serde_json::from_value(v).unwrap_or_else(|e| panic!("{file}: not a valid {kind}: {e}")))
+        .collect()
+}
+
+fn one_of<T: DeserializeOwned>(kind: &str) -> T {
+    let mut all = all_of::<T>(kind);
+    assert_eq!(all.len(), 1, "expected exactly one {kind} in deploy/");
+    all.remove(0)
+}
+
+/// Parses as `T` and serialises back to the same JSON: a field `T` does not know would be lost.
+fn round_trips<T: DeserializeOwned + serde::Serialize>(file: &str, value: &Value) {
+    let typed: T = serde_json::from_value(value.clone()).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let back = serde_json::to_value(&typed).expect("serialise");
+    assert_eq!(
+        &back, value,
+        "{file}: {} has fields its type does not know",
+        value["kind"]
+    );
+}
+
+/// (apiGroup, resource, verb) triples of RBAC rules; wildcards, resource names and non-resource
+/// URLs are refused outright (the adapter needs none).
+fn triples(rules: &[PolicyRule]) -> BTreeSet<(String, String, String)> {
+    let mut out = BTreeSet::new();
+    for rule in rules {
+        assert!(rule.resource_names.is_none(), "resourceNames are not used: {rule:?}");
+        assert!(
+            rule.non_resource_urls.is_none(),
+            "nonResourceURLs are not used: {rule:?}"
+        );
+        for group in rule.api_groups.iter().flatten() {
+            for resource in rule.resources.iter().flatten() {
+                for verb in &rule.verbs {
+                    assert!(
+                        ![group, resource, verb].iter().any(|s| s.contains('*')),
+                        "wildcard in {rule:?}"
+                    );
+                    out.insert((group.clone(), resource.clone(), verb.clone()));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn required(scope: PermissionScope) -> BTreeSet<(String, String, String)> {
+    REQUIRED_PERMISSIONS
+        .iter()
+        .filter(|p| p.scope == scope)
+        .flat_map(|p| {
+            p.verbs
+                .iter()
+                .map(|v| (p.api_group.to_owned(), p.resource.to_owned(), (*v).to_owned()))
+        })
+        .collect()
+}
+
+fn configured_namespace() -> String {
+    let config: ConfigMap = one_of("ConfigMap");
+    config
+        .data
+        .as_ref()
+        .and_then(|d| d.get("ANTEROOM_NAMESPACE"))
+        .cloned()
+        .expect("ANTEROOM_NAMESPACE in the ConfigMap")
+}
+
+fn service_account_subject() -> Subject {
+    let account: ServiceAccount = one_of("ServiceAccount");
+    Subject {
+        kind: "ServiceAccount".to_owned(),
+        name: account.metadata.name.expect("name"),
+        namespace: account.metadata.namespace,
+        api_group: None,
+    }
+}
+
+#[test]
+fn deploy_manifests_parse_as_their_kubernetes_types_without_unknown_fields() {
+    let mut kinds = BTreeSet::new();
+    for (file, doc) in documents() {
+        let kind = doc["kind"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{file}: no kind"))
+            .to_owned();
+        match kind.as_str() {
+            "Namespace" => round_trips::<Namespace>(&file, &doc),
+            "ServiceAccount" => round_trips::<ServiceAccount>(&file, &doc),
+            "ClusterRole" => round_trips::<ClusterRole>(&file, &doc),
+            "ClusterRoleBinding" => round_trips::<ClusterRoleBinding>(&file, &doc),
+            "Role" => round_trips::<Role>(&file, &doc),
+            "RoleBinding" => round_trips::<RoleBinding>(&file, &doc),
+            "ConfigMap" => round_trips::<ConfigMap>(&file, &doc),
+            "Deployment" => round_trips::<Deployment>(&file, &doc),
+            "Service" => round_trips::<Service>(&file, &doc),
+            other => panic!("{file}: unexpected kind {other}"),
+        }
+        kinds.insert(kind);
+    }
+    let expected = [
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ConfigMap",
+        "Deployment",
+        "Namespace",
+        "Role",
+        "RoleBinding",
+        "Service",
+        "ServiceAccount",
+    ];
+    assert_eq!(kinds, expected.iter().map(|k| (*k).to_owned()).collect());
+}
+
+#[test]
+fn deploy_cluster_role_grants_exactly_the_cluster_wide_permissions_the_kube_adapter_uses() {
+    let role: ClusterRole = one_of("ClusterRole");
+    let granted = triples(role.rules.as_deref().unwrap_or_default());
+    assert_eq!(granted, required(PermissionScope::Cluster));
+}
+
+#[test]
+fn deploy_role_grants_exactly_the_namespaced_permissions_in_the_configured_namespace() {
+    let role: Role = one_of("Role");
+    assert_eq!(role.metadata.namespace, Some(configured_namespace()));
+    let granted = triples(role.rules.as_deref().unwrap_or_default());
+    assert_eq!(granted, required(PermissionScope::Namespace));
+    assert!(
+        granted
+            .iter()
+            .any(|(g, r, _)| g == "coordination.k8s.io" && r == "leases"),
+        "leases are granted for the watcher's lease"
+    );
+}
+
+#[test]
+fn deploy_bindings_give_both_roles_to_the_deployments_service_account() {
+    let subject = service_account_subject();
+    let deployment: Deployment = one_of("Deployment");
+    let pod = deployment.spec.expect("spec").template.spec.expect("pod spec");
+    assert_eq!(pod.service_account_name.as_ref(), Some(&subject.name));
+
+    let cluster_binding: ClusterRoleBinding = one_of("ClusterRoleBinding");
+    let cluster_role: ClusterRole = one_of("ClusterRole");
+    assert_eq!(cluster_binding.role_ref.kind, "ClusterRole");
+    assert_eq!(
+        Some(&cluster_binding.role_ref.name),
+        cluster_role.metadata.name.as_ref()
+    );
+    assert_eq!(cluster_binding.subjects, Some(vec![subject.clone()]));
+
+    let binding: RoleBinding = one_of("RoleBinding");
+    let role: Role = one_of("Role");
+    assert_eq!(binding.role_ref.kind, "Role");
+    assert_eq!(Some(&binding.role_ref.name), role.metadata.name.as_ref());
+    assert_eq!(binding.metadata.namespace, role.metadata.namespace);
+    assert_eq!(binding.subjects, Some(vec![subject]));
+}
+
+#[test]
+fn deploy_deployment_runs_the_kube_cluster_as_non_root_with_probes_and_secrets() {
+    let config: ConfigMap = one_of("ConfigMap");
+    let data = config.data.expect("data");
+    assert_eq!(data.get("ANTEROOM_CLUSTER").map(String::as_str), Some("kube"));
+
+    let deployment: Deployment = one_of("Deployment");
+    let pod = deployment.spec.expect("spec").template.spec.expect("pod spec");
+    assert_eq!(
+        pod.security_context.as_ref().and_then(|s| s.run_as_non_root),
+        Some(true)
+    );
+    let container = &pod.containers[0];
+    let security = container.security_context.as_ref().expect("container securityContext");
+    assert_eq!(security.allow_privilege_escalation, Some(false));
+    assert_eq!(security.read_only_root_filesystem, Some(true));
+
+    let from_config = container
+        .env_from
+        .iter()
+        .flatten()
+        .any(|e| e.config_map_ref.as_ref().map(|c| c.name.as_str()) == config.metadata.name.as_deref());
+    assert!(from_config, "the container reads the ConfigMap");
+    for secret_env in ["ANTEROOM_JWT_SECRET", "ANTEROOM_DATABASE_URL"] {
+        let var = container
+            .env
+            .iter()
+            .flatten()
+            .find(|e| e.name == secret_env)
+            .unwrap_or_else(|| panic!("{secret_env} is set"));
+        let from_secret = var.value_from.as_ref().and_then(|v| v.secret_key_ref.as_ref());
+        assert!(
+            from_secret.is_some() && var.value.is_none(),
+            "{secret_env} comes from a Secret"
+        );
+    }
+    let probe_path = |probe: Option<&k8s_openapi::api::core::v1::Probe>| {
+        probe.and_then(|p| p.http_get.as_ref()).and_then(|h| h.path.clone())
+    };
+    assert_eq!(
+        probe_path(container.liveness_probe.as_ref()).as_deref(),
+        Some("/healthz")
+    );
+    assert_eq!(
+        probe_path(container.readiness_probe.as_ref()).as_deref(),
+        Some("/readyz")
+    );
+}

@@ -1,0 +1,135 @@
+//! Translations: every visible string goes through [`I18n::t`] with a key checked at compile
+//! time (`k!("nav.jobs")`). The locale comes from the saved choice, else the browser's
+//! languages, else English; `<html lang>` follows it.
+
+use leptos::prelude::*;
+
+/// A language of the UI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Locale {
+    /// English.
+    En,
+    /// Chinese (simplified).
+    Zh,
+    /// Japanese.
+    Ja,
+    /// Korean.
+    Ko,
+}
+
+impl Locale {
+    /// All locales, in the order of the switcher.
+    pub const ALL: [Locale; 4] = [Locale::En, Locale::Zh, Locale::Ja, Locale::Ko];
+
+    /// BCP 47 code, also the file name in `i18n/`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Locale::En => "en",
+            Locale::Zh => "zh",
+            Locale::Ja => "ja",
+            Locale::Ko => "ko",
+        }
+    }
+
+    /// The locale for a language tag such as `zh-CN` or `ja`.
+    pub fn from_tag(tag: &str) -> Option<Locale> {
+        let primary = tag.split(['-', '_']).next()?.to_ascii_lowercase();
+        Locale::ALL.into_iter().find(|l| l.code() == primary)
+    }
+
+    /// The language's own name, for the switcher.
+    pub fn native_name(self) -> &'static str {
+        lookup(self, k!("lang.self"))
+    }
+}
+
+/// Index of a translation key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Key(pub usize);
+
+include!(concat!(env!("OUT_DIR"), "/i18n_table.rs"));
+
+/// The text of a key in a locale.
+pub fn lookup(locale: Locale, key: Key) -> &'static str {
+    table(locale)[key.0]
+}
+
+const STORAGE_KEY: &str = "anteroom.locale";
+
+/// The current locale, shared through context.
+#[derive(Clone, Copy)]
+pub struct I18n {
+    locale: RwSignal<Locale>,
+}
+
+impl I18n {
+    /// The locale chosen before, else the browser's first supported language, else English.
+    pub fn detect() -> Self {
+        let saved = local_storage()
+            .and_then(|s| s.get_item(STORAGE_KEY).ok().flatten())
+            .and_then(|c| Locale::from_tag(&c));
+        let locale = saved.or_else(browser_locale).unwrap_or(Locale::En);
+        Self {
+            locale: RwSignal::new(locale),
+        }
+    }
+
+    /// The current locale (reactive).
+    pub fn locale(&self) -> Locale {
+        self.locale.get()
+    }
+
+    /// Switches language and remembers the choice.
+    pub fn set_locale(&self, locale: Locale) {
+        if let Some(s) = local_storage() {
+            let _ = s.set_item(STORAGE_KEY, locale.code());
+        }
+        self.locale.set(locale);
+    }
+
+    /// The text of `key` in the current locale (reactive).
+    pub fn t(&self, key: Key) -> &'static str {
+        lookup(self.locale.get(), key)
+    }
+}
+
+/// The I18n of the app.
+pub fn use_i18n() -> I18n {
+    expect_context::<I18n>()
+}
+
+fn local_storage() -> Option<web_sys::Storage> {
+    web_sys::window()?.local_storage().ok().flatten()
+}
+
+fn browser_locale() -> Option<Locale> {
+    let navigator = web_sys::window()?.navigator();
+    let languages = navigator.languages();
+    languages
+        .iter()
+        .filter_map(|v| v.as_string())
+        .chain(navigator.language())
+        .find_map(|tag| Locale::from_tag(&tag))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn language_tags_map_to_locales_by_their_primary_subtag() {
+        assert_eq!(Locale::from_tag("zh-CN"), Some(Locale::Zh));
+        assert_eq!(Locale::from_tag("ja"), Some(Locale::Ja));
+        assert_eq!(Locale::from_tag("ko_KR"), Some(Locale::Ko));
+        assert_eq!(Locale::from_tag("EN-gb"), Some(Locale::En));
+        assert_eq!(Locale::from_tag("fr"), None);
+    }
+
+    #[test]
+    fn every_locale_translates_the_product_name_and_its_own_name() {
+        for l in Locale::ALL {
+            assert!(!lookup(l, k!("app.name")).is_empty());
+            assert!(!l.native_name().is_empty());
+        }
+    }
+}

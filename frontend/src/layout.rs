@@ -1,0 +1,84 @@
+//! The frame around every page: header with the product name, navigation, language switcher.
+
+use leptos::prelude::*;
+use leptos_router::components::A;
+
+use crate::i18n::{Key, Locale, k, use_i18n};
+
+/// Header, navigation and the page below them.
+#[component]
+pub fn Layout(children: Children) -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <div class="min-h-screen bg-slate-50 text-slate-900">
+            <header class="bg-slate-900 text-white">
+                <div class="mx-auto max-w-7xl px-4 py-3 flex flex-wrap items-center gap-4">
+                    <a href="/jobs" class="text-lg font-semibold tracking-tight" data-testid="brand">
+                        {move || i18n.t(k!("app.name"))}
+                    </a>
+                    <nav class="flex flex-wrap items-center gap-1 text-sm" aria-label=move || i18n.t(k!("nav.main"))>
+                        <NavLink href="/jobs" label=k!("nav.jobs") />
+                        <NavLink href="/jobs/new" label=k!("nav.newJob") />
+                        <span class="mx-2 h-4 w-px bg-slate-600" aria-hidden="true"></span>
+                        <span class="text-xs uppercase text-slate-400">{move || i18n.t(k!("nav.admin"))}</span>
+                        <NavLink href="/admin/prequeue" label=k!("nav.adminPrequeue") />
+                        <NavLink href="/admin/quotas" label=k!("nav.adminQuotas") />
+                        <NavLink href="/admin/queues" label=k!("nav.adminQueues") />
+                        <NavLink href="/admin/jobs" label=k!("nav.adminJobs") />
+                        <NavLink href="/admin/cluster" label=k!("nav.adminCluster") />
+                        <NavLink href="/admin/users" label=k!("nav.adminUsers") />
+                    </nav>
+                    <div class="ml-auto flex items-center gap-3">
+                        <LanguageSwitcher />
+                        <a href="/login" class="text-sm text-slate-300 hover:text-white">{move || i18n.t(k!("nav.login"))}</a>
+                    </div>
+                </div>
+            </header>
+            <main class="mx-auto max-w-7xl px-4 py-6">{children()}</main>
+            <footer class="mx-auto max-w-7xl px-4 pb-6 text-xs text-slate-500">
+                <a href="/api/docs" rel="external" class="underline hover:text-slate-700">{move || i18n.t(k!("footer.apiDocs"))}</a>
+            </footer>
+        </div>
+    }
+}
+
+/// A navigation link; the current page is marked for the eye and for screen readers.
+#[component]
+fn NavLink(href: &'static str, label: Key) -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <A
+            href=href
+            exact=true
+            attr:class="rounded px-2 py-1 text-slate-200 hover:bg-slate-700 hover:text-white focus:outline-none focus:ring-2 focus:ring-sky-400 aria-[current=page]:bg-slate-700 aria-[current=page]:text-white"
+        >
+            {move || i18n.t(label)}
+        </A>
+    }
+}
+
+/// The language select; the choice is remembered across visits.
+#[component]
+fn LanguageSwitcher() -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <label class="flex items-center gap-2 text-sm text-slate-300">
+            <span>{move || i18n.t(k!("lang.label"))}</span>
+            <select
+                id="lang-select"
+                class="rounded bg-slate-800 px-2 py-1 text-white focus:outline-none focus:ring-2 focus:ring-sky-400"
+                on:change=move |ev| {
+                    if let Some(l) = Locale::from_tag(&event_target_value(&ev)) {
+                        i18n.set_locale(l);
+                    }
+                }
+                prop:value=move || i18n.locale().code()
+            >
+                {Locale::ALL
+                    .into_iter()
+                    .map(|l| view! { <option value=l.code()>{l.native_name()}</option> })
+                    .collect_view()}
+            </select>
+        </label>
+    }
+}

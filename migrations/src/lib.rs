@@ -1,0 +1,19 @@
+//! Anteroom's schema, one file per change. Never edit a migration that has shipped: add one.
+
+pub use sea_orm_migration::prelude::*;
+
+mod m20261122_000001_create_users;
+mod m20261122_000002_create_sim_cluster;
+
+/// Applies the migrations in order; used at start and by `anteroom migrate`.
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![
+            Box::new(m20261122_000001_create_users::Migration),
+            Box::new(m20261122_000002_create_sim_cluster::Migration),
+        ]
+    }
+}

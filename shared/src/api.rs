@@ -1,0 +1,148 @@
+//! Data transfer objects of the REST API (`spec/api.md`), shared so the WASM client and the
+//! server cannot disagree on a field name.
+
+use serde::{Deserialize, Serialize};
+
+/// The one error shape every API error uses: `{"error": {code, message, details?}}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ErrorBody {
+    /// The error itself.
+    pub error: ErrorObject,
+}
+
+/// The inside of [`ErrorBody`]: a stable code for programs, a message for people.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ErrorObject {
+    /// Stable snake_case code; clients (and the UI's translations) key on it.
+    pub code: String,
+    /// English text for people; the UI shows a translation of `code` instead when it has one.
+    pub message: String,
+    /// Structured context, e.g. the offending fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<serde_json::Value>,
+}
+
+/// Whether a user administers Anteroom or only uses it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Sets quotas, queues and the prequeue; sees every job.
+    Admin,
+    /// Submits and watches their own jobs.
+    User,
+}
+
+/// A user as the API shows it (never the password hash).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct User {
+    /// Database id.
+    pub id: i64,
+    /// Login name.
+    pub username: String,
+    /// Name shown in the UI.
+    pub display_name: String,
+    /// Admin or user.
+    pub role: Role,
+    /// Queues this user may submit to.
+    pub queues: Vec<String>,
+}
+
+/// `POST /api/v1/auth/login` body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LoginRequest {
+    /// Login name.
+    pub username: String,
+    /// Password in clear (sent over the same TLS as everything else).
+    pub password: String,
+}
+
+/// `POST /api/v1/auth/login` answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct LoginResponse {
+    /// Bearer token for the `Authorization` header.
+    pub token: String,
+    /// When the token stops working (RFC 3339).
+    pub expires_at: chrono::DateTime<chrono::Utc>,
+    /// Who logged in.
+    pub user: User,
+}
+
+/// A page of a list: `?page=1&pageSize=50` → `{items, total, page, pageSize}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Page<T> {
+    /// This page's items.
+    pub items: Vec<T>,
+    /// Items over all pages.
+    pub total: u64,
+    /// 1-based page number.
+    pub page: u64,
+    /// Items per page (≤ 500).
+    pub page_size: u64,
+}
+
+/// `GET /readyz` answer: each dependency and whether it answered.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Readiness {
+    /// All checks passed.
+    pub ready: bool,
+    /// The database answered a query.
+    pub database: bool,
+    /// Every migration is applied.
+    pub migrations: bool,
+    /// The cluster answered.
+    pub cluster: bool,
+}
+
+/// A node as `GET /api/v1/cluster/nodes` shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterNode {
+    /// Host name.
+    pub name: String,
+    /// `Ready=True`.
+    pub ready: bool,
+    /// Not cordoned.
+    pub schedulable: bool,
+    /// What pods may request in total.
+    pub allocatable: crate::scheduling::ResourceList,
+    /// Requests of the pods on it (terminating ones included).
+    pub used: crate::scheduling::ResourceList,
+    /// `allocatable − used`.
+    pub free: crate::scheduling::ResourceList,
+    /// Node labels.
+    pub labels: std::collections::BTreeMap<String, String>,
+}
+
+/// A resource name the nodes offer (`GET /api/v1/cluster/resources`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterResource {
+    /// e.g. `cpu`, `memory`, `nvidia.com/a100`.
+    pub name: String,
+    /// Accelerators (names with `/`) are offered by model in forms and quota editors.
+    pub accelerator: bool,
+}
+
+/// `PUT /api/v1/admin/nodes/{name}/schedulable` body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SetSchedulable {
+    /// `false` cordons the node, `true` lets pods land on it again.
+    pub schedulable: bool,
+}

@@ -1,0 +1,16 @@
+//! Scheduling vocabulary shared by server and client: quantities, resource lists,
+//! resource domains and the enums of `spec/prequeue.md`.
+//!
+//! Pure data and arithmetic only (it also compiles to `wasm32-unknown-unknown`): the UI uses it
+//! to validate forms and show usage against limits; the server's prequeue core builds on it.
+
+mod enums;
+mod quantity;
+mod resources;
+
+pub use enums::{ActivationOrder, JobKind, JobPhase, PreemptionPolicy, ScheduleType, UnknownVariant};
+pub use quantity::{MAX_MILLI, Quantity, QuantityError, QuantityFormat};
+pub use resources::{
+    LimitComparison, NodeSet, ResourceDomain, ResourceError, ResourceList, TaskResources, domain_blocks,
+    is_accelerator, is_single_node, job_explicit_nodes, job_resources, nodes_overlap,
+};

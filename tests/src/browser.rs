@@ -1,0 +1,157 @@
+//! Headless Chromium (Debian's) driven through chromedriver with fantoccini. Each browser gets
+//! its own chromedriver on a free port and a fresh profile directory.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tokio::process::{Child, Command};
+
+/// Flags that make Chromium work headless, as root, on a machine with no outside network.
+pub const CHROMIUM_FLAGS: &[&str] = &[
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--window-size=1280,900",
+];
+
+fn find(candidates: &[&str]) -> Option<PathBuf> {
+    candidates.iter().map(PathBuf::from).find(|p| p.is_file())
+}
+
+/// A browser session; close it with [`Browser::close`].
+pub struct Browser {
+    /// The WebDriver client.
+    pub client: Client,
+    driver: Child,
+    _profile: TempDir,
+}
+
+impl Browser {
+    /// Starts Chromium with `accept_language` as the browser's language list. `None` when
+    /// Chromium or chromedriver is missing outside CI (the test is skipped); under CI that is a
+    /// failure.
+    pub async fn start(accept_language: &str) -> Option<Browser> {
+        let chromium = find(&["/usr/bin/chromium", "/usr/bin/chromium-browser"]);
+        let driver_bin = find(&["/usr/bin/chromedriver"]);
+        let (Some(chromium), Some(driver_bin)) = (chromium, driver_bin) else {
+            assert!(
+                !crate::in_ci(),
+                "CI=true but chromium/chromedriver are missing: run the tests through ./anteroom.sh test"
+            );
+            eprintln!("skipping: chromium or chromedriver not installed (apt-get install chromium chromium-driver)");
+            return None;
+        };
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("free port");
+            l.local_addr().expect("addr").port()
+        };
+        let driver = Command::new(driver_bin)
+            .arg(format!("--port={port}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start chromedriver");
+        let base = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(res) = reqwest::get(format!("{base}/status")).await
+                && res.status().is_success()
+            {
+                break;
+            }
+            assert!(Instant::now() < deadline, "chromedriver did not start");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let profile = tempfile::tempdir().expect("profile dir");
+        let mut args: Vec<String> = CHROMIUM_FLAGS.iter().map(|s| s.to_string()).collect();
+        args.push(format!("--user-data-dir={}", profile.path().display()));
+        let caps = json!({
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": chromium,
+                "args": args,
+                // chromedriver ignores --lang; this is what sets navigator.languages.
+                "prefs": {"intl.accept_languages": accept_language},
+            },
+            "goog:loggingPrefs": {"browser": "ALL"},
+        });
+        let caps = match caps {
+            Value::Object(m) => m,
+            _ => unreachable!(),
+        };
+        let client = ClientBuilder::new(HttpConnector::new())
+            .capabilities(caps)
+            .connect(&base)
+            .await
+            .expect("a WebDriver session");
+        Some(Browser {
+            client,
+            driver,
+            _profile: profile,
+        })
+    }
+
+    /// Waits until the element matching `css` has exactly `text` (trimmed), up to 15 s; returns
+    /// the last text seen on failure.
+    pub async fn wait_for_text(&self, css: &str, text: &str) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let mut last = String::from("<no element>");
+        while Instant::now() < deadline {
+            if let Ok(el) = self.client.find(Locator::Css(css)).await
+                && let Ok(t) = el.text().await
+            {
+                if t.trim() == text {
+                    return Ok(());
+                }
+                last = t;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Err(format!("`{css}` never showed {text:?}; last seen {last:?}"))
+    }
+
+    /// Messages the page logged at error level (console errors, failed loads, exceptions)
+    /// since the last call.
+    pub async fn console_errors(&self) -> Vec<String> {
+        let logs = self.client.issue_cmd(GetBrowserLog).await.unwrap_or(Value::Null);
+        logs.as_array()
+            .map(|entries| {
+                entries
+                    .iter()
+                    .filter(|e| e["level"] == "SEVERE")
+                    .map(|e| e["message"].as_str().unwrap_or_default().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Ends the session (Chromium exits) and stops chromedriver.
+    pub async fn close(mut self) {
+        let _ = self.client.clone().close().await;
+        let _ = self.driver.kill().await;
+    }
+}
+
+/// chromedriver's log endpoint (not in the W3C standard, so fantoccini has no method for it).
+#[derive(Debug)]
+struct GetBrowserLog;
+
+impl fantoccini::wd::WebDriverCompatibleCommand for GetBrowserLog {
+    fn endpoint(&self, base_url: &url::Url, session_id: Option<&str>) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!("session/{}/se/log", session_id.unwrap_or_default()))
+    }
+
+    fn method_and_body(&self, _request_url: &url::Url) -> (http::Method, Option<String>) {
+        (http::Method::POST, Some(r#"{"type":"browser"}"#.to_string()))
+    }
+}

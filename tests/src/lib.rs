@@ -1,0 +1,157 @@
+//! The end-to-end harness: the real application on `127.0.0.1:0` with a fresh database per
+//! test (SQLite by default, PostgreSQL when the test command provides a server), and headless
+//! Chromium driven through chromedriver.
+//!
+//! ```no_run
+//! # async fn t() {
+//! let app = anteroom_tests::TestApp::builder().start().await;
+//! let res = app.client.get(app.url("/healthz")).send().await.unwrap();
+//! assert_eq!(res.status(), 200);
+//! # }
+//! ```
+
+pub mod browser;
+pub mod postgres;
+
+use std::net::SocketAddr;
+
+use anteroom::app::{self, AppState};
+use anteroom::config::{Config, Secret};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// The admin password every test app starts with.
+pub const ADMIN_PASSWORD: &str = "test-admin-password";
+
+/// True when running under CI, where a missing PostgreSQL or Chromium is an error, not a skip.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// A running Anteroom.
+pub struct TestApp {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// An HTTP client (no redirects followed, so tests see them).
+    pub client: reqwest::Client,
+    /// The application state, for tests that look behind the API.
+    pub state: AppState,
+    shutdown: Option<oneshot::Sender<()>>,
+    server: Option<JoinHandle<std::io::Result<()>>>,
+    _data_dir: TempDir,
+}
+
+/// Options for [`TestApp`]; `start()` launches it.
+#[derive(Default)]
+pub struct TestAppBuilder {
+    database_url: Option<String>,
+}
+
+impl TestAppBuilder {
+    /// Use this database instead of a fresh SQLite file.
+    pub fn database_url(mut self, url: impl Into<String>) -> Self {
+        self.database_url = Some(url.into());
+        self
+    }
+
+    /// Starts the app: migrations, first admin, router, all as in production.
+    pub async fn start(self) -> TestApp {
+        let data_dir = tempfile::tempdir().expect("temp dir");
+        let mut config = Config::for_data_dir(data_dir.path());
+        if let Some(url) = self.database_url {
+            config.database_url = url;
+        }
+        config.admin_password = Some(Secret::new(ADMIN_PASSWORD));
+        config.jwt_secret = Some(Secret::new("test-secret-test-secret-test-secret"));
+        let prepared = app::prepare(config).await.expect("the app prepares");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (tx, rx) = oneshot::channel::<()>();
+        let state = prepared.state.clone();
+        let server = tokio::spawn(app::serve(listener, prepared.state, async {
+            let _ = rx.await;
+        }));
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("client");
+        TestApp {
+            addr,
+            client,
+            state,
+            shutdown: Some(tx),
+            server: Some(server),
+            _data_dir: data_dir,
+        }
+    }
+}
+
+impl TestApp {
+    /// A builder; `TestApp::builder().start().await` is the common case.
+    pub fn builder() -> TestAppBuilder {
+        TestAppBuilder::default()
+    }
+
+    /// Absolute URL of a path on this app.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    /// Logs in and returns the bearer token.
+    pub async fn login(&self, username: &str, password: &str) -> reqwest::Response {
+        self.client
+            .post(self.url("/api/v1/auth/login"))
+            .json(&json!({"username": username, "password": password}))
+            .send()
+            .await
+            .expect("request")
+    }
+
+    /// A token for the first admin.
+    pub async fn admin_token(&self) -> String {
+        let res = self.login("admin", ADMIN_PASSWORD).await;
+        assert_eq!(res.status(), 200);
+        let body: Value = res.json().await.expect("json");
+        body["token"].as_str().expect("token").to_string()
+    }
+
+    /// Stops the server gracefully and waits for it.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(handle) = self.server.take() {
+            let _ = handle.await;
+        }
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+impl TestApp {
+    /// Creates a user with the `user` role and returns a token for them.
+    pub async fn user_token(&self, username: &str) -> String {
+        let password = "user-password-123";
+        anteroom::users::create(
+            &self.state.db,
+            username,
+            username,
+            password,
+            anteroom_shared::api::Role::User,
+        )
+        .await
+        .expect("create user");
+        let res = self.login(username, password).await;
+        assert_eq!(res.status(), 200);
+        let body: Value = res.json().await.expect("json");
+        body["token"].as_str().expect("token").to_string()
+    }
+}

@@ -1,0 +1,167 @@
+//! The web UI in headless Chromium: the shell renders, the language switch works and is
+//! remembered, deep links render their page, the API docs load offline, no console errors.
+
+use anteroom_tests::TestApp;
+use anteroom_tests::browser::Browser;
+use fantoccini::Locator;
+
+fn ui_built() -> bool {
+    if anteroom::http::assets::ui_built() {
+        return true;
+    }
+    assert!(
+        !anteroom_tests::in_ci(),
+        "CI=true but the web UI is not embedded: run the tests through ./anteroom.sh test"
+    );
+    eprintln!("skipping: the UI is not built (cargo xtask ui)");
+    false
+}
+
+#[tokio::test]
+async fn browser_the_shell_renders_and_the_language_switch_changes_the_text_and_survives_a_reload() {
+    if !ui_built() {
+        return;
+    }
+    let app = TestApp::builder().start().await;
+    let Some(b) = Browser::start("en-US,en").await else {
+        return;
+    };
+    b.client.goto(&app.url("/jobs")).await.unwrap();
+    b.wait_for_text("[data-testid=page-title]", "My jobs").await.unwrap();
+    b.wait_for_text("[data-testid=brand]", "Anteroom").await.unwrap();
+
+    let select = b.client.find(Locator::Css("#lang-select")).await.unwrap();
+    select.select_by_value("ja").await.unwrap();
+    b.wait_for_text("[data-testid=page-title]", "マイジョブ").await.unwrap();
+    let lang = b
+        .client
+        .execute("return document.documentElement.lang", vec![])
+        .await
+        .unwrap();
+    assert_eq!(lang, "ja");
+
+    b.client.refresh().await.unwrap();
+    b.wait_for_text("[data-testid=page-title]", "マイジョブ").await.unwrap();
+
+    let select = b.client.find(Locator::Css("#lang-select")).await.unwrap();
+    select.select_by_value("zh").await.unwrap();
+    b.wait_for_text("[data-testid=page-title]", "我的作业").await.unwrap();
+    select.select_by_value("ko").await.unwrap();
+    b.wait_for_text("[data-testid=page-title]", "내 작업").await.unwrap();
+
+    let errors = b.console_errors().await;
+    b.close().await;
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+}
+
+#[tokio::test]
+async fn browser_the_first_visit_follows_the_browsers_language() {
+    if !ui_built() {
+        return;
+    }
+    let app = TestApp::builder().start().await;
+    let Some(b) = Browser::start("ko-KR,ko").await else {
+        return;
+    };
+    b.client.goto(&app.url("/jobs/new")).await.unwrap();
+    b.wait_for_text("[data-testid=page-title]", "새 작업").await.unwrap();
+    let lang = b
+        .client
+        .execute("return document.documentElement.lang", vec![])
+        .await
+        .unwrap();
+    assert_eq!(lang, "ko");
+    let errors = b.console_errors().await;
+    b.close().await;
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+}
+
+#[tokio::test]
+async fn browser_deep_links_render_their_page_on_load() {
+    if !ui_built() {
+        return;
+    }
+    let app = TestApp::builder().start().await;
+    let Some(b) = Browser::start("en").await else { return };
+    let pages = [
+        ("/login", "Log in"),
+        ("/jobs", "My jobs"),
+        ("/jobs/new", "New job"),
+        ("/jobs/42", "Job details"),
+        ("/admin/prequeue", "Prequeue settings"),
+        ("/admin/quotas", "Queue quotas"),
+        ("/admin/jobs", "All jobs"),
+        ("/admin/cluster", "Cluster"),
+        ("/admin/queues", "Queues"),
+        ("/admin/users", "Users"),
+        ("/no/such/page", "Page not found"),
+    ];
+    for (path, title) in pages {
+        b.client.goto(&app.url(path)).await.unwrap();
+        b.wait_for_text("[data-testid=page-title]", title)
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+    }
+    b.client.goto(&app.url("/jobs/42")).await.unwrap();
+    b.wait_for_text("[data-testid=job-id]", "Job 42").await.unwrap();
+    // Client-side navigation through the header works too.
+    b.client
+        .find(Locator::Css("a[href='/admin/queues']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    b.wait_for_text("[data-testid=page-title]", "Queues").await.unwrap();
+    assert!(
+        b.client
+            .current_url()
+            .await
+            .unwrap()
+            .as_str()
+            .ends_with("/admin/queues")
+    );
+    let errors = b.console_errors().await;
+    b.close().await;
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+}
+
+#[tokio::test]
+async fn browser_the_api_docs_render_with_no_request_to_another_host() {
+    let app = TestApp::builder().start().await;
+    let Some(b) = Browser::start("en").await else { return };
+    b.client.goto(&app.url("/api/docs/")).await.unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        if let Ok(el) = b.client.find(Locator::Css(".swagger-ui .info .title")).await
+            && el.text().await.unwrap_or_default().contains("Anteroom API")
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the Swagger UI did not render the spec"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let origin = app.url("");
+    let resources = b
+        .client
+        .execute(
+            "return performance.getEntriesByType('resource').map(e => e.name).concat([location.href])",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let names: Vec<String> = serde_json::from_value(resources).unwrap();
+    assert!(names.len() > 2, "{names:?}");
+    for n in &names {
+        assert!(
+            n.starts_with(&origin) || n.starts_with("data:"),
+            "request to another host: {n}"
+        );
+    }
+    let errors = b.console_errors().await;
+    b.close().await;
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+}
