@@ -43,13 +43,22 @@ pub async fn ensure_first_admin(db: &DatabaseConnection, configured: Option<&str
         }
     };
     let hash = password::hash(&password).map_err(|e| DbErr::Custom(format!("hashing the admin password: {e}")))?;
+    Ok(if insert_first_admin(db, hash).await? {
+        outcome
+    } else {
+        FirstAdmin::Existed
+    })
+}
+
+/// Inserts `admin` unless the username is taken; true when this call created it. Replicas
+/// starting together all pass the existence check above: the unique username decides which
+/// insert wins, and the others start normally instead of failing on the duplicate.
+async fn insert_first_admin(db: &DatabaseConnection, password_hash: String) -> Result<bool, DbErr> {
     let now = Utc::now();
-    // Replicas starting together all see "no admin": the unique username decides which insert
-    // wins, and the others report that the admin existed instead of failing to start.
     let inserted = entity::Entity::insert(entity::ActiveModel {
         username: Set(FIRST_ADMIN.to_string()),
         display_name: Set("Administrator".to_string()),
-        password_hash: Set(hash),
+        password_hash: Set(password_hash),
         role: Set("admin".to_string()),
         created_at: Set(now),
         updated_at: Set(now),
@@ -58,7 +67,7 @@ pub async fn ensure_first_admin(db: &DatabaseConnection, configured: Option<&str
     .on_conflict(OnConflict::column(entity::Column::Username).do_nothing().to_owned())
     .exec_without_returning(db)
     .await?;
-    Ok(if inserted == 0 { FirstAdmin::Existed } else { outcome })
+    Ok(inserted == 1)
 }
 
 /// Creates a user with an Argon2id hash of `password` (used by the admin users API and tests).
@@ -128,4 +137,47 @@ fn generate_password() -> String {
     (0..20)
         .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn db(dir: &std::path::Path) -> DatabaseConnection {
+        let url = format!("sqlite://{}?mode=rwc", dir.join("anteroom.db").display());
+        let db = crate::store::connect(&url).await.unwrap();
+        crate::store::migrate(&db).await.unwrap();
+        db
+    }
+
+    #[tokio::test]
+    async fn a_second_first_admin_insert_reports_the_admin_existed_instead_of_failing() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = db(dir.path()).await;
+        assert!(insert_first_admin(&db, "hash-1".into()).await.unwrap());
+        assert!(!insert_first_admin(&db, "hash-2".into()).await.unwrap());
+        let admin = find_by_username(&db, FIRST_ADMIN).await.unwrap().unwrap();
+        assert_eq!(
+            admin.password_hash, "hash-1",
+            "the loser's hash never overwrites the winner's"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_first_start_creates_the_admin_and_later_starts_leave_it_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = db(dir.path()).await;
+        assert_eq!(
+            ensure_first_admin(&db, Some("first-password")).await.unwrap(),
+            FirstAdmin::Created
+        );
+        assert_eq!(
+            ensure_first_admin(&db, Some("other-password")).await.unwrap(),
+            FirstAdmin::Existed
+        );
+        assert!(matches!(
+            ensure_first_admin(&db, None).await.unwrap(),
+            FirstAdmin::Existed
+        ));
+    }
 }
