@@ -57,6 +57,17 @@ impl<'s> QuotaView<'s> {
         QuotaView { snapshot, tree, quotas }
     }
 
+    /// The queue and its ancestors that have a capacity: the only levels a capacity check or
+    /// summary looks at, so uncapped levels cost no usage scan.
+    fn capped_path(&self, queue: &str) -> Vec<QueueIdx> {
+        self.tree
+            .path_of(queue)
+            .iter()
+            .copied()
+            .filter(|&q| self.tree.capacity(q).is_some())
+            .collect()
+    }
+
     /// All users' usage in each of `queues` and its descendants, in the order given.
     fn queue_usage(&self, queues: &[QueueIdx]) -> Vec<ResourceList> {
         let mut totals = vec![ResourceList::new(); queues.len()];
@@ -183,13 +194,7 @@ impl<'s> QuotaView<'s> {
                 }));
             }
         }
-        let path: Vec<QueueIdx> = self
-            .tree
-            .path_of(queue)
-            .iter()
-            .copied()
-            .filter(|&q| self.tree.capacity(q).is_some())
-            .collect();
+        let path = self.capped_path(queue);
         for (&q, used) in path.iter().zip(self.queue_usage(&path)) {
             let Some(capacity) = self.tree.capacity(q) else {
                 continue;
@@ -209,13 +214,7 @@ impl<'s> QuotaView<'s> {
     /// For the resource summary: the queue and each ancestor that has a capacity, with what all
     /// users occupy there.
     pub fn capacity_usage(&self, queue: &str) -> Vec<QueueCapacityUsage> {
-        let path: Vec<QueueIdx> = self
-            .tree
-            .path_of(queue)
-            .iter()
-            .copied()
-            .filter(|&q| self.tree.capacity(q).is_some())
-            .collect();
+        let path = self.capped_path(queue);
         path.iter()
             .zip(self.queue_usage(&path))
             .filter_map(|(&q, used)| {

@@ -239,15 +239,7 @@ impl SimState {
     pub fn delete(&mut self, id: JobId, grace_seconds: u32, now: DateTime<Utc>, timing: Timing, changes: &mut Changes) {
         let Some(job) = self.jobs.get_mut(&id) else { return };
         match job.phase {
-            SimPhase::Pending | SimPhase::Completed => {
-                self.jobs.remove(&id);
-                changes.upserted.remove(&id);
-                changes.removed.insert(id);
-                changes.events.push(JobEvent::Gone {
-                    job_id: id,
-                    observed_at: now,
-                });
-            }
+            SimPhase::Pending | SimPhase::Completed => self.remove(id, now, changes),
             SimPhase::Running => {
                 let grace = u64::from(grace_seconds).min(timing.termination_grace_seconds);
                 job.phase = SimPhase::Terminating;
@@ -259,6 +251,18 @@ impl SimState {
             // Already on its way out: the first delete's grace stands.
             SimPhase::Terminating => {}
         }
+    }
+
+    /// Takes a job out of the cluster: its row is deleted rather than written, and watchers
+    /// hear that it is gone.
+    fn remove(&mut self, id: JobId, now: DateTime<Utc>, changes: &mut Changes) {
+        self.jobs.remove(&id);
+        changes.upserted.remove(&id);
+        changes.removed.insert(id);
+        changes.events.push(JobEvent::Gone {
+            job_id: id,
+            observed_at: now,
+        });
     }
 
     /// Cordons or uncordons a node; `false` if there is no such node.
@@ -286,13 +290,7 @@ impl SimState {
             .map(|j| j.spec.id)
             .collect();
         for id in gone {
-            self.jobs.remove(&id);
-            changes.upserted.remove(&id);
-            changes.removed.insert(id);
-            changes.events.push(JobEvent::Gone {
-                job_id: id,
-                observed_at: now,
-            });
+            self.remove(id, now, changes);
         }
 
         // 2. Running jobs whose time is up complete; their pods' capacity is free again.
