@@ -9,6 +9,7 @@ use anyhow::Context;
 use sea_orm::DatabaseConnection;
 use tokio::net::TcpListener;
 
+use crate::auth::throttle::LoginThrottle;
 use crate::auth::token::TokenKeys;
 use crate::cluster::{self, Cluster};
 use crate::config::Config;
@@ -26,6 +27,8 @@ pub struct AppState {
     pub tokens: Arc<TokenKeys>,
     /// The cluster jobs go to.
     pub cluster: Arc<dyn Cluster>,
+    /// Failed-login counters, shared by every request of this process.
+    pub login_throttle: Arc<LoginThrottle>,
 }
 
 /// The result of the start-up steps: the state, and what happened to the first admin (so
@@ -61,6 +64,7 @@ pub async fn prepare(config: Config) -> anyhow::Result<Prepared> {
             config: Arc::new(config),
             tokens: Arc::new(TokenKeys::new(&secret)),
             cluster,
+            login_throttle: Arc::new(LoginThrottle::default()),
         },
         first_admin,
     })
@@ -104,7 +108,8 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let router = http::router(state);
+    // The peer address feeds the login throttle (`auth::throttle`).
+    let router = http::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, router).with_graceful_shutdown(shutdown).await
 }
 

@@ -21,6 +21,8 @@ pub struct ApiError {
     pub message: String,
     /// Structured context (fields, limits…).
     pub details: Option<Value>,
+    /// Seconds for a `Retry-After` header (429, 503).
+    pub retry_after_seconds: Option<u64>,
     /// What really went wrong, for the log only.
     source: Option<anyhow::Error>,
 }
@@ -33,8 +35,18 @@ impl ApiError {
             code,
             message: message.into(),
             details: None,
+            retry_after_seconds: None,
             source: None,
         }
+    }
+
+    /// 429 `too_many_attempts`: the caller must wait `seconds` (sent as `Retry-After` and as
+    /// `details.retryAfterSeconds`, so both HTTP clients and the UI can show it).
+    pub fn too_many_attempts(message: impl Into<String>, seconds: u64) -> Self {
+        let mut e = Self::new(StatusCode::TOO_MANY_REQUESTS, "too_many_attempts", message)
+            .with_details(serde_json::json!({ "retryAfterSeconds": seconds }));
+        e.retry_after_seconds = Some(seconds);
+        e
     }
 
     /// Adds structured details.
@@ -75,6 +87,7 @@ impl ApiError {
             code: "internal",
             message: "internal error".into(),
             details: None,
+            retry_after_seconds: None,
             source: Some(source.into()),
         }
     }
@@ -86,6 +99,7 @@ impl ApiError {
             code: "unavailable",
             message: format!("{what} is unavailable, try again shortly"),
             details: None,
+            retry_after_seconds: None,
             source: Some(source.into()),
         }
     }
@@ -135,7 +149,13 @@ impl IntoResponse for ApiError {
                 details: self.details,
             },
         };
-        (self.status, axum::Json(body)).into_response()
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if let Some(seconds) = self.retry_after_seconds {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(seconds));
+        }
+        response
     }
 }
 

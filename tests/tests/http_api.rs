@@ -1,6 +1,6 @@
 //! The HTTP surface through the real router on a real port with a fresh SQLite file.
 
-use anteroom_tests::TestApp;
+use anteroom_tests::{ADMIN_PASSWORD, TestApp};
 use serde_json::Value;
 
 #[tokio::test]
@@ -155,6 +155,49 @@ async fn a_wrong_password_or_unknown_user_is_401_invalid_credentials() {
         let body: Value = res.json().await.unwrap();
         assert_eq!(body["error"]["code"], "invalid_credentials");
     }
+}
+
+#[tokio::test]
+async fn five_wrong_passwords_make_the_next_login_429_even_with_the_right_password() {
+    let app = TestApp::builder().start().await;
+    let me = app.user_token("carol").await;
+    for _ in 0..anteroom::auth::throttle::MAX_FAILURES {
+        assert_eq!(app.login("admin", "wrong-password").await.status(), 401);
+    }
+    let res = app.login("admin", ADMIN_PASSWORD).await;
+    assert_eq!(res.status(), 429);
+    let retry_after: u64 = res.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "too_many_attempts");
+    assert_eq!(body["error"]["details"]["retryAfterSeconds"], retry_after);
+    assert!(
+        (1..=300).contains(&retry_after),
+        "within the 5-minute window: {retry_after}"
+    );
+    // Another username from the same address, and tokens already issued, are unaffected.
+    assert_eq!(app.login("carol", "user-password-123").await.status(), 200);
+    let res = app
+        .client
+        .get(app.url("/api/v1/auth/me"))
+        .bearer_auth(&me)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+}
+
+#[tokio::test]
+async fn a_successful_login_clears_the_earlier_failures() {
+    let app = TestApp::builder().start().await;
+    let max = anteroom::auth::throttle::MAX_FAILURES;
+    for _ in 0..max - 1 {
+        assert_eq!(app.login("admin", "wrong-password").await.status(), 401);
+    }
+    assert_eq!(app.login("admin", ADMIN_PASSWORD).await.status(), 200);
+    for _ in 0..max - 1 {
+        assert_eq!(app.login("admin", "wrong-password").await.status(), 401);
+    }
+    assert_eq!(app.login("admin", ADMIN_PASSWORD).await.status(), 200);
 }
 
 #[tokio::test]

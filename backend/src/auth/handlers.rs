@@ -1,9 +1,13 @@
 //! `POST /api/v1/auth/login` and `GET /api/v1/auth/me`.
 
 use anteroom_shared::api::{ErrorBody, LoginRequest, LoginResponse, User};
+use std::net::{IpAddr, SocketAddr};
+use std::time::Instant;
+
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{ConnectInfo, FromRequestParts, State};
 use axum::http::StatusCode;
+use axum::http::request::Parts;
 use chrono::Utc;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -28,10 +32,26 @@ pub fn router() -> OpenApiRouter<AppState> {
         (status = 200, description = "Logged in", body = LoginResponse),
         (status = 401, description = "`invalid_credentials`", body = ErrorBody),
         (status = 422, description = "`validation_failed`", body = ErrorBody),
+        (status = 429, description = "`too_many_attempts`: too many wrong passwords for this username from this address; \
+            wait `details.retryAfterSeconds` (also the `Retry-After` header)", body = ErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
     )
 )]
 #[tracing::instrument(skip_all, fields(user.name = %body.username))]
-async fn login(State(state): State<AppState>, ApiJson(body): ApiJson<LoginRequest>) -> ApiResult<Json<LoginResponse>> {
+async fn login(
+    State(state): State<AppState>,
+    ClientIp(client): ClientIp,
+    ApiJson(body): ApiJson<LoginRequest>,
+) -> ApiResult<Json<LoginResponse>> {
+    // Refused before any hashing: a flood of throttled attempts costs no Argon2 work.
+    if let Err(wait) = state.login_throttle.check(&body.username, client, Instant::now()) {
+        let seconds = wait.as_secs_f64().ceil() as u64;
+        tracing::warn!(client = ?client, retry_after = seconds, "login throttled");
+        return Err(ApiError::too_many_attempts(
+            format!("too many failed logins for this username; try again in {seconds} s"),
+            seconds,
+        ));
+    }
     let invalid = || {
         ApiError::new(
             StatusCode::UNAUTHORIZED,
@@ -55,8 +75,14 @@ async fn login(State(state): State<AppState>, ApiJson(body): ApiJson<LoginReques
     .map_err(ApiError::internal)?;
     let user = match (user, ok) {
         (Some(u), true) => u,
-        _ => return Err(invalid()),
+        _ => {
+            state
+                .login_throttle
+                .record_failure(&body.username, client, Instant::now());
+            return Err(invalid());
+        }
     };
+    state.login_throttle.record_success(&body.username, client);
     let (token, expires_at) = state.tokens.issue(user.id, Utc::now()).map_err(ApiError::internal)?;
     tracing::info!(user.id = user.id, "login");
     Ok(Json(LoginResponse {
@@ -64,6 +90,23 @@ async fn login(State(state): State<AppState>, ApiJson(body): ApiJson<LoginReques
         expires_at,
         user: users::to_api(&user),
     }))
+}
+
+/// The peer's IP address when the server was started with connect info (`app::serve` is),
+/// `None` otherwise (a router driven in-process): never a rejection.
+struct ClientIp(Option<IpAddr>);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientIp {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(ClientIp(
+            parts
+                .extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|ConnectInfo(addr)| addr.ip()),
+        ))
+    }
 }
 
 /// A real Argon2id hash (same parameters as stored ones) of a random password nobody knows,

@@ -3,6 +3,7 @@
 
 pub mod handlers;
 pub mod password;
+pub mod throttle;
 pub mod token;
 
 use anteroom_shared::api::Role;
