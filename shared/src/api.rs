@@ -52,6 +52,39 @@ pub struct User {
     pub queues: Vec<String>,
 }
 
+/// `POST /api/v1/admin/users` body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateUser {
+    /// Login name: 1–64 of `a-z 0-9 . _ -`, starting with a letter or digit (it also names the
+    /// owner of cluster objects, so it stays label-safe).
+    pub username: String,
+    /// At least 8 characters.
+    pub password: String,
+    /// Name shown in the UI; the username when absent.
+    #[serde(default)]
+    pub display_name: Option<String>,
+    /// Admin or user.
+    pub role: Role,
+}
+
+/// `PATCH /api/v1/admin/users/{id}` body: only the fields present change.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateUser {
+    /// New role; demoting the last admin is refused.
+    #[serde(default)]
+    pub role: Option<Role>,
+    /// New password (at least 8 characters).
+    #[serde(default)]
+    pub password: Option<String>,
+    /// New display name.
+    #[serde(default)]
+    pub display_name: Option<String>,
+}
+
 /// `POST /api/v1/auth/login` body.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -4,6 +4,7 @@
 pub mod assets;
 pub mod health;
 pub mod openapi;
+pub mod paging;
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -63,6 +64,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(health::router())
         .merge(crate::auth::handlers::router())
         .merge(crate::cluster::handlers::router())
+        .merge(crate::users::handlers::router())
         .split_for_parts()
 }
 

@@ -1,12 +1,16 @@
 //! Users: the first admin created at start, lookups for authentication, and the API view.
 
 pub mod entity;
+pub mod handlers;
 
 use anteroom_shared::api::{Role, User};
 use chrono::Utc;
 use rand::Rng;
-use sea_orm::sea_query::OnConflict;
-use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set};
+use sea_orm::sea_query::{Expr, OnConflict};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr,
+    EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement, TransactionTrait,
+};
 
 use crate::auth::password;
 
@@ -27,8 +31,10 @@ pub enum FirstAdmin {
 /// Creates the user `admin` on the first start. With no configured password one is generated,
 /// so a fresh deployment is never left with a guessable default.
 pub async fn ensure_first_admin(db: &DatabaseConnection, configured: Option<&str>) -> Result<FirstAdmin, DbErr> {
+    // "First start" means no admin at all: a deleted `admin` account is not brought back (with
+    // a configured password anyone may know) while other admins run the system.
     let exists = entity::Entity::find()
-        .filter(entity::Column::Username.eq(FIRST_ADMIN))
+        .filter(entity::Column::Role.eq("admin"))
         .one(db)
         .await?
         .is_some();
@@ -84,11 +90,7 @@ pub async fn create(
         username: Set(username.to_string()),
         display_name: Set(display_name.to_string()),
         password_hash: Set(hash),
-        role: Set(match role {
-            Role::Admin => "admin",
-            Role::User => "user",
-        }
-        .to_string()),
+        role: Set(role_column(role).to_string()),
         created_at: Set(now),
         updated_at: Set(now),
         ..Default::default()
@@ -127,6 +129,190 @@ pub fn to_api(model: &entity::Model) -> User {
         display_name: model.display_name.clone(),
         role: role_of(model),
         queues: vec!["default".to_string()],
+    }
+}
+
+/// Advisory lock key that serialises changes to who is an admin on PostgreSQL ("admins").
+/// Public so a test can hold it to force the interleaving the lock exists for.
+pub const ADMINS_LOCK_KEY: i64 = 0x0000_6164_6d69_6e73;
+
+/// The role column's value for a role.
+fn role_column(role: Role) -> &'static str {
+    match role {
+        Role::Admin => "admin",
+        Role::User => "user",
+    }
+}
+
+/// One page of users in id order, and how many there are in all.
+pub async fn list(db: &DatabaseConnection, offset: u64, limit: u64) -> Result<(Vec<entity::Model>, u64), DbErr> {
+    let total = entity::Entity::find().count(db).await?;
+    let items = entity::Entity::find()
+        .order_by_asc(entity::Column::Id)
+        .offset(offset)
+        .limit(limit)
+        .all(db)
+        .await?;
+    Ok((items, total))
+}
+
+/// Inserts a user whose password is already hashed; `None` when the username is taken (the
+/// unique index decides, so two admins creating the same name at once get one user and one 409).
+pub async fn insert(
+    db: &DatabaseConnection,
+    username: &str,
+    display_name: &str,
+    password_hash: String,
+    role: Role,
+) -> Result<Option<entity::Model>, DbErr> {
+    let now = Utc::now();
+    let inserted = entity::Entity::insert(entity::ActiveModel {
+        username: Set(username.to_string()),
+        display_name: Set(display_name.to_string()),
+        password_hash: Set(password_hash),
+        role: Set(role_column(role).to_string()),
+        created_at: Set(now),
+        updated_at: Set(now),
+        ..Default::default()
+    })
+    .on_conflict(OnConflict::column(entity::Column::Username).do_nothing().to_owned())
+    .exec_without_returning(db)
+    .await?;
+    if inserted == 0 {
+        return Ok(None);
+    }
+    find_by_username(db, username).await
+}
+
+/// What an admin may change on a user; `None` leaves a field alone.
+#[derive(Debug, Default)]
+pub struct UserChanges {
+    /// New role.
+    pub role: Option<Role>,
+    /// New Argon2id hash.
+    pub password_hash: Option<String>,
+    /// New display name.
+    pub display_name: Option<String>,
+}
+
+/// The outcome of [`update`] and [`delete`].
+#[derive(Debug, PartialEq)]
+pub enum AdminChange<T> {
+    /// Done.
+    Done(T),
+    /// No user has this id.
+    NotFound,
+    /// Refused: afterwards no admin would be left to administer Anteroom.
+    LastAdmin,
+}
+
+/// Applies `changes` to user `id`, refusing to demote the last admin.
+pub async fn update(
+    db: &DatabaseConnection,
+    id: i64,
+    changes: UserChanges,
+) -> Result<AdminChange<entity::Model>, DbErr> {
+    let demotes = changes.role == Some(Role::User);
+    let mut query = entity::Entity::update_many()
+        .col_expr(entity::Column::UpdatedAt, Expr::value(Utc::now()))
+        .filter(entity::Column::Id.eq(id));
+    if let Some(role) = changes.role {
+        query = query.col_expr(entity::Column::Role, Expr::value(role_column(role)));
+    }
+    if let Some(hash) = changes.password_hash {
+        query = query.col_expr(entity::Column::PasswordHash, Expr::value(hash));
+    }
+    if let Some(name) = changes.display_name {
+        query = query.col_expr(entity::Column::DisplayName, Expr::value(name));
+    }
+    let txn = begin_admin_change(db).await?;
+    if query.exec(&txn).await?.rows_affected == 0 {
+        return Ok(AdminChange::NotFound);
+    }
+    if demotes && admins(&txn).await? == 0 {
+        txn.rollback().await?;
+        return Ok(AdminChange::LastAdmin);
+    }
+    let model = entity::Entity::find_by_id(id).one(&txn).await?;
+    txn.commit().await?;
+    Ok(model.map_or(AdminChange::NotFound, AdminChange::Done))
+}
+
+/// Deletes user `id`, refusing to delete the last admin. Their tokens stop working at once,
+/// since every request reloads its user.
+pub async fn delete(db: &DatabaseConnection, id: i64) -> Result<AdminChange<()>, DbErr> {
+    let txn = begin_admin_change(db).await?;
+    if entity::Entity::delete_by_id(id).exec(&txn).await?.rows_affected == 0 {
+        return Ok(AdminChange::NotFound);
+    }
+    if admins(&txn).await? == 0 {
+        txn.rollback().await?;
+        return Ok(AdminChange::LastAdmin);
+    }
+    txn.commit().await?;
+    Ok(AdminChange::Done(()))
+}
+
+/// A transaction in which "is there still an admin?" cannot race with another change.
+/// PostgreSQL: an advisory lock held to commit serialises these transactions (under read
+/// committed, two demotions of two different admins would otherwise both see the other admin).
+/// SQLite: the caller's first statement is the write, which takes the database's single write
+/// lock until commit, so the count that follows sees every earlier change.
+async fn begin_admin_change(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
+    let txn = db.begin().await?;
+    if db.get_database_backend() == DbBackend::Postgres {
+        txn.execute_raw(Statement::from_string(
+            DbBackend::Postgres,
+            format!("SELECT pg_advisory_xact_lock({ADMINS_LOCK_KEY})"),
+        ))
+        .await?;
+    }
+    Ok(txn)
+}
+
+async fn admins(txn: &DatabaseTransaction) -> Result<u64, DbErr> {
+    entity::Entity::find()
+        .filter(entity::Column::Role.eq("admin"))
+        .count(txn)
+        .await
+}
+
+/// Why a username is refused, or `None` when it is fine: 1–64 of `a-z 0-9 . _ -`, starting
+/// with a letter or digit. Lowercase only, so `Alice` and `alice` cannot be two people.
+pub fn username_problem(username: &str) -> Option<&'static str> {
+    let valid_char = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-');
+    if username.is_empty() || username.len() > 64 {
+        Some("must be 1 to 64 characters")
+    } else if !username.chars().all(valid_char) {
+        Some("may contain only lowercase letters, digits, '.', '_' and '-'")
+    } else if !username.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        Some("must start with a letter or a digit")
+    } else {
+        None
+    }
+}
+
+/// Why a password is refused, or `None`: 8 characters at least (as the configured admin
+/// password), 1024 bytes at most (hashing cost is bounded by the input).
+pub fn password_problem(password: &str) -> Option<&'static str> {
+    if password.chars().count() < 8 {
+        Some("must be at least 8 characters")
+    } else if password.len() > 1024 {
+        Some("must be at most 1024 bytes")
+    } else {
+        None
+    }
+}
+
+/// Why a display name is refused, or `None`: 1–128 characters, no control characters.
+pub fn display_name_problem(name: &str) -> Option<&'static str> {
+    let n = name.chars().count();
+    if n == 0 || n > 128 {
+        Some("must be 1 to 128 characters")
+    } else if name.chars().any(char::is_control) {
+        Some("must not contain control characters")
+    } else {
+        None
     }
 }
 

@@ -1,0 +1,110 @@
+//! `?page=1&pageSize=50` for every list of the API (`spec/api.md`, "Lists").
+
+use serde::Deserialize;
+
+use crate::error::{ApiError, FieldError};
+
+/// The largest page a client may ask for: keeps one request's cost bounded.
+pub const MAX_PAGE_SIZE: u64 = 500;
+/// The page size when the client does not say.
+pub const DEFAULT_PAGE_SIZE: u64 = 50;
+
+/// The paging query parameters; both optional. Unknown parameters are ignored, so a list's
+/// own filters can sit beside these (`#[serde(flatten)]`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, utoipa::IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// 1-based page number (default 1).
+    #[param(minimum = 1)]
+    pub page: Option<u64>,
+    /// Items per page (default 50, at most 500).
+    #[param(minimum = 1, maximum = 500)]
+    pub page_size: Option<u64>,
+}
+
+/// A validated page request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageRequest {
+    /// 1-based page number.
+    pub page: u64,
+    /// Items per page.
+    pub page_size: u64,
+}
+
+impl PageQuery {
+    /// Defaults filled in, out-of-range values refused with 422 naming the parameter.
+    pub fn validate(self) -> Result<PageRequest, ApiError> {
+        let page = self.page.unwrap_or(1);
+        let page_size = self.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
+        let mut errors = Vec::new();
+        if page == 0 {
+            errors.push(FieldError::new("page", "must be at least 1"));
+        }
+        if !(1..=MAX_PAGE_SIZE).contains(&page_size) {
+            errors.push(FieldError::new(
+                "pageSize",
+                format!("must be between 1 and {MAX_PAGE_SIZE}"),
+            ));
+        }
+        if errors.is_empty() {
+            Ok(PageRequest { page, page_size })
+        } else {
+            Err(ApiError::validation(errors))
+        }
+    }
+}
+
+impl PageRequest {
+    /// Rows to skip before this page (saturating: a huge page number is simply past the end).
+    pub fn offset(self) -> u64 {
+        (self.page - 1).saturating_mul(self.page_size)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absent_parameters_mean_the_first_page_of_fifty() {
+        assert_eq!(
+            PageQuery::default().validate().unwrap(),
+            PageRequest { page: 1, page_size: 50 }
+        );
+    }
+
+    #[test]
+    fn page_zero_and_page_sizes_outside_one_to_five_hundred_are_refused_by_name() {
+        for (page, size, field) in [
+            (Some(0), None, "page"),
+            (None, Some(0), "pageSize"),
+            (None, Some(501), "pageSize"),
+        ] {
+            let err = PageQuery { page, page_size: size }.validate().unwrap_err();
+            assert_eq!(err.code, "validation_failed");
+            assert_eq!(err.details.unwrap()["fields"][0]["field"], field);
+        }
+        assert!(
+            PageQuery {
+                page: Some(3),
+                page_size: Some(500)
+            }
+            .validate()
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn the_offset_skips_whole_pages_and_never_overflows() {
+        assert_eq!(PageRequest { page: 3, page_size: 50 }.offset(), 100);
+        assert_eq!(
+            PageRequest {
+                page: u64::MAX,
+                page_size: 500
+            }
+            .offset(),
+            u64::MAX
+        );
+    }
+}

@@ -1,0 +1,205 @@
+//! The admin users API of `spec/api.md`: list, create, change and delete accounts.
+//!
+//! Every change keeps at least one admin (409 `last_admin`), so Anteroom can always be
+//! administered without editing its database.
+
+use anteroom_shared::api::{CreateUser, ErrorBody, Page, UpdateUser, User};
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use super::{AdminChange, UserChanges};
+use crate::app::AppState;
+use crate::auth::{AdminUser, password};
+use crate::error::{ApiError, ApiResult, FieldError};
+use crate::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::http::paging::PageQuery;
+use crate::users;
+
+/// The admin users routes.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_users, create_user))
+        .routes(routes!(update_user, delete_user))
+}
+
+fn user_not_found(id: i64) -> ApiError {
+    ApiError::not_found("user_not_found", format!("no user with id {id}"))
+}
+
+fn last_admin() -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "last_admin",
+        "this is the last admin: make another user admin first",
+    )
+}
+
+/// Hashes off the async threads: Argon2id takes tens of milliseconds of CPU on purpose.
+async fn hash(password: String) -> ApiResult<String> {
+    tokio::task::spawn_blocking(move || password::hash(&password))
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(|e| ApiError::internal(anyhow::anyhow!("hashing a password: {e}")))
+}
+
+/// Every user, in id order, one page at a time.
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/users",
+    tag = "users",
+    security(("bearer" = [])),
+    params(PageQuery),
+    responses(
+        (status = 200, description = "One page of users", body = Page<User>),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
+        (status = 422, description = "`validation_failed`: page or pageSize out of range", body = ErrorBody),
+    )
+)]
+async fn list_users(
+    State(state): State<AppState>,
+    _admin: AdminUser,
+    ApiQuery(query): ApiQuery<PageQuery>,
+) -> ApiResult<Json<Page<User>>> {
+    let page = query.validate()?;
+    let (rows, total) = users::list(&state.db, page.offset(), page.page_size).await?;
+    Ok(Json(Page {
+        items: rows.iter().map(users::to_api).collect(),
+        total,
+        page: page.page,
+        page_size: page.page_size,
+    }))
+}
+
+/// Creates an account.
+#[utoipa::path(
+    post,
+    path = "/api/v1/admin/users",
+    tag = "users",
+    security(("bearer" = [])),
+    request_body = CreateUser,
+    responses(
+        (status = 201, description = "Created", body = User),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
+        (status = 409, description = "`username_taken`", body = ErrorBody),
+        (status = 422, description = "`validation_failed` naming the fields", body = ErrorBody),
+    )
+)]
+async fn create_user(
+    State(state): State<AppState>,
+    AdminUser(admin): AdminUser,
+    ApiJson(body): ApiJson<CreateUser>,
+) -> ApiResult<(StatusCode, Json<User>)> {
+    let display_name = body.display_name.clone().unwrap_or_else(|| body.username.clone());
+    let mut errors = Vec::new();
+    if let Some(problem) = users::username_problem(&body.username) {
+        errors.push(FieldError::new("username", problem));
+    }
+    if let Some(problem) = users::password_problem(&body.password) {
+        errors.push(FieldError::new("password", problem));
+    }
+    if let Some(problem) = users::display_name_problem(&display_name) {
+        errors.push(FieldError::new("displayName", problem));
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
+    let password_hash = hash(body.password).await?;
+    let created = users::insert(&state.db, &body.username, &display_name, password_hash, body.role)
+        .await?
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::CONFLICT,
+                "username_taken",
+                format!("the username {} is taken", body.username),
+            )
+        })?;
+    tracing::info!(by = admin.id, user.id = created.id, role = %created.role, "user created");
+    Ok((StatusCode::CREATED, Json(users::to_api(&created))))
+}
+
+/// Changes a user's role, password or display name; absent fields stay as they are.
+#[utoipa::path(
+    patch,
+    path = "/api/v1/admin/users/{id}",
+    tag = "users",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "User id")),
+    request_body = UpdateUser,
+    responses(
+        (status = 200, description = "The user as changed", body = User),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
+        (status = 404, description = "`user_not_found`", body = ErrorBody),
+        (status = 409, description = "`last_admin`: demoting the only admin", body = ErrorBody),
+        (status = 422, description = "`validation_failed` naming the fields", body = ErrorBody),
+    )
+)]
+async fn update_user(
+    State(state): State<AppState>,
+    AdminUser(admin): AdminUser,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(body): ApiJson<UpdateUser>,
+) -> ApiResult<Json<User>> {
+    let mut errors = Vec::new();
+    if let Some(problem) = body.password.as_deref().and_then(users::password_problem) {
+        errors.push(FieldError::new("password", problem));
+    }
+    if let Some(problem) = body.display_name.as_deref().and_then(users::display_name_problem) {
+        errors.push(FieldError::new("displayName", problem));
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
+    let password_hash = match body.password {
+        Some(p) => Some(hash(p).await?),
+        None => None,
+    };
+    let changes = UserChanges {
+        role: body.role,
+        password_hash,
+        display_name: body.display_name,
+    };
+    match users::update(&state.db, id, changes).await? {
+        AdminChange::Done(user) => {
+            tracing::info!(by = admin.id, user.id = id, "user changed");
+            Ok(Json(users::to_api(&user)))
+        }
+        AdminChange::NotFound => Err(user_not_found(id)),
+        AdminChange::LastAdmin => Err(last_admin()),
+    }
+}
+
+/// Deletes a user; their tokens stop working at once.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/admin/users/{id}",
+    tag = "users",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "User id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
+        (status = 404, description = "`user_not_found`", body = ErrorBody),
+        (status = 409, description = "`last_admin`: deleting the only admin", body = ErrorBody),
+        (status = 422, description = "`validation_failed`: the id is not a number", body = ErrorBody),
+    )
+)]
+async fn delete_user(
+    State(state): State<AppState>,
+    AdminUser(admin): AdminUser,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<StatusCode> {
+    match users::delete(&state.db, id).await? {
+        AdminChange::Done(()) => {
+            tracing::info!(by = admin.id, user.id = id, "user deleted");
+            Ok(StatusCode::NO_CONTENT)
+        }
+        AdminChange::NotFound => Err(user_not_found(id)),
+        AdminChange::LastAdmin => Err(last_admin()),
+    }
+}
