@@ -40,8 +40,19 @@ where
     }
 }
 
-/// Parses JSON, naming the path of the first offending field (`tasks[0].replicas`).
+/// Parses a JSON object, naming the path of the first offending field (`tasks[0].replicas`).
+///
+/// Every body of the API is an object. The check matters because serde's derived structs also
+/// accept a JSON array of their fields in order (`["admin", "secret"]` would log in): such a
+/// body is refused here, before serde sees it.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first.is_some_and(|&b| b != b'{') {
+        return Err(ApiError::validation(vec![FieldError::new(
+            "body",
+            "the request body must be a JSON object",
+        )]));
+    }
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     serde_path_to_error::deserialize(de).map_err(|err| {
         let path = err.path().to_string();

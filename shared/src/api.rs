@@ -59,11 +59,21 @@ pub struct User {
 pub struct CreateUser {
     /// Login name: 1–64 of `a-z 0-9 . _ -`, starting with a letter or digit (it also names the
     /// owner of cluster objects, so it stays label-safe).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 64, pattern = r"^[a-z0-9][a-z0-9._-]*$")
+    )]
     pub username: String,
-    /// At least 8 characters.
+    /// 8 to 1024 characters.
+    #[cfg_attr(feature = "openapi", schema(min_length = 8, max_length = 1024))]
     pub password: String,
-    /// Name shown in the UI; the username when absent.
+    /// Name shown in the UI, 1–128 characters without control characters; the username when
+    /// absent.
     #[serde(default)]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 128, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")
+    )]
     pub display_name: Option<String>,
     /// Admin or user.
     pub role: Role,
@@ -77,11 +87,16 @@ pub struct UpdateUser {
     /// New role; demoting the last admin is refused.
     #[serde(default)]
     pub role: Option<Role>,
-    /// New password (at least 8 characters).
+    /// New password, 8 to 1024 characters.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(min_length = 8, max_length = 1024))]
     pub password: Option<String>,
-    /// New display name.
+    /// New display name, 1–128 characters without control characters.
     #[serde(default)]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 128, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")
+    )]
     pub display_name: Option<String>,
 }
 

@@ -201,6 +201,22 @@ async fn a_successful_login_clears_the_earlier_failures() {
 }
 
 #[tokio::test]
+async fn a_json_array_is_not_accepted_in_place_of_an_object_body() {
+    let app = TestApp::builder().start().await;
+    // serde's derived structs would read this as {username, password} in field order.
+    let res = app
+        .client
+        .post(app.url("/api/v1/auth/login"))
+        .json(&serde_json::json!(["admin", ADMIN_PASSWORD]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 422);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"]["details"]["fields"][0]["field"], "body");
+}
+
+#[tokio::test]
 async fn me_without_or_with_a_bad_token_is_401_in_the_json_shape() {
     let app = TestApp::builder().start().await;
     let res = app.client.get(app.url("/api/v1/auth/me")).send().await.unwrap();

@@ -88,6 +88,12 @@ async fn the_list_pages_in_id_order_and_refuses_page_sizes_over_500() {
     let (status, err) = call(&app, &admin, Method::GET, "/api/v1/admin/users?pageSize=501", None).await;
     assert_eq!(status, 422);
     assert_eq!(err["error"]["details"]["fields"][0]["field"], "pageSize");
+    let huge = "/api/v1/admin/users?page=9223372036854775808";
+    let (status, err) = call(&app, &admin, Method::GET, huge, None).await;
+    assert_eq!(
+        (status, err["error"]["details"]["fields"][0]["field"].as_str()),
+        (422, Some("page"))
+    );
 }
 
 #[tokio::test]

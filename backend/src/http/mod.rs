@@ -12,8 +12,10 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{Request, StatusCode};
+use axum::response::IntoResponse;
 use axum_prometheus::metrics_exporter_prometheus::PrometheusHandle;
 use axum_prometheus::{EndpointLabel, PrometheusMetricLayer, PrometheusMetricLayerBuilder};
+use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
 use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
@@ -77,6 +79,7 @@ pub fn router(state: AppState) -> Router {
         .merge(docs)
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(assets::fallback)
+        .layer(CatchPanicLayer::custom(panic_response))
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .layer(CompressionLayer::new())
         .layer(metrics().0.clone())
@@ -92,10 +95,50 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// A handler that panics answers 500 in the API's error shape (the cause is logged, never
+/// sent) instead of dropping the connection.
+fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> axum::response::Response {
+    let what = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("a panic without a message");
+    ApiError::internal(anyhow::anyhow!("handler panicked: {what}")).into_response()
+}
+
 async fn method_not_allowed() -> ApiError {
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",
         "this method is not allowed on this path",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::Body;
+    use axum::routing::get;
+    use tower::ServiceExt;
+
+    use super::*;
+
+    async fn boom() -> &'static str {
+        panic!("secret detail")
+    }
+
+    #[tokio::test]
+    async fn a_panicking_handler_answers_500_in_the_json_shape_without_its_message() {
+        let app: Router = Router::new()
+            .route("/boom", get(boom))
+            .layer(CatchPanicLayer::custom(panic_response));
+        let res = app
+            .oneshot(Request::get("/boom").body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let bytes = axum::body::to_bytes(res.into_body(), 1 << 16).await.unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(body["error"]["code"], "internal");
+        assert!(!String::from_utf8_lossy(&bytes).contains("secret detail"));
+    }
 }

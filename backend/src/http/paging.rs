@@ -6,6 +6,9 @@ use crate::error::{ApiError, FieldError};
 
 /// The largest page a client may ask for: keeps one request's cost bounded.
 pub const MAX_PAGE_SIZE: u64 = 500;
+/// The highest page number: with [`MAX_PAGE_SIZE`] the offset stays far inside the database's
+/// signed 64-bit range.
+pub const MAX_PAGE: u64 = 1_000_000;
 /// The page size when the client does not say.
 pub const DEFAULT_PAGE_SIZE: u64 = 50;
 
@@ -15,8 +18,8 @@ pub const DEFAULT_PAGE_SIZE: u64 = 50;
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct PageQuery {
-    /// 1-based page number (default 1).
-    #[param(minimum = 1)]
+    /// 1-based page number (default 1, at most 1,000,000).
+    #[param(minimum = 1, maximum = 1_000_000)]
     pub page: Option<u64>,
     /// Items per page (default 50, at most 500).
     #[param(minimum = 1, maximum = 500)]
@@ -38,8 +41,8 @@ impl PageQuery {
         let page = self.page.unwrap_or(1);
         let page_size = self.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
         let mut errors = Vec::new();
-        if page == 0 {
-            errors.push(FieldError::new("page", "must be at least 1"));
+        if !(1..=MAX_PAGE).contains(&page) {
+            errors.push(FieldError::new("page", format!("must be between 1 and {MAX_PAGE}")));
         }
         if !(1..=MAX_PAGE_SIZE).contains(&page_size) {
             errors.push(FieldError::new(
@@ -56,9 +59,9 @@ impl PageQuery {
 }
 
 impl PageRequest {
-    /// Rows to skip before this page (saturating: a huge page number is simply past the end).
+    /// Rows to skip before this page.
     pub fn offset(self) -> u64 {
-        (self.page - 1).saturating_mul(self.page_size)
+        (self.page - 1) * self.page_size
     }
 }
 

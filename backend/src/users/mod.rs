@@ -292,13 +292,12 @@ pub fn username_problem(username: &str) -> Option<&'static str> {
     }
 }
 
-/// Why a password is refused, or `None`: 8 characters at least (as the configured admin
-/// password), 1024 bytes at most (hashing cost is bounded by the input).
+/// Why a password is refused, or `None`: 8 to 1024 characters (at least as long as the
+/// configured admin password must be; the bound keeps one hash's input small).
 pub fn password_problem(password: &str) -> Option<&'static str> {
-    if password.chars().count() < 8 {
-        Some("must be at least 8 characters")
-    } else if password.len() > 1024 {
-        Some("must be at most 1024 bytes")
+    let n = password.chars().count();
+    if !(8..=1024).contains(&n) {
+        Some("must be 8 to 1024 characters")
     } else {
         None
     }
