@@ -8,8 +8,8 @@ use chrono::Utc;
 use rand::Rng;
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr,
-    EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement, TransactionTrait,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr, EntityTrait,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement, TransactionTrait,
 };
 
 use crate::auth::password;
@@ -60,23 +60,13 @@ pub async fn ensure_first_admin(db: &DatabaseConnection, configured: Option<&str
 /// starting together all pass the existence check above: the unique username decides which
 /// insert wins, and the others start normally instead of failing on the duplicate.
 async fn insert_first_admin(db: &DatabaseConnection, password_hash: String) -> Result<bool, DbErr> {
-    let now = Utc::now();
-    let inserted = entity::Entity::insert(entity::ActiveModel {
-        username: Set(FIRST_ADMIN.to_string()),
-        display_name: Set("Administrator".to_string()),
-        password_hash: Set(password_hash),
-        role: Set("admin".to_string()),
-        created_at: Set(now),
-        updated_at: Set(now),
-        ..Default::default()
-    })
-    .on_conflict(OnConflict::column(entity::Column::Username).do_nothing().to_owned())
-    .exec_without_returning(db)
-    .await?;
-    Ok(inserted == 1)
+    Ok(insert(db, FIRST_ADMIN, "Administrator", password_hash, Role::Admin)
+        .await?
+        .is_some())
 }
 
-/// Creates a user with an Argon2id hash of `password` (used by the admin users API and tests).
+/// Creates a user with an Argon2id hash of `password`, hashing on the calling thread (for
+/// tests and tools; the API hashes off the async threads and calls [`insert`]).
 pub async fn create(
     db: &DatabaseConnection,
     username: &str,
@@ -85,18 +75,9 @@ pub async fn create(
     role: Role,
 ) -> Result<entity::Model, DbErr> {
     let hash = password::hash(password).map_err(|e| DbErr::Custom(format!("hashing a password: {e}")))?;
-    let now = Utc::now();
-    entity::ActiveModel {
-        username: Set(username.to_string()),
-        display_name: Set(display_name.to_string()),
-        password_hash: Set(hash),
-        role: Set(role_column(role).to_string()),
-        created_at: Set(now),
-        updated_at: Set(now),
-        ..Default::default()
-    }
-    .insert(db)
-    .await
+    insert(db, username, display_name, hash, role)
+        .await?
+        .ok_or_else(|| DbErr::Custom(format!("the username {username} is taken")))
 }
 
 /// Finds a user by login name.
