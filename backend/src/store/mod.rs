@@ -61,3 +61,12 @@ pub async fn migrations_applied(db: &DatabaseConnection) -> Result<bool, DbErr> 
 pub async fn ping(db: &DatabaseConnection) -> bool {
     db.ping().await.is_ok()
 }
+
+/// A migrated SQLite database in `dir`, for the backend's own tests.
+#[cfg(test)]
+pub(crate) async fn test_database(dir: &std::path::Path) -> DatabaseConnection {
+    let url = format!("sqlite://{}?mode=rwc", dir.join("anteroom.db").display());
+    let db = connect(&url).await.expect("open the test database");
+    migrate(&db).await.expect("migrate the test database");
+    db
+}

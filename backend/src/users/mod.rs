@@ -309,17 +309,10 @@ fn generate_password() -> String {
 mod tests {
     use super::*;
 
-    async fn db(dir: &std::path::Path) -> DatabaseConnection {
-        let url = format!("sqlite://{}?mode=rwc", dir.join("anteroom.db").display());
-        let db = crate::store::connect(&url).await.unwrap();
-        crate::store::migrate(&db).await.unwrap();
-        db
-    }
-
     #[tokio::test]
     async fn a_second_first_admin_insert_reports_the_admin_existed_instead_of_failing() {
         let dir = tempfile::tempdir().unwrap();
-        let db = db(dir.path()).await;
+        let db = crate::store::test_database(dir.path()).await;
         assert!(insert_first_admin(&db, "hash-1".into()).await.unwrap());
         assert!(!insert_first_admin(&db, "hash-2".into()).await.unwrap());
         let admin = find_by_username(&db, FIRST_ADMIN).await.unwrap().unwrap();
@@ -332,7 +325,7 @@ mod tests {
     #[tokio::test]
     async fn the_first_start_creates_the_admin_and_later_starts_leave_it_alone() {
         let dir = tempfile::tempdir().unwrap();
-        let db = db(dir.path()).await;
+        let db = crate::store::test_database(dir.path()).await;
         assert_eq!(
             ensure_first_admin(&db, Some("first-password")).await.unwrap(),
             FirstAdmin::Created

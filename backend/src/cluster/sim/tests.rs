@@ -27,21 +27,18 @@ fn settings(nodes: Option<std::path::PathBuf>) -> SimSettings {
     }
 }
 
-async fn db(dir: &std::path::Path) -> sea_orm::DatabaseConnection {
-    let url = format!("sqlite://{}?mode=rwc", dir.join("anteroom.db").display());
-    let db = crate::store::connect(&url).await.unwrap();
-    crate::store::migrate(&db).await.unwrap();
-    db
-}
-
 #[tokio::test]
 async fn a_restart_resumes_the_simulation_where_it_was() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(t0()));
     {
-        let sim = SimulatedCluster::open(db(dir.path()).await, settings(None), clock.clone())
-            .await
-            .unwrap();
+        let sim = SimulatedCluster::open(
+            crate::store::test_database(dir.path()).await,
+            settings(None),
+            clock.clone(),
+        )
+        .await
+        .unwrap();
         let spec = JobBuilder::new(1, JobKind::Custom)
             .task("main", 2, "8", Some(("nvidia.com/a100", "8")))
             .command(&["sleep", "60"])
@@ -56,9 +53,13 @@ async fn a_restart_resumes_the_simulation_where_it_was() {
         // Dropped without any shutdown: like kill -9, only committed state survives.
     }
     clock.advance(Duration::seconds(2));
-    let sim = SimulatedCluster::open(db(dir.path()).await, settings(None), clock.clone())
-        .await
-        .unwrap();
+    let sim = SimulatedCluster::open(
+        crate::store::test_database(dir.path()).await,
+        settings(None),
+        clock.clone(),
+    )
+    .await
+    .unwrap();
     let statuses = sim.job_statuses().await.unwrap();
     assert_eq!(statuses.len(), 2);
     let big = statuses.iter().find(|s| s.job_id == 1).unwrap();
@@ -97,9 +98,13 @@ async fn a_restart_resumes_the_simulation_where_it_was() {
 async fn events_are_broadcast_after_each_change() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(t0()));
-    let sim = SimulatedCluster::open(db(dir.path()).await, settings(None), clock.clone())
-        .await
-        .unwrap();
+    let sim = SimulatedCluster::open(
+        crate::store::test_database(dir.path()).await,
+        settings(None),
+        clock.clone(),
+    )
+    .await
+    .unwrap();
     let mut rx = sim.subscribe();
     sim.create_job(
         &JobBuilder::new(5, JobKind::Custom)
@@ -133,9 +138,13 @@ async fn a_node_file_replaces_the_default_cluster_and_unknown_nodes_cannot_be_co
     )
     .unwrap();
     let clock = Arc::new(ManualClock::new(t0()));
-    let sim = SimulatedCluster::open(db(dir.path()).await, settings(Some(file)), clock)
-        .await
-        .unwrap();
+    let sim = SimulatedCluster::open(
+        crate::store::test_database(dir.path()).await,
+        settings(Some(file)),
+        clock,
+    )
+    .await
+    .unwrap();
     let nodes = sim.nodes().await.unwrap();
     assert_eq!(nodes.len(), 1);
     let names = sim.resource_names().await.unwrap();
@@ -154,7 +163,7 @@ async fn a_node_file_replaces_the_default_cluster_and_unknown_nodes_cannot_be_co
 async fn the_background_ticker_starts_a_created_job_without_being_asked() {
     let dir = tempfile::tempdir().unwrap();
     let sim = SimulatedCluster::open(
-        db(dir.path()).await,
+        crate::store::test_database(dir.path()).await,
         settings(None),
         Arc::new(crate::cluster::clock::SystemClock),
     )
