@@ -111,8 +111,13 @@ impl TestApp {
 
     /// A token for the first admin.
     pub async fn admin_token(&self) -> String {
-        let res = self.login("admin", ADMIN_PASSWORD).await;
-        assert_eq!(res.status(), 200);
+        self.token("admin", ADMIN_PASSWORD).await
+    }
+
+    /// Logs in, which must succeed, and returns the bearer token.
+    pub async fn token(&self, username: &str, password: &str) -> String {
+        let res = self.login(username, password).await;
+        assert_eq!(res.status(), 200, "login of {username}");
         let body: Value = res.json().await.expect("json");
         body["token"].as_str().expect("token").to_string()
     }
@@ -149,9 +154,6 @@ impl TestApp {
         )
         .await
         .expect("create user");
-        let res = self.login(username, password).await;
-        assert_eq!(res.status(), 200);
-        let body: Value = res.json().await.expect("json");
-        body["token"].as_str().expect("token").to_string()
+        self.token(username, password).await
     }
 }

@@ -187,6 +187,20 @@ async fn five_wrong_passwords_make_the_next_login_429_even_with_the_right_passwo
 }
 
 #[tokio::test]
+async fn wrong_passwords_sent_all_at_once_get_no_more_tries_than_sent_one_by_one() {
+    let app = TestApp::builder().start().await;
+    let max = anteroom::auth::throttle::MAX_FAILURES;
+    let attempts = (0..3 * max).map(|_| app.login("admin", "wrong-password"));
+    let statuses: Vec<u16> = futures::future::join_all(attempts)
+        .await
+        .iter()
+        .map(|r| r.status().as_u16())
+        .collect();
+    assert_eq!(statuses.iter().filter(|&&s| s == 401).count(), max, "{statuses:?}");
+    assert_eq!(statuses.iter().filter(|&&s| s == 429).count(), 2 * max, "{statuses:?}");
+}
+
+#[tokio::test]
 async fn a_successful_login_clears_the_earlier_failures() {
     let app = TestApp::builder().start().await;
     let max = anteroom::auth::throttle::MAX_FAILURES;

@@ -22,6 +22,10 @@ async fn call(app: &TestApp, token: &str, method: Method, path: &str, body: Opti
     (status, json)
 }
 
+async fn patch(app: &TestApp, token: &str, path: &str, body: Value) -> (u16, Value) {
+    call(app, token, Method::PATCH, path, Some(body)).await
+}
+
 async fn create(app: &TestApp, token: &str, username: &str, role: &str) -> Value {
     let body = json!({"username": username, "password": "password-123", "role": role});
     let (status, user) = call(app, token, Method::POST, "/api/v1/admin/users", Some(body)).await;
@@ -207,37 +211,23 @@ async fn patch_changes_only_the_fields_given() {
     let user = create(&app, &admin, "frank", "user").await;
     let path = format!("/api/v1/admin/users/{}", user["id"]);
 
-    let (status, changed) = call(
-        &app,
-        &admin,
-        Method::PATCH,
-        &path,
-        Some(json!({"displayName": "Frank F."})),
-    )
-    .await;
+    let (status, changed) = patch(&app, &admin, &path, json!({"displayName": "Frank F."})).await;
     assert_eq!(status, 200);
     assert_eq!(
         (changed["displayName"].as_str(), changed["role"].as_str()),
         (Some("Frank F."), Some("user"))
     );
 
-    let (status, changed) = call(&app, &admin, Method::PATCH, &path, Some(json!({"role": "admin"}))).await;
+    let (status, changed) = patch(&app, &admin, &path, json!({"role": "admin"})).await;
     assert_eq!((status, changed["role"].as_str()), (200, Some("admin")));
     assert_eq!(changed["displayName"], "Frank F.");
 
-    let (status, _) = call(
-        &app,
-        &admin,
-        Method::PATCH,
-        &path,
-        Some(json!({"password": "new-password"})),
-    )
-    .await;
+    let (status, _) = patch(&app, &admin, &path, json!({"password": "new-password"})).await;
     assert_eq!(status, 200);
     assert_eq!(app.login("frank", "password-123").await.status(), 401);
     assert_eq!(app.login("frank", "new-password").await.status(), 200);
 
-    let (status, err) = call(&app, &admin, Method::PATCH, &path, Some(json!({"password": "short"}))).await;
+    let (status, err) = patch(&app, &admin, &path, json!({"password": "short"})).await;
     assert_eq!(
         (status, err["error"]["details"]["fields"][0]["field"].as_str()),
         (422, Some("password"))
@@ -248,9 +238,9 @@ async fn patch_changes_only_the_fields_given() {
         "a refused change changes nothing"
     );
 
-    let (status, err) = call(&app, &admin, Method::PATCH, "/api/v1/admin/users/999", Some(json!({}))).await;
+    let (status, err) = patch(&app, &admin, "/api/v1/admin/users/999", json!({})).await;
     assert_eq!((status, err["error"]["code"].as_str()), (404, Some("user_not_found")));
-    let (status, _) = call(&app, &admin, Method::PATCH, "/api/v1/admin/users/abc", Some(json!({}))).await;
+    let (status, _) = patch(&app, &admin, "/api/v1/admin/users/abc", json!({})).await;
     assert_eq!(status, 422);
 }
 
@@ -261,7 +251,7 @@ async fn the_last_admin_can_be_neither_demoted_nor_deleted_until_there_is_anothe
     let (_, me) = call(&app, &admin, Method::GET, "/api/v1/auth/me", None).await;
     let me_path = format!("/api/v1/admin/users/{}", me["id"]);
 
-    let (status, err) = call(&app, &admin, Method::PATCH, &me_path, Some(json!({"role": "user"}))).await;
+    let (status, err) = patch(&app, &admin, &me_path, json!({"role": "user"})).await;
     assert_eq!((status, err["error"]["code"].as_str()), (409, Some("last_admin")));
     let (status, err) = call(&app, &admin, Method::DELETE, &me_path, None).await;
     assert_eq!((status, err["error"]["code"].as_str()), (409, Some("last_admin")));
@@ -273,7 +263,7 @@ async fn the_last_admin_can_be_neither_demoted_nor_deleted_until_there_is_anothe
     );
 
     create(&app, &admin, "grace", "admin").await;
-    let (status, demoted) = call(&app, &admin, Method::PATCH, &me_path, Some(json!({"role": "user"}))).await;
+    let (status, demoted) = patch(&app, &admin, &me_path, json!({"role": "user"})).await;
     assert_eq!((status, demoted["role"].as_str()), (200, Some("user")));
     let (status, _) = call(&app, &admin, Method::GET, "/api/v1/admin/users", None).await;
     assert_eq!(status, 403, "the demoted admin's token now carries a user");
@@ -329,22 +319,13 @@ async fn concurrent_demotions_always_leave_an_admin(app: &TestApp) {
         for i in 1..ADMINS {
             let name = format!("r{round}-admin{i}");
             let user = create(app, &root, &name, "admin").await;
-            let res = app.login(&name, "password-123").await;
-            let token = res.json::<Value>().await.unwrap()["token"].as_str().unwrap().to_owned();
+            let token = app.token(&name, "password-123").await;
             admins.push((token, user["id"].as_i64().unwrap()));
         }
         let paths: Vec<String> = (0..ADMINS)
             .map(|i| format!("/api/v1/admin/users/{}", admins[(i + 1) % ADMINS].1))
             .collect();
-        let demotions = (0..ADMINS).map(|i| {
-            call(
-                app,
-                &admins[i].0,
-                Method::PATCH,
-                &paths[i],
-                Some(json!({"role": "user"})),
-            )
-        });
+        let demotions = (0..ADMINS).map(|i| patch(app, &admins[i].0, &paths[i], json!({"role": "user"})));
         let results = futures::future::join_all(demotions).await;
         let succeeded = results.iter().filter(|(status, _)| *status == 200).count();
         for (status, body) in &results {
@@ -356,12 +337,7 @@ async fn concurrent_demotions_always_leave_an_admin(app: &TestApp) {
         // Make the root admin an admin again and retire this round's admins.
         let keeper = admin_token_of_any(app).await;
         let root_path = format!("/api/v1/admin/users/{}", admins[0].1);
-        assert_eq!(
-            call(app, &keeper, Method::PATCH, &root_path, Some(json!({"role": "admin"})))
-                .await
-                .0,
-            200
-        );
+        assert_eq!(patch(app, &keeper, &root_path, json!({"role": "admin"})).await.0, 200);
         for (_, id) in &admins[1..] {
             let path = format!("/api/v1/admin/users/{id}");
             assert_eq!(call(app, &root, Method::DELETE, &path, None).await.0, 204);
@@ -392,8 +368,7 @@ async fn admin_token_of_any(app: &TestApp) -> String {
     } else {
         "password-123"
     };
-    let res = app.login(&name, password).await;
-    res.json::<Value>().await.unwrap()["token"].as_str().unwrap().to_owned()
+    app.token(&name, password).await
 }
 
 #[tokio::test]

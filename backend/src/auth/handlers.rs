@@ -43,9 +43,9 @@ async fn login(
     ClientIp(client): ClientIp,
     ApiJson(body): ApiJson<LoginRequest>,
 ) -> ApiResult<Json<LoginResponse>> {
-    // Refused before any hashing: a flood of throttled attempts costs no Argon2 work.
-    if let Err(wait) = state.login_throttle.check(&body.username, client, Instant::now()) {
-        let seconds = wait.as_secs_f64().ceil() as u64;
+    // Refused before any hashing: a flood of throttled attempts costs no Argon2 work. An
+    // attempt let through counts as a failure until the password proves right.
+    if let Err(seconds) = state.login_throttle.attempt(&body.username, client, Instant::now()) {
         tracing::warn!(client = ?client, retry_after = seconds, "login throttled");
         return Err(ApiError::too_many_attempts(
             format!("too many failed logins for this username; try again in {seconds} s"),
@@ -75,14 +75,9 @@ async fn login(
     .map_err(ApiError::internal)?;
     let user = match (user, ok) {
         (Some(u), true) => u,
-        _ => {
-            state
-                .login_throttle
-                .record_failure(&body.username, client, Instant::now());
-            return Err(invalid());
-        }
+        _ => return Err(invalid()),
     };
-    state.login_throttle.record_success(&body.username, client);
+    state.login_throttle.succeeded(&body.username, client);
     let (token, expires_at) = state.tokens.issue(user.id, Utc::now()).map_err(ApiError::internal)?;
     tracing::info!(user.id = user.id, "login");
     Ok(Json(LoginResponse {

@@ -2,6 +2,11 @@
 //! client address within [`WINDOW`], further attempts for that pair are refused (429
 //! `too_many_attempts`) until the oldest of those failures leaves the window.
 //!
+//! An attempt counts as a failure from the moment it is let through ([`LoginThrottle::attempt`])
+//! until it succeeds ([`LoginThrottle::succeeded`] clears the pair). Counting only after the
+//! password check would let a client that sends 100 attempts at once past the check 100 times,
+//! since none of them has failed yet when the others are checked.
+//!
 //! Why this key: a limit per username alone would let anyone lock the admin out by failing on
 //! purpose; a limit per address alone would, behind a reverse proxy where every client shares
 //! one address, lock everybody out. The pair slows guessing one account's password from one
@@ -57,46 +62,32 @@ impl LoginThrottle {
         }
     }
 
-    /// `Err(wait)` when this pair has used up its failures: retry after `wait` (at least one
-    /// second, so a `Retry-After` header never says 0).
-    pub fn check(&self, username: &str, client: Option<IpAddr>, now: Instant) -> Result<(), Duration> {
+    /// Lets an attempt through and counts it as a failure until it succeeds, or refuses it
+    /// with the whole seconds to wait (at least 1, so a `Retry-After` header never says 0).
+    pub fn attempt(&self, username: &str, client: Option<IpAddr>, now: Instant) -> Result<(), u64> {
         let mut map = self.lock();
         let key = key(username, client);
-        let Some(times) = map.get_mut(&key) else { return Ok(()) };
-        forget_expired(times, now, self.window);
-        if times.len() < self.max_failures {
-            if times.is_empty() {
-                map.remove(&key);
+        if let Some(times) = map.get_mut(&key) {
+            forget_expired(times, now, self.window);
+            if times.len() >= self.max_failures {
+                let oldest = times[times.len() - self.max_failures];
+                let wait = (oldest + self.window).saturating_duration_since(now);
+                let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+                return Err(seconds.max(1));
             }
-            return Ok(());
-        }
-        let oldest = times[times.len() - self.max_failures];
-        let wait = (oldest + self.window).saturating_duration_since(now);
-        Err(wait.max(Duration::from_secs(1)))
-    }
-
-    /// Counts a wrong password for this pair.
-    pub fn record_failure(&self, username: &str, client: Option<IpAddr>, now: Instant) {
-        let mut map = self.lock();
-        let key = key(username, client);
-        if !map.contains_key(&key) && map.len() >= self.max_tracked {
+        } else if map.len() >= self.max_tracked {
             self.make_room(&mut map, now);
         }
-        let times = map.entry(key).or_default();
-        forget_expired(times, now, self.window);
-        times.push_back(now);
-        // Only the newest `max_failures` can ever matter.
-        while times.len() > self.max_failures {
-            times.pop_front();
-        }
+        map.entry(key).or_default().push_back(now);
+        Ok(())
     }
 
-    /// A correct password clears the pair's failures.
-    pub fn record_success(&self, username: &str, client: Option<IpAddr>) {
+    /// The password was right: the pair's failures, this attempt's included, are forgotten.
+    pub fn succeeded(&self, username: &str, client: Option<IpAddr>) {
         self.lock().remove(&key(username, client));
     }
 
-    /// How many pairs are remembered (for tests and metrics).
+    /// How many pairs are remembered (for tests).
     pub fn tracked(&self) -> usize {
         self.lock().len()
     }
@@ -152,51 +143,54 @@ mod tests {
         Duration::from_secs(n)
     }
 
+    /// `n` attempts that all get through (and, never succeeding, stay counted as failures).
     fn fail_n(t: &LoginThrottle, user: &str, ip: Option<IpAddr>, n: usize, at: Instant) {
-        for _ in 0..n {
-            t.record_failure(user, ip, at);
+        for i in 0..n {
+            assert_eq!(t.attempt(user, ip, at), Ok(()), "attempt {i} of {user}");
         }
     }
 
     #[test]
-    fn attempts_are_allowed_until_the_failures_reach_the_limit() {
+    fn attempts_are_let_through_until_the_failures_reach_the_limit() {
         let t = LoginThrottle::new(3, secs(60), 100);
         let now = Instant::now();
-        fail_n(&t, "alice", HOME, 2, now);
-        assert_eq!(t.check("alice", HOME, now), Ok(()));
-        t.record_failure("alice", HOME, now);
-        assert_eq!(t.check("alice", HOME, now), Err(secs(60)));
+        fail_n(&t, "alice", HOME, 3, now);
+        assert_eq!(t.attempt("alice", HOME, now), Err(60));
+    }
+
+    #[test]
+    fn attempts_in_flight_count_before_their_password_is_checked() {
+        // Ten attempts arrive together; none has been answered yet.
+        let t = LoginThrottle::new(3, secs(60), 100);
+        let now = Instant::now();
+        let through = (0..10).filter(|_| t.attempt("alice", HOME, now).is_ok()).count();
+        assert_eq!(through, 3);
     }
 
     #[test]
     fn the_wait_ends_when_the_oldest_counted_failure_leaves_the_window() {
         let t = LoginThrottle::new(2, secs(60), 100);
         let start = Instant::now();
-        t.record_failure("alice", HOME, start);
-        t.record_failure("alice", HOME, start + secs(20));
-        assert_eq!(t.check("alice", HOME, start + secs(30)), Err(secs(30)));
+        fail_n(&t, "alice", HOME, 1, start);
+        fail_n(&t, "alice", HOME, 1, start + secs(20));
+        assert_eq!(t.attempt("alice", HOME, start + secs(30)), Err(30));
+        // At 60 s the first failure has expired: this attempt gets through and counts.
+        fail_n(&t, "alice", HOME, 1, start + secs(60));
         assert_eq!(
-            t.check("alice", HOME, start + secs(60)),
-            Ok(()),
-            "the first failure expired"
-        );
-        t.record_failure("alice", HOME, start + secs(61));
-        assert_eq!(
-            t.check("alice", HOME, start + secs(62)),
-            Err(secs(18)),
+            t.attempt("alice", HOME, start + secs(62)),
+            Err(18),
             "now the failure at 20 s is the oldest of the two that count"
         );
     }
 
     #[test]
-    fn a_wait_is_never_reported_as_zero_seconds() {
+    fn a_wait_is_rounded_up_and_never_zero_seconds() {
         let t = LoginThrottle::new(1, secs(60), 100);
         let start = Instant::now();
-        t.record_failure("alice", HOME, start);
-        let wait = t
-            .check("alice", HOME, start + secs(60) - Duration::from_millis(1))
-            .unwrap_err();
-        assert_eq!(wait, secs(1));
+        fail_n(&t, "alice", HOME, 1, start);
+        assert_eq!(t.attempt("alice", HOME, start + Duration::from_millis(30_500)), Err(30));
+        let almost = start + secs(60) - Duration::from_millis(1);
+        assert_eq!(t.attempt("alice", HOME, almost), Err(1));
     }
 
     #[test]
@@ -204,38 +198,46 @@ mod tests {
         let t = LoginThrottle::new(3, secs(60), 100);
         let now = Instant::now();
         fail_n(&t, "alice", HOME, 2, now);
-        t.record_success("alice", HOME);
-        fail_n(&t, "alice", HOME, 2, now);
-        assert_eq!(t.check("alice", HOME, now), Ok(()));
+        t.succeeded("alice", HOME);
+        fail_n(&t, "alice", HOME, 3, now);
+        assert!(t.attempt("alice", HOME, now).is_err());
     }
 
     #[test]
     fn another_address_or_another_username_is_not_affected() {
         let t = LoginThrottle::new(2, secs(60), 100);
         let now = Instant::now();
-        fail_n(&t, "admin", ELSEWHERE, 10, now);
-        assert!(t.check("admin", ELSEWHERE, now).is_err());
-        assert_eq!(t.check("admin", HOME, now), Ok(()), "the owner elsewhere still logs in");
-        assert_eq!(t.check("alice", ELSEWHERE, now), Ok(()));
-        assert_eq!(t.check("admin", None, now), Ok(()));
+        fail_n(&t, "admin", ELSEWHERE, 2, now);
+        assert!(t.attempt("admin", ELSEWHERE, now).is_err());
+        assert_eq!(
+            t.attempt("admin", HOME, now),
+            Ok(()),
+            "the owner elsewhere still logs in"
+        );
+        assert_eq!(t.attempt("alice", ELSEWHERE, now), Ok(()));
+        assert_eq!(t.attempt("admin", None, now), Ok(()));
     }
 
     #[test]
-    fn failures_in_the_window_keep_counting_however_many_came_before() {
+    fn refused_attempts_do_not_extend_the_wait() {
         let t = LoginThrottle::new(3, secs(60), 100);
         let now = Instant::now();
-        fail_n(&t, "alice", HOME, 50, now);
-        assert_eq!(t.check("alice", HOME, now + secs(59)), Err(secs(1)));
-        assert_eq!(t.check("alice", HOME, now + secs(60)), Ok(()));
+        fail_n(&t, "alice", HOME, 3, now);
+        for s in 1..59 {
+            assert!(t.attempt("alice", HOME, now + secs(s)).is_err());
+        }
+        assert_eq!(t.attempt("alice", HOME, now + secs(59)), Err(1));
+        assert_eq!(t.attempt("alice", HOME, now + secs(60)), Ok(()));
     }
 
     #[test]
-    fn expired_pairs_are_forgotten_when_checked() {
-        let t = LoginThrottle::new(3, secs(60), 100);
+    fn expired_failures_are_forgotten() {
+        let t = LoginThrottle::new(1, secs(60), 100);
         let now = Instant::now();
-        t.record_failure("alice", HOME, now);
+        fail_n(&t, "alice", HOME, 1, now);
         assert_eq!(t.tracked(), 1);
-        assert_eq!(t.check("alice", HOME, now + secs(61)), Ok(()));
+        assert_eq!(t.attempt("alice", HOME, now + secs(61)), Ok(()));
+        t.succeeded("alice", HOME);
         assert_eq!(t.tracked(), 0);
     }
 
@@ -243,24 +245,24 @@ mod tests {
     fn a_full_table_forgets_expired_pairs_first_then_the_stalest() {
         let t = LoginThrottle::new(3, secs(60), 3);
         let start = Instant::now();
-        t.record_failure("old", HOME, start);
-        t.record_failure("a", HOME, start + secs(30));
-        t.record_failure("b", HOME, start + secs(40));
+        fail_n(&t, "old", HOME, 1, start);
+        fail_n(&t, "a", HOME, 1, start + secs(30));
+        fail_n(&t, "b", HOME, 1, start + secs(40));
         // "old" expired at 60 s: it makes room for "c".
-        t.record_failure("c", HOME, start + secs(61));
+        fail_n(&t, "c", HOME, 3, start + secs(61));
         assert_eq!(t.tracked(), 3);
-        fail_n(&t, "c", HOME, 2, start + secs(61));
-        assert!(t.check("c", HOME, start + secs(61)).is_err());
+        assert!(t.attempt("c", HOME, start + secs(61)).is_err());
         // Nothing has expired at 62 s: the stalest live pair, "a", goes.
         fail_n(&t, "d", HOME, 3, start + secs(62));
         assert_eq!(t.tracked(), 3);
-        assert!(t.check("d", HOME, start + secs(62)).is_err());
-        assert!(t.check("c", HOME, start + secs(62)).is_err(), "c is kept");
+        assert!(t.attempt("d", HOME, start + secs(62)).is_err());
+        assert!(t.attempt("c", HOME, start + secs(62)).is_err(), "c is kept");
         fail_n(&t, "b", HOME, 2, start + secs(62));
         assert!(
-            t.check("b", HOME, start + secs(62)).is_err(),
-            "b is kept, with all 3 failures"
+            t.attempt("b", HOME, start + secs(62)).is_err(),
+            "b is kept, with its first failure"
         );
+        fail_n(&t, "a", HOME, 3, start + secs(62));
     }
 
     #[test]
@@ -268,7 +270,7 @@ mod tests {
         let t = LoginThrottle::new(1, secs(60), 100);
         let now = Instant::now();
         let long = "é".repeat(200);
-        t.record_failure(&long, HOME, now);
-        assert!(t.check(&format!("{long}x"), HOME, now).is_err());
+        fail_n(&t, &long, HOME, 1, now);
+        assert!(t.attempt(&format!("{long}x"), HOME, now).is_err());
     }
 }

@@ -36,6 +36,23 @@ fn last_admin() -> ApiError {
     )
 }
 
+/// Checks the fields a request sets (`None`: not set), naming every bad one in one 422.
+fn validate(username: Option<&str>, password: Option<&str>, display_name: Option<&str>) -> ApiResult<()> {
+    let errors: Vec<FieldError> = [
+        ("username", username.and_then(users::username_problem)),
+        ("password", password.and_then(users::password_problem)),
+        ("displayName", display_name.and_then(users::display_name_problem)),
+    ]
+    .into_iter()
+    .filter_map(|(field, problem)| problem.map(|p| FieldError::new(field, p)))
+    .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::validation(errors))
+    }
+}
+
 /// Hashes off the async threads: Argon2id takes tens of milliseconds of CPU on purpose.
 async fn hash(password: String) -> ApiResult<String> {
     tokio::task::spawn_blocking(move || password::hash(&password))
@@ -94,19 +111,7 @@ async fn create_user(
     ApiJson(body): ApiJson<CreateUser>,
 ) -> ApiResult<(StatusCode, Json<User>)> {
     let display_name = body.display_name.clone().unwrap_or_else(|| body.username.clone());
-    let mut errors = Vec::new();
-    if let Some(problem) = users::username_problem(&body.username) {
-        errors.push(FieldError::new("username", problem));
-    }
-    if let Some(problem) = users::password_problem(&body.password) {
-        errors.push(FieldError::new("password", problem));
-    }
-    if let Some(problem) = users::display_name_problem(&display_name) {
-        errors.push(FieldError::new("displayName", problem));
-    }
-    if !errors.is_empty() {
-        return Err(ApiError::validation(errors));
-    }
+    validate(Some(&body.username), Some(&body.password), Some(&display_name))?;
     let password_hash = hash(body.password).await?;
     let created = users::insert(&state.db, &body.username, &display_name, password_hash, body.role)
         .await?
@@ -144,16 +149,7 @@ async fn update_user(
     ApiPath(id): ApiPath<i64>,
     ApiJson(body): ApiJson<UpdateUser>,
 ) -> ApiResult<Json<User>> {
-    let mut errors = Vec::new();
-    if let Some(problem) = body.password.as_deref().and_then(users::password_problem) {
-        errors.push(FieldError::new("password", problem));
-    }
-    if let Some(problem) = body.display_name.as_deref().and_then(users::display_name_problem) {
-        errors.push(FieldError::new("displayName", problem));
-    }
-    if !errors.is_empty() {
-        return Err(ApiError::validation(errors));
-    }
+    validate(None, body.password.as_deref(), body.display_name.as_deref())?;
     let password_hash = match body.password {
         Some(p) => Some(hash(p).await?),
         None => None,

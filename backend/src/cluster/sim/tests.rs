@@ -8,13 +8,20 @@ use chrono::{DateTime, Duration, Utc};
 use super::state::Timing;
 use super::state::tests::JobBuilder;
 use super::{SimSettings, SimulatedCluster};
-use crate::cluster::clock::ManualClock;
+use crate::cluster::clock::{Clock, ManualClock};
 use crate::cluster::{Cluster, JobEvent};
 
 fn t0() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-11-22T12:00:00Z")
         .unwrap()
         .with_timezone(&Utc)
+}
+
+/// The simulated cluster over a migrated database in `dir` (reopening the same `dir` is a
+/// restart).
+async fn open(dir: &tempfile::TempDir, settings: SimSettings, clock: Arc<dyn Clock>) -> Arc<SimulatedCluster> {
+    let db = crate::store::test_database(dir.path()).await;
+    SimulatedCluster::open(db, settings, clock).await.unwrap()
 }
 
 fn settings(nodes: Option<std::path::PathBuf>) -> SimSettings {
@@ -32,13 +39,7 @@ async fn a_restart_resumes_the_simulation_where_it_was() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(t0()));
     {
-        let sim = SimulatedCluster::open(
-            crate::store::test_database(dir.path()).await,
-            settings(None),
-            clock.clone(),
-        )
-        .await
-        .unwrap();
+        let sim = open(&dir, settings(None), clock.clone()).await;
         let spec = JobBuilder::new(1, JobKind::Custom)
             .task("main", 2, "8", Some(("nvidia.com/a100", "8")))
             .command(&["sleep", "60"])
@@ -53,13 +54,7 @@ async fn a_restart_resumes_the_simulation_where_it_was() {
         // Dropped without any shutdown: like kill -9, only committed state survives.
     }
     clock.advance(Duration::seconds(2));
-    let sim = SimulatedCluster::open(
-        crate::store::test_database(dir.path()).await,
-        settings(None),
-        clock.clone(),
-    )
-    .await
-    .unwrap();
+    let sim = open(&dir, settings(None), clock.clone()).await;
     let statuses = sim.job_statuses().await.unwrap();
     assert_eq!(statuses.len(), 2);
     let big = statuses.iter().find(|s| s.job_id == 1).unwrap();
@@ -98,13 +93,7 @@ async fn a_restart_resumes_the_simulation_where_it_was() {
 async fn events_are_broadcast_after_each_change() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(t0()));
-    let sim = SimulatedCluster::open(
-        crate::store::test_database(dir.path()).await,
-        settings(None),
-        clock.clone(),
-    )
-    .await
-    .unwrap();
+    let sim = open(&dir, settings(None), clock.clone()).await;
     let mut rx = sim.subscribe();
     sim.create_job(
         &JobBuilder::new(5, JobKind::Custom)
@@ -138,13 +127,7 @@ async fn a_node_file_replaces_the_default_cluster_and_unknown_nodes_cannot_be_co
     )
     .unwrap();
     let clock = Arc::new(ManualClock::new(t0()));
-    let sim = SimulatedCluster::open(
-        crate::store::test_database(dir.path()).await,
-        settings(Some(file)),
-        clock,
-    )
-    .await
-    .unwrap();
+    let sim = open(&dir, settings(Some(file)), clock).await;
     let nodes = sim.nodes().await.unwrap();
     assert_eq!(nodes.len(), 1);
     let names = sim.resource_names().await.unwrap();
@@ -162,13 +145,7 @@ async fn a_node_file_replaces_the_default_cluster_and_unknown_nodes_cannot_be_co
 #[tokio::test]
 async fn the_background_ticker_starts_a_created_job_without_being_asked() {
     let dir = tempfile::tempdir().unwrap();
-    let sim = SimulatedCluster::open(
-        crate::store::test_database(dir.path()).await,
-        settings(None),
-        Arc::new(crate::cluster::clock::SystemClock),
-    )
-    .await
-    .unwrap();
+    let sim = open(&dir, settings(None), Arc::new(crate::cluster::clock::SystemClock)).await;
     sim.spawn_ticker();
     let mut rx = sim.subscribe();
     sim.create_job(&JobBuilder::new(9, JobKind::Jupyter).task("main", 1, "1", None).build())
