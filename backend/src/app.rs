@@ -6,30 +6,16 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context;
-use sea_orm::DatabaseConnection;
 use tokio::net::TcpListener;
 
 use crate::auth::throttle::LoginThrottle;
 use crate::auth::token::TokenKeys;
-use crate::cluster::{self, Cluster};
+use crate::cluster;
 use crate::config::Config;
+pub use crate::state::AppState;
+use crate::users::password::PasswordWork;
 use crate::users::{self, FirstAdmin};
 use crate::{http, store};
-
-/// Everything a handler needs; cheap to clone (pointers only), built once.
-#[derive(Clone)]
-pub struct AppState {
-    /// The database pool.
-    pub db: DatabaseConnection,
-    /// The validated configuration.
-    pub config: Arc<Config>,
-    /// Session token keys.
-    pub tokens: Arc<TokenKeys>,
-    /// The cluster jobs go to.
-    pub cluster: Arc<dyn Cluster>,
-    /// Failed-login counters, shared by every request of this process.
-    pub login_throttle: Arc<LoginThrottle>,
-}
 
 /// The result of the start-up steps: the state, and what happened to the first admin (so
 /// `main` can print a generated password once).
@@ -58,13 +44,18 @@ pub async fn prepare(config: Config) -> anyhow::Result<Prepared> {
     let cluster = cluster::from_config(&config, &db)
         .await
         .context("connecting to the cluster")?;
+    let tokens = Arc::new(TokenKeys::new(
+        &secret,
+        config.jwt_previous_secret.as_ref().map(|s| s.expose().as_bytes()),
+    ));
     Ok(Prepared {
         state: AppState {
             db,
             config: Arc::new(config),
-            tokens: Arc::new(TokenKeys::new(&secret)),
+            tokens,
             cluster,
             login_throttle: Arc::new(LoginThrottle::default()),
+            passwords: Arc::new(PasswordWork::for_this_machine()),
         },
         first_admin,
     })

@@ -63,6 +63,12 @@ pub struct Config {
     pub cluster: ClusterKind,
     /// HS256 key for session tokens; generated and kept in the data dir when unset.
     pub jwt_secret: Option<Secret>,
+    /// The signing key before the last rotation: still accepted for verification (never for
+    /// signing), so rotating `jwt_secret` does not log everyone out at once.
+    pub jwt_previous_secret: Option<Secret>,
+    /// Reverse proxies whose `X-Forwarded-For` is believed: behind them the client address
+    /// (which the login throttle keys on) is the last address in that header not itself a proxy.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Password of the first admin; generated and printed once when unset.
     pub admin_password: Option<Secret>,
     /// Log line format.
@@ -142,6 +148,20 @@ pub const SETTINGS: &[Setting] = &[
         default: None,
         secret: true,
         help: "HS256 signing key, at least 32 bytes (default: generated into the data dir)",
+    },
+    Setting {
+        name: "jwt_previous_secret",
+        env: "ANTEROOM_JWT_PREVIOUS_SECRET",
+        default: None,
+        secret: true,
+        help: "the signing key before a rotation: tokens it signed stay valid until they expire",
+    },
+    Setting {
+        name: "trusted_proxies",
+        env: "ANTEROOM_TRUSTED_PROXIES",
+        default: Some(""),
+        secret: false,
+        help: "comma-separated CIDRs of reverse proxies whose X-Forwarded-For gives the client address",
     },
     Setting {
         name: "admin_password",
@@ -381,6 +401,21 @@ impl Config {
             None => None,
         };
 
+        let jwt_previous_secret = match get("jwt_previous_secret") {
+            Some((s, src)) if s.len() < 32 => {
+                return Err(invalid(
+                    "jwt_previous_secret",
+                    src,
+                    format!("must be at least 32 bytes long (got {})", s.len()),
+                ));
+            }
+            Some((s, _)) => Some(Secret::new(s)),
+            None => None,
+        };
+
+        let (proxies_s, src) = get("trusted_proxies").expect("trusted_proxies has a default");
+        let trusted_proxies = parse_cidrs(&proxies_s).map_err(|reason| invalid("trusted_proxies", src, reason))?;
+
         let admin_password = match get("admin_password") {
             Some((s, src)) if s.chars().count() < 8 => {
                 return Err(invalid(
@@ -442,6 +477,8 @@ impl Config {
             database_url,
             cluster,
             jwt_secret,
+            jwt_previous_secret,
+            trusted_proxies,
             admin_password,
             log_format,
             log_filter,
@@ -451,6 +488,21 @@ impl Config {
             namespace,
         })
     }
+}
+
+/// A comma-separated list of CIDRs (`10.0.0.0/8, ::1/128`); a bare address is its own /32 or
+/// /128. Empty means none.
+fn parse_cidrs(list: &str) -> Result<Vec<ipnet::IpNet>, String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|item| {
+            item.parse::<ipnet::IpNet>()
+                .or_else(|_| item.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                .map(|net| net.trunc())
+                .map_err(|_| format!("`{item}` is not an address or a CIDR such as 10.0.0.0/8"))
+        })
+        .collect()
 }
 
 fn read_file_layer(path: &Path, raw: &mut Raw) -> Result<(), ConfigError> {

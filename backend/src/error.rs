@@ -49,6 +49,18 @@ impl ApiError {
         e
     }
 
+    /// 503 `busy`: too much work of one kind at once (password hashing under a login flood);
+    /// retry after `seconds`.
+    pub fn busy(seconds: u64) -> Self {
+        let mut e = Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "busy",
+            format!("the server is busy, try again in {seconds} s"),
+        );
+        e.retry_after_seconds = Some(seconds);
+        e
+    }
+
     /// Adds structured details.
     pub fn with_details(mut self, details: Value) -> Self {
         self.details = Some(details);

@@ -11,6 +11,7 @@ pub mod extract;
 pub mod healthcheck;
 pub mod http;
 pub mod prequeue;
+pub mod state;
 pub mod store;
 pub mod telemetry;
 pub mod users;

@@ -13,7 +13,7 @@ use clap::Parser;
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     if cli.command == Some(Command::Openapi) {
-        let (_, spec) = anteroom::http::api();
+        let spec = anteroom::http::openapi_document();
         println!("{}", spec.to_pretty_json().expect("the spec serialises"));
         return ExitCode::SUCCESS;
     }

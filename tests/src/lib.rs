@@ -43,16 +43,33 @@ pub struct TestApp {
     _data_dir: TempDir,
 }
 
+/// A change to the settings before the start.
+type ConfigChange = Box<dyn FnOnce(&mut Config) + Send>;
+
 /// Options for [`TestApp`]; `start()` launches it.
 #[derive(Default)]
 pub struct TestAppBuilder {
     database_url: Option<String>,
+    configure: Option<ConfigChange>,
+    passwords: Option<anteroom::users::password::PasswordWork>,
 }
 
 impl TestAppBuilder {
     /// Use this database instead of a fresh SQLite file.
     pub fn database_url(mut self, url: impl Into<String>) -> Self {
         self.database_url = Some(url.into());
+        self
+    }
+
+    /// Changes settings before the start (e.g. `trusted_proxies`).
+    pub fn configure(mut self, f: impl FnOnce(&mut Config) + Send + 'static) -> Self {
+        self.configure = Some(Box::new(f));
+        self
+    }
+
+    /// Hash passwords with these limits instead of the machine's.
+    pub fn password_work(mut self, work: anteroom::users::password::PasswordWork) -> Self {
+        self.passwords = Some(work);
         self
     }
 
@@ -65,7 +82,13 @@ impl TestAppBuilder {
         }
         config.admin_password = Some(Secret::new(ADMIN_PASSWORD));
         config.jwt_secret = Some(Secret::new("test-secret-test-secret-test-secret"));
-        let prepared = app::prepare(config).await.expect("the app prepares");
+        if let Some(f) = self.configure {
+            f(&mut config);
+        }
+        let mut prepared = app::prepare(config).await.expect("the app prepares");
+        if let Some(work) = self.passwords {
+            prepared.state.passwords = std::sync::Arc::new(work);
+        }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let (tx, rx) = oneshot::channel::<()>();

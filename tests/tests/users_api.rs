@@ -266,7 +266,10 @@ async fn the_last_admin_can_be_neither_demoted_nor_deleted_until_there_is_anothe
     let (status, demoted) = patch(&app, &admin, &me_path, json!({"role": "user"})).await;
     assert_eq!((status, demoted["role"].as_str()), (200, Some("user")));
     let (status, _) = call(&app, &admin, Method::GET, "/api/v1/admin/users", None).await;
-    assert_eq!(status, 403, "the demoted admin's token now carries a user");
+    assert_eq!(status, 401, "the role change ended the demoted admin's session");
+    let as_user = app.token("admin", ADMIN_PASSWORD).await;
+    let (status, _) = call(&app, &as_user, Method::GET, "/api/v1/admin/users", None).await;
+    assert_eq!(status, 403, "logged in again, they are a user");
 }
 
 #[tokio::test]
@@ -312,8 +315,10 @@ async fn a_restart_does_not_bring_back_a_deleted_admin_account_while_another_adm
 /// remains, and the successes are exactly the admins lost.
 async fn concurrent_demotions_always_leave_an_admin(app: &TestApp) {
     const ADMINS: usize = 6;
-    let root = app.admin_token().await;
     for round in 0..5 {
+        // A role change ends the sessions of whom it changes: the root admin, demoted and
+        // restored in the last round, logs in afresh.
+        let root = app.admin_token().await;
         // The root admin plus five fresh admins, each with a token.
         let mut admins = vec![(root.clone(), id_of(app, &root).await)];
         for i in 1..ADMINS {
@@ -329,7 +334,8 @@ async fn concurrent_demotions_always_leave_an_admin(app: &TestApp) {
         let results = futures::future::join_all(demotions).await;
         let succeeded = results.iter().filter(|(status, _)| *status == 200).count();
         for (status, body) in &results {
-            assert!(matches!(status, 200 | 403 | 409), "round {round}: {status} {body}");
+            // 401: the caller was demoted (which ended their session) before their own request.
+            assert!(matches!(status, 200 | 401 | 409), "round {round}: {status} {body}");
         }
         let left = admin_names(app).await.len();
         assert!(left >= 1, "round {round}: no admin left after {results:?}");
@@ -338,9 +344,10 @@ async fn concurrent_demotions_always_leave_an_admin(app: &TestApp) {
         let keeper = admin_token_of_any(app).await;
         let root_path = format!("/api/v1/admin/users/{}", admins[0].1);
         assert_eq!(patch(app, &keeper, &root_path, json!({"role": "admin"})).await.0, 200);
+        let root_again = app.admin_token().await;
         for (_, id) in &admins[1..] {
             let path = format!("/api/v1/admin/users/{id}");
-            assert_eq!(call(app, &root, Method::DELETE, &path, None).await.0, 204);
+            assert_eq!(call(app, &root_again, Method::DELETE, &path, None).await.0, 204);
         }
         assert_eq!(admin_names(app).await, ["admin"], "round {round}");
     }

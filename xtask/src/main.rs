@@ -145,6 +145,10 @@ fn build_ui(ws: &Path) -> Result<String> {
     let wasm = staging.join("anteroom_web_bg.wasm");
     optimise_wasm(&wasm);
 
+    // The page boots from a file, not an inline script, so the Content-Security-Policy needs no
+    // 'unsafe-inline'. Paths are relative to the file itself, so it needs no hash inside.
+    std::fs::write(staging.join("boot.js"), BOOT_JS)?;
+
     let t = step("generating CSS (encre-css, Tailwind utilities)");
     let css = generate_css(&ws.join("frontend/src"))?;
     std::fs::write(staging.join("app.css"), &css)?;
@@ -284,15 +288,16 @@ fn index_html(hash: &str) -> String {
 </head>
 <body>
 <noscript>Anteroom needs JavaScript and WebAssembly. · 需要启用 JavaScript。 · JavaScript を有効にしてください。 · JavaScript를 켜 주세요.</noscript>
-<script type="module">
-import init from '/pkg/{hash}/anteroom_web.js';
-init({{ module_or_path: '/pkg/{hash}/anteroom_web_bg.wasm' }});
-</script>
+<script type="module" src="/pkg/{hash}/boot.js"></script>
 </body>
 </html>
 "#
     )
 }
+
+/// Starts the WASM client; loaded by `index.html` as a module script.
+const BOOT_JS: &str = "import init from './anteroom_web.js';\n\
+init({ module_or_path: new URL('./anteroom_web_bg.wasm', import.meta.url) });\n";
 
 const FAVICON: &str = r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#0f172a"/><path d="M9 24 16 8l7 16M11.6 18h8.8" stroke="#38bdf8" stroke-width="3" fill="none" stroke-linecap="round" stroke-linejoin="round"/></svg>"##;
 

@@ -1,25 +1,29 @@
-//! `POST /api/v1/auth/login` and `GET /api/v1/auth/me`.
+//! `POST /api/v1/auth/login`, `POST /api/v1/auth/logout` and `GET /api/v1/auth/me`.
 
 use anteroom_shared::api::{ErrorBody, LoginRequest, LoginResponse, User};
-use std::net::{IpAddr, SocketAddr};
 use std::time::Instant;
 
 use axum::Json;
-use axum::extract::{ConnectInfo, FromRequestParts, State};
+use axum::extract::State;
 use axum::http::StatusCode;
-use axum::http::request::Parts;
 use chrono::Utc;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{AuthUser, password};
-use crate::app::AppState;
+use super::AuthUser;
+use super::client::ClientIp;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::ApiJson;
-use crate::users;
+use crate::state::AppState;
+use crate::users::{self, password};
 
-/// The auth routes, with their OpenAPI description.
+/// The routes anyone may call: logging in.
+pub fn public_router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(login))
+}
+
+/// The routes of a logged-in user: who am I, log out.
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(login)).routes(routes!(me))
+    OpenApiRouter::new().routes(routes!(me)).routes(routes!(logout))
 }
 
 /// Exchange a username and password for a bearer token.
@@ -32,8 +36,11 @@ pub fn router() -> OpenApiRouter<AppState> {
         (status = 200, description = "Logged in", body = LoginResponse),
         (status = 401, description = "`invalid_credentials`", body = ErrorBody),
         (status = 422, description = "`validation_failed`", body = ErrorBody),
-        (status = 429, description = "`too_many_attempts`: too many wrong passwords for this username from this address; \
-            wait `details.retryAfterSeconds` (also the `Retry-After` header)", body = ErrorBody,
+        (status = 429, description = "`too_many_attempts`: too many wrong passwords for this username, or for any \
+            username, from this address; wait `details.retryAfterSeconds` (also the `Retry-After` header)", body = ErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        (status = 503, description = "`busy`: the server is checking too many passwords at once; retry after \
+            `Retry-After` seconds. `database_unavailable`: the database does not answer", body = ErrorBody,
             headers(("Retry-After" = u64, description = "Seconds to wait"))),
     )
 )]
@@ -45,40 +52,59 @@ async fn login(
 ) -> ApiResult<Json<LoginResponse>> {
     // Refused before any hashing: a flood of throttled attempts costs no Argon2 work. An
     // attempt let through counts as a failure until the password proves right.
-    if let Err(seconds) = state.login_throttle.attempt(&body.username, client, Instant::now()) {
-        tracing::warn!(client = ?client, retry_after = seconds, "login throttled");
-        return Err(ApiError::too_many_attempts(
-            format!("too many failed logins for this username; try again in {seconds} s"),
-            seconds,
-        ));
-    }
-    let invalid = || {
-        ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "invalid_credentials",
-            "wrong username or password",
-        )
+    let attempt = match state.login_throttle.attempt(&body.username, client, Instant::now()) {
+        Ok(attempt) => attempt,
+        Err(seconds) => {
+            tracing::warn!(client = ?client, retry_after = seconds, "login throttled");
+            return Err(ApiError::too_many_attempts(
+                format!("too many failed logins from this address; try again in {seconds} s"),
+                seconds,
+            ));
+        }
     };
-    let user = users::find_by_username(&state.db, &body.username).await?;
+    // Neither a database failure nor a busy server says anything about the password: such an
+    // attempt is not held against the caller.
+    let user = match users::find_by_username(&state.db, &body.username).await {
+        Ok(user) => user,
+        Err(e) => {
+            state.login_throttle.not_counted(&attempt);
+            return Err(e.into());
+        }
+    };
     // Verify against a real hash even when the user is unknown, so timing does not reveal
     // which usernames exist.
     let stored = user.as_ref().map(|u| u.password_hash.clone());
     let password = body.password.clone();
-    let ok = tokio::task::spawn_blocking(move || {
-        let hash: &str = match &stored {
-            Some(h) => h,
-            None => unknown_user_hash(),
-        };
-        password::verify(&password, hash)
-    })
-    .await
-    .map_err(ApiError::internal)?;
+    let verdict = state
+        .passwords
+        .run(move || {
+            let hash = stored.as_deref().unwrap_or_else(|| unknown_user_hash());
+            password::verify(&password, hash)
+        })
+        .await;
+    let ok = match verdict {
+        Ok(ok) => ok,
+        Err(password::Busy) => {
+            state.login_throttle.not_counted(&attempt);
+            tracing::warn!("login refused: password hashing is saturated");
+            return Err(ApiError::busy(1));
+        }
+    };
     let user = match (user, ok) {
         (Some(u), true) => u,
-        _ => return Err(invalid()),
+        _ => {
+            return Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "invalid_credentials",
+                "wrong username or password",
+            ));
+        }
     };
-    state.login_throttle.succeeded(&body.username, client);
-    let (token, expires_at) = state.tokens.issue(user.id, Utc::now()).map_err(ApiError::internal)?;
+    state.login_throttle.succeeded(&attempt);
+    let (token, expires_at) = state
+        .tokens
+        .issue(user.id, user.token_version, Utc::now())
+        .map_err(ApiError::internal)?;
     tracing::info!(user.id = user.id, "login");
     Ok(Json(LoginResponse {
         token,
@@ -87,21 +113,22 @@ async fn login(
     }))
 }
 
-/// The peer's IP address when the server was started with connect info (`app::serve` is),
-/// `None` otherwise (a router driven in-process): never a rejection.
-struct ClientIp(Option<IpAddr>);
-
-impl<S: Send + Sync> FromRequestParts<S> for ClientIp {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        Ok(ClientIp(
-            parts
-                .extensions
-                .get::<ConnectInfo<SocketAddr>>()
-                .map(|ConnectInfo(addr)| addr.ip()),
-        ))
-    }
+/// Ends every session of the caller: all tokens issued to them before now stop working, on
+/// every device.
+#[utoipa::path(
+    post,
+    path = "/api/v1/auth/logout",
+    tag = "auth",
+    security(("bearer" = [])),
+    responses(
+        (status = 204, description = "Logged out everywhere"),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+    )
+)]
+async fn logout(State(state): State<AppState>, AuthUser(user): AuthUser) -> ApiResult<StatusCode> {
+    users::end_sessions(&state.db, user.id).await?;
+    tracing::info!(user.id = user.id, "logout");
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// A real Argon2id hash (same parameters as stored ones) of a random password nobody knows,

@@ -1,124 +1,236 @@
-//! Failed-login throttling: after [`MAX_FAILURES`] wrong passwords for one username from one
-//! client address within [`WINDOW`], further attempts for that pair are refused (429
-//! `too_many_attempts`) until the oldest of those failures leaves the window.
+//! Failed-login throttling, two buckets deep:
+//! - per (username, client address): after [`MAX_FAILURES`] wrong passwords within [`WINDOW`],
+//!   further attempts for that pair are refused (429 `too_many_attempts`) until the oldest of
+//!   those failures leaves the window;
+//! - per client address over all usernames: [`MAX_ADDRESS_FAILURES`] within the window, so a
+//!   spray of invented usernames from one place is cut off after a few dozen hashes.
 //!
 //! An attempt counts as a failure from the moment it is let through ([`LoginThrottle::attempt`])
-//! until it succeeds ([`LoginThrottle::succeeded`] clears the pair). Counting only after the
-//! password check would let a client that sends 100 attempts at once past the check 100 times,
-//! since none of them has failed yet when the others are checked.
+//! until it succeeds ([`LoginThrottle::succeeded`]) or turns out not to have been a guess at all
+//! ([`LoginThrottle::not_counted`]: the database failed). Counting only after the password check
+//! would let a client that sends 100 attempts at once past the check 100 times.
 //!
-//! Why this key: a limit per username alone would let anyone lock the admin out by failing on
-//! purpose; a limit per address alone would, behind a reverse proxy where every client shares
-//! one address, lock everybody out. The pair slows guessing one account's password from one
-//! place to 5 tries per 5 minutes, while the account's owner elsewhere logs in as usual.
-//! Refused attempts are answered before the password hash is computed, so a flood of them costs
-//! no Argon2 work. State is in memory, per process: a restart forgets it, which only gives an
-//! attacker one more window.
+//! Why these keys: a limit per username alone would let anyone lock the admin out by failing on
+//! purpose; the pair slows guessing one account's password from one place while its owner
+//! elsewhere logs in as usual. IPv6 addresses are keyed by their /64, since one host usually
+//! owns a whole /64 and could otherwise take a fresh address per attempt.
+//!
+//! Memory is bounded: at most [`MAX_TRACKED`] pairs and as many addresses. A full table refuses
+//! new keys (until some expire) instead of forgetting old ones: forgetting the stalest would let
+//! an attacker evict their own counter by spraying new keys. Refused attempts are answered
+//! before any password hashing, so a flood of them costs no Argon2 work. State is in memory,
+//! per process.
 //!
 //! The logic takes `now` as an argument and does no I/O, so tests drive time directly.
 
 use std::collections::{HashMap, VecDeque};
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv6Addr};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Wrong passwords allowed per (username, address) within [`WINDOW`].
 pub const MAX_FAILURES: usize = 5;
+/// Wrong passwords allowed per address, over all usernames, within [`WINDOW`].
+pub const MAX_ADDRESS_FAILURES: usize = 20;
 /// How long a failure counts.
 pub const WINDOW: Duration = Duration::from_secs(5 * 60);
-/// Most (username, address) pairs remembered; past it the stalest pairs are forgotten, so a
-/// spray of invented usernames cannot grow memory without bound.
+/// Most pairs, and most addresses, remembered at once.
 pub const MAX_TRACKED: usize = 10_000;
 /// Usernames are cut to this many bytes in the key (no real username is longer).
 const MAX_KEY_USERNAME_BYTES: usize = 128;
 
-/// Who is trying: the username asked for and the client's address (`None` when the server
-/// was not told, e.g. in a router driven without a socket).
-type Key = (String, Option<IpAddr>);
+/// Where an attempt comes from: the client's address with IPv6 cut to its /64 (`None` when the
+/// server was not told, e.g. a router driven without a socket).
+type Place = Option<IpAddr>;
+/// Who is trying: the username asked for and the place.
+type Pair = (String, Place);
+
+/// An attempt that was let through; hand it back to say how it ended.
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    pair: Pair,
+    place: Place,
+    at: Instant,
+}
+
+/// The limits of one throttle (tests use small ones).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Failures per (username, address).
+    pub per_pair: usize,
+    /// Failures per address, over all usernames.
+    pub per_address: usize,
+    /// How long a failure counts.
+    pub window: Duration,
+    /// Most keys of each kind remembered.
+    pub max_tracked: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            per_pair: MAX_FAILURES,
+            per_address: MAX_ADDRESS_FAILURES,
+            window: WINDOW,
+            max_tracked: MAX_TRACKED,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Buckets {
+    pairs: HashMap<Pair, VecDeque<Instant>>,
+    places: HashMap<Place, VecDeque<Instant>>,
+}
 
 /// The failed-login counters of one process.
 #[derive(Debug)]
 pub struct LoginThrottle {
-    max_failures: usize,
-    window: Duration,
-    max_tracked: usize,
-    failures: Mutex<HashMap<Key, VecDeque<Instant>>>,
+    limits: Limits,
+    buckets: Mutex<Buckets>,
 }
 
 impl Default for LoginThrottle {
     fn default() -> Self {
-        Self::new(MAX_FAILURES, WINDOW, MAX_TRACKED)
+        Self::new(Limits::default())
     }
 }
 
 impl LoginThrottle {
-    /// A throttle with its own limits (tests use small ones).
-    pub fn new(max_failures: usize, window: Duration, max_tracked: usize) -> Self {
+    /// A throttle with its own limits.
+    pub fn new(limits: Limits) -> Self {
         Self {
-            max_failures: max_failures.max(1),
-            window,
-            max_tracked: max_tracked.max(1),
-            failures: Mutex::new(HashMap::new()),
+            limits: Limits {
+                per_pair: limits.per_pair.max(1),
+                per_address: limits.per_address.max(1),
+                window: limits.window,
+                max_tracked: limits.max_tracked.max(1),
+            },
+            buckets: Mutex::new(Buckets::default()),
         }
     }
 
-    /// Lets an attempt through and counts it as a failure until it succeeds, or refuses it
+    /// Lets an attempt through and counts it as a failure until told otherwise, or refuses it
     /// with the whole seconds to wait (at least 1, so a `Retry-After` header never says 0).
-    pub fn attempt(&self, username: &str, client: Option<IpAddr>, now: Instant) -> Result<(), u64> {
-        let mut map = self.lock();
-        let key = key(username, client);
-        if let Some(times) = map.get_mut(&key) {
-            forget_expired(times, now, self.window);
-            if times.len() >= self.max_failures {
-                let oldest = times[times.len() - self.max_failures];
-                let wait = (oldest + self.window).saturating_duration_since(now);
-                let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-                return Err(seconds.max(1));
-            }
-        } else if map.len() >= self.max_tracked {
-            self.make_room(&mut map, now);
+    pub fn attempt(&self, username: &str, client: Option<IpAddr>, now: Instant) -> Result<Attempt, u64> {
+        let Limits {
+            per_pair,
+            per_address,
+            window,
+            max_tracked,
+        } = self.limits;
+        let place = place_of(client);
+        let pair = (bounded(username), place);
+        let mut b = self.lock();
+        let pair_wait = check(b.pairs.get_mut(&pair), per_pair, now, window);
+        let place_wait = check(b.places.get_mut(&place), per_address, now, window);
+        if let Some(wait) = pair_wait.max(place_wait) {
+            return Err(wait);
         }
-        map.entry(key).or_default().push_back(now);
-        Ok(())
+        if !b.pairs.contains_key(&pair) {
+            make_room(&mut b.pairs, max_tracked, now, window)?;
+        }
+        if !b.places.contains_key(&place) {
+            make_room(&mut b.places, max_tracked, now, window)?;
+        }
+        b.pairs.entry(pair.clone()).or_default().push_back(now);
+        b.places.entry(place).or_default().push_back(now);
+        Ok(Attempt { pair, place, at: now })
     }
 
-    /// The password was right: the pair's failures, this attempt's included, are forgotten.
-    pub fn succeeded(&self, username: &str, client: Option<IpAddr>) {
-        self.lock().remove(&key(username, client));
+    /// The password was right: the pair's failures are forgotten, and this attempt no longer
+    /// counts against the address. The address's other failures stay: a valid login must not
+    /// reset a spray of guesses at other accounts from the same place.
+    pub fn succeeded(&self, attempt: &Attempt) {
+        let mut b = self.lock();
+        b.pairs.remove(&attempt.pair);
+        remove_one(&mut b.places, &attempt.place, attempt.at);
+    }
+
+    /// The attempt ended without a verdict on the password (the database failed): it is not
+    /// held against anyone.
+    pub fn not_counted(&self, attempt: &Attempt) {
+        let mut b = self.lock();
+        remove_one(&mut b.pairs, &attempt.pair, attempt.at);
+        remove_one(&mut b.places, &attempt.place, attempt.at);
     }
 
     /// How many pairs are remembered (for tests).
     pub fn tracked(&self) -> usize {
-        self.lock().len()
+        self.lock().pairs.len()
     }
 
-    /// Drops pairs with no failure left in the window; if none, the pair whose last failure is
-    /// the oldest. Runs only when the map is full, so its linear scan is rare.
-    fn make_room(&self, map: &mut HashMap<Key, VecDeque<Instant>>, now: Instant) {
-        let window = self.window;
-        map.retain(|_, times| times.back().is_some_and(|&t| now.saturating_duration_since(t) < window));
-        if map.len() >= self.max_tracked
-            && let Some(stalest) = map
-                .iter()
-                .min_by_key(|(_, times)| times.back().copied())
-                .map(|(k, _)| k.clone())
-        {
-            map.remove(&stalest);
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, VecDeque<Instant>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Buckets> {
         // A panic while holding the lock leaves plain counters behind: still usable.
-        self.failures.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.buckets.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
-fn key(username: &str, client: Option<IpAddr>) -> Key {
+/// The throttle's key for an address: IPv4 (also when written as IPv4-mapped IPv6) as is, IPv6
+/// cut to its /64.
+pub fn place_of(client: Option<IpAddr>) -> Place {
+    client.map(|ip| match ip {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !((1u128 << 64) - 1))),
+        },
+    })
+}
+
+/// Forgets expired failures of a bucket and, if it is full, says how long until it is not.
+fn check(times: Option<&mut VecDeque<Instant>>, limit: usize, now: Instant, window: Duration) -> Option<u64> {
+    let times = times?;
+    forget_expired(times, now, window);
+    (times.len() >= limit).then(|| seconds_until(times[times.len() - limit] + window, now))
+}
+
+/// Makes room for one more key: drops keys with no failure left in the window; if the table is
+/// still full, refuses (with the wait until the first key expires) rather than evicting a live
+/// key. Runs only when the table is full, so its linear scan is rare.
+fn make_room<K: std::hash::Hash + Eq>(
+    map: &mut HashMap<K, VecDeque<Instant>>,
+    max: usize,
+    now: Instant,
+    window: Duration,
+) -> Result<(), u64> {
+    if map.len() < max {
+        return Ok(());
+    }
+    map.retain(|_, times| times.back().is_some_and(|&t| now.saturating_duration_since(t) < window));
+    if map.len() < max {
+        return Ok(());
+    }
+    let first_free = map
+        .values()
+        .filter_map(|t| t.back())
+        .min()
+        .map_or(now + window, |&t| t + window);
+    Err(seconds_until(first_free, now))
+}
+
+fn remove_one<K: std::hash::Hash + Eq>(map: &mut HashMap<K, VecDeque<Instant>>, key: &K, at: Instant) {
+    if let Some(times) = map.get_mut(key) {
+        if let Some(i) = times.iter().rposition(|&t| t == at) {
+            times.remove(i);
+        }
+        if times.is_empty() {
+            map.remove(key);
+        }
+    }
+}
+
+fn seconds_until(then: Instant, now: Instant) -> u64 {
+    let wait = then.saturating_duration_since(now);
+    (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1)
+}
+
+fn bounded(username: &str) -> String {
     let mut end = username.len().min(MAX_KEY_USERNAME_BYTES);
     while !username.is_char_boundary(end) {
         end -= 1;
     }
-    (username[..end].to_owned(), client)
+    username[..end].to_owned()
 }
 
 fn forget_expired(times: &mut VecDeque<Instant>, now: Instant, window: Duration) {
@@ -143,25 +255,38 @@ mod tests {
         Duration::from_secs(n)
     }
 
+    /// Pair limit `pair`, a generous address limit, window `window` s, room for `max` keys.
+    fn throttle(pair: usize, window: u64, max: usize) -> LoginThrottle {
+        LoginThrottle::new(Limits {
+            per_pair: pair,
+            per_address: 1000,
+            window: secs(window),
+            max_tracked: max,
+        })
+    }
+
     /// `n` attempts that all get through (and, never succeeding, stay counted as failures).
-    fn fail_n(t: &LoginThrottle, user: &str, ip: Option<IpAddr>, n: usize, at: Instant) {
-        for i in 0..n {
-            assert_eq!(t.attempt(user, ip, at), Ok(()), "attempt {i} of {user}");
-        }
+    fn fail_n(t: &LoginThrottle, user: &str, ip: Option<IpAddr>, n: usize, at: Instant) -> Vec<Attempt> {
+        (0..n)
+            .map(|i| {
+                t.attempt(user, ip, at)
+                    .unwrap_or_else(|w| panic!("attempt {i} of {user} refused for {w} s"))
+            })
+            .collect()
     }
 
     #[test]
     fn attempts_are_let_through_until_the_failures_reach_the_limit() {
-        let t = LoginThrottle::new(3, secs(60), 100);
+        let t = throttle(3, 60, 100);
         let now = Instant::now();
         fail_n(&t, "alice", HOME, 3, now);
-        assert_eq!(t.attempt("alice", HOME, now), Err(60));
+        assert_eq!(t.attempt("alice", HOME, now).unwrap_err(), 60);
     }
 
     #[test]
     fn attempts_in_flight_count_before_their_password_is_checked() {
         // Ten attempts arrive together; none has been answered yet.
-        let t = LoginThrottle::new(3, secs(60), 100);
+        let t = throttle(3, 60, 100);
         let now = Instant::now();
         let through = (0..10).filter(|_| t.attempt("alice", HOME, now).is_ok()).count();
         assert_eq!(through, 3);
@@ -169,81 +294,155 @@ mod tests {
 
     #[test]
     fn the_wait_ends_when_the_oldest_counted_failure_leaves_the_window() {
-        let t = LoginThrottle::new(2, secs(60), 100);
+        let t = throttle(2, 60, 100);
         let start = Instant::now();
         fail_n(&t, "alice", HOME, 1, start);
         fail_n(&t, "alice", HOME, 1, start + secs(20));
-        assert_eq!(t.attempt("alice", HOME, start + secs(30)), Err(30));
+        assert_eq!(t.attempt("alice", HOME, start + secs(30)).unwrap_err(), 30);
         // At 60 s the first failure has expired: this attempt gets through and counts.
         fail_n(&t, "alice", HOME, 1, start + secs(60));
         assert_eq!(
-            t.attempt("alice", HOME, start + secs(62)),
-            Err(18),
+            t.attempt("alice", HOME, start + secs(62)).unwrap_err(),
+            18,
             "now the failure at 20 s is the oldest of the two that count"
         );
     }
 
     #[test]
     fn a_wait_is_rounded_up_and_never_zero_seconds() {
-        let t = LoginThrottle::new(1, secs(60), 100);
+        let t = throttle(1, 60, 100);
         let start = Instant::now();
         fail_n(&t, "alice", HOME, 1, start);
-        assert_eq!(t.attempt("alice", HOME, start + Duration::from_millis(30_500)), Err(30));
+        assert_eq!(
+            t.attempt("alice", HOME, start + Duration::from_millis(30_500))
+                .unwrap_err(),
+            30
+        );
         let almost = start + secs(60) - Duration::from_millis(1);
-        assert_eq!(t.attempt("alice", HOME, almost), Err(1));
+        assert_eq!(t.attempt("alice", HOME, almost).unwrap_err(), 1);
     }
 
     #[test]
-    fn a_correct_password_clears_the_failures() {
-        let t = LoginThrottle::new(3, secs(60), 100);
+    fn a_correct_password_clears_the_failures_of_its_pair() {
+        let t = throttle(3, 60, 100);
         let now = Instant::now();
-        fail_n(&t, "alice", HOME, 2, now);
-        t.succeeded("alice", HOME);
+        let tries = fail_n(&t, "alice", HOME, 2, now);
+        t.succeeded(&tries[1]);
         fail_n(&t, "alice", HOME, 3, now);
         assert!(t.attempt("alice", HOME, now).is_err());
     }
 
     #[test]
     fn another_address_or_another_username_is_not_affected() {
-        let t = LoginThrottle::new(2, secs(60), 100);
+        let t = throttle(2, 60, 100);
         let now = Instant::now();
         fail_n(&t, "admin", ELSEWHERE, 2, now);
         assert!(t.attempt("admin", ELSEWHERE, now).is_err());
-        assert_eq!(
-            t.attempt("admin", HOME, now),
-            Ok(()),
+        assert!(
+            t.attempt("admin", HOME, now).is_ok(),
             "the owner elsewhere still logs in"
         );
-        assert_eq!(t.attempt("alice", ELSEWHERE, now), Ok(()));
-        assert_eq!(t.attempt("admin", None, now), Ok(()));
+        assert!(t.attempt("alice", ELSEWHERE, now).is_ok());
+        assert!(t.attempt("admin", None, now).is_ok());
+    }
+
+    #[test]
+    fn one_address_spraying_invented_usernames_is_cut_off_over_all_of_them() {
+        let t = LoginThrottle::new(Limits {
+            per_pair: 5,
+            per_address: 4,
+            window: secs(60),
+            max_tracked: 100,
+        });
+        let now = Instant::now();
+        for i in 0..4 {
+            fail_n(&t, &format!("user{i}"), HOME, 1, now);
+        }
+        assert_eq!(t.attempt("user99", HOME, now).unwrap_err(), 60);
+        assert!(t.attempt("user99", ELSEWHERE, now).is_ok(), "other addresses go on");
+    }
+
+    #[test]
+    fn a_correct_password_does_not_reset_the_address_s_other_failures() {
+        let t = LoginThrottle::new(Limits {
+            per_pair: 5,
+            per_address: 3,
+            window: secs(60),
+            max_tracked: 100,
+        });
+        let now = Instant::now();
+        fail_n(&t, "victim1", HOME, 1, now);
+        fail_n(&t, "victim2", HOME, 1, now);
+        let mine = fail_n(&t, "me", HOME, 1, now);
+        t.succeeded(&mine[0]);
+        // The valid login took itself off the count, and nothing else.
+        fail_n(&t, "victim3", HOME, 1, now);
+        assert!(t.attempt("victim4", HOME, now).is_err());
+    }
+
+    #[test]
+    fn an_ipv6_host_cannot_escape_by_changing_address_inside_its_64() {
+        let t = LoginThrottle::new(Limits {
+            per_pair: 5,
+            per_address: 2,
+            window: secs(60),
+            max_tracked: 100,
+        });
+        let now = Instant::now();
+        let a: IpAddr = "2001:db8:1:2::1".parse().unwrap();
+        let b: IpAddr = "2001:db8:1:2:ffff::9".parse().unwrap();
+        let other_net: IpAddr = "2001:db8:1:3::1".parse().unwrap();
+        fail_n(&t, "x", Some(a), 1, now);
+        fail_n(&t, "y", Some(b), 1, now);
+        assert!(t.attempt("z", Some(b), now).is_err(), "same /64");
+        assert!(t.attempt("z", Some(other_net), now).is_ok());
+    }
+
+    #[test]
+    fn an_ipv4_mapped_address_is_the_same_place_as_the_ipv4_address() {
+        let mapped: IpAddr = "::ffff:10.0.0.1".parse().unwrap();
+        assert_eq!(place_of(Some(mapped)), HOME);
+    }
+
+    #[test]
+    fn an_attempt_that_ended_in_a_database_error_is_not_counted() {
+        let t = throttle(2, 60, 100);
+        let now = Instant::now();
+        for _ in 0..10 {
+            let a = t.attempt("alice", HOME, now).expect("never counted, never throttled");
+            t.not_counted(&a);
+        }
+        assert_eq!(t.tracked(), 0);
+        fail_n(&t, "alice", HOME, 2, now);
+        assert!(t.attempt("alice", HOME, now).is_err());
     }
 
     #[test]
     fn refused_attempts_do_not_extend_the_wait() {
-        let t = LoginThrottle::new(3, secs(60), 100);
+        let t = throttle(3, 60, 100);
         let now = Instant::now();
         fail_n(&t, "alice", HOME, 3, now);
         for s in 1..59 {
             assert!(t.attempt("alice", HOME, now + secs(s)).is_err());
         }
-        assert_eq!(t.attempt("alice", HOME, now + secs(59)), Err(1));
-        assert_eq!(t.attempt("alice", HOME, now + secs(60)), Ok(()));
+        assert_eq!(t.attempt("alice", HOME, now + secs(59)).unwrap_err(), 1);
+        assert!(t.attempt("alice", HOME, now + secs(60)).is_ok());
     }
 
     #[test]
     fn expired_failures_are_forgotten() {
-        let t = LoginThrottle::new(1, secs(60), 100);
+        let t = throttle(1, 60, 100);
         let now = Instant::now();
         fail_n(&t, "alice", HOME, 1, now);
         assert_eq!(t.tracked(), 1);
-        assert_eq!(t.attempt("alice", HOME, now + secs(61)), Ok(()));
-        t.succeeded("alice", HOME);
+        let later = t.attempt("alice", HOME, now + secs(61)).unwrap();
+        t.succeeded(&later);
         assert_eq!(t.tracked(), 0);
     }
 
     #[test]
-    fn a_full_table_forgets_expired_pairs_first_then_the_stalest() {
-        let t = LoginThrottle::new(3, secs(60), 3);
+    fn a_full_table_forgets_expired_pairs_but_refuses_new_ones_rather_than_evict_a_live_one() {
+        let t = throttle(3, 60, 3);
         let start = Instant::now();
         fail_n(&t, "old", HOME, 1, start);
         fail_n(&t, "a", HOME, 1, start + secs(30));
@@ -251,23 +450,25 @@ mod tests {
         // "old" expired at 60 s: it makes room for "c".
         fail_n(&t, "c", HOME, 3, start + secs(61));
         assert_eq!(t.tracked(), 3);
-        assert!(t.attempt("c", HOME, start + secs(61)).is_err());
-        // Nothing has expired at 62 s: the stalest live pair, "a", goes.
-        fail_n(&t, "d", HOME, 3, start + secs(62));
-        assert_eq!(t.tracked(), 3);
-        assert!(t.attempt("d", HOME, start + secs(62)).is_err());
-        assert!(t.attempt("c", HOME, start + secs(62)).is_err(), "c is kept");
+        // Nothing has expired at 62 s: a new key is refused until "a" (last failure at 30 s)
+        // leaves the window at 90 s...
+        assert_eq!(t.attempt("d", HOME, start + secs(62)).unwrap_err(), 28);
+        // ...and every live counter is intact: spraying new keys evicted none of them.
+        assert!(
+            t.attempt("c", HOME, start + secs(62)).is_err(),
+            "c keeps its three failures"
+        );
         fail_n(&t, "b", HOME, 2, start + secs(62));
         assert!(
             t.attempt("b", HOME, start + secs(62)).is_err(),
-            "b is kept, with its first failure"
+            "b keeps its first failure"
         );
-        fail_n(&t, "a", HOME, 3, start + secs(62));
+        fail_n(&t, "d", HOME, 1, start + secs(90));
     }
 
     #[test]
     fn very_long_usernames_share_a_bounded_key() {
-        let t = LoginThrottle::new(1, secs(60), 100);
+        let t = throttle(1, 60, 100);
         let now = Instant::now();
         let long = "é".repeat(200);
         fail_n(&t, &long, HOME, 1, now);

@@ -1,4 +1,8 @@
 //! Session tokens: HS256 JWTs with `exp`, `iss` and `aud` checked (spec/api.md).
+//!
+//! A token carries its user's token version (`ver`). A password change, a role change and a
+//! logout raise the user's version, and a token whose `ver` is not the user's current one is
+//! refused: every token issued before dies at once, although tokens are not stored anywhere.
 
 use chrono::{DateTime, Duration, Utc};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
@@ -23,19 +27,32 @@ pub struct Claims {
     pub iss: String,
     /// Always `anteroom-api`.
     pub aud: String,
+    /// The user's token version when this was issued.
+    pub ver: i64,
+}
+
+/// What a valid token says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verified {
+    /// The user it speaks for.
+    pub user_id: i64,
+    /// That user's token version when it was issued; it must still be the current one.
+    pub version: i64,
 }
 
 /// The signing and verification keys, built once from the configured secret.
 #[derive(Clone)]
 pub struct TokenKeys {
     encoding: EncodingKey,
-    decoding: DecodingKey,
+    /// The current key first, then the key before the last rotation, if configured.
+    decoding: Vec<DecodingKey>,
     validation: Validation,
 }
 
 impl TokenKeys {
-    /// Keys from a secret of at least 32 bytes.
-    pub fn new(secret: &[u8]) -> Self {
+    /// Keys from a secret of at least 32 bytes, and optionally the secret it replaced: tokens
+    /// signed with that one stay valid until they expire, so a key rotation logs nobody out.
+    pub fn new(secret: &[u8], previous: Option<&[u8]>) -> Self {
         // Pin the algorithm: a token that names another one (e.g. `none`) is refused.
         let mut validation = Validation::new(Algorithm::HS256);
         validation.set_issuer(&[ISSUER]);
@@ -44,15 +61,19 @@ impl TokenKeys {
         validation.leeway = 30;
         Self {
             encoding: EncodingKey::from_secret(secret),
-            decoding: DecodingKey::from_secret(secret),
+            decoding: std::iter::once(secret)
+                .chain(previous)
+                .map(DecodingKey::from_secret)
+                .collect(),
             validation,
         }
     }
 
-    /// Issues a token for a user; returns it with its expiry.
+    /// Issues a token for a user at their current token version; returns it with its expiry.
     pub fn issue(
         &self,
         user_id: i64,
+        version: i64,
         now: DateTime<Utc>,
     ) -> Result<(String, DateTime<Utc>), jsonwebtoken::errors::Error> {
         let expires_at = now + TOKEN_LIFETIME;
@@ -62,15 +83,23 @@ impl TokenKeys {
             iat: now.timestamp(),
             iss: ISSUER.into(),
             aud: AUDIENCE.into(),
+            ver: version,
         };
         let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)?;
         Ok((token, expires_at))
     }
 
-    /// The user id a valid token speaks for; `None` for anything invalid or expired.
-    pub fn verify(&self, token: &str) -> Option<i64> {
-        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation).ok()?;
-        data.claims.sub.parse().ok()
+    /// Who a valid token speaks for; `None` for anything invalid or expired. The caller still
+    /// compares the version with the user's current one.
+    pub fn verify(&self, token: &str) -> Option<Verified> {
+        let data = self
+            .decoding
+            .iter()
+            .find_map(|key| jsonwebtoken::decode::<Claims>(token, key, &self.validation).ok())?;
+        Some(Verified {
+            user_id: data.claims.sub.parse().ok()?,
+            version: data.claims.ver,
+        })
     }
 }
 
@@ -86,31 +115,82 @@ mod tests {
 
     const SECRET: &[u8] = b"0123456789abcdef0123456789abcdef";
 
+    const OTHER: &[u8] = b"another-secret-another-secret-xx";
+
+    /// A token signed with `SECRET` carrying exactly these claims.
+    fn signed(claims: serde_json::Value) -> String {
+        jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            &claims,
+            &EncodingKey::from_secret(SECRET),
+        )
+        .unwrap()
+    }
+
+    fn claims(iss: &str, aud: &str) -> serde_json::Value {
+        serde_json::json!({
+            "sub": "7", "exp": Utc::now().timestamp() + 3600, "iat": Utc::now().timestamp(),
+            "iss": iss, "aud": aud, "ver": 0
+        })
+    }
+
     #[test]
-    fn an_issued_token_verifies_to_its_user() {
-        let keys = TokenKeys::new(SECRET);
-        let (token, exp) = keys.issue(42, Utc::now()).unwrap();
+    fn an_issued_token_verifies_to_its_user_and_version() {
+        let keys = TokenKeys::new(SECRET, None);
+        let (token, exp) = keys.issue(42, 3, Utc::now()).unwrap();
         assert!(exp > Utc::now());
-        assert_eq!(keys.verify(&token), Some(42));
+        assert_eq!(
+            keys.verify(&token),
+            Some(Verified {
+                user_id: 42,
+                version: 3
+            })
+        );
     }
 
     #[test]
     fn an_expired_token_or_one_signed_with_another_key_is_refused() {
-        let keys = TokenKeys::new(SECRET);
-        let (old, _) = keys.issue(1, Utc::now() - Duration::days(2)).unwrap();
+        let keys = TokenKeys::new(SECRET, None);
+        let (old, _) = keys.issue(1, 0, Utc::now() - Duration::days(2)).unwrap();
         assert_eq!(keys.verify(&old), None);
-        let other = TokenKeys::new(b"another-secret-another-secret-xx");
-        let (foreign, _) = other.issue(1, Utc::now()).unwrap();
+        let other = TokenKeys::new(OTHER, None);
+        let (foreign, _) = other.issue(1, 0, Utc::now()).unwrap();
         assert_eq!(keys.verify(&foreign), None);
         assert_eq!(keys.verify("garbage"), None);
     }
 
     #[test]
+    fn a_token_for_another_issuer_or_audience_is_refused() {
+        let keys = TokenKeys::new(SECRET, None);
+        assert!(
+            keys.verify(&signed(claims(ISSUER, AUDIENCE))).is_some(),
+            "the control passes"
+        );
+        assert_eq!(keys.verify(&signed(claims("someone-else", AUDIENCE))), None);
+        assert_eq!(keys.verify(&signed(claims(ISSUER, "another-api"))), None);
+        let mut no_aud = claims(ISSUER, AUDIENCE);
+        no_aud.as_object_mut().unwrap().remove("aud");
+        assert_eq!(keys.verify(&signed(no_aud)), None);
+    }
+
+    #[test]
+    fn a_token_signed_with_the_previous_key_is_accepted_only_while_that_key_is_configured() {
+        let before = TokenKeys::new(OTHER, None);
+        let (old, _) = before.issue(5, 0, Utc::now()).unwrap();
+        let rotated = TokenKeys::new(SECRET, Some(OTHER));
+        assert_eq!(rotated.verify(&old).map(|v| v.user_id), Some(5));
+        let (new, _) = rotated.issue(5, 0, Utc::now()).unwrap();
+        assert_eq!(before.verify(&new), None, "new tokens are signed with the new key only");
+        let previous_dropped = TokenKeys::new(SECRET, None);
+        assert_eq!(previous_dropped.verify(&old), None);
+    }
+
+    #[test]
     fn a_token_with_the_none_algorithm_is_refused() {
-        let keys = TokenKeys::new(SECRET);
+        let keys = TokenKeys::new(SECRET, None);
         // header {"alg":"none","typ":"JWT"}, a valid-looking payload, no signature.
         let payload = format!(
-            r#"{{"sub":"1","exp":{},"iat":0,"iss":"anteroom","aud":"anteroom-api"}}"#,
+            r#"{{"sub":"1","exp":{},"iat":0,"iss":"anteroom","aud":"anteroom-api","ver":0}}"#,
             Utc::now().timestamp() + 3600
         );
         use base64_like::encode;

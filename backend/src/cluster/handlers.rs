@@ -8,18 +8,22 @@ use axum::http::StatusCode;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::ClusterError;
-use crate::app::AppState;
-use crate::auth::{AdminUser, AuthUser};
+use crate::auth::AuthUser;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiPath};
 use crate::prequeue::NodeSnapshot;
+use crate::state::AppState;
 
-/// The cluster routes.
+/// The cluster routes of every logged-in user.
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_nodes))
         .routes(routes!(list_resources))
-        .routes(routes!(set_schedulable))
+}
+
+/// The cluster routes of admins (mounted behind the admin layer).
+pub fn admin_router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(set_schedulable))
 }
 
 impl From<ClusterError> for ApiError {
@@ -59,7 +63,7 @@ fn to_api(node: NodeSnapshot) -> ClusterNode {
         (status = 503, description = "`unavailable`: the cluster does not answer", body = ErrorBody),
     )
 )]
-async fn list_nodes(_user: AuthUser, State(state): State<AppState>) -> ApiResult<Json<Vec<ClusterNode>>> {
+async fn list_nodes(State(state): State<AppState>) -> ApiResult<Json<Vec<ClusterNode>>> {
     let mut nodes: Vec<ClusterNode> = state.cluster.nodes().await?.into_iter().map(to_api).collect();
     nodes.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(Json(nodes))
@@ -78,7 +82,7 @@ async fn list_nodes(_user: AuthUser, State(state): State<AppState>) -> ApiResult
         (status = 503, description = "`unavailable`", body = ErrorBody),
     )
 )]
-async fn list_resources(_user: AuthUser, State(state): State<AppState>) -> ApiResult<Json<Vec<ClusterResource>>> {
+async fn list_resources(State(state): State<AppState>) -> ApiResult<Json<Vec<ClusterResource>>> {
     let names = state.cluster.resource_names().await?;
     Ok(Json(
         names
@@ -109,7 +113,7 @@ async fn list_resources(_user: AuthUser, State(state): State<AppState>) -> ApiRe
 )]
 #[tracing::instrument(skip_all, fields(node = %name, schedulable = body.schedulable))]
 async fn set_schedulable(
-    AdminUser(admin): AdminUser,
+    AuthUser(admin): AuthUser,
     State(state): State<AppState>,
     ApiPath(name): ApiPath<String>,
     ApiJson(body): ApiJson<SetSchedulable>,

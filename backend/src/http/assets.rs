@@ -80,7 +80,6 @@ fn serve(asset: &EmbeddedAsset, headers: &HeaderMap) -> Response {
     };
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
     h.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     if gzipped {
         h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
     }

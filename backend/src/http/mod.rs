@@ -5,6 +5,7 @@ pub mod assets;
 pub mod health;
 pub mod openapi;
 pub mod paging;
+pub mod security;
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -22,8 +23,8 @@ use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_swagger_ui::SwaggerUi;
 
-use crate::app::AppState;
 use crate::error::ApiError;
+use crate::state::AppState;
 
 /// Request bodies above this are refused with 413 (spec/api.md).
 pub const BODY_LIMIT_BYTES: usize = 1024 * 1024;
@@ -59,20 +60,61 @@ pub fn metrics_handle() -> &'static PrometheusHandle {
     &metrics().1
 }
 
-/// The API's routes and their OpenAPI description, before state is attached. Also used to
-/// write `openapi.json` without starting a server.
-pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+/// Operations anyone may call, without a token: health, readiness, login. An operation here
+/// has no `security` in the OpenAPI document; a test holds every other one to a 401 without a
+/// token.
+fn public_routes() -> OpenApiRouter<AppState> {
+    health::router().merge(crate::auth::handlers::public_router())
+}
+
+/// Operations of every logged-in user; mounted behind [`crate::auth::require_user`].
+fn user_routes() -> OpenApiRouter<AppState> {
+    crate::auth::handlers::router().merge(crate::cluster::handlers::router())
+}
+
+/// Operations under `/api/v1/admin`; mounted behind [`crate::auth::require_admin`], so an
+/// admin handler is protected by where it is mounted, not by an extractor it must remember.
+fn admin_routes() -> OpenApiRouter<AppState> {
+    crate::users::handlers::admin_router().merge(crate::cluster::handlers::admin_router())
+}
+
+/// The API's routes with their guards (when `state` is given) and the OpenAPI description.
+fn assemble(state: Option<&AppState>) -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    let (mut user, mut admin) = (user_routes(), admin_routes());
+    if let Some(state) = state {
+        user = user.route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::auth::require_user,
+        ));
+        admin = admin.route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::auth::require_admin,
+        ));
+    }
+    debug_assert!(
+        admin
+            .get_openapi()
+            .paths
+            .paths
+            .keys()
+            .all(|p| p.starts_with("/api/v1/admin/")),
+        "the admin router holds /api/v1/admin paths only"
+    );
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
-        .merge(health::router())
-        .merge(crate::auth::handlers::router())
-        .merge(crate::cluster::handlers::router())
-        .merge(crate::users::handlers::router())
+        .merge(public_routes())
+        .merge(user)
+        .merge(admin)
         .split_for_parts()
+}
+
+/// The OpenAPI document, without starting a server (`anteroom openapi`).
+pub fn openapi_document() -> utoipa::openapi::OpenApi {
+    assemble(None).1
 }
 
 /// The whole application router.
 pub fn router(state: AppState) -> Router {
-    let (api, spec) = api();
+    let (api, spec) = assemble(Some(&state));
     let docs: Router<AppState> = SwaggerUi::new("/api/docs").url("/api/openapi.json", spec).into();
     Router::new()
         .merge(api)
@@ -92,6 +134,8 @@ pub fn router(state: AppState) -> Router {
                     tracing::debug!(http.status = res.status().as_u16(), duration_ms = latency.as_millis() as u64, "response");
                 }),
         )
+        // Outermost, so every answer gets the headers: errors, fallbacks and panics included.
+        .layer(axum::middleware::from_fn(security::headers))
         .with_state(state)
 }
 

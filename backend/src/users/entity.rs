@@ -22,6 +22,9 @@ pub struct Model {
     pub created_at: DateTimeUtc,
     /// Last change.
     pub updated_at: DateTimeUtc,
+    /// Raised by a password change, a role change and a logout; a session token is valid only
+    /// while it carries the current value.
+    pub token_version: i64,
 }
 
 /// No relations yet: queue membership arrives with the queues table.

@@ -2,17 +2,34 @@
 
 pub mod entity;
 pub mod handlers;
+pub mod password;
 
 use anteroom_shared::api::{Role, User};
 use chrono::Utc;
 use rand::Rng;
-use sea_orm::sea_query::{Expr, OnConflict};
+use sea_orm::sea_query::{Expr, ExprTrait, OnConflict};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr, EntityTrait,
     PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement, TransactionTrait,
 };
 
-use crate::auth::password;
+/// A user who proved on this request who they are (a valid token at the user's current token
+/// version). The auth layers make one; it is declared here, beside the users it stands for, so
+/// the users API needs nothing from `auth` (which needs the users).
+#[derive(Clone, Debug)]
+pub struct AuthUser(pub entity::Model);
+
+impl AuthUser {
+    /// The caller's role.
+    pub fn role(&self) -> Role {
+        role_of(&self.0)
+    }
+
+    /// True for admins.
+    pub fn is_admin(&self) -> bool {
+        self.role() == Role::Admin
+    }
+}
 
 /// The first admin's login name (spec/api.md).
 pub const FIRST_ADMIN: &str = "admin";
@@ -154,6 +171,7 @@ pub async fn insert(
         role: Set(role_column(role).to_string()),
         created_at: Set(now),
         updated_at: Set(now),
+        token_version: Set(0),
         ..Default::default()
     })
     .on_conflict(OnConflict::column(entity::Column::Username).do_nothing().to_owned())
@@ -197,12 +215,24 @@ pub async fn update(
     let mut query = entity::Entity::update_many()
         .col_expr(entity::Column::UpdatedAt, Expr::value(Utc::now()))
         .filter(entity::Column::Id.eq(id));
+    // A new password or a new role ends every token issued before: the token version goes up
+    // when the password is set, or when the role really changes (setting the same role again
+    // logs nobody out).
+    let mut ends_sessions = Expr::value(0i64);
     if let Some(role) = changes.role {
         query = query.col_expr(entity::Column::Role, Expr::value(role_column(role)));
+        ends_sessions = Expr::case(entity::Column::Role.ne(role_column(role)), 1i64)
+            .finally(0i64)
+            .into();
     }
     if let Some(hash) = changes.password_hash {
         query = query.col_expr(entity::Column::PasswordHash, Expr::value(hash));
+        ends_sessions = Expr::value(1i64);
     }
+    query = query.col_expr(
+        entity::Column::TokenVersion,
+        Expr::col(entity::Column::TokenVersion).add(ends_sessions),
+    );
     if let Some(name) = changes.display_name {
         query = query.col_expr(entity::Column::DisplayName, Expr::value(name));
     }
@@ -217,6 +247,20 @@ pub async fn update(
     let model = entity::Entity::find_by_id(id).one(&txn).await?;
     txn.commit().await?;
     Ok(model.map_or(AdminChange::NotFound, AdminChange::Done))
+}
+
+/// Ends every session token of user `id` issued so far (logout). False when there is no such
+/// user.
+pub async fn end_sessions(db: &DatabaseConnection, id: i64) -> Result<bool, DbErr> {
+    let result = entity::Entity::update_many()
+        .col_expr(
+            entity::Column::TokenVersion,
+            Expr::col(entity::Column::TokenVersion).add(1i64),
+        )
+        .filter(entity::Column::Id.eq(id))
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected == 1)
 }
 
 /// Deletes user `id`, refusing to delete the last admin. Their tokens stop working at once,

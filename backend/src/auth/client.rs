@@ -1,0 +1,130 @@
+//! The client's address, which the login throttle keys on. Directly connected clients are
+//! their socket's peer. Behind a reverse proxy every client would share the proxy's address, so
+//! when the peer is one of the configured `trusted_proxies` the address comes from
+//! `X-Forwarded-For` instead: the right-most entry that is not itself a trusted proxy. Entries
+//! further left were written by the client and are never believed.
+
+use std::net::{IpAddr, SocketAddr};
+
+use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::http::HeaderMap;
+use axum::http::request::Parts;
+use ipnet::IpNet;
+
+use crate::state::AppState;
+
+/// The caller's address, `None` when the server was started without connect info (a router
+/// driven in-process): never a rejection.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientIp(pub Option<IpAddr>);
+
+impl FromRequestParts<AppState> for ClientIp {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let peer = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|ConnectInfo(addr)| addr.ip());
+        Ok(ClientIp(client_address(
+            peer,
+            &parts.headers,
+            &state.config.trusted_proxies,
+        )))
+    }
+}
+
+/// The client behind `peer`, following `X-Forwarded-For` only through trusted proxies.
+pub fn client_address(peer: Option<IpAddr>, headers: &HeaderMap, trusted: &[IpNet]) -> Option<IpAddr> {
+    let peer = peer?;
+    let is_trusted = |ip: &IpAddr| trusted.iter().any(|net| net.contains(&canonical(*ip)));
+    if !is_trusted(&peer) {
+        return Some(peer);
+    }
+    // Every X-Forwarded-For header, in order, as one list; read from the right.
+    let hops: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .collect();
+    let mut client = peer;
+    for hop in hops.iter().rev() {
+        match hop.parse::<IpAddr>() {
+            Ok(ip) => {
+                client = canonical(ip);
+                if !is_trusted(&client) {
+                    break;
+                }
+            }
+            // A malformed entry: nothing at or left of it can be believed; the last trusted
+            // hop is the best answer there is.
+            Err(_) => break,
+        }
+    }
+    Some(client)
+}
+
+/// IPv4-mapped IPv6 (`::ffff:10.0.0.1`, what a dual-stack socket reports) as plain IPv4.
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::HeaderValue;
+
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    fn xff(values: &[&str]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for v in values {
+            h.append("x-forwarded-for", HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    fn proxies() -> Vec<IpNet> {
+        vec!["10.0.0.0/8".parse().unwrap(), "::1/128".parse().unwrap()]
+    }
+
+    #[test]
+    fn without_trusted_proxies_the_header_is_ignored() {
+        let got = client_address(Some(ip("10.0.0.5")), &xff(&["203.0.113.9"]), &[]);
+        assert_eq!(got, Some(ip("10.0.0.5")));
+    }
+
+    #[test]
+    fn a_client_that_is_not_a_trusted_proxy_cannot_choose_its_address() {
+        let got = client_address(Some(ip("198.51.100.1")), &xff(&["203.0.113.9"]), &proxies());
+        assert_eq!(got, Some(ip("198.51.100.1")));
+    }
+
+    #[test]
+    fn behind_trusted_proxies_the_right_most_untrusted_entry_is_the_client() {
+        // The client forged the first entry; proxy 10.0.0.7 appended the real one.
+        let headers = xff(&["1.2.3.4, 203.0.113.9", "10.0.0.7"]);
+        let got = client_address(Some(ip("10.0.0.8")), &headers, &proxies());
+        assert_eq!(got, Some(ip("203.0.113.9")));
+    }
+
+    #[test]
+    fn a_malformed_entry_stops_the_walk_at_the_last_trusted_hop() {
+        let got = client_address(Some(ip("10.0.0.8")), &xff(&["bogus, 10.0.0.7"]), &proxies());
+        assert_eq!(got, Some(ip("10.0.0.7")));
+    }
+
+    #[test]
+    fn an_ipv4_mapped_peer_is_matched_against_ipv4_proxies() {
+        let got = client_address(Some(ip("::ffff:10.0.0.8")), &xff(&["203.0.113.9"]), &proxies());
+        assert_eq!(got, Some(ip("203.0.113.9")));
+    }
+}

@@ -1,0 +1,30 @@
+//! The application state every handler receives. It lives in a module of its own, below the
+//! router and the handlers, so that a handler never imports the module that builds the router
+//! (which imports every handler): no import cycle between `http`, `app` and the features.
+
+use std::sync::Arc;
+
+use sea_orm::DatabaseConnection;
+
+use crate::auth::throttle::LoginThrottle;
+use crate::auth::token::TokenKeys;
+use crate::cluster::Cluster;
+use crate::config::Config;
+use crate::users::password::PasswordWork;
+
+/// Everything a handler needs; cheap to clone (pointers only), built once at start.
+#[derive(Clone)]
+pub struct AppState {
+    /// The database pool.
+    pub db: DatabaseConnection,
+    /// The validated configuration.
+    pub config: Arc<Config>,
+    /// Session token keys.
+    pub tokens: Arc<TokenKeys>,
+    /// The cluster jobs go to.
+    pub cluster: Arc<dyn Cluster>,
+    /// Failed-login counters, shared by every request of this process.
+    pub login_throttle: Arc<LoginThrottle>,
+    /// Password hashing, bounded to a few at a time so a login flood cannot exhaust memory.
+    pub passwords: Arc<PasswordWork>,
+}
