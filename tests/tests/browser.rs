@@ -165,3 +165,41 @@ async fn browser_the_api_docs_render_with_no_request_to_another_host() {
     b.close().await;
     assert!(errors.is_empty(), "console errors: {errors:?}");
 }
+
+#[tokio::test]
+async fn browser_the_ui_runs_under_its_content_security_policy_and_a_violation_shows_as_a_console_error() {
+    if !ui_built() {
+        return;
+    }
+    let app = TestApp::builder().start().await;
+    let Some(b) = Browser::start("en-US,en").await else {
+        return;
+    };
+    b.client.goto(&app.url("/jobs")).await.unwrap();
+    // The WASM client booted from its file under the policy (no inline script allowed).
+    b.wait_for_text("[data-testid=page-title]", "My jobs").await.unwrap();
+    let clean = b.console_errors().await;
+    // Now break the policy on purpose: an image from another origin (another port on loopback,
+    // refused by the browser before any request is made).
+    b.client
+        .execute(
+            "const i = document.createElement('img'); i.src = 'http://127.0.0.1:9/x.png'; document.body.appendChild(i);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let mut violation = Vec::new();
+    for _ in 0..50 {
+        violation = b.console_errors().await;
+        if !violation.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    b.close().await;
+    assert!(clean.is_empty(), "console errors under the policy: {clean:?}");
+    assert!(
+        violation.iter().any(|m| m.contains("Content Security Policy")),
+        "the violation reached the console log the other tests check: {violation:?}"
+    );
+}

@@ -103,9 +103,14 @@ impl PasswordWork {
             running.fetch_sub(1, Ordering::SeqCst);
             out
         });
-        // A panic in the hashing code is a bug, not a busy server: re-raise it here, where the
-        // panic layer turns it into a 500.
-        Ok(task.await.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic())))
+        match task.await {
+            Ok(out) => Ok(out),
+            // A panic in the hashing code is a bug, not a busy server: re-raise it here, where
+            // the panic layer turns it into a 500.
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            // Cancelled: the runtime is shutting down.
+            Err(_) => Err(Busy),
+        }
     }
 }
 
