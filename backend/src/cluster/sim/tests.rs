@@ -30,6 +30,7 @@ fn settings(nodes: Option<std::path::PathBuf>) -> SimSettings {
         timing: Timing {
             default_runtime_seconds: 600,
             termination_grace_seconds: 5,
+            finished_retention_seconds: 3600,
         },
     }
 }
