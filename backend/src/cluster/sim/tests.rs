@@ -1,15 +1,20 @@
-//! The simulated cluster with its store: write-through, restart resumes, events.
+//! The simulated cluster with its store: write-through, restart resumes, events, and the ways
+//! it used to drift from its database or freeze.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
 
 use anteroom_shared::scheduling::{JobKind, JobPhase};
 use chrono::{DateTime, Duration, Utc};
+use futures::FutureExt;
+use sea_orm::{ConnectionTrait, DatabaseConnection};
+use tokio::sync::broadcast;
 
-use super::state::Timing;
 use super::state::tests::JobBuilder;
+use super::state::{MAX_RUNTIME_SECONDS, Timing};
 use super::{SimSettings, SimulatedCluster};
 use crate::cluster::clock::{Clock, ManualClock};
-use crate::cluster::{Cluster, JobEvent};
+use crate::cluster::{Cluster, ClusterError, ClusterQueue, JobEvent, JobStatus};
 
 fn t0() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-11-22T12:00:00Z")
@@ -164,4 +169,387 @@ async fn the_background_ticker_starts_a_created_job_without_being_asked() {
     .await
     .expect("the ticker places the job");
     assert_eq!(running.job_id, 9);
+}
+
+/// A guard for waiting on events the ticker sends: generous, and only ever a failure bound,
+/// never a measurement.
+const EVENT_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// The next status event of `job_id` in `phase`.
+async fn wait_for(rx: &mut broadcast::Receiver<JobEvent>, job_id: i64, phase: JobPhase) -> JobStatus {
+    tokio::time::timeout(EVENT_WAIT, async {
+        loop {
+            if let Ok(JobEvent::Status(s)) = rx.recv().await
+                && s.job_id == job_id
+                && s.phase == phase
+            {
+                return s;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("job {job_id} never became {phase:?}"))
+}
+
+async fn exec(db: &DatabaseConnection, sql: &str) {
+    db.execute_unprepared(sql).await.expect(sql);
+}
+
+/// What a fresh open of the same database reads, to compare memory with.
+async fn stored_statuses(dir: &tempfile::TempDir, clock: Arc<dyn Clock>) -> Vec<JobStatus> {
+    open(dir, settings(None), clock).await.job_statuses().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_write_the_database_refuses_leaves_memory_as_it_was_and_announces_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(t0()));
+    let sim = open(&dir, settings(None), clock.clone()).await;
+    let spec = JobBuilder::new(1, JobKind::Jupyter).task("main", 1, "8", None).build();
+    sim.create_job(&spec).await.unwrap();
+    let mut rx = sim.subscribe();
+    // A trigger that raises: the step's write fails inside its transaction.
+    exec(
+        &sim.db,
+        "CREATE TRIGGER refuse_job_updates BEFORE UPDATE ON sim_jobs BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
+    )
+    .await;
+    let err = sim.step().await.unwrap_err();
+    assert!(matches!(err, ClusterError::Store(_)), "{err}");
+    let statuses = sim.job_statuses().await.unwrap();
+    assert_eq!(statuses[0].phase, JobPhase::Pending, "memory did not run ahead");
+    assert!(sim.nodes().await.unwrap().iter().all(|n| n.free == n.allocatable));
+    assert!(rx.try_recv().is_err(), "no event for a change that did not happen");
+    assert_eq!(stored_statuses(&dir, clock.clone()).await, statuses);
+
+    exec(&sim.db, "DROP TRIGGER refuse_job_updates").await;
+    sim.step().await.unwrap();
+    assert_eq!(sim.job_statuses().await.unwrap()[0].phase, JobPhase::Running);
+    assert_eq!(wait_for(&mut rx, 1, JobPhase::Running).await.started_at, Some(t0()));
+}
+
+#[tokio::test]
+async fn a_write_dropped_half_way_leaves_memory_equal_to_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(t0()));
+    let sim = open(&dir, settings(None), clock.clone()).await;
+    let spec = JobBuilder::new(1, JobKind::Jupyter).task("main", 1, "8", None).build();
+    sim.create_job(&spec).await.unwrap();
+    // One poll: the step has changed its copy and waits on the database; then the caller gives
+    // up (a timeout, a cancelled request).
+    assert!(
+        sim.step().now_or_never().is_none(),
+        "the write had to wait for the database"
+    );
+    let after = sim.job_statuses().await.unwrap();
+    assert_eq!(after[0].phase, JobPhase::Pending, "the placement was never committed");
+    assert_eq!(stored_statuses(&dir, clock.clone()).await, after);
+    // And the simulation goes on.
+    sim.step().await.unwrap();
+    assert_eq!(sim.job_statuses().await.unwrap()[0].phase, JobPhase::Running);
+    assert_eq!(stored_statuses(&dir, clock.clone()).await[0].phase, JobPhase::Running);
+}
+
+#[tokio::test]
+async fn a_change_that_panics_leaves_memory_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(t0()));
+    let sim = open(&dir, settings(None), clock.clone()).await;
+    sim.create_job(&JobBuilder::new(1, JobKind::Jupyter).task("main", 1, "8", None).build())
+        .await
+        .unwrap();
+    let before = sim.job_statuses().await.unwrap();
+    let panicked = std::panic::AssertUnwindSafe(sim.apply(|state, _, _| {
+        state.jobs.clear();
+        panic!("a bug in the rules");
+    }))
+    .catch_unwind()
+    .await;
+    assert!(panicked.is_err());
+    assert_eq!(sim.job_statuses().await.unwrap(), before);
+}
+
+/// A clock that records, at every read, whether the simulated cluster's lock was held.
+struct LockWitnessClock {
+    clock: ManualClock,
+    sim: OnceLock<Weak<SimulatedCluster>>,
+    unlocked_reads: AtomicU32,
+}
+
+impl Clock for LockWitnessClock {
+    fn now(&self) -> DateTime<Utc> {
+        if let Some(sim) = self.sim.get().and_then(Weak::upgrade)
+            && sim.inner.try_lock().is_ok()
+        {
+            self.unlocked_reads.fetch_add(1, Ordering::SeqCst);
+        }
+        // Every read a second later: a change dated before the one it waited for shows.
+        self.clock.advance(Duration::seconds(1));
+        self.clock.now()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_change_reads_the_clock_under_the_lock_and_events_go_out_in_the_order_of_the_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(LockWitnessClock {
+        clock: ManualClock::new(t0()),
+        sim: OnceLock::new(),
+        unlocked_reads: AtomicU32::new(0),
+    });
+    let sim = open(&dir, settings(None), clock.clone()).await;
+    clock.sim.set(Arc::downgrade(&sim)).ok().unwrap();
+    let mut rx = sim.subscribe();
+    let mut tasks = Vec::new();
+    for id in 1..=20 {
+        let sim = sim.clone();
+        tasks.push(tokio::spawn(async move {
+            let spec = JobBuilder::new(id, JobKind::Custom)
+                .task("main", 1, "1", None)
+                .command(&["sleep", "5"])
+                .build();
+            sim.create_job(&spec).await.unwrap();
+            sim.step().await.unwrap();
+            sim.job_statuses().await.unwrap();
+            sim.delete_job(id, 1).await.unwrap();
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert_eq!(clock.unlocked_reads.load(Ordering::SeqCst), 0, "the clock was read outside the lock");
+    let mut last = t0();
+    let mut seen = 0;
+    while let Ok(e) = rx.try_recv() {
+        let at = match e {
+            JobEvent::Status(s) => s.observed_at,
+            JobEvent::Gone { observed_at, .. } => observed_at,
+        };
+        assert!(at >= last, "an event dated {at} went out after one dated {last}");
+        last = at;
+        seen += 1;
+    }
+    assert!(seen >= 40, "every create and delete was announced ({seen})");
+}
+
+#[tokio::test]
+async fn a_sleep_of_1e13_seconds_neither_kills_the_ticker_nor_runs_past_ten_years() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(t0()));
+    let sim = open(&dir, settings(None), clock.clone()).await;
+    sim.spawn_ticker();
+    let mut rx = sim.subscribe();
+    let forever = JobBuilder::new(1, JobKind::Custom)
+        .task("main", 1, "1", None)
+        .command(&["sleep", "1e13"])
+        .build();
+    sim.create_job(&forever).await.unwrap();
+    let running = wait_for(&mut rx, 1, JobPhase::Running).await;
+    assert_eq!(running.started_at, Some(t0()));
+    // The ticker is alive: a second job starts too.
+    sim.create_job(&JobBuilder::new(2, JobKind::Jupyter).task("main", 1, "1", None).build())
+        .await
+        .unwrap();
+    wait_for(&mut rx, 2, JobPhase::Running).await;
+
+    clock.advance(Duration::seconds(MAX_RUNTIME_SECONDS as i64 - 1));
+    sim.step().await.unwrap();
+    assert_eq!(
+        sim.job_statuses().await.unwrap()[0].phase,
+        JobPhase::Running,
+        "a second before the cap"
+    );
+    clock.advance(Duration::seconds(1));
+    sim.wake.notify_one();
+    wait_for(&mut rx, 1, JobPhase::Completed).await;
+}
+
+/// A clock that panics on its first `panics` reads, like a bug in a step would.
+struct PanickingClock {
+    clock: ManualClock,
+    panics: AtomicU32,
+    panicked: tokio::sync::Notify,
+}
+
+impl Clock for PanickingClock {
+    fn now(&self) -> DateTime<Utc> {
+        if self
+            .panics
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+        {
+            self.panicked.notify_one();
+            panic!("injected: a step panics");
+        }
+        self.clock.now()
+    }
+}
+
+#[tokio::test]
+async fn a_step_that_panics_is_logged_and_the_ticker_carries_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(PanickingClock {
+        clock: ManualClock::new(t0()),
+        panics: AtomicU32::new(1),
+        panicked: tokio::sync::Notify::new(),
+    });
+    let sim = open(&dir, settings(None), clock.clone()).await;
+    let mut rx = sim.subscribe();
+    sim.spawn_ticker();
+    tokio::time::timeout(EVENT_WAIT, clock.panicked.notified())
+        .await
+        .expect("the ticker's first step read the clock");
+    sim.create_job(&JobBuilder::new(1, JobKind::Jupyter).task("main", 1, "1", None).build())
+        .await
+        .unwrap();
+    wait_for(&mut rx, 1, JobPhase::Running).await;
+}
+
+#[tokio::test]
+async fn started_at_and_finished_jobs_survive_a_restart_until_the_retention_purges_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(t0()));
+    {
+        let sim = open(&dir, settings(None), clock.clone()).await;
+        for (id, secs) in [(1, "60"), (2, "7200")] {
+            sim.create_job(
+                &JobBuilder::new(id, JobKind::Custom)
+                    .task("main", 1, "1", None)
+                    .command(&["sleep", secs])
+                    .build(),
+            )
+            .await
+            .unwrap();
+        }
+        sim.step().await.unwrap();
+        clock.advance(Duration::seconds(60));
+        sim.step().await.unwrap();
+        assert!(sim.inner.lock().await.state.jobs.len() == 1, "job 1 left memory");
+    }
+    clock.advance(Duration::seconds(10));
+    let sim = open(&dir, settings(None), clock.clone()).await;
+    let statuses = sim.job_statuses().await.unwrap();
+    assert_eq!(statuses.len(), 2);
+    assert_eq!(statuses[0].phase, JobPhase::Completed);
+    assert_eq!(statuses[0].started_at, Some(t0()), "kept across the restart");
+    assert_eq!(statuses[1].phase, JobPhase::Running);
+    assert_eq!(statuses[1].started_at, Some(t0()), "kept across the restart");
+    assert!(sim.inner.lock().await.state.jobs.len() == 1, "a finished job loads as a summary");
+
+    // Retention counts from the completion (t0 + 60 s).
+    let mut rx = sim.subscribe();
+    clock.set(t0() + Duration::seconds(60 + 3600));
+    sim.step().await.unwrap();
+    assert!(matches!(rx.try_recv(), Ok(JobEvent::Gone { job_id: 1, .. })));
+    let statuses = stored_statuses(&dir, clock.clone()).await;
+    assert_eq!(statuses.len(), 1, "its row is gone too");
+    assert_eq!(statuses[0].job_id, 2);
+}
+
+#[tokio::test]
+async fn a_create_into_a_queue_the_cluster_does_not_know_or_that_is_closed_is_rejected_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(t0()));
+    let nlp = |id| {
+        JobBuilder::new(id, JobKind::Custom)
+            .queue("nlp")
+            .task("main", 1, "1", None)
+            .build()
+    };
+    {
+        let sim = open(&dir, settings(None), clock.clone()).await;
+        assert_eq!(
+            sim.queues().await.unwrap(),
+            vec![ClusterQueue {
+                name: "default".into(),
+                open: true
+            }],
+            "a fresh cluster has `default`, open"
+        );
+        let err = sim.create_job(&nlp(1)).await.unwrap_err();
+        assert!(
+            matches!(&err, ClusterError::Rejected(m) if m.contains("`nlp`")),
+            "{err}"
+        );
+        assert!(!err.is_transient());
+        sim.sync_queue(&ClusterQueue {
+            name: "nlp".into(),
+            open: true,
+        })
+        .await
+        .unwrap();
+        sim.create_job(&nlp(1)).await.unwrap();
+        sim.sync_queue(&ClusterQueue {
+            name: "nlp".into(),
+            open: false,
+        })
+        .await
+        .unwrap();
+    }
+    let sim = open(&dir, settings(None), clock.clone()).await;
+    assert!(
+        sim.queues().await.unwrap().contains(&ClusterQueue {
+            name: "nlp".into(),
+            open: false
+        }),
+        "queues are kept across a restart"
+    );
+    let err = sim.create_job(&nlp(2)).await.unwrap_err();
+    assert!(
+        matches!(&err, ClusterError::Rejected(m) if m.contains("`nlp` is closed")),
+        "{err}"
+    );
+    sim.create_job(&nlp(1)).await.expect("a retried create of a job that is there succeeds");
+    sim.remove_queue("nlp").await.unwrap();
+    assert_eq!(sim.queues().await.unwrap().len(), 1);
+    assert_eq!(stored_statuses(&dir, clock.clone()).await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_node_shrunk_by_the_node_file_at_a_restart_has_no_negative_free_capacity() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("nodes.toml");
+    let node = |cpu: &str| format!("[[node]]\nname = \"n\"\ncpu = \"{cpu}\"\nmemory = \"64Gi\"\n");
+    std::fs::write(&file, node("8")).unwrap();
+    let clock = Arc::new(ManualClock::new(t0()));
+    {
+        let sim = open(&dir, settings(Some(file.clone())), clock.clone()).await;
+        sim.create_job(&JobBuilder::new(1, JobKind::Jupyter).task("main", 1, "8", None).build())
+            .await
+            .unwrap();
+        sim.step().await.unwrap();
+    }
+    std::fs::write(&file, node("4")).unwrap();
+    let sim = open(&dir, settings(Some(file)), clock.clone()).await;
+    let n = &sim.nodes().await.unwrap()[0];
+    assert_eq!(n.free.get("cpu").milli(), 0, "8 CPUs in use on a node of 4: none free, not -4");
+    assert!(n.free.iter().all(|(_, q)| q.milli() >= 0));
+    sim.create_job(&JobBuilder::new(2, JobKind::Jupyter).task("main", 1, "1", None).build())
+        .await
+        .unwrap();
+    sim.step().await.unwrap();
+    assert_eq!(sim.job_statuses().await.unwrap()[1].phase, JobPhase::Pending);
+}
+
+/// The in-doubt flag is what makes a dropped write safe whichever side of the commit it was
+/// dropped on; this shows the reload happens and is announced to nobody.
+#[tokio::test]
+async fn a_state_in_doubt_is_reloaded_from_the_database_before_it_is_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(t0()));
+    let sim = open(&dir, settings(None), clock.clone()).await;
+    // Another writer (standing in for a commit whose answer was lost) put a job in the table.
+    {
+        let other = open(&dir, settings(None), clock.clone()).await;
+        other
+            .create_job(&JobBuilder::new(3, JobKind::Jupyter).task("main", 1, "1", None).build())
+            .await
+            .unwrap();
+    }
+    assert!(sim.job_statuses().await.unwrap().is_empty());
+    sim.inner.lock().await.in_doubt = true;
+    let statuses = sim.job_statuses().await.unwrap();
+    assert_eq!(statuses.len(), 1);
+    assert_eq!(statuses[0].job_id, 3);
+    assert!(!sim.inner.lock().await.in_doubt);
 }
