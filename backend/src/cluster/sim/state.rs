@@ -570,7 +570,11 @@ fn clamped_sub(a: &ResourceList, b: &ResourceList) -> ResourceList {
     for (name, used) in b.iter() {
         let have = a.get(name);
         let left = have.milli().saturating_sub(used.milli()).max(0);
-        let format = if have.is_zero() { used.format_kind() } else { have.format_kind() };
+        let format = if have.is_zero() {
+            used.format_kind()
+        } else {
+            have.format_kind()
+        };
         out.insert(name, Quantity::from_milli_saturating(left, format));
     }
     out

@@ -231,7 +231,10 @@ pub async fn save(db: &DatabaseConnection, state: &SimState, changes: &Changes) 
             job::Entity::update_many()
                 .col_expr(job::Column::Phase, SimPhase::Completed.as_str().into())
                 .col_expr(job::Column::FinishesAt, Some(f.finished_at).into())
-                .col_expr(job::Column::GoneAt, Option::<chrono::DateTime<chrono::Utc>>::None.into())
+                .col_expr(
+                    job::Column::GoneAt,
+                    Option::<chrono::DateTime<chrono::Utc>>::None.into(),
+                )
                 .col_expr(job::Column::Pods, "[]".into())
                 .filter(job::Column::JobId.eq(*id))
                 .exec(&txn)

@@ -317,7 +317,11 @@ async fn every_change_reads_the_clock_under_the_lock_and_events_go_out_in_the_or
     for t in tasks {
         t.await.unwrap();
     }
-    assert_eq!(clock.unlocked_reads.load(Ordering::SeqCst), 0, "the clock was read outside the lock");
+    assert_eq!(
+        clock.unlocked_reads.load(Ordering::SeqCst),
+        0,
+        "the clock was read outside the lock"
+    );
     let mut last = t0();
     let mut seen = 0;
     while let Ok(e) = rx.try_recv() {
@@ -434,7 +438,10 @@ async fn started_at_and_finished_jobs_survive_a_restart_until_the_retention_purg
     assert_eq!(statuses[0].started_at, Some(t0()), "kept across the restart");
     assert_eq!(statuses[1].phase, JobPhase::Running);
     assert_eq!(statuses[1].started_at, Some(t0()), "kept across the restart");
-    assert!(sim.inner.lock().await.state.jobs.len() == 1, "a finished job loads as a summary");
+    assert!(
+        sim.inner.lock().await.state.jobs.len() == 1,
+        "a finished job loads as a summary"
+    );
 
     // Retention counts from the completion (t0 + 60 s).
     let mut rx = sim.subscribe();
@@ -499,7 +506,9 @@ async fn a_create_into_a_queue_the_cluster_does_not_know_or_that_is_closed_is_re
         matches!(&err, ClusterError::Rejected(m) if m.contains("`nlp` is closed")),
         "{err}"
     );
-    sim.create_job(&nlp(1)).await.expect("a retried create of a job that is there succeeds");
+    sim.create_job(&nlp(1))
+        .await
+        .expect("a retried create of a job that is there succeeds");
     sim.remove_queue("nlp").await.unwrap();
     assert_eq!(sim.queues().await.unwrap().len(), 1);
     assert_eq!(stored_statuses(&dir, clock.clone()).await.len(), 1);
@@ -522,7 +531,11 @@ async fn a_node_shrunk_by_the_node_file_at_a_restart_has_no_negative_free_capaci
     std::fs::write(&file, node("4")).unwrap();
     let sim = open(&dir, settings(Some(file)), clock.clone()).await;
     let n = &sim.nodes().await.unwrap()[0];
-    assert_eq!(n.free.get("cpu").milli(), 0, "8 CPUs in use on a node of 4: none free, not -4");
+    assert_eq!(
+        n.free.get("cpu").milli(),
+        0,
+        "8 CPUs in use on a node of 4: none free, not -4"
+    );
     assert!(n.free.iter().all(|(_, q)| q.milli() >= 0));
     sim.create_job(&JobBuilder::new(2, JobKind::Jupyter).task("main", 1, "1", None).build())
         .await

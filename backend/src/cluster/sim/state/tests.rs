@@ -497,7 +497,11 @@ fn tolerations_apply_to_the_pods_of_their_own_task_only() {
         .build();
     spec.tasks[1].node_names = vec!["gpu-v100-0".into()];
     run(&mut s, &[spec.clone()], t0());
-    assert_eq!(s.jobs[&1].phase, SimPhase::Pending, "the ps does not tolerate the taint");
+    assert_eq!(
+        s.jobs[&1].phase,
+        SimPhase::Pending,
+        "the ps does not tolerate the taint"
+    );
 
     // Unpinned, the ps goes where it is tolerated, not onto the v100 node it would fill most.
     let mut s = default_cluster();
@@ -540,7 +544,10 @@ fn a_second_delete_may_shorten_the_grace_but_never_lengthen_it() {
     s.delete(1, 1, t0() + Duration::seconds(1), TIMING, &mut c);
     assert_eq!(s.jobs[&1].gone_at, Some(t0() + Duration::seconds(2)));
     assert!(c.upserted.contains(&1));
-    assert!(c.events.is_empty(), "still terminating on the same nodes: nothing to announce");
+    assert!(
+        c.events.is_empty(),
+        "still terminating on the same nodes: nothing to announce"
+    );
     s.step(t0() + Duration::seconds(2), TIMING, &mut c);
     assert!(!s.jobs.contains_key(&1));
 }
