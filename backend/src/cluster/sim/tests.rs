@@ -566,3 +566,44 @@ async fn a_state_in_doubt_is_reloaded_from_the_database_before_it_is_used() {
     assert_eq!(statuses[0].job_id, 3);
     assert!(!sim.inner.lock().await.in_doubt);
 }
+
+/// A measurement, not a check (run with `--run-ignored only`): what copying the state costs per
+/// change, and a create through the store, at a given number of live jobs.
+#[tokio::test]
+#[ignore = "a measurement; prints timings"]
+async fn measure_the_cost_of_a_change_on_a_copy_as_live_jobs_grow() {
+    for n in [1_000_i64, 10_000] {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(ManualClock::new(t0()));
+        let sim = open(&dir, settings(None), clock.clone()).await;
+        {
+            // Fill memory directly: n pending jobs that no node can take (an h100 each).
+            let mut inner = sim.inner.lock().await;
+            let mut changes = super::state::Changes::default();
+            for id in 1..=n {
+                let spec = JobBuilder::new(id, JobKind::Pytorch)
+                    .task("master", 1, "1", Some(("nvidia.com/h100", "1")))
+                    .task("worker", 3, "1", Some(("nvidia.com/h100", "1")))
+                    .build();
+                inner.state.create(&spec, t0(), &mut changes).unwrap();
+            }
+        }
+        let state = sim.inner.lock().await.state.clone();
+        let started = std::time::Instant::now();
+        for _ in 0..10 {
+            std::hint::black_box(state.clone());
+        }
+        let clone_us = started.elapsed().as_micros() / 10;
+        let started = std::time::Instant::now();
+        for id in 0..10 {
+            sim.create_job(&JobBuilder::new(n + 1 + id, JobKind::Jupyter).task("main", 1, "1", None).build())
+                .await
+                .unwrap();
+        }
+        let create_us = started.elapsed().as_micros() / 10;
+        let started = std::time::Instant::now();
+        sim.step().await.unwrap();
+        let step_us = started.elapsed().as_micros();
+        println!("{n} live jobs: clone {clone_us} µs, create_job {create_us} µs, step {step_us} µs");
+    }
+}
