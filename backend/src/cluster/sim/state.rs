@@ -29,6 +29,7 @@
 //! No time arithmetic here can panic: every sum of a time and a duration is checked.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use anteroom_shared::scheduling::{JobKind, JobPhase, ResourceList, TaskResources};
 use chrono::{DateTime, Duration, Utc};
@@ -228,12 +229,19 @@ pub enum Created {
 pub struct SimState {
     /// Nodes by name.
     pub nodes: BTreeMap<String, SimNode>,
-    /// Jobs that have not finished (pending, running, terminating), by id.
-    pub jobs: BTreeMap<JobId, SimJob>,
+    /// Jobs that have not finished (pending, running, terminating), by id. Shared between the
+    /// state and the copy a change works on, so the copy costs a pointer per job, and a change
+    /// copies only the jobs it touches (`Arc::make_mut`).
+    pub jobs: BTreeMap<JobId, Arc<SimJob>>,
     /// Completed jobs not yet past their retention, by id.
     pub finished: BTreeMap<JobId, FinishedJob>,
     /// The queues the cluster knows: name → open.
     pub queues: BTreeMap<String, bool>,
+    /// True when the last placement pass placed all it could and nothing that could let a
+    /// pending job fit (a new job, freed capacity, a node change) has happened since: a step
+    /// then skips the pass, so thousands of pending jobs that cannot fit do not cost every
+    /// tick. `false` (the default, and after a load) runs the pass.
+    pub placement_settled: bool,
 }
 
 impl SimState {
@@ -328,7 +336,8 @@ impl SimState {
             pods: Vec::new(),
         };
         changes.events.push(JobEvent::Status(job.status(now)));
-        self.jobs.insert(spec.id, job);
+        self.jobs.insert(spec.id, Arc::new(job));
+        self.placement_settled = false;
         changes.upserted.insert(spec.id);
         Ok(Created::New)
     }
@@ -342,7 +351,9 @@ impl SimState {
             self.remove(id, now, changes);
             return;
         }
-        let Some(job) = self.jobs.get_mut(&id) else { return };
+        let Some(job) = self.jobs.get_mut(&id).map(Arc::make_mut) else {
+            return;
+        };
         let grace = u64::from(grace_seconds).min(timing.termination_grace_seconds);
         // Past the end of time (it cannot happen with a real clock) the pods go at once.
         let gone_at = after(now, grace).unwrap_or(now);
@@ -370,6 +381,7 @@ impl SimState {
     fn remove(&mut self, id: JobId, now: DateTime<Utc>, changes: &mut Changes) {
         self.jobs.remove(&id);
         self.finished.remove(&id);
+        self.placement_settled = false;
         changes.upserted.remove(&id);
         changes.removed.insert(id);
         changes.events.push(JobEvent::Gone {
@@ -384,6 +396,7 @@ impl SimState {
             Some(n) => {
                 if n.schedulable != schedulable {
                     n.schedulable = schedulable;
+                    self.placement_settled = false;
                     changes.nodes.insert(node.to_string());
                 }
                 true
@@ -423,6 +436,7 @@ impl SimState {
             changes.upserted.insert(id);
             changes.events.push(JobEvent::Status(finished.status(id, now)));
             self.finished.insert(id, finished);
+            self.placement_settled = false;
         }
 
         // 3. Completed jobs past their retention leave the cluster (and the table). A retention
@@ -438,6 +452,10 @@ impl SimState {
         }
 
         // 4. Pending jobs in creation order; one that does not fit is skipped, not waited for.
+        if self.placement_settled {
+            return;
+        }
+        self.placement_settled = true;
         let mut pending: Vec<(DateTime<Utc>, JobId)> = self
             .jobs
             .values()
@@ -459,7 +477,7 @@ impl SimState {
                     node.free = clamped_sub(&node.free, &pod.requests);
                 }
             }
-            let job = self.jobs.get_mut(&id).expect("listed above");
+            let job = Arc::make_mut(self.jobs.get_mut(&id).expect("listed above"));
             job.phase = SimPhase::Running;
             job.started_at = Some(now);
             // Past the end of time (not with a real clock) the job runs until deleted.

@@ -143,7 +143,7 @@ pub async fn load(db: &DatabaseConnection) -> Result<SimState, DbErr> {
         }
         state.jobs.insert(
             row.job_id,
-            SimJob {
+            std::sync::Arc::new(SimJob {
                 spec: from_json("spec", &row.spec)?,
                 phase,
                 created_at: row.created_at,
@@ -151,7 +151,7 @@ pub async fn load(db: &DatabaseConnection) -> Result<SimState, DbErr> {
                 finishes_at: row.finishes_at,
                 gone_at: row.gone_at,
                 pods: from_json("pods", &row.pods)?,
-            },
+            }),
         );
     }
     Ok(state)
@@ -270,6 +270,7 @@ pub async fn save(db: &DatabaseConnection, state: &SimState, changes: &Changes) 
 /// Returns the changes to apply to the in-memory state.
 pub fn reconcile_nodes(state: &mut SimState, nodes: Vec<SimNode>, changes: &mut Changes) {
     let mut wanted: BTreeMap<String, SimNode> = nodes.into_iter().map(|n| (n.name.clone(), n)).collect();
+    state.placement_settled = false;
     for (name, node) in wanted.iter_mut() {
         if let Some(existing) = state.nodes.get(name) {
             node.schedulable = existing.schedulable;

@@ -701,3 +701,64 @@ fn a_status_says_when_the_job_started() {
     assert_eq!(started, vec![None, Some(t0())]);
     assert_eq!(s.statuses(t0() + Duration::hours(1))[0].started_at, Some(t0()));
 }
+
+#[test]
+fn a_step_skips_the_placement_pass_until_something_could_let_a_pending_job_fit() {
+    let mut s = default_cluster();
+    // Job 1 holds all 8 GPUs of gpu-a100-0 for 10 s, job 2 (deleted later) those of
+    // gpu-a100-1; job 3 wants 8 and waits.
+    run(
+        &mut s,
+        &[
+            JobBuilder::new(1, JobKind::Custom)
+                .task("main", 1, "1", Some(("nvidia.com/a100", "8")))
+                .command(&["sleep", "10"])
+                .build(),
+            JobBuilder::new(2, JobKind::Jupyter)
+                .task("main", 1, "1", Some(("nvidia.com/a100", "8")))
+                .build(),
+            JobBuilder::new(3, JobKind::Jupyter)
+                .task("main", 1, "1", Some(("nvidia.com/a100", "8")))
+                .build(),
+        ],
+        t0(),
+    );
+    assert_eq!(s.jobs[&3].phase, SimPhase::Pending);
+    assert!(s.placement_settled, "nothing more can fit until something changes");
+
+    // Job 1 completes: in the same step its GPUs go to job 3.
+    let mut c = Changes::default();
+    s.step(t0() + Duration::seconds(10), TIMING, &mut c);
+    assert_eq!(s.jobs[&3].phase, SimPhase::Running);
+    assert_eq!(s.jobs[&3].pods[0].node, "gpu-a100-0");
+
+    // A terminating job that is gone frees its node for the next one in the same step.
+    run(
+        &mut s,
+        &[JobBuilder::new(4, JobKind::Jupyter)
+            .task("main", 1, "1", Some(("nvidia.com/a100", "8")))
+            .build()],
+        t0() + Duration::seconds(10),
+    );
+    assert_eq!(s.jobs[&4].phase, SimPhase::Pending);
+    let mut c = Changes::default();
+    s.delete(2, 0, t0() + Duration::seconds(11), TIMING, &mut c);
+    s.step(t0() + Duration::seconds(11), TIMING, &mut c);
+    assert_eq!(s.jobs[&4].phase, SimPhase::Running);
+
+    // A cordon lifted lets the pass run again.
+    let mut c = Changes::default();
+    s.set_schedulable("gpu-v100-0", false, &mut c);
+    s.set_schedulable("gpu-v100-1", false, &mut c);
+    run(
+        &mut s,
+        &[JobBuilder::new(5, JobKind::Jupyter)
+            .task("main", 1, "1", Some(("nvidia.com/v100", "1")))
+            .build()],
+        t0() + Duration::seconds(12),
+    );
+    assert_eq!(s.jobs[&5].phase, SimPhase::Pending);
+    s.set_schedulable("gpu-v100-1", true, &mut c);
+    s.step(t0() + Duration::seconds(12), TIMING, &mut c);
+    assert_eq!(s.jobs[&5].phase, SimPhase::Running);
+}
