@@ -617,3 +617,78 @@ async fn measure_the_cost_of_a_change_on_a_copy_as_live_jobs_grow() {
         );
     }
 }
+
+/// The store on PostgreSQL: the migration's seed, the queue upserts, the completed-row update
+/// and the purge, across a restart. Ignored unless asked for (a database server is needed),
+/// so it shows as skipped rather than passing without one.
+#[tokio::test]
+#[ignore = "needs PostgreSQL: set ANTEROOM_TEST_POSTGRES_URL and run with --run-ignored"]
+async fn on_postgresql_queues_started_at_and_finished_jobs_survive_a_restart_until_the_purge() {
+    let server = std::env::var("ANTEROOM_TEST_POSTGRES_URL").expect("ANTEROOM_TEST_POSTGRES_URL is set");
+    let name = format!("anteroom_sim_{}", std::process::id());
+    let admin = crate::store::connect(&format!("{server}/postgres")).await.unwrap();
+    exec(&admin, &format!("DROP DATABASE IF EXISTS {name}")).await;
+    exec(&admin, &format!("CREATE DATABASE {name}")).await;
+    let url = format!("{server}/{name}");
+    let connect = || async {
+        let db = crate::store::connect(&url).await.unwrap();
+        crate::store::migrate(&db).await.unwrap();
+        db
+    };
+    let clock = Arc::new(ManualClock::new(t0()));
+    {
+        let sim = SimulatedCluster::open(connect().await, settings(None), clock.clone())
+            .await
+            .unwrap();
+        assert_eq!(sim.queues().await.unwrap().len(), 1, "`default` is seeded");
+        sim.sync_queue(&ClusterQueue {
+            name: "nlp".into(),
+            open: true,
+        })
+        .await
+        .unwrap();
+        sim.sync_queue(&ClusterQueue {
+            name: "nlp".into(),
+            open: false,
+        })
+        .await
+        .unwrap();
+        for id in [1, 2] {
+            sim.create_job(
+                &JobBuilder::new(id, JobKind::Custom)
+                    .task("main", 1, "1", None)
+                    .command(&["sleep", if id == 1 { "60" } else { "1e13" }])
+                    .build(),
+            )
+            .await
+            .unwrap();
+        }
+        sim.step().await.unwrap();
+        clock.advance(Duration::seconds(60));
+        sim.step().await.unwrap();
+    }
+    let sim = SimulatedCluster::open(connect().await, settings(None), clock.clone())
+        .await
+        .unwrap();
+    assert!(sim.queues().await.unwrap().contains(&ClusterQueue {
+        name: "nlp".into(),
+        open: false
+    }));
+    let statuses = sim.job_statuses().await.unwrap();
+    let phases: Vec<_> = statuses.iter().map(|s| (s.job_id, s.phase, s.started_at)).collect();
+    assert_eq!(
+        phases,
+        vec![(1, JobPhase::Completed, Some(t0())), (2, JobPhase::Running, Some(t0()))]
+    );
+    clock.advance(Duration::seconds(3600));
+    sim.step().await.unwrap();
+    let statuses = SimulatedCluster::open(connect().await, settings(None), clock.clone())
+        .await
+        .unwrap()
+        .job_statuses()
+        .await
+        .unwrap();
+    assert_eq!(statuses.len(), 1, "the completed job's row was purged");
+    drop(sim);
+    exec(&admin, &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await;
+}
