@@ -735,10 +735,7 @@ async fn after_every_change_of_a_long_random_run_memory_equals_what_the_database
                 }
             }
             4 => sim.delete_job(1 + next(next_id as u64) as i64, next(10) as u32).await,
-            5 => {
-                sim.set_node_schedulable(nodes[next(3) as usize], next(2) == 0)
-                    .await
-            }
+            5 => sim.set_node_schedulable(nodes[next(3) as usize], next(2) == 0).await,
             6 => {
                 sim.sync_queue(&ClusterQueue {
                     name: "team".into(),
