@@ -172,9 +172,11 @@ impl SimulatedCluster {
         let mut changes = Changes::default();
         let out = f(&mut next, now, &mut changes);
         if changes.is_empty() {
-            // Nothing to persist; a change that announces without persisting would be a bug
-            // in the rules.
+            // Nothing to persist, so nothing to wait for: the copy differs at most in what is
+            // not stored (a step's `placement_settled`), and is kept. A change that announces
+            // without persisting would be a bug in the rules.
             debug_assert!(changes.events.is_empty(), "events without changes: {changes:?}");
+            inner.state = next;
             return Ok(out);
         }
         // If this future is dropped (or the commit fails) from here on, whether the database

@@ -772,3 +772,23 @@ async fn after_every_change_of_a_long_random_run_memory_equals_what_the_database
     let seen: Vec<_> = seen.into_iter().collect();
     assert_eq!(seen, ["Completed", "Gone", "Pending", "Running", "Terminating"]);
 }
+
+#[tokio::test]
+async fn an_idle_step_with_a_job_that_cannot_fit_does_not_try_to_place_it_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(t0()));
+    let sim = open(&dir, settings(None), clock.clone()).await;
+    sim.create_job(
+        &JobBuilder::new(1, JobKind::Custom)
+            .task("main", 1, "1", Some(("nvidia.com/h100", "1")))
+            .build(),
+    )
+    .await
+    .unwrap();
+    // The pass finds no room and writes nothing; what it learnt must still be kept.
+    sim.step().await.unwrap();
+    assert!(sim.inner.lock().await.state.placement_settled);
+    // Something that could make room lets the next step try again.
+    sim.set_node_schedulable("cpu-0", false).await.unwrap();
+    assert!(!sim.inner.lock().await.state.placement_settled);
+}
