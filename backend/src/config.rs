@@ -81,6 +81,8 @@ pub struct Config {
     pub sim_default_runtime_seconds: u64,
     /// How long a deleted simulated job's pods keep their capacity.
     pub sim_termination_grace_seconds: u64,
+    /// How long a completed simulated job stays in the simulated cluster (and its table).
+    pub sim_finished_retention_seconds: u64,
     /// Kubernetes namespace of Anteroom's Volcano jobs (kube cluster).
     pub namespace: String,
 }
@@ -197,6 +199,13 @@ pub const SETTINGS: &[Setting] = &[
         default: Some("5"),
         secret: false,
         help: "how long a deleted simulated job's pods stay Terminating (holding capacity)",
+    },
+    Setting {
+        name: "sim_finished_retention_seconds",
+        env: "ANTEROOM_SIM_FINISHED_RETENTION_SECONDS",
+        default: Some("3600"),
+        secret: false,
+        help: "how long a completed simulated job stays in the simulated cluster before it is purged",
     },
     Setting {
         name: "namespace",
@@ -455,6 +464,7 @@ impl Config {
         };
         let sim_default_runtime_seconds = seconds("sim_default_runtime_seconds")?;
         let sim_termination_grace_seconds = seconds("sim_termination_grace_seconds")?;
+        let sim_finished_retention_seconds = seconds("sim_finished_retention_seconds")?;
         let (namespace, src) = get("namespace").expect("namespace has a default");
         let valid_ns = !namespace.is_empty()
             && namespace.len() <= 63
@@ -485,6 +495,7 @@ impl Config {
             sim_nodes,
             sim_default_runtime_seconds,
             sim_termination_grace_seconds,
+            sim_finished_retention_seconds,
             namespace,
         })
     }

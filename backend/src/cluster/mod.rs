@@ -56,6 +56,10 @@ pub struct JobSpec {
     pub preemption_policy: PreemptionPolicy,
     /// The tasks; `minAvailable` is the sum of their replicas (gang).
     pub tasks: Vec<TaskSpec>,
+    /// The pods' `terminationGracePeriodSeconds`: how long a preempted pod may take to exit.
+    /// The simulated cluster only stores it; a delete's `grace_seconds` still rules there.
+    #[serde(default)]
+    pub termination_grace_seconds: Option<u32>,
 }
 
 impl JobSpec {
@@ -104,6 +108,24 @@ pub struct JobStatus {
     pub nodes: Vec<String>,
     /// When this was observed.
     pub observed_at: DateTime<Utc>,
+    /// When the job's pods started running (`None` while none has), so the watcher can count
+    /// minimum runtimes from the cluster's clock rather than from when it happened to look.
+    /// The simulated cluster keeps it in its database across restarts.
+    pub started_at: Option<DateTime<Utc>>,
+    /// Why the job failed (Volcano's `status.state.reason`/`message`), so a person reading the
+    /// job sees the cluster's own words; `None` unless it failed.
+    pub failure: Option<String>,
+}
+
+/// A Volcano queue as the cluster knows it, so Anteroom can check that its own queues exist
+/// there before sending jobs into them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterQueue {
+    /// Queue name (Anteroom's queue name is the Volcano queue name).
+    pub name: String,
+    /// Whether it accepts new jobs (Volcano refuses jobs into a closed queue).
+    pub open: bool,
 }
 
 /// What the status stream carries.
@@ -206,6 +228,23 @@ pub trait Cluster: Send + Sync + 'static {
 
     /// Whether the cluster answers (drives `/readyz`).
     async fn is_reachable(&self) -> bool;
+
+    /// The queues the cluster knows, so the watcher can tell "queue missing or closed in the
+    /// cluster" from "job rejected" before it creates anything.
+    async fn queues(&self) -> Result<Vec<ClusterQueue>, ClusterError>;
+
+    /// Anteroom's queue `name` should exist in the cluster: the simulated cluster records it
+    /// (created/opened/closed); the kube adapter does not create Volcano queues (admins do) and
+    /// answers Ok only if Volcano has it.
+    async fn sync_queue(&self, queue: &ClusterQueue) -> Result<(), ClusterError>;
+
+    /// Anteroom's queue `name` was deleted: the simulated cluster forgets it (jobs already in it
+    /// run on, new ones are refused). The kube adapter leaves Volcano queues alone — they belong
+    /// to the cluster's admins — hence this default that does nothing.
+    async fn remove_queue(&self, name: &str) -> Result<(), ClusterError> {
+        let _ = name;
+        Ok(())
+    }
 }
 
 /// The sorted, deduplicated names of resources with non-zero allocatable on some node.

@@ -302,6 +302,7 @@ mod tests {
             schedule_type: ScheduleType::Normal,
             waiting_tolerance_seconds: Some(300),
             preemption_policy: PreemptionPolicy::PreemptLowerPriority,
+            termination_grace_seconds: None,
             tasks,
         }
     }

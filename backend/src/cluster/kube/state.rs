@@ -225,6 +225,8 @@ pub fn job_status<'a>(
         phase: job_phase(job),
         nodes,
         observed_at,
+        started_at: None,
+        failure: None,
     })
 }
 

@@ -2,9 +2,17 @@
 //! for the watcher's decisions to matter (see [`state`] for the rules), with its state in the
 //! same database as everything else, so a restart — even `kill -9` — resumes it.
 //!
-//! Every operation applies to the in-memory [`SimState`] under one lock and is written through
-//! to the store in one transaction before it returns; events are broadcast after the commit. If
-//! a write fails, the state is reloaded from the store, so memory never runs ahead of it.
+//! Every operation runs under one lock: it reads the clock, changes a *copy* of the in-memory
+//! [`SimState`], writes what changed to the store in one transaction, and only after the commit
+//! does the copy become the state and the events go out (still under the lock, so they go out
+//! in the order the changes were made). A failed write, a panic in the rules or a caller that
+//! drops the future mid-write leaves memory as it was. A write whose commit may or may not have
+//! happened (the future was dropped during it) marks the memory "in doubt", and the next
+//! operation reloads it from the store first, so memory never drifts from the database in
+//! either direction.
+//!
+//! The background ticker runs each step as a task of its own: a step that fails or panics is
+//! logged and the ticker carries on.
 
 pub mod nodes;
 pub mod state;
@@ -17,16 +25,21 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use sea_orm::DatabaseConnection;
-use tokio::sync::{Mutex, Notify, broadcast};
+use tokio::sync::{Mutex, MutexGuard, Notify, broadcast};
 
 use self::state::{Changes, SimState, Timing};
 use super::clock::Clock;
-use super::{Cluster, ClusterError, JobEvent, JobSpec, JobStatus};
+use super::{Cluster, ClusterError, ClusterQueue, JobEvent, JobSpec, JobStatus};
 use crate::prequeue::{JobId, NodeSnapshot};
 
 /// How often the background task advances the simulation when nothing wakes it.
 const TICK: Duration = Duration::from_millis(250);
+
+/// The longest the ticker waits after failing steps (it doubles from [`TICK`] up to this), so a
+/// store that is down is retried without flooding the log.
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
 /// Settings of the simulation (from `ANTEROOM_SIM_*`).
 #[derive(Debug, Clone)]
@@ -45,6 +58,7 @@ impl SimSettings {
             timing: Timing {
                 default_runtime_seconds: config.sim_default_runtime_seconds,
                 termination_grace_seconds: config.sim_termination_grace_seconds,
+                finished_retention_seconds: config.sim_finished_retention_seconds,
             },
         })
     }
@@ -53,11 +67,19 @@ impl SimSettings {
 /// The simulated cluster.
 pub struct SimulatedCluster {
     db: DatabaseConnection,
-    state: Mutex<SimState>,
+    inner: Mutex<Inner>,
     timing: Timing,
     clock: Arc<dyn Clock>,
     events: broadcast::Sender<JobEvent>,
     wake: Arc<Notify>,
+}
+
+/// What the lock guards.
+struct Inner {
+    /// The committed state.
+    state: SimState,
+    /// A write was interrupted after it may have committed: reload before trusting `state`.
+    in_doubt: bool,
 }
 
 impl SimulatedCluster {
@@ -75,7 +97,7 @@ impl SimulatedCluster {
         store::save(&db, &state, &changes).await?;
         Ok(Arc::new(Self {
             db,
-            state: Mutex::new(state),
+            inner: Mutex::new(Inner { state, in_doubt: false }),
             timing: settings.timing,
             clock,
             events: broadcast::channel(4096).0,
@@ -85,20 +107,34 @@ impl SimulatedCluster {
 
     /// Starts the background task that advances the simulation every 250 ms, and at once after
     /// a create or delete. It ends when the cluster is dropped.
+    ///
+    /// Each step runs as a task of its own, so a step that panics is a logged error, not the
+    /// end of the ticker (which would freeze the simulation until a restart, and again after it
+    /// if the cause is in the stored state). Failing steps back off up to [`MAX_BACKOFF`].
     pub fn spawn_ticker(self: &Arc<Self>) {
         let weak: Weak<Self> = Arc::downgrade(self);
         let wake = self.wake.clone();
         tokio::spawn(async move {
+            let mut wait = TICK;
             loop {
                 let notified = wake.notified();
                 let Some(sim) = weak.upgrade() else { break };
-                if let Err(e) = sim.step().await {
-                    tracing::warn!(error = %e, "simulated cluster step failed");
+                match tokio::spawn(async move { sim.step().await }).await {
+                    Ok(Ok(())) => wait = TICK,
+                    Ok(Err(e)) => {
+                        tracing::warn!(error = %e, retry_ms = wait.as_millis() as u64, "simulated cluster step failed");
+                        wait = (wait * 2).min(MAX_BACKOFF);
+                    }
+                    Err(e) if e.is_panic() => {
+                        tracing::error!(error = %e, retry_ms = wait.as_millis() as u64, "simulated cluster step panicked");
+                        wait = (wait * 2).min(MAX_BACKOFF);
+                    }
+                    // Cancelled: the runtime is shutting down.
+                    Err(_) => break,
                 }
-                drop(sim);
                 tokio::select! {
                     _ = notified => {}
-                    _ = tokio::time::sleep(TICK) => {}
+                    _ = tokio::time::sleep(wait) => {}
                 }
             }
         });
@@ -106,24 +142,49 @@ impl SimulatedCluster {
 
     /// Advances the simulation to the clock's now (tests call this directly).
     pub async fn step(&self) -> Result<(), ClusterError> {
-        let now = self.clock.now();
-        self.apply(|state, changes| state.step(now, self.timing, changes)).await
+        let timing = self.timing;
+        self.apply(|state, now, changes| state.step(now, timing, changes)).await
     }
 
-    /// Runs one mutation under the lock, persists it, then announces it.
-    async fn apply<T>(&self, f: impl FnOnce(&mut SimState, &mut Changes) -> T) -> Result<T, ClusterError> {
-        let mut state = self.state.lock().await;
-        let mut changes = Changes::default();
-        let out = f(&mut state, &mut changes);
-        if let Err(e) = store::save(&self.db, &state, &changes).await {
-            // Memory must not run ahead of the store: go back to what was committed.
-            match store::load(&self.db).await {
-                Ok(reloaded) => *state = reloaded,
-                Err(reload) => tracing::error!(error = %reload, "reloading the simulated cluster failed"),
-            }
-            return Err(e.into());
+    /// The lock, with a state that is the committed one: reloaded from the store if a write
+    /// was interrupted after it may have committed.
+    async fn lock(&self) -> Result<MutexGuard<'_, Inner>, ClusterError> {
+        let mut inner = self.inner.lock().await;
+        if inner.in_doubt {
+            inner.state = store::load(&self.db).await?;
+            inner.in_doubt = false;
+            tracing::info!("simulated cluster reloaded from its store after an interrupted write");
         }
-        drop(state);
+        Ok(inner)
+    }
+
+    /// Runs one change under the lock with the clock read there: on a copy, persisted, and
+    /// only then made the state and announced.
+    async fn apply<T>(
+        &self,
+        f: impl FnOnce(&mut SimState, DateTime<Utc>, &mut Changes) -> T,
+    ) -> Result<T, ClusterError> {
+        let mut inner = self.lock().await?;
+        // Read under the lock: a change that waited for it must not be dated before the change
+        // that held it.
+        let now = self.clock.now();
+        let mut next = inner.state.clone();
+        let mut changes = Changes::default();
+        let out = f(&mut next, now, &mut changes);
+        if changes.is_empty() {
+            // Nothing to persist, so nothing to wait for: the copy differs at most in what is
+            // not stored (a step's `placement_settled`), and is kept. A change that announces
+            // without persisting would be a bug in the rules.
+            debug_assert!(changes.events.is_empty(), "events without changes: {changes:?}");
+            inner.state = next;
+            return Ok(out);
+        }
+        // If this future is dropped (or the commit fails) from here on, whether the database
+        // has the change is unknown: the next operation reloads.
+        inner.in_doubt = true;
+        store::save(&self.db, &next, &changes).await?;
+        inner.state = next;
+        inner.in_doubt = false;
         for event in changes.events {
             // No receiver is fine: status sync resyncs from `job_statuses`.
             let _ = self.events.send(event);
@@ -139,20 +200,20 @@ impl Cluster for SimulatedCluster {
     }
 
     async fn nodes(&self) -> Result<Vec<NodeSnapshot>, ClusterError> {
-        Ok(self.state.lock().await.node_snapshots())
+        Ok(self.lock().await?.state.node_snapshots())
     }
 
     async fn create_job(&self, spec: &JobSpec) -> Result<(), ClusterError> {
-        let now = self.clock.now();
-        self.apply(|state, changes| state.create(spec, now, changes)).await?;
+        self.apply(|state, now, changes| state.create(spec, now, changes))
+            .await?
+            .map_err(ClusterError::Rejected)?;
         self.wake.notify_one();
         Ok(())
     }
 
     async fn delete_job(&self, id: JobId, grace_seconds: u32) -> Result<(), ClusterError> {
-        let now = self.clock.now();
         let timing = self.timing;
-        self.apply(|state, changes| state.delete(id, grace_seconds, now, timing, changes))
+        self.apply(|state, now, changes| state.delete(id, grace_seconds, now, timing, changes))
             .await?;
         self.wake.notify_one();
         Ok(())
@@ -160,7 +221,7 @@ impl Cluster for SimulatedCluster {
 
     async fn set_node_schedulable(&self, node: &str, schedulable: bool) -> Result<(), ClusterError> {
         let found = self
-            .apply(|state, changes| state.set_schedulable(node, schedulable, changes))
+            .apply(|state, _, changes| state.set_schedulable(node, schedulable, changes))
             .await?;
         if !found {
             return Err(ClusterError::NodeNotFound(node.to_string()));
@@ -169,9 +230,11 @@ impl Cluster for SimulatedCluster {
         Ok(())
     }
 
+    /// Finished jobs are listed until the retention purge takes them out of the cluster.
     async fn job_statuses(&self) -> Result<Vec<JobStatus>, ClusterError> {
+        let inner = self.lock().await?;
         let now = self.clock.now();
-        Ok(self.state.lock().await.jobs.values().map(|j| j.status(now)).collect())
+        Ok(inner.state.statuses(now))
     }
 
     fn subscribe(&self) -> broadcast::Receiver<JobEvent> {
@@ -180,5 +243,20 @@ impl Cluster for SimulatedCluster {
 
     async fn is_reachable(&self) -> bool {
         true
+    }
+
+    async fn queues(&self) -> Result<Vec<ClusterQueue>, ClusterError> {
+        Ok(self.lock().await?.state.cluster_queues())
+    }
+
+    async fn sync_queue(&self, queue: &ClusterQueue) -> Result<(), ClusterError> {
+        self.apply(|state, _, changes| state.sync_queue(queue, changes)).await?;
+        // An opened queue may let pending jobs start.
+        self.wake.notify_one();
+        Ok(())
+    }
+
+    async fn remove_queue(&self, name: &str) -> Result<(), ClusterError> {
+        self.apply(|state, _, changes| state.remove_queue(name, changes)).await
     }
 }

@@ -5,23 +5,44 @@
 //! Volcano-like rules:
 //! - a job is created `Pending`; its pods are placed all together or not at all (gang), best
 //!   fit, on the nodes' *free* capacity, honouring readiness, cordons, taints and pinned nodes;
-//! - pending jobs are considered in creation order, first-in-first-out per queue: when the head
-//!   of a queue cannot be placed, the later jobs of that queue wait behind it (other queues go
-//!   on);
-//! - a placed job is `Running`; a task whose command is `["sleep", "<seconds>"]` runs that long,
-//!   other batch jobs run the default runtime, jupyter and webide run until deleted; the job
-//!   `Completed` when its longest task ends, and its pods' capacity is free again;
+//! - a job is created only into a queue the cluster knows and that is open (Volcano's admission
+//!   webhook refuses the others); the simulated cluster learns Anteroom's queues through
+//!   [`SimState::sync_queue`] and starts with `default` open;
+//! - pending jobs are tried in creation order (ties by id), like Volcano's `allocate` action: a
+//!   job that does not fit now is skipped and the smaller jobs behind it, in its queue or any
+//!   other, still start — so starvation of big jobs shows here as it does in Volcano, and the
+//!   prequeue's blocking is what fights it;
+//! - each pod tolerates only its own task's taints;
+//! - a placed job is `Running`; a task whose command is `["sleep", "<seconds>"]` runs that long
+//!   (at most [`MAX_RUNTIME_SECONDS`]), other batch jobs run the default runtime, jupyter and
+//!   webide run until deleted; the job is `Completed` when its longest task ends, and its pods'
+//!   capacity is free again;
+//! - a completed job leaves memory at once (only a [`FinishedJob`] summary stays, for
+//!   [`SimState::statuses`]) and leaves the cluster, like Volcano's `ttlSecondsAfterFinished`,
+//!   after the finished-retention period;
 //! - deleting a running job makes it `Terminating`: its pods keep their capacity for the
-//!   termination grace, then the job is gone. A pending or completed job is gone at once.
+//!   termination grace, then the job is gone; a later delete may shorten that grace, never
+//!   lengthen it. A pending or completed job is gone at once;
+//! - a node's free capacity is never negative, even when a node file shrank a node under
+//!   running pods.
+//!
+//! No time arithmetic here can panic: every sum of a time and a duration is checked.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use anteroom_shared::scheduling::{JobKind, JobPhase, ResourceList, TaskResources};
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::cluster::{JobEvent, JobSpec, JobStatus};
-use crate::prequeue::{CapacityKind, JobId, NodeSnapshot, Taint, Toleration, place_gang};
+use anteroom_shared::scheduling::{NodeSet, Quantity};
+
+use crate::cluster::{ClusterQueue, JobEvent, JobSpec, JobStatus};
+use crate::prequeue::{CapacityKind, JobId, NodeSnapshot, Taint, Toleration, node_accepts, place_gang};
+
+/// The longest a simulated task runs: ten years. A `sleep 1e13` would otherwise put its end
+/// past the last date chrono can hold, and the arithmetic would overflow in the ticker.
+pub const MAX_RUNTIME_SECONDS: u64 = 10 * 365 * 24 * 60 * 60;
 
 /// A simulated node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -130,6 +151,33 @@ impl SimJob {
             phase: self.phase.job_phase(),
             nodes: nodes.into_iter().map(str::to_string).collect(),
             observed_at: now,
+            started_at: self.started_at,
+            // The simulation fails no job: a create it refuses never becomes a job.
+            failure: None,
+        }
+    }
+}
+
+/// What stays in memory of a completed job until it leaves the cluster: enough for its status,
+/// without its spec and pods, so memory does not grow with every job that ever ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FinishedJob {
+    /// When its pods started.
+    pub started_at: Option<DateTime<Utc>>,
+    /// When it completed; the retention period counts from here.
+    pub finished_at: DateTime<Utc>,
+}
+
+impl FinishedJob {
+    /// The status Anteroom sees: `Completed`, on no node.
+    pub fn status(&self, job_id: JobId, now: DateTime<Utc>) -> JobStatus {
+        JobStatus {
+            job_id,
+            phase: JobPhase::Completed,
+            nodes: Vec::new(),
+            observed_at: now,
+            started_at: self.started_at,
+            failure: None,
         }
     }
 }
@@ -141,6 +189,8 @@ pub struct Timing {
     pub default_runtime_seconds: u64,
     /// How long deleted pods keep their capacity (at most the grace the delete asks for).
     pub termination_grace_seconds: u64,
+    /// How long a completed job stays in the cluster (and its table) before it is gone.
+    pub finished_retention_seconds: u64,
 }
 
 /// What an operation changed, for the store and the status stream.
@@ -152,14 +202,16 @@ pub struct Changes {
     pub removed: BTreeSet<JobId>,
     /// Nodes modified.
     pub nodes: BTreeSet<String>,
-    /// Events to broadcast once persisted.
+    /// Queues created, opened, closed or removed.
+    pub queues: BTreeSet<String>,
+    /// Events to broadcast once persisted, in the order the changes were made.
     pub events: Vec<JobEvent>,
 }
 
 impl Changes {
     /// Nothing to persist or announce.
     pub fn is_empty(&self) -> bool {
-        self.upserted.is_empty() && self.removed.is_empty() && self.nodes.is_empty()
+        self.upserted.is_empty() && self.removed.is_empty() && self.nodes.is_empty() && self.queues.is_empty()
     }
 }
 
@@ -177,13 +229,60 @@ pub enum Created {
 pub struct SimState {
     /// Nodes by name.
     pub nodes: BTreeMap<String, SimNode>,
-    /// Jobs by id.
-    pub jobs: BTreeMap<JobId, SimJob>,
+    /// Jobs that have not finished (pending, running, terminating), by id. Shared between the
+    /// state and the copy a change works on, so the copy costs a pointer per job, and a change
+    /// copies only the jobs it touches (`Arc::make_mut`).
+    pub jobs: BTreeMap<JobId, Arc<SimJob>>,
+    /// Completed jobs not yet past their retention, by id.
+    pub finished: BTreeMap<JobId, FinishedJob>,
+    /// The queues the cluster knows: name → open.
+    pub queues: BTreeMap<String, bool>,
+    /// True when the last placement pass placed all it could and nothing that could let a
+    /// pending job fit (a new job, freed capacity, a node change) has happened since: a step
+    /// then skips the pass, so thousands of pending jobs that cannot fit do not cost every
+    /// tick. `false` (the default, and after a load) runs the pass.
+    pub placement_settled: bool,
 }
 
 impl SimState {
+    /// The status of every job still in the cluster, finished ones included until they are
+    /// purged.
+    pub fn statuses(&self, now: DateTime<Utc>) -> Vec<JobStatus> {
+        let mut out: Vec<JobStatus> = self.jobs.values().map(|j| j.status(now)).collect();
+        out.extend(self.finished.iter().map(|(id, f)| f.status(*id, now)));
+        out.sort_by_key(|s| s.job_id);
+        out
+    }
+
+    /// The queues, by name.
+    pub fn cluster_queues(&self) -> Vec<ClusterQueue> {
+        self.queues
+            .iter()
+            .map(|(name, open)| ClusterQueue {
+                name: name.clone(),
+                open: *open,
+            })
+            .collect()
+    }
+
+    /// Records Anteroom's queue: created, opened or closed.
+    pub fn sync_queue(&mut self, queue: &ClusterQueue, changes: &mut Changes) {
+        if self.queues.get(&queue.name) != Some(&queue.open) {
+            self.queues.insert(queue.name.clone(), queue.open);
+            changes.queues.insert(queue.name.clone());
+        }
+    }
+
+    /// Forgets a queue: jobs already in it run on (Volcano would not have let the queue go
+    /// while it held jobs; the simulation does not police that), new ones are refused.
+    pub fn remove_queue(&mut self, name: &str, changes: &mut Changes) {
+        if self.queues.remove(name).is_some() {
+            changes.queues.insert(name.to_string());
+        }
+    }
+
     /// Nodes with their free capacity: allocatable minus the pods of running and terminating
-    /// jobs.
+    /// jobs, never below zero (a node file may shrink a node under running pods).
     pub fn node_snapshots(&self) -> Vec<NodeSnapshot> {
         let mut used: HashMap<&str, ResourceList> = HashMap::new();
         for job in self.jobs.values() {
@@ -198,7 +297,7 @@ impl SimState {
             .values()
             .map(|n| {
                 let free = match used.get(n.name.as_str()) {
-                    Some(u) => sub(&n.allocatable, u),
+                    Some(u) => clamped_sub(&n.allocatable, u),
                     None => n.allocatable.clone(),
                 };
                 NodeSnapshot {
@@ -214,10 +313,18 @@ impl SimState {
             .collect()
     }
 
-    /// Adds a job as `Pending`; a second create of the same id changes nothing.
-    pub fn create(&mut self, spec: &JobSpec, now: DateTime<Utc>, changes: &mut Changes) -> Created {
-        if self.jobs.contains_key(&spec.id) {
-            return Created::AlreadyExists;
+    /// Adds a job as `Pending`; a second create of the same id changes nothing (even if its
+    /// queue has closed since: the job is there, which is what a retried create wants to know).
+    /// A new job into a queue the cluster does not know, or a closed one, is refused with a
+    /// message naming the queue, as Volcano's admission webhook would.
+    pub fn create(&mut self, spec: &JobSpec, now: DateTime<Utc>, changes: &mut Changes) -> Result<Created, String> {
+        if self.jobs.contains_key(&spec.id) || self.finished.contains_key(&spec.id) {
+            return Ok(Created::AlreadyExists);
+        }
+        match self.queues.get(&spec.queue) {
+            None => return Err(format!("the queue `{}` does not exist in the cluster", spec.queue)),
+            Some(false) => return Err(format!("the queue `{}` is closed", spec.queue)),
+            Some(true) => {}
         }
         let job = SimJob {
             spec: spec.clone(),
@@ -229,27 +336,43 @@ impl SimState {
             pods: Vec::new(),
         };
         changes.events.push(JobEvent::Status(job.status(now)));
-        self.jobs.insert(spec.id, job);
+        self.jobs.insert(spec.id, Arc::new(job));
+        self.placement_settled = false;
         changes.upserted.insert(spec.id);
-        Created::New
+        Ok(Created::New)
     }
 
     /// Deletes a job: running pods terminate for `min(grace, timing grace)`; anything without
-    /// pods is gone at once. Deleting a job that is not there changes nothing.
+    /// pods is gone at once. A second delete of a terminating job may shorten its grace (as
+    /// `kubectl delete --grace-period` does), never lengthen it. Deleting a job that is not
+    /// there changes nothing.
     pub fn delete(&mut self, id: JobId, grace_seconds: u32, now: DateTime<Utc>, timing: Timing, changes: &mut Changes) {
-        let Some(job) = self.jobs.get_mut(&id) else { return };
+        if self.finished.contains_key(&id) {
+            self.remove(id, now, changes);
+            return;
+        }
+        let Some(job) = self.jobs.get_mut(&id).map(Arc::make_mut) else {
+            return;
+        };
+        let grace = u64::from(grace_seconds).min(timing.termination_grace_seconds);
+        // Past the end of time (it cannot happen with a real clock) the pods go at once.
+        let gone_at = after(now, grace).unwrap_or(now);
         match job.phase {
             SimPhase::Pending | SimPhase::Completed => self.remove(id, now, changes),
             SimPhase::Running => {
-                let grace = u64::from(grace_seconds).min(timing.termination_grace_seconds);
                 job.phase = SimPhase::Terminating;
-                job.gone_at = Some(now + seconds(grace));
+                job.gone_at = Some(gone_at);
                 job.finishes_at = None;
                 changes.upserted.insert(id);
                 changes.events.push(JobEvent::Status(job.status(now)));
             }
-            // Already on its way out: the first delete's grace stands.
-            SimPhase::Terminating => {}
+            SimPhase::Terminating => {
+                if job.gone_at.is_none_or(|t| gone_at < t) {
+                    // Same phase and nodes: nothing to announce, only the end moves closer.
+                    job.gone_at = Some(gone_at);
+                    changes.upserted.insert(id);
+                }
+            }
         }
     }
 
@@ -257,6 +380,8 @@ impl SimState {
     /// hear that it is gone.
     fn remove(&mut self, id: JobId, now: DateTime<Utc>, changes: &mut Changes) {
         self.jobs.remove(&id);
+        self.finished.remove(&id);
+        self.placement_settled = false;
         changes.upserted.remove(&id);
         changes.removed.insert(id);
         changes.events.push(JobEvent::Gone {
@@ -271,6 +396,7 @@ impl SimState {
             Some(n) => {
                 if n.schedulable != schedulable {
                     n.schedulable = schedulable;
+                    self.placement_settled = false;
                     changes.nodes.insert(node.to_string());
                 }
                 true
@@ -293,17 +419,43 @@ impl SimState {
             self.remove(id, now, changes);
         }
 
-        // 2. Running jobs whose time is up complete; their pods' capacity is free again.
-        for job in self.jobs.values_mut() {
-            if job.phase == SimPhase::Running && job.finishes_at.is_some_and(|t| t <= now) {
-                job.phase = SimPhase::Completed;
-                job.pods.clear();
-                changes.upserted.insert(job.spec.id);
-                changes.events.push(JobEvent::Status(job.status(now)));
-            }
+        // 2. Running jobs whose time is up complete; their pods' capacity is free again, and the
+        //    job leaves memory but for its summary.
+        let done: Vec<JobId> = self
+            .jobs
+            .values()
+            .filter(|j| j.phase == SimPhase::Running && j.finishes_at.is_some_and(|t| t <= now))
+            .map(|j| j.spec.id)
+            .collect();
+        for id in done {
+            let job = self.jobs.remove(&id).expect("listed above");
+            let finished = FinishedJob {
+                started_at: job.started_at,
+                finished_at: job.finishes_at.unwrap_or(now),
+            };
+            changes.upserted.insert(id);
+            changes.events.push(JobEvent::Status(finished.status(id, now)));
+            self.finished.insert(id, finished);
+            self.placement_settled = false;
         }
 
-        // 3. Pending jobs in creation order, FIFO per queue.
+        // 3. Completed jobs past their retention leave the cluster (and the table). A retention
+        //    too long to add to a date keeps them.
+        let expired: Vec<JobId> = self
+            .finished
+            .iter()
+            .filter(|(_, f)| after(f.finished_at, timing.finished_retention_seconds).is_some_and(|t| t <= now))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in expired {
+            self.remove(id, now, changes);
+        }
+
+        // 4. Pending jobs in creation order; one that does not fit is skipped, not waited for.
+        if self.placement_settled {
+            return;
+        }
+        self.placement_settled = true;
         let mut pending: Vec<(DateTime<Utc>, JobId)> = self
             .jobs
             .values()
@@ -315,25 +467,21 @@ impl SimState {
         }
         pending.sort();
         let mut nodes = self.node_snapshots();
-        let mut blocked_queues: BTreeSet<String> = BTreeSet::new();
         for (_, id) in pending {
             let job = self.jobs.get(&id).expect("listed above");
-            if blocked_queues.contains(&job.spec.queue) {
-                continue;
-            }
             let Some(pods) = place(&job.spec, &nodes) else {
-                blocked_queues.insert(job.spec.queue.clone());
                 continue;
             };
             for pod in &pods {
                 if let Some(node) = nodes.iter_mut().find(|n| n.name == pod.node) {
-                    node.free = sub(&node.free, &pod.requests);
+                    node.free = clamped_sub(&node.free, &pod.requests);
                 }
             }
-            let job = self.jobs.get_mut(&id).expect("listed above");
+            let job = Arc::make_mut(self.jobs.get_mut(&id).expect("listed above"));
             job.phase = SimPhase::Running;
             job.started_at = Some(now);
-            job.finishes_at = runtime_seconds(&job.spec, timing.default_runtime_seconds).map(|s| now + seconds(s));
+            // Past the end of time (not with a real clock) the job runs until deleted.
+            job.finishes_at = runtime_seconds(&job.spec, timing.default_runtime_seconds).and_then(|s| after(now, s));
             job.pods = pods;
             changes.upserted.insert(id);
             changes.events.push(JobEvent::Status(job.status(now)));
@@ -343,18 +491,31 @@ impl SimState {
 
 /// Gang placement on free capacity, with the core's best-fit rule. `None` when the whole gang
 /// does not fit now.
+///
+/// Each pod tolerates only its own task's taints. The core's `place_gang` takes one list of
+/// tolerations for the whole job, so each task is pinned here to the nodes that accept *it*
+/// (its own tolerations and node names), and the core is given the union, which accepts every
+/// node a task was pinned to and so adds nothing.
 fn place(spec: &JobSpec, nodes: &[NodeSnapshot]) -> Option<Vec<SimPod>> {
-    let tasks: Vec<TaskResources> = spec
-        .tasks
-        .iter()
-        .map(|t| TaskResources {
+    let mut tasks: Vec<TaskResources> = Vec::with_capacity(spec.tasks.len());
+    for t in &spec.tasks {
+        let allowed = NodeSet::from_names(t.node_names.iter().cloned());
+        let accepting: Vec<String> = nodes
+            .iter()
+            .filter(|n| node_accepts(n, &allowed, &t.tolerations))
+            .map(|n| n.name.clone())
+            .collect();
+        if accepting.is_empty() && t.replicas > 0 {
+            // An empty pin list would mean "anywhere": no node takes this task, so no gang.
+            return None;
+        }
+        tasks.push(TaskResources {
             name: t.name.clone(),
             replicas: t.replicas,
             requests: t.resources.clone(),
-            node_names: t.node_names.clone(),
-        })
-        .collect();
-    // Pods of one job share their tolerations in practice; the union is what any pod tolerates.
+            node_names: accepting,
+        });
+    }
     let mut tolerations: Vec<Toleration> = Vec::new();
     for t in &spec.tasks {
         for tol in &t.tolerations {
@@ -380,37 +541,61 @@ fn place(spec: &JobSpec, nodes: &[NodeSnapshot]) -> Option<Vec<SimPod>> {
 
 /// How long a job runs once placed: jupyter and webide until deleted; otherwise its longest
 /// task, where a task `["sleep", "N"]` takes N seconds and any other the default runtime.
+///
+/// Every runtime is capped at [`MAX_RUNTIME_SECONDS`] (`sleep 1e13` or `sleep inf` run ten
+/// years, not past the end of the calendar); a negative or unreadable N (`NaN`, `forever`)
+/// runs the default, as a typo should not make a job eternal.
 pub fn runtime_seconds(spec: &JobSpec, default_runtime_seconds: u64) -> Option<u64> {
     if matches!(spec.kind, JobKind::Jupyter | JobKind::Webide) {
         return None;
     }
-    spec.tasks
+    let runtime = spec
+        .tasks
         .iter()
         .map(|t| match t.command.as_slice() {
-            [cmd, secs] if cmd == "sleep" => secs
-                .parse::<f64>()
-                .ok()
-                .filter(|s| s.is_finite() && *s >= 0.0)
-                .map(|s| s.ceil() as u64)
-                .unwrap_or(default_runtime_seconds),
+            [cmd, secs] if cmd == "sleep" => sleep_seconds(secs).unwrap_or(default_runtime_seconds),
             _ => default_runtime_seconds,
         })
         .max()
-        .or(Some(default_runtime_seconds))
+        .unwrap_or(default_runtime_seconds);
+    Some(runtime.min(MAX_RUNTIME_SECONDS))
 }
 
-fn seconds(s: u64) -> Duration {
-    Duration::seconds(i64::try_from(s).unwrap_or(i64::MAX / 1000).min(i64::MAX / 1000))
+/// The seconds of `sleep N`, capped; `None` for what is not a non-negative number.
+fn sleep_seconds(text: &str) -> Option<u64> {
+    let s = text.trim().parse::<f64>().ok().filter(|s| !s.is_nan() && *s >= 0.0)?;
+    // `as` saturates (inf → u64::MAX); the cap then applies.
+    Some((s.ceil() as u64).min(MAX_RUNTIME_SECONDS))
+}
+
+/// `t + secs`, or `None` when that is past what a date can hold: time arithmetic that cannot
+/// panic.
+pub fn after(t: DateTime<Utc>, secs: u64) -> Option<DateTime<Utc>> {
+    let secs = i64::try_from(secs).ok()?;
+    t.checked_add_signed(Duration::try_seconds(secs)?)
 }
 
 // Sums of requests stay far below the i128 milli-unit range (10^36); overflow cannot happen with
-// quantities that parsed, so the fallbacks below are never taken in practice.
+// quantities that parsed, so the fallback below is never taken in practice.
 fn add(a: &ResourceList, b: &ResourceList) -> ResourceList {
     a.checked_add(b).unwrap_or_else(|_| a.clone())
 }
 
-fn sub(a: &ResourceList, b: &ResourceList) -> ResourceList {
-    a.checked_sub(b).unwrap_or_else(|_| a.clone())
+/// `a - b`, resource by resource, where a result below zero is zero: what is free can be
+/// nothing but not less (pods of a node that shrank hold more than it has).
+fn clamped_sub(a: &ResourceList, b: &ResourceList) -> ResourceList {
+    let mut out = a.clone();
+    for (name, used) in b.iter() {
+        let have = a.get(name);
+        let left = have.milli().saturating_sub(used.milli()).max(0);
+        let format = if have.is_zero() {
+            used.format_kind()
+        } else {
+            have.format_kind()
+        };
+        out.insert(name, Quantity::from_milli_saturating(left, format));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -1,12 +1,15 @@
-//! Persistence of the simulation: two tables, JSON text for the nested parts (portable between
+//! Persistence of the simulation: three tables, JSON text for the nested parts (portable between
 //! SQLite and PostgreSQL), written in one transaction per operation.
+//!
+//! A completed job keeps its row (phase `Completed`) until the retention purge deletes it; in
+//! memory only its [`FinishedJob`] summary is loaded.
 
 use std::collections::BTreeMap;
 
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set, TransactionTrait};
 
-use super::state::{Changes, SimJob, SimNode, SimPhase, SimState};
+use super::state::{Changes, FinishedJob, SimJob, SimNode, SimPhase, SimState};
 use crate::prequeue::JobId;
 
 /// `sim_nodes`.
@@ -75,6 +78,28 @@ pub mod job {
     impl ActiveModelBehavior for ActiveModel {}
 }
 
+/// `sim_queues`.
+pub mod queue {
+    use sea_orm::entity::prelude::*;
+
+    /// One queue the simulated cluster knows.
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "sim_queues")]
+    pub struct Model {
+        /// Queue name.
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub name: String,
+        /// Accepts new jobs.
+        pub open: bool,
+    }
+
+    /// No relations.
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
 fn json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).expect("simulation state serialises")
 }
@@ -99,12 +124,26 @@ pub async fn load(db: &DatabaseConnection) -> Result<SimState, DbErr> {
             },
         );
     }
+    for row in queue::Entity::find().all(db).await? {
+        state.queues.insert(row.name, row.open);
+    }
     for row in job::Entity::find().all(db).await? {
         let phase = SimPhase::parse(&row.phase)
             .ok_or_else(|| DbErr::Custom(format!("corrupt simulated job {}: phase {}", row.job_id, row.phase)))?;
+        if phase == SimPhase::Completed {
+            // Its spec and pods stay on disk only.
+            state.finished.insert(
+                row.job_id,
+                FinishedJob {
+                    started_at: row.started_at,
+                    finished_at: row.finishes_at.unwrap_or(row.created_at),
+                },
+            );
+            continue;
+        }
         state.jobs.insert(
             row.job_id,
-            SimJob {
+            std::sync::Arc::new(SimJob {
                 spec: from_json("spec", &row.spec)?,
                 phase,
                 created_at: row.created_at,
@@ -112,7 +151,7 @@ pub async fn load(db: &DatabaseConnection) -> Result<SimState, DbErr> {
                 finishes_at: row.finishes_at,
                 gone_at: row.gone_at,
                 pods: from_json("pods", &row.pods)?,
-            },
+            }),
         );
     }
     Ok(state)
@@ -169,8 +208,38 @@ pub async fn save(db: &DatabaseConnection, state: &SimState, changes: &Changes) 
             node::Entity::delete_by_id(name.clone()).exec(&txn).await?;
         }
     }
+    for name in &changes.queues {
+        if let Some(open) = state.queues.get(name) {
+            queue::Entity::insert(queue::ActiveModel {
+                name: Set(name.clone()),
+                open: Set(*open),
+            })
+            .on_conflict(
+                OnConflict::column(queue::Column::Name)
+                    .update_column(queue::Column::Open)
+                    .to_owned(),
+            )
+            .exec(&txn)
+            .await?;
+        } else {
+            queue::Entity::delete_by_id(name.clone()).exec(&txn).await?;
+        }
+    }
     for id in &changes.upserted {
-        if let Some(j) = state.jobs.get(id) {
+        if let Some(f) = state.finished.get(id) {
+            // Its row exists (it ran): mark it completed and drop the pods.
+            job::Entity::update_many()
+                .col_expr(job::Column::Phase, SimPhase::Completed.as_str().into())
+                .col_expr(job::Column::FinishesAt, Some(f.finished_at).into())
+                .col_expr(
+                    job::Column::GoneAt,
+                    Option::<chrono::DateTime<chrono::Utc>>::None.into(),
+                )
+                .col_expr(job::Column::Pods, "[]".into())
+                .filter(job::Column::JobId.eq(*id))
+                .exec(&txn)
+                .await?;
+        } else if let Some(j) = state.jobs.get(id) {
             job::Entity::insert(job_row(j))
                 .on_conflict(
                     OnConflict::column(job::Column::JobId)
@@ -201,6 +270,7 @@ pub async fn save(db: &DatabaseConnection, state: &SimState, changes: &Changes) 
 /// Returns the changes to apply to the in-memory state.
 pub fn reconcile_nodes(state: &mut SimState, nodes: Vec<SimNode>, changes: &mut Changes) {
     let mut wanted: BTreeMap<String, SimNode> = nodes.into_iter().map(|n| (n.name.clone(), n)).collect();
+    state.placement_settled = false;
     for (name, node) in wanted.iter_mut() {
         if let Some(existing) = state.nodes.get(name) {
             node.schedulable = existing.schedulable;

@@ -31,6 +31,7 @@ fn spec(id: i64) -> JobSpec {
         schedule_type: ScheduleType::Normal,
         waiting_tolerance_seconds: Some(300),
         preemption_policy: PreemptionPolicy::PreemptLowerPriority,
+        termination_grace_seconds: None,
         tasks: vec![TaskSpec {
             name: "main".to_owned(),
             replicas: 1,

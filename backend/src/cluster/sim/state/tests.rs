@@ -8,6 +8,7 @@ use anteroom_shared::scheduling::{PreemptionPolicy, Quantity, ScheduleType};
 const TIMING: Timing = Timing {
     default_runtime_seconds: 600,
     termination_grace_seconds: 5,
+    finished_retention_seconds: 3600,
 };
 
 fn t0() -> DateTime<Utc> {
@@ -30,6 +31,7 @@ impl JobBuilder {
             waiting_tolerance_seconds: Some(300),
             preemption_policy: PreemptionPolicy::PreemptLowerPriority,
             tasks: Vec::new(),
+            termination_grace_seconds: None,
         })
     }
     pub(crate) fn queue(mut self, q: &str) -> Self {
@@ -77,15 +79,31 @@ impl JobBuilder {
         }
         self
     }
+    /// Tolerations for one task only.
+    pub(crate) fn task_tolerating(mut self, task: &str, key: &str) -> Self {
+        for t in self.0.tasks.iter_mut().filter(|t| t.name == task) {
+            t.tolerations.push(Toleration {
+                key: Some(key.into()),
+                operator: TolerationOperator::Exists,
+                value: None,
+                effect: None,
+            });
+        }
+        self
+    }
     pub(crate) fn build(self) -> JobSpec {
         self.0
     }
 }
 
+/// The default nodes, and open queues for every queue name the tests use.
 fn default_cluster() -> SimState {
     let mut s = SimState::default();
     for n in crate::cluster::sim::nodes::load(None).unwrap() {
         s.nodes.insert(n.name.clone(), n);
+    }
+    for q in ["default", "team", "other", "q2"] {
+        s.queues.insert(q.into(), true);
     }
     s
 }
@@ -93,7 +111,7 @@ fn default_cluster() -> SimState {
 fn run(state: &mut SimState, specs: &[JobSpec], now: DateTime<Utc>) -> Changes {
     let mut changes = Changes::default();
     for spec in specs {
-        state.create(spec, now, &mut changes);
+        state.create(spec, now, &mut changes).expect("the queue is open");
     }
     state.step(now, TIMING, &mut changes);
     changes
@@ -186,12 +204,12 @@ fn sleep_jobs_run_their_seconds_batch_jobs_the_default_and_notebooks_until_delet
     s.step(t0() + Duration::seconds(29), TIMING, &mut c);
     assert_eq!(s.jobs[&1].phase, SimPhase::Running);
     s.step(t0() + Duration::seconds(30), TIMING, &mut c);
-    assert_eq!(s.jobs[&1].phase, SimPhase::Completed);
-    assert!(s.jobs[&1].pods.is_empty(), "a completed job holds no capacity");
+    assert!(s.finished.contains_key(&1));
+    assert!(!s.jobs.contains_key(&1), "a completed job holds no capacity");
     s.step(t0() + Duration::seconds(599), TIMING, &mut c);
     assert_eq!(s.jobs[&2].phase, SimPhase::Running);
     s.step(t0() + Duration::seconds(600), TIMING, &mut c);
-    assert_eq!(s.jobs[&2].phase, SimPhase::Completed);
+    assert!(s.finished.contains_key(&2));
     s.step(t0() + Duration::days(30), TIMING, &mut c);
     assert_eq!(s.jobs[&3].phase, SimPhase::Running, "a notebook runs until deleted");
 }
@@ -269,19 +287,20 @@ fn creating_a_job_twice_is_harmless() {
     let mut s = default_cluster();
     let spec = JobBuilder::new(1, JobKind::Custom).task("main", 1, "1", None).build();
     let mut c = Changes::default();
-    assert_eq!(s.create(&spec, t0(), &mut c), Created::New);
+    assert_eq!(s.create(&spec, t0(), &mut c), Ok(Created::New));
     assert_eq!(
         s.create(&spec, t0() + Duration::seconds(1), &mut c),
-        Created::AlreadyExists
+        Ok(Created::AlreadyExists)
     );
     assert_eq!(s.jobs.len(), 1);
     assert_eq!(s.jobs[&1].created_at, t0());
 }
 
 #[test]
-fn pending_jobs_are_first_in_first_out_per_queue() {
+fn a_pending_job_that_does_not_fit_does_not_hold_back_smaller_jobs_behind_it_in_its_queue() {
     let mut s = default_cluster();
-    // Queue `team`: a head that cannot fit now, then a small job that could.
+    // Queue `team`: a head that cannot fit now (9 GPUs on 8-GPU nodes), then a small job that
+    // can: Volcano's allocate skips the head, as the simulation must.
     let head = JobBuilder::new(1, JobKind::Custom)
         .queue("team")
         .task("main", 1, "1", Some(("nvidia.com/a100", "9")))
@@ -290,19 +309,37 @@ fn pending_jobs_are_first_in_first_out_per_queue() {
         .queue("team")
         .task("main", 1, "1", Some(("nvidia.com/a100", "1")))
         .build();
-    // Another queue is not held up by `team`'s head.
     let other = JobBuilder::new(3, JobKind::Custom)
         .queue("other")
         .task("main", 1, "1", Some(("nvidia.com/a100", "1")))
         .build();
     let mut c = Changes::default();
-    s.create(&head, t0(), &mut c);
-    s.create(&behind, t0() + Duration::seconds(1), &mut c);
-    s.create(&other, t0() + Duration::seconds(2), &mut c);
+    s.create(&head, t0(), &mut c).unwrap();
+    s.create(&behind, t0() + Duration::seconds(1), &mut c).unwrap();
+    s.create(&other, t0() + Duration::seconds(2), &mut c).unwrap();
     s.step(t0() + Duration::seconds(2), TIMING, &mut c);
     assert_eq!(s.jobs[&1].phase, SimPhase::Pending);
-    assert_eq!(s.jobs[&2].phase, SimPhase::Pending, "waits behind its queue's head");
+    assert_eq!(s.jobs[&2].phase, SimPhase::Running, "not held back by its queue's head");
     assert_eq!(s.jobs[&3].phase, SimPhase::Running);
+}
+
+#[test]
+fn pending_jobs_are_tried_in_creation_order() {
+    let mut s = default_cluster();
+    // Two jobs each wanting a whole v100 node's 4 GPUs plus one more than the other node has
+    // left once the first is placed: the older one gets the room.
+    let younger = JobBuilder::new(1, JobKind::Custom)
+        .task("main", 2, "1", Some(("nvidia.com/v100", "4")))
+        .build();
+    let older = JobBuilder::new(2, JobKind::Custom)
+        .task("main", 2, "1", Some(("nvidia.com/v100", "4")))
+        .build();
+    let mut c = Changes::default();
+    s.create(&older, t0(), &mut c).unwrap();
+    s.create(&younger, t0() + Duration::seconds(1), &mut c).unwrap();
+    s.step(t0() + Duration::seconds(1), TIMING, &mut c);
+    assert_eq!(s.jobs[&2].phase, SimPhase::Running, "the older job goes first");
+    assert_eq!(s.jobs[&1].phase, SimPhase::Pending);
 }
 
 #[test]
@@ -391,4 +428,337 @@ fn runtime_is_the_longest_task_and_odd_sleeps_fall_back_to_the_default() {
     spec2.tasks[0].command = vec!["sleep".into(), "1.5".into()];
     assert_eq!(runtime_seconds(&spec2, 5), Some(10));
     assert_eq!(runtime_seconds(&spec, 42), Some(42));
+}
+
+#[test]
+fn a_sleep_past_the_end_of_the_calendar_runs_ten_years_and_never_overflows_the_clock() {
+    for huge in ["1e13", "1e300", "inf", "18446744073709551616"] {
+        let spec = JobBuilder::new(1, JobKind::Custom)
+            .task("main", 1, "1", None)
+            .command(&["sleep", huge])
+            .build();
+        assert_eq!(runtime_seconds(&spec, 600), Some(MAX_RUNTIME_SECONDS), "sleep {huge}");
+    }
+    for odd in ["NaN", "-5", "-inf", "forever", ""] {
+        let spec = JobBuilder::new(1, JobKind::Custom)
+            .task("main", 1, "1", None)
+            .command(&["sleep", odd])
+            .build();
+        assert_eq!(runtime_seconds(&spec, 600), Some(600), "sleep {odd:?} runs the default");
+    }
+
+    let mut s = default_cluster();
+    let forever = JobBuilder::new(1, JobKind::Custom)
+        .task("main", 1, "1", None)
+        .command(&["sleep", "1e13"])
+        .build();
+    run(&mut s, &[forever], t0());
+    let cap = t0() + Duration::seconds(MAX_RUNTIME_SECONDS as i64);
+    assert_eq!(s.jobs[&1].finishes_at, Some(cap));
+    let mut c = Changes::default();
+    s.step(cap - Duration::seconds(1), TIMING, &mut c);
+    assert_eq!(s.jobs[&1].phase, SimPhase::Running);
+    s.step(cap, TIMING, &mut c);
+    assert!(s.finished.contains_key(&1), "it completes at the cap");
+
+    // Even a clock near the last date chrono holds places and deletes without a panic.
+    let end = DateTime::<Utc>::MAX_UTC - Duration::days(1);
+    let mut s = default_cluster();
+    let spec = JobBuilder::new(2, JobKind::Custom)
+        .task("main", 1, "1", None)
+        .command(&["sleep", "1e13"])
+        .build();
+    run(&mut s, &[spec], end);
+    assert_eq!(s.jobs[&2].phase, SimPhase::Running);
+    assert_eq!(s.jobs[&2].finishes_at, None, "past the calendar it runs until deleted");
+    let last = DateTime::<Utc>::MAX_UTC - Duration::seconds(2);
+    let mut c = Changes::default();
+    s.delete(2, 30, last, TIMING, &mut c);
+    s.step(last, TIMING, &mut c);
+    assert!(!s.jobs.contains_key(&2), "a grace past the calendar ends at once");
+}
+
+#[test]
+fn tolerations_apply_to_the_pods_of_their_own_task_only() {
+    let mut s = default_cluster();
+    for n in ["gpu-v100-0", "gpu-v100-1"] {
+        s.nodes.get_mut(n).unwrap().taints.push(Taint {
+            key: "dedicated".into(),
+            value: Some("ml".into()),
+            effect: TaintEffect::NoSchedule,
+        });
+    }
+    // The worker tolerates the taint; the ps, pinned to a tainted node, does not: pooled over
+    // the job the ps would run there, per task it cannot.
+    let mut spec = JobBuilder::new(1, JobKind::Tensorflow)
+        .task("worker", 1, "1", Some(("nvidia.com/v100", "1")))
+        .task("ps", 1, "1", None)
+        .task_tolerating("worker", "dedicated")
+        .build();
+    spec.tasks[1].node_names = vec!["gpu-v100-0".into()];
+    run(&mut s, &[spec.clone()], t0());
+    assert_eq!(
+        s.jobs[&1].phase,
+        SimPhase::Pending,
+        "the ps does not tolerate the taint"
+    );
+
+    // Unpinned, the ps goes where it is tolerated, not onto the v100 node it would fill most.
+    let mut s = default_cluster();
+    for n in ["gpu-v100-0", "gpu-v100-1"] {
+        s.nodes.get_mut(n).unwrap().taints.push(Taint {
+            key: "dedicated".into(),
+            value: None,
+            effect: TaintEffect::NoSchedule,
+        });
+    }
+    spec.tasks[1].node_names.clear();
+    spec.tasks[1].resources = ResourceList::new().with("cpu", q("30"));
+    run(&mut s, &[spec], t0());
+    let job = &s.jobs[&1];
+    assert_eq!(job.phase, SimPhase::Running);
+    let ps = job.pods.iter().find(|p| p.task == "ps").unwrap();
+    let worker = job.pods.iter().find(|p| p.task == "worker").unwrap();
+    assert!(worker.node.starts_with("gpu-v100"));
+    assert!(!ps.node.starts_with("gpu-v100"), "the ps landed on {}", ps.node);
+}
+
+#[test]
+fn a_second_delete_may_shorten_the_grace_but_never_lengthen_it() {
+    let mut s = default_cluster();
+    run(
+        &mut s,
+        &[JobBuilder::new(1, JobKind::Jupyter).task("main", 1, "1", None).build()],
+        t0(),
+    );
+    let mut c = Changes::default();
+    s.delete(1, 5, t0(), TIMING, &mut c);
+    assert_eq!(s.jobs[&1].gone_at, Some(t0() + Duration::seconds(5)));
+    // Longer: ignored.
+    let mut c = Changes::default();
+    s.delete(1, 30, t0() + Duration::seconds(1), TIMING, &mut c);
+    assert_eq!(s.jobs[&1].gone_at, Some(t0() + Duration::seconds(5)));
+    assert!(c.is_empty(), "nothing to persist");
+    // Shorter: the pods go sooner, and the new end is persisted.
+    let mut c = Changes::default();
+    s.delete(1, 1, t0() + Duration::seconds(1), TIMING, &mut c);
+    assert_eq!(s.jobs[&1].gone_at, Some(t0() + Duration::seconds(2)));
+    assert!(c.upserted.contains(&1));
+    assert!(
+        c.events.is_empty(),
+        "still terminating on the same nodes: nothing to announce"
+    );
+    s.step(t0() + Duration::seconds(2), TIMING, &mut c);
+    assert!(!s.jobs.contains_key(&1));
+}
+
+#[test]
+fn free_capacity_never_goes_negative_when_a_node_shrinks_under_running_pods() {
+    let mut s = default_cluster();
+    run(
+        &mut s,
+        &[JobBuilder::new(1, JobKind::Jupyter)
+            .task("main", 1, "4", Some(("nvidia.com/a100", "8")))
+            .pinned(&["gpu-a100-0"])
+            .build()],
+        t0(),
+    );
+    // The node file now says 4 GPUs and 2 CPUs while the pod holds 8 and 4.
+    let node = s.nodes.get_mut("gpu-a100-0").unwrap();
+    node.allocatable.insert("nvidia.com/a100", q("4"));
+    node.allocatable.insert("cpu", q("2"));
+    for n in s.node_snapshots() {
+        for (name, quantity) in n.free.iter() {
+            assert!(quantity.milli() >= 0, "{}: {name} free is {quantity:?}", n.name);
+        }
+    }
+    assert_eq!(free(&s, "gpu-a100-0", "nvidia.com/a100"), q("0"));
+    assert_eq!(free(&s, "gpu-a100-0", "cpu"), q("0"));
+    // Nothing more lands there until the pod is gone.
+    run(
+        &mut s,
+        &[JobBuilder::new(2, JobKind::Custom)
+            .task("main", 1, "1", None)
+            .pinned(&["gpu-a100-0"])
+            .build()],
+        t0(),
+    );
+    assert_eq!(s.jobs[&2].phase, SimPhase::Pending);
+}
+
+#[test]
+fn a_completed_job_leaves_memory_at_once_and_the_cluster_after_the_retention() {
+    let mut s = default_cluster();
+    run(
+        &mut s,
+        &[JobBuilder::new(1, JobKind::Custom)
+            .task("main", 1, "1", None)
+            .command(&["sleep", "10"])
+            .build()],
+        t0(),
+    );
+    let done = t0() + Duration::seconds(10);
+    let mut c = Changes::default();
+    s.step(done, TIMING, &mut c);
+    assert!(!s.jobs.contains_key(&1), "spec and pods leave memory");
+    assert_eq!(
+        s.finished[&1],
+        FinishedJob {
+            started_at: Some(t0()),
+            finished_at: done
+        }
+    );
+    let statuses = s.statuses(done);
+    assert_eq!(statuses.len(), 1);
+    assert_eq!(statuses[0].phase, JobPhase::Completed);
+    assert_eq!(statuses[0].started_at, Some(t0()));
+    assert_eq!(
+        s.create(
+            &JobBuilder::new(1, JobKind::Custom).task("main", 1, "1", None).build(),
+            done,
+            &mut c
+        ),
+        Ok(Created::AlreadyExists),
+        "a finished job still exists until it is purged"
+    );
+
+    let mut c = Changes::default();
+    s.step(done + Duration::seconds(3599), TIMING, &mut c);
+    assert!(s.finished.contains_key(&1));
+    assert!(c.is_empty());
+    s.step(done + Duration::seconds(3600), TIMING, &mut c);
+    assert!(s.finished.is_empty() && s.jobs.is_empty());
+    assert!(c.removed.contains(&1), "its row is deleted");
+    assert_eq!(
+        c.events,
+        vec![JobEvent::Gone {
+            job_id: 1,
+            observed_at: done + Duration::seconds(3600)
+        }]
+    );
+}
+
+#[test]
+fn a_job_is_refused_by_a_queue_the_cluster_does_not_know_or_that_is_closed() {
+    let mut s = default_cluster();
+    let mut c = Changes::default();
+    let into = |queue: &str, id: JobId| {
+        JobBuilder::new(id, JobKind::Custom)
+            .queue(queue)
+            .task("main", 1, "1", None)
+            .build()
+    };
+    let err = s.create(&into("nlp", 1), t0(), &mut c).unwrap_err();
+    assert!(err.contains("`nlp` does not exist"), "{err}");
+    assert!(c.is_empty() && s.jobs.is_empty());
+
+    s.sync_queue(
+        &ClusterQueue {
+            name: "nlp".into(),
+            open: true,
+        },
+        &mut c,
+    );
+    assert!(c.queues.contains("nlp"));
+    assert_eq!(s.create(&into("nlp", 1), t0(), &mut c), Ok(Created::New));
+    s.sync_queue(
+        &ClusterQueue {
+            name: "nlp".into(),
+            open: false,
+        },
+        &mut c,
+    );
+    let err = s.create(&into("nlp", 2), t0(), &mut c).unwrap_err();
+    assert!(err.contains("`nlp` is closed"), "{err}");
+    assert_eq!(
+        s.create(&into("nlp", 1), t0(), &mut c),
+        Ok(Created::AlreadyExists),
+        "a retried create of a job that is there succeeds"
+    );
+    let mut c = Changes::default();
+    s.remove_queue("nlp", &mut c);
+    assert!(c.queues.contains("nlp"));
+    assert!(!s.cluster_queues().iter().any(|q| q.name == "nlp"));
+    assert!(s.jobs.contains_key(&1), "jobs already in a removed queue run on");
+}
+
+#[test]
+fn a_status_says_when_the_job_started() {
+    let mut s = default_cluster();
+    let changes = run(
+        &mut s,
+        &[JobBuilder::new(1, JobKind::Jupyter).task("main", 1, "1", None).build()],
+        t0(),
+    );
+    let started: Vec<_> = changes
+        .events
+        .iter()
+        .map(|e| match e {
+            JobEvent::Status(st) => st.started_at,
+            JobEvent::Gone { .. } => panic!("not gone"),
+        })
+        .collect();
+    assert_eq!(started, vec![None, Some(t0())]);
+    assert_eq!(s.statuses(t0() + Duration::hours(1))[0].started_at, Some(t0()));
+}
+
+#[test]
+fn a_step_skips_the_placement_pass_until_something_could_let_a_pending_job_fit() {
+    let mut s = default_cluster();
+    // Job 1 holds all 8 GPUs of gpu-a100-0 for 10 s, job 2 (deleted later) those of
+    // gpu-a100-1; job 3 wants 8 and waits.
+    run(
+        &mut s,
+        &[
+            JobBuilder::new(1, JobKind::Custom)
+                .task("main", 1, "1", Some(("nvidia.com/a100", "8")))
+                .command(&["sleep", "10"])
+                .build(),
+            JobBuilder::new(2, JobKind::Jupyter)
+                .task("main", 1, "1", Some(("nvidia.com/a100", "8")))
+                .build(),
+            JobBuilder::new(3, JobKind::Jupyter)
+                .task("main", 1, "1", Some(("nvidia.com/a100", "8")))
+                .build(),
+        ],
+        t0(),
+    );
+    assert_eq!(s.jobs[&3].phase, SimPhase::Pending);
+    assert!(s.placement_settled, "nothing more can fit until something changes");
+
+    // Job 1 completes: in the same step its GPUs go to job 3.
+    let mut c = Changes::default();
+    s.step(t0() + Duration::seconds(10), TIMING, &mut c);
+    assert_eq!(s.jobs[&3].phase, SimPhase::Running);
+    assert_eq!(s.jobs[&3].pods[0].node, "gpu-a100-0");
+
+    // A terminating job that is gone frees its node for the next one in the same step.
+    run(
+        &mut s,
+        &[JobBuilder::new(4, JobKind::Jupyter)
+            .task("main", 1, "1", Some(("nvidia.com/a100", "8")))
+            .build()],
+        t0() + Duration::seconds(10),
+    );
+    assert_eq!(s.jobs[&4].phase, SimPhase::Pending);
+    let mut c = Changes::default();
+    s.delete(2, 0, t0() + Duration::seconds(11), TIMING, &mut c);
+    s.step(t0() + Duration::seconds(11), TIMING, &mut c);
+    assert_eq!(s.jobs[&4].phase, SimPhase::Running);
+
+    // A cordon lifted lets the pass run again.
+    let mut c = Changes::default();
+    s.set_schedulable("gpu-v100-0", false, &mut c);
+    s.set_schedulable("gpu-v100-1", false, &mut c);
+    run(
+        &mut s,
+        &[JobBuilder::new(5, JobKind::Jupyter)
+            .task("main", 1, "1", Some(("nvidia.com/v100", "1")))
+            .build()],
+        t0() + Duration::seconds(12),
+    );
+    assert_eq!(s.jobs[&5].phase, SimPhase::Pending);
+    s.set_schedulable("gpu-v100-1", true, &mut c);
+    s.step(t0() + Duration::seconds(12), TIMING, &mut c);
+    assert_eq!(s.jobs[&5].phase, SimPhase::Running);
 }

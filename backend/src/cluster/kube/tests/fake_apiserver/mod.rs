@@ -222,6 +222,7 @@ async fn kube_a_job_for_a_queue_volcano_does_not_have_is_refused_before_any_writ
         schedule_type: anteroom_shared::scheduling::ScheduleType::Normal,
         waiting_tolerance_seconds: None,
         preemption_policy: anteroom_shared::scheduling::PreemptionPolicy::Never,
+        termination_grace_seconds: None,
         tasks: vec![TaskSpec {
             name: "main".to_owned(),
             replicas: 1,
