@@ -331,7 +331,10 @@ mod tests {
     fn a_negative_request_in_a_second_task_is_refused_before_anything_else() {
         // 64 CPUs plus -60 would pass as 4 CPUs against a quota of 8 while reserving 64.
         let s = with_quota(cluster(), &[("cpu", "8")]);
-        let tasks = [task("master", 1, &[("cpu", "64")]), task("worker", 1, &[("cpu", "-60")])];
+        let tasks = [
+            task("master", 1, &[("cpu", "64")]),
+            task("worker", 1, &[("cpu", "-60")]),
+        ];
         let err = decide(&s, &submit(&tasks, ScheduleType::Normal)).expect_err("refused");
         assert_eq!(err.code(), "validation_failed");
         assert_eq!(err.details()["field"], "tasks[1].resources.cpu");

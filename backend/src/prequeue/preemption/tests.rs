@@ -358,7 +358,10 @@ fn a_job_kept_off_a_reserved_node_is_still_planned_on_another() {
             .build(),
     );
     let plan = plan_preemption(&s, later()).plan.expect("a plan");
-    assert_eq!((plan.beneficiary, plan.node.as_str(), plan.victims), (2, "n2", vec![20]));
+    assert_eq!(
+        (plan.beneficiary, plan.node.as_str(), plan.victims),
+        (2, "n2", vec![20])
+    );
 }
 
 #[test]
@@ -368,7 +371,10 @@ fn a_reservation_whose_victims_are_gone_reserves_nothing() {
     s.jobs.retain(|j| j.id != 12);
     // Job 1 may be planned for again (its victims are gone and it still does not fit).
     let plan = plan_preemption(&s, later()).plan.expect("a plan");
-    assert_eq!((plan.beneficiary, plan.node.as_str(), plan.victims), (1, "n1", vec![10, 11]));
+    assert_eq!(
+        (plan.beneficiary, plan.node.as_str(), plan.victims),
+        (1, "n1", vec![10, 11])
+    );
 }
 
 #[test]
