@@ -15,6 +15,13 @@
 //! round: it would be spent again on every node. The plan says when a fallback was involved
 //! (`exact: false`). Victims that contribute nothing to the deficit are removed first: they are
 //! never in a minimal set.
+//!
+//! Plans in flight ([`InFlightPreemption`]): while a plan's victims terminate, the room they
+//! will free is its beneficiary's. The beneficiary gets no second plan, and no other job plans
+//! on that node at all until the victims are gone ([`PreemptionSkip::RoomReserved`] when that
+//! leaves it without a plan). The whole node, not only the terminating part of it: `free`
+//! still counts terminating pods as used, so a deficit computed on that node now would be
+//! wrong by whatever the victims free beyond the beneficiary's need once they are gone.
 
 use anteroom_shared::scheduling::{JobPhase, PreemptionPolicy, ResourceList, ScheduleType};
 use chrono::{DateTime, Utc};

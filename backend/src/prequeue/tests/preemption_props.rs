@@ -93,7 +93,7 @@ fn snapshot() -> impl Strategy<Value = Snapshot> {
         proptest::collection::vec(node_spec(), 1..=3),
         proptest::collection::vec(waiter_spec(), 1..=3),
         proptest::collection::vec(victim_spec(), 2..=12),
-        proptest::collection::vec((0_usize..3, 0_usize..3, proptest::bool::weighted(0.7)), 0..=1),
+        proptest::collection::vec((0_usize..3, 0_usize..3, proptest::bool::weighted(0.6)), 0..=2),
     )
         .prop_map(|((blocking, min_runtime), nodes, waiters, victims, in_flight)| {
             let mut s = Snapshot::default();
