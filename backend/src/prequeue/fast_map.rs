@@ -45,3 +45,19 @@ impl Hasher for MixHasher {
 
 /// A `HashMap` with [`MixHasher`].
 pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<MixHasher>>;
+
+#[cfg(test)]
+mod tests {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+
+    use super::MixHasher;
+
+    #[test]
+    fn every_map_hashes_a_node_name_alike_because_the_hasher_has_no_random_seed() {
+        let hash = |name: &str| BuildHasherDefault::<MixHasher>::default().hash_one(name);
+        assert_eq!(hash("gpu-node-17"), hash("gpu-node-17"));
+        assert_ne!(hash("gpu-node-17"), hash("gpu-node-18"));
+        // Names sharing their first 8 bytes still differ (the whole name is mixed in).
+        assert_ne!(hash("gpu-node-a"), hash("gpu-node-b"));
+    }
+}
