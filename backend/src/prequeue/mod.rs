@@ -14,6 +14,7 @@
 //! - [`preemption`]: the minimal preemption plan.
 //! - [`reason`]: typed reasons, serialized as `{code, message, details}`.
 
+mod fast_map;
 pub mod placement;
 pub mod preemption;
 pub mod queue_tree;
@@ -35,7 +36,7 @@ pub use quota::{LimitCheck, QueueCapacityUsage, QuotaView};
 pub use reason::{Reason, ResourceCheck};
 pub use round::{PreparedRound, RoundError, RoundOutcome, WaitCauses, WaitingJob, select_round};
 pub use snapshot::{
-    InFlightPreemption, JobId, JobSnapshot, NodeSnapshot, PrequeueConfig, QueueQuota, QueueSpec, Snapshot, Taint,
-    TaintEffect, Toleration, TolerationOperator, UsageRow, UserId, usage_from_jobs,
+    ConfigFieldError, InFlightPreemption, JobId, JobSnapshot, NodeSnapshot, PrequeueConfig, QueueQuota, QueueSpec,
+    QuotaFieldError, Snapshot, Taint, TaintEffect, Toleration, TolerationOperator, UsageRow, UserId, usage_from_jobs,
 };
 pub use submit::{Submission, SubmitDecision, SubmitRejection, decide_submission};

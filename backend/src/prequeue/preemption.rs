@@ -15,15 +15,21 @@
 //! round: it would be spent again on every node. The plan says when a fallback was involved
 //! (`exact: false`). Victims that contribute nothing to the deficit are removed first: they are
 //! never in a minimal set.
-
-use std::collections::HashMap;
+//!
+//! Plans in flight ([`InFlightPreemption`]): while a plan's victims terminate, the room they
+//! will free is its beneficiary's. The beneficiary gets no second plan, and no other job plans
+//! on that node at all until the victims are gone ([`PreemptionSkip::RoomReserved`] when that
+//! leaves it without a plan). The whole node, not only the terminating part of it: `free`
+//! still counts terminating pods as used, so a deficit computed on that node now would be
+//! wrong by whatever the victims free beyond the beneficiary's need once they are gone.
 
 use anteroom_shared::scheduling::{JobPhase, PreemptionPolicy, ResourceList, ScheduleType};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::fast_map::FastMap;
 use super::placement::node_accepts;
-use super::snapshot::{JobId, JobSnapshot, Snapshot, deadline};
+use super::snapshot::{InFlightPreemption, JobId, JobSnapshot, Snapshot, deadline};
 
 /// Largest pool of useful victims on one node searched exactly.
 pub const MAX_EXACT_POOL: usize = 24;
@@ -49,6 +55,19 @@ pub struct PreemptionPlan {
     pub exact: bool,
 }
 
+impl PreemptionPlan {
+    /// The in-flight entry of this plan once executed: its victims terminate on its node for
+    /// its beneficiary. The watcher feeds it back into the next snapshots until the victims
+    /// are gone, so neither the beneficiary nor anyone else plans against that room again.
+    pub fn in_flight(&self) -> InFlightPreemption {
+        InFlightPreemption {
+            beneficiary: self.beneficiary,
+            node: self.node.clone(),
+            terminating_victims: self.victims.clone(),
+        }
+    }
+}
+
 /// Why a timed-out pending job got no plan this round.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase", tag = "reason")]
@@ -62,6 +81,14 @@ pub enum PreemptionSkip {
     },
     /// Victims preempted for it earlier are still terminating.
     VictimsTerminating,
+    /// No plan elsewhere, and a feasible node's terminating room is reserved for another job
+    /// whose victims are still terminating there.
+    RoomReserved {
+        /// The first such node (name order).
+        node: String,
+        /// The job the room is reserved for.
+        beneficiary: JobId,
+    },
     /// No feasible node, or no set of eligible victims covers a deficit.
     NoPlan,
 }
@@ -79,6 +106,10 @@ pub struct PreemptionOutcome {
 
 /// Whether a job may be preempted now: running, backfill, jupyter/webide/custom, unlocked,
 /// single-node, on exactly one node, and running for at least `backfillMinRuntimeSeconds`.
+///
+/// The boundary, the one rule of spec and code: a job that has run for **exactly** the minimum
+/// may be preempted (`started_at + minimum <= now`); one second less protects it. A minimum of
+/// 0 protects nobody.
 ///
 /// The runtime counts from `started_at` only. Without it the runtime is unknown, and the
 /// submission time is no stand-in: a backfill job that waited an hour in the prequeue and
@@ -125,8 +156,22 @@ pub fn plan_preemption(snapshot: &Snapshot, now: DateTime<Utc>) -> PreemptionOut
     if beneficiaries.is_empty() {
         return outcome;
     }
+    // Plans in flight: their nodes' terminating room is reserved for their beneficiaries (their
+    // victims run there, so no one else can count them either). Several entries on one node
+    // (only possible from an inconsistent store) name the smallest beneficiary id, so the
+    // answer does not depend on their order.
+    let in_flight: Vec<&InFlightPreemption> = snapshot
+        .preemptions_in_flight
+        .iter()
+        .filter(|p| p.is_active())
+        .collect();
+    let mut reserved: FastMap<&str, JobId> = FastMap::default();
+    for p in &in_flight {
+        let holder = reserved.entry(p.node.as_str()).or_insert(p.beneficiary);
+        *holder = (*holder).min(p.beneficiary);
+    }
     // Victims grouped by node, each group in submission order.
-    let mut pools: HashMap<&str, Vec<&JobSnapshot>> = HashMap::new();
+    let mut pools: FastMap<&str, Vec<&JobSnapshot>> = FastMap::default();
     for job in &snapshot.jobs {
         if is_eligible_victim(job, snapshot.config.backfill_min_runtime_seconds, now)
             && let Some(node) = victim_node(job)
@@ -146,11 +191,7 @@ pub fn plan_preemption(snapshot: &Snapshot, now: DateTime<Utc>) -> PreemptionOut
             outcome.skipped.push((job.id, PreemptionSkip::PolicyNever));
             continue;
         }
-        let terminating = snapshot
-            .preemptions_in_flight
-            .iter()
-            .any(|p| p.beneficiary == job.id && !p.terminating_victims.is_empty());
-        if terminating {
+        if in_flight.iter().any(|p| p.beneficiary == job.id) {
             outcome.skipped.push((job.id, PreemptionSkip::VictimsTerminating));
             continue;
         }
@@ -170,7 +211,14 @@ pub fn plan_preemption(snapshot: &Snapshot, now: DateTime<Utc>) -> PreemptionOut
         let mut best: Option<PreemptionPlan> = None;
         // Whether every node was searched exhaustively: only then is the best plan minimal.
         let mut exact = true;
+        // The first feasible node passed over because its room is another job's.
+        let mut passed_over: Option<(&str, JobId)> = None;
         for node in feasible {
+            // Any in-flight plan here is another job's: this job's own would have skipped it.
+            if let Some(&holder) = reserved.get(node.name.as_str()) {
+                passed_over.get_or_insert((node.name.as_str(), holder));
+                continue;
+            }
             let Some(pool) = pools.get(node.name.as_str()) else {
                 continue;
             };
@@ -206,7 +254,16 @@ pub fn plan_preemption(snapshot: &Snapshot, now: DateTime<Utc>) -> PreemptionOut
                 outcome.plan = Some(plan);
                 return outcome;
             }
-            None => outcome.skipped.push((job.id, PreemptionSkip::NoPlan)),
+            None => {
+                let skip = match passed_over {
+                    Some((node, beneficiary)) => PreemptionSkip::RoomReserved {
+                        node: node.to_owned(),
+                        beneficiary,
+                    },
+                    None => PreemptionSkip::NoPlan,
+                };
+                outcome.skipped.push((job.id, skip));
+            }
         }
     }
     outcome

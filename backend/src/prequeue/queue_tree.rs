@@ -40,6 +40,17 @@ pub enum QueueTreeError {
         .0.queue, .0.resource, .0.capacity, .0.parent, .0.parent_capacity
     )]
     CapacityExceedsParent(Box<CapacityExcess>),
+    /// A capacity below zero: no job could ever be admitted under it, and sums against it
+    /// would read as room given back. Zero is allowed (it closes the resource to normal jobs).
+    #[error("capacity of queue {queue:?} for {resource} ({capacity}) is negative")]
+    NegativeCapacity {
+        /// The queue.
+        queue: String,
+        /// The resource.
+        resource: String,
+        /// The rejected capacity.
+        capacity: Quantity,
+    },
 }
 
 impl QueueTreeError {
@@ -50,6 +61,7 @@ impl QueueTreeError {
             QueueTreeError::ParentNotFound { .. } => "parent_not_found",
             QueueTreeError::Cycle { .. } => "queue_cycle",
             QueueTreeError::CapacityExceedsParent { .. } => "capacity_exceeds_parent",
+            QueueTreeError::NegativeCapacity { .. } => "validation_failed",
         }
     }
 }
@@ -190,6 +202,13 @@ impl QueueTree {
         for (queue, capacity) in self.capacities.iter().enumerate() {
             let Some(capacity) = capacity else { continue };
             for (resource, value) in capacity.iter() {
+                if value.milli() < 0 {
+                    return Err(QueueTreeError::NegativeCapacity {
+                        queue: self.names[queue].clone(),
+                        resource: resource.to_owned(),
+                        capacity: value,
+                    });
+                }
                 // The nearest ancestor naming the resource bounds it.
                 let bound = self.paths[queue][1..].iter().find_map(|&a| {
                     self.capacities[a]
@@ -344,6 +363,26 @@ mod tests {
         ])
         .expect_err("too big");
         assert!(matches!(err, QueueTreeError::CapacityExceedsParent(ref d) if d.parent == "root"));
+    }
+
+    #[test]
+    fn a_negative_capacity_is_rejected_and_a_zero_one_accepted() {
+        let specs = vec![
+            queue("root", None, Some(rl(&[("cpu", "8")]))),
+            queue("team", Some("root"), Some(rl(&[("cpu", "-1m")]))),
+        ];
+        let err = QueueTree::new(&specs).expect_err("negative");
+        assert_eq!(
+            err,
+            QueueTreeError::NegativeCapacity {
+                queue: "team".into(),
+                resource: "cpu".into(),
+                capacity: Quantity::parse("-1m").expect("valid"),
+            }
+        );
+        assert_eq!(err.code(), "validation_failed");
+        let zero = vec![queue("root", None, Some(rl(&[("nvidia.com/a100", "0")])))];
+        assert!(QueueTree::new(&zero).is_ok());
     }
 
     #[test]

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use anteroom_shared::scheduling::{
-    ActivationOrder, JobKind, JobPhase, NodeSet, PreemptionPolicy, ResourceList, ScheduleType,
+    ActivationOrder, JobKind, JobPhase, NodeSet, PreemptionPolicy, Quantity, ResourceList, ScheduleType,
 };
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -82,12 +82,16 @@ impl PrequeueConfig {
     }
 
     /// The number of jobs a round may select: `min(prequeueCandidateSize,
-    /// maxTotalActivationsPerRound)`, never negative.
+    /// maxTotalActivationsPerRound)`, at least 1.
+    ///
+    /// [`validate`](Self::validate) refuses either field below 1; the floor is for a value
+    /// that reached the store some other way. A limit of 0 would select nothing while
+    /// candidates remain, so the watcher would report more work and run again for ever.
     pub fn round_limit(&self) -> usize {
         let limit = self
             .prequeue_candidate_size
             .min(self.max_total_activations_per_round)
-            .max(0);
+            .max(1);
         usize::try_from(limit).unwrap_or(usize::MAX)
     }
 
@@ -172,6 +176,55 @@ pub struct QueueQuota {
     /// Per-user maximum of occupying normal jobs in the queue.
     #[serde(default)]
     pub max_active_jobs: Option<u32>,
+}
+
+/// One invalid field of a [`QueueQuota`] write, named as the API names it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum QuotaFieldError {
+    /// A limit below zero: usage is never negative, so it would refuse every job, and any sum
+    /// against it would read as room given back.
+    #[error("{field}: {value} is negative; a limit must be zero or more")]
+    NegativeLimit {
+        /// `limits.<resource>`.
+        field: String,
+        /// The rejected limit.
+        value: Quantity,
+    },
+    /// `maxActiveJobs: 0`: a job under the rule could never start, yet it would wait in the
+    /// prequeue for ever. Absent means unlimited.
+    #[error("maxActiveJobs: must be at least 1 (omit it for no limit)")]
+    ZeroMaxActiveJobs,
+}
+
+impl QuotaFieldError {
+    /// The offending API field.
+    pub fn field(&self) -> &str {
+        match self {
+            QuotaFieldError::NegativeLimit { field, .. } => field,
+            QuotaFieldError::ZeroMaxActiveJobs => "maxActiveJobs",
+        }
+    }
+}
+
+impl QueueQuota {
+    /// Validates an admin write of a rule as a whole, listing every offending field so the
+    /// API answers one 422 and nothing a job could never pass reaches the database.
+    pub fn validate(&self) -> Result<(), Vec<QuotaFieldError>> {
+        let mut errors: Vec<QuotaFieldError> = self
+            .limits
+            .iter()
+            .filter(|(_, value)| value.milli() < 0)
+            .map(|(name, value)| QuotaFieldError::NegativeLimit {
+                field: format!("limits.{name}"),
+                value,
+            })
+            .collect();
+        if self.max_active_jobs == Some(0) {
+            errors.push(QuotaFieldError::ZeroMaxActiveJobs);
+        }
+        if errors.is_empty() { Ok(()) } else { Err(errors) }
+    }
 }
 
 /// The scheduling fields of one job (`Prequeue`, `Activating`, `Pending` or `Running`).
@@ -346,15 +399,36 @@ pub struct NodeSnapshot {
     pub taints: Vec<Taint>,
 }
 
-/// A preemption executed earlier whose victims are still terminating: its beneficiary is not
-/// given another plan until they are gone (`spec/prequeue.md` §5 step 3).
+/// A preemption executed earlier whose victims are still terminating: "these victims are
+/// terminating on `node` for `beneficiary`" (`spec/prequeue.md` §5 step 3).
+///
+/// While any victim is listed, the room the victims will free on `node` is the beneficiary's:
+/// the beneficiary gets no second plan and no other job plans preemption on that node (so no
+/// one counts the terminating victims, which run there, as its own). Without this a younger timed-out job would see
+/// the same node short of room (terminating pods still count against `free`), plan victims of
+/// its own there, and take the room the first plan freed — the beneficiary would then be
+/// planned for again: the reference's over-preemption in a new form.
+///
+/// The watcher builds one per (beneficiary, node) from the store: the jobs it marked
+/// `Preempted` for that beneficiary (the preemption event names it) on that node whose pods
+/// still exist in the cluster. [`PreemptionPlan::in_flight`](super::PreemptionPlan::in_flight)
+/// gives the entry of a plan just executed. An entry whose victims are all gone is ignored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InFlightPreemption {
     /// The normal job the victims made room for.
     pub beneficiary: JobId,
+    /// The node the victims run on, whose terminating room is reserved for the beneficiary.
+    pub node: String,
     /// Victims whose pods still exist.
     pub terminating_victims: Vec<JobId>,
+}
+
+impl InFlightPreemption {
+    /// True while some victim is still terminating (only then does the entry reserve room).
+    pub fn is_active(&self) -> bool {
+        !self.terminating_victims.is_empty()
+    }
 }
 
 /// Everything one decision needs, loaded at once.
@@ -436,6 +510,63 @@ mod tests {
                 "backfillMinRuntimeSeconds"
             ]
         );
+    }
+
+    #[test]
+    fn config_refuses_a_round_limit_of_zero_in_either_field() {
+        for (c, field) in [
+            (
+                PrequeueConfig {
+                    max_total_activations_per_round: 0,
+                    ..PrequeueConfig::default()
+                },
+                "maxTotalActivationsPerRound",
+            ),
+            (
+                PrequeueConfig {
+                    prequeue_candidate_size: 0,
+                    ..PrequeueConfig::default()
+                },
+                "prequeueCandidateSize",
+            ),
+        ] {
+            let errors = c.validate().expect_err("a round limit of 0");
+            assert_eq!(errors.iter().map(|e| e.field).collect::<Vec<_>>(), [field]);
+            // Should such a value reach the store anyway, a round still selects one job.
+            assert_eq!(c.round_limit(), 1);
+        }
+    }
+
+    #[test]
+    fn a_quota_rule_refuses_max_active_jobs_of_zero_and_negative_limits() {
+        let rule = QueueQuota {
+            queue: "default".into(),
+            limits: crate::prequeue::tests::fixtures::rl(&[("cpu", "-1"), ("memory", "0"), ("nvidia.com/a100", "-2")]),
+            max_active_jobs: Some(0),
+        };
+        let errors = rule.validate().expect_err("invalid");
+        assert_eq!(
+            errors.iter().map(QuotaFieldError::field).collect::<Vec<_>>(),
+            ["limits.cpu", "limits.nvidia.com/a100", "maxActiveJobs"]
+        );
+        assert_eq!(
+            errors[0],
+            QuotaFieldError::NegativeLimit {
+                field: "limits.cpu".into(),
+                value: Quantity::from_units(-1),
+            }
+        );
+        let fine = QueueQuota {
+            max_active_jobs: Some(1),
+            limits: crate::prequeue::tests::fixtures::rl(&[("cpu", "0")]),
+            ..rule.clone()
+        };
+        assert_eq!(fine.validate(), Ok(()));
+        let unlimited = QueueQuota {
+            max_active_jobs: None,
+            ..fine
+        };
+        assert_eq!(unlimited.validate(), Ok(()));
     }
 
     #[test]

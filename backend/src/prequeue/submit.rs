@@ -3,7 +3,7 @@
 //! handler; writing (step 8) after, in the service.
 
 use anteroom_shared::scheduling::{
-    JobKind, JobPhase, PreemptionPolicy, ResourceDomain, ResourceError, ResourceList, ScheduleType, TaskResources,
+    JobKind, JobPhase, PreemptionPolicy, ResourceDomain, ResourceList, ScheduleType, TaskResourceError, TaskResources,
     domain_blocks, job_explicit_nodes, job_resources,
 };
 use chrono::{DateTime, Utc};
@@ -59,9 +59,20 @@ pub enum SubmitRejection {
     /// Backfill while `backfillEnabled` is false (409).
     #[error("backfill jobs are disabled")]
     BackfillDisabled,
-    /// The resources do not add up within range (422).
+    /// A task requests a negative quantity, or the job's resources leave the quantity range
+    /// (422, naming `tasks[i].resources.<name>`).
     #[error("invalid resources: {0}")]
-    InvalidResources(#[from] ResourceError),
+    InvalidResources(#[from] TaskResourceError),
+    /// A task is pinned to a host the cluster does not have (422, naming
+    /// `tasks[i].nodeNames[j]`). Such a job could never run there; refusing it also keeps the
+    /// node names every later round indexes (blocker maps, overlaps) to the cluster's own.
+    #[error("{field}: {node:?} is not a node of this cluster")]
+    UnknownNode {
+        /// `tasks[i].nodeNames[j]`.
+        field: String,
+        /// The unknown host name.
+        node: String,
+    },
     /// No placement on the nodes' allocatable capacity (422).
     #[error("unschedulable: {0}")]
     Unschedulable(PlacementError),
@@ -92,7 +103,7 @@ impl SubmitRejection {
         match self {
             SubmitRejection::BackfillKindUnsupported { .. } => "backfill_kind_unsupported",
             SubmitRejection::BackfillDisabled => "backfill_disabled",
-            SubmitRejection::InvalidResources(_) => "validation_failed",
+            SubmitRejection::InvalidResources(_) | SubmitRejection::UnknownNode { .. } => "validation_failed",
             SubmitRejection::Unschedulable(_) => "unschedulable",
             SubmitRejection::QuotaRequestExceedsLimit { .. } => "quota_request_exceeds_limit",
             SubmitRejection::RequestExceedsQueueCapacity(_) => "request_exceeds_queue_capacity",
@@ -105,7 +116,12 @@ impl SubmitRejection {
         match self {
             SubmitRejection::BackfillKindUnsupported { kind } => serde_json::json!({ "kind": kind }),
             SubmitRejection::BackfillDisabled => serde_json::Value::Null,
-            SubmitRejection::InvalidResources(e) => serde_json::json!({ "resource": e.resource }),
+            SubmitRejection::InvalidResources(e) => {
+                serde_json::json!({ "field": e.field(), "message": e.to_string() })
+            }
+            SubmitRejection::UnknownNode { field, node } => {
+                serde_json::json!({ "field": field, "message": format!("{node:?} is not a node of this cluster") })
+            }
             SubmitRejection::Unschedulable(e) => serde_json::to_value(e).unwrap_or_default(),
             SubmitRejection::QuotaRequestExceedsLimit { queue, resources } => {
                 serde_json::json!({ "queue": queue, "resources": resources })
@@ -131,6 +147,9 @@ pub fn decide_submission(
     now: DateTime<Utc>,
 ) -> Result<SubmitDecision, SubmitRejection> {
     let config = &snapshot.config;
+    // Step 1, the core's part of it: what the request adds up to, and where it may run.
+    let request = job_resources(job.tasks)?;
+    check_node_names(job.tasks, &snapshot.nodes)?;
     // Step 3: backfill rules.
     if job.schedule_type == ScheduleType::Backfill {
         if !job.kind.may_backfill() {
@@ -140,7 +159,6 @@ pub fn decide_submission(
             return Err(SubmitRejection::BackfillDisabled);
         }
     }
-    let request = job_resources(job.tasks)?;
     // Step 4: admission on allocatable capacity.
     place_gang(job.tasks, job.tolerations, &snapshot.nodes, CapacityKind::Allocatable)
         .map_err(SubmitRejection::Unschedulable)?;
@@ -191,6 +209,26 @@ pub fn decide_submission(
     })
 }
 
+/// Every explicit node of every task must be a node of the cluster (the snapshot's nodes,
+/// whatever their state: a cordoned node is still a node the job may wait for).
+fn check_node_names(tasks: &[TaskResources], nodes: &[super::snapshot::NodeSnapshot]) -> Result<(), SubmitRejection> {
+    if tasks.iter().all(|t| t.node_names.is_empty()) {
+        return Ok(());
+    }
+    let known: std::collections::HashSet<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+    for (i, task) in tasks.iter().enumerate() {
+        for (j, name) in task.node_names.iter().enumerate() {
+            if !known.contains(name.as_str()) {
+                return Err(SubmitRejection::UnknownNode {
+                    field: format!("tasks[{i}].nodeNames[{j}]"),
+                    node: name.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The oldest timed-out normal job (`Pending` or `Prequeue`) in `queue` whose domain blocks
 /// `domain` and whose explicit nodes overlap `nodes`.
 fn oldest_blocker<'j>(
@@ -207,7 +245,7 @@ fn oldest_blocker<'j>(
 }
 
 /// The request of a submission, for previews that show it next to the decision.
-pub fn submission_request(job: &Submission<'_>) -> Result<ResourceList, ResourceError> {
+pub fn submission_request(job: &Submission<'_>) -> Result<ResourceList, TaskResourceError> {
     job_resources(job.tasks)
 }
 
@@ -287,6 +325,61 @@ mod tests {
         let err = decide(&cluster(), &submit(&tasks, ScheduleType::Normal)).expect_err("refused");
         assert_eq!(err.code(), "unschedulable");
         assert!(err.to_string().contains("\"main\""));
+    }
+
+    #[test]
+    fn a_negative_request_in_a_second_task_is_refused_before_anything_else() {
+        // 64 CPUs plus -60 would pass as 4 CPUs against a quota of 8 while reserving 64.
+        let s = with_quota(cluster(), &[("cpu", "8")]);
+        let tasks = [
+            task("master", 1, &[("cpu", "64")]),
+            task("worker", 1, &[("cpu", "-60")]),
+        ];
+        let err = decide(&s, &submit(&tasks, ScheduleType::Normal)).expect_err("refused");
+        assert_eq!(err.code(), "validation_failed");
+        assert_eq!(err.details()["field"], "tasks[1].resources.cpu");
+        assert!(matches!(
+            err,
+            SubmitRejection::InvalidResources(TaskResourceError::Negative { .. })
+        ));
+        assert!(submission_request(&submit(&tasks, ScheduleType::Normal)).is_err());
+    }
+
+    #[test]
+    fn a_request_out_of_range_is_refused_naming_its_field() {
+        let mut huge = task("worker", 1, &[("memory", "1e30")]);
+        huge.replicas = 4_000;
+        let tasks = [task("master", 1, &[("memory", "1Gi")]), huge];
+        let err = decide(&cluster(), &submit(&tasks, ScheduleType::Normal)).expect_err("refused");
+        assert_eq!(err.code(), "validation_failed");
+        assert_eq!(err.details()["field"], "tasks[1].resources.memory");
+    }
+
+    #[test]
+    fn a_task_pinned_to_a_node_the_cluster_does_not_have_is_refused_naming_the_field() {
+        let mut pinned = task("worker", 1, &[("cpu", "1")]);
+        pinned.node_names = vec!["n1".into(), "n9".into()];
+        let tasks = [task("master", 1, &[("cpu", "1")]), pinned];
+        let err = decide(&cluster(), &submit(&tasks, ScheduleType::Normal)).expect_err("refused");
+        assert_eq!(
+            err,
+            SubmitRejection::UnknownNode {
+                field: "tasks[1].nodeNames[1]".into(),
+                node: "n9".into()
+            }
+        );
+        assert_eq!(err.code(), "validation_failed");
+        assert_eq!(err.details()["field"], "tasks[1].nodeNames[1]");
+    }
+
+    #[test]
+    fn a_task_pinned_to_a_cordoned_node_of_the_cluster_is_not_an_unknown_node() {
+        let mut s = cluster();
+        s.nodes[1].schedulable = false;
+        let mut pinned = task("main", 1, &[("cpu", "1")]);
+        pinned.node_names = vec!["n2".into()];
+        let err = decide(&s, &submit(&[pinned], ScheduleType::Normal)).expect_err("cannot be placed");
+        assert_eq!(err.code(), "unschedulable");
     }
 
     #[test]

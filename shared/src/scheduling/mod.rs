@@ -11,6 +11,7 @@ mod resources;
 pub use enums::{ActivationOrder, JobKind, JobPhase, PreemptionPolicy, ScheduleType, UnknownVariant};
 pub use quantity::{MAX_MILLI, Quantity, QuantityError, QuantityFormat};
 pub use resources::{
-    LimitComparison, NodeSet, ResourceDomain, ResourceError, ResourceList, TaskResources, domain_blocks,
-    is_accelerator, is_single_node, job_explicit_nodes, job_resources, nodes_overlap,
+    LimitComparison, NodeSet, ResourceDomain, ResourceError, ResourceList, TaskResourceError, TaskResources,
+    domain_blocks, is_accelerator, is_single_node, job_explicit_nodes, job_resources, nodes_overlap,
+    task_resource_field,
 };

@@ -419,12 +419,70 @@ pub struct TaskResources {
     pub node_names: Vec<String>,
 }
 
-/// The resources of a job: Σ over tasks of replicas × the task's requests.
-pub fn job_resources(tasks: &[TaskResources]) -> Result<ResourceList, ResourceError> {
+/// Why a job's tasks cannot be summed into its resources. Each variant names the offending
+/// field as the API reports it (`tasks[1].resources.cpu`), so a 422 can point at it.
+///
+/// A request is what a pod takes from a node; a negative one would give capacity back on paper
+/// only (`cpu: 64` in one task and `cpu: -60` in another would be counted as 4 CPUs against
+/// quotas while the pods reserve 64 on the nodes). So requests must be zero or more, and every
+/// product and sum must stay inside the quantity range (quantities are exact integers of
+/// milli-units: NaN or infinity cannot be written, and `1e400` fails to parse).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum TaskResourceError {
+    /// A per-replica request below zero.
+    #[error("{field}: {value} is negative; a request must be zero or more")]
+    Negative {
+        /// `tasks[i].resources.<name>`.
+        field: String,
+        /// The rejected request.
+        value: Quantity,
+    },
+    /// `replicas × request`, or the job's sum over tasks, leaves the quantity range.
+    #[error("{field}: {message}")]
+    OutOfRange {
+        /// `tasks[i].resources.<name>` of the task whose product or addition overflowed.
+        field: String,
+        /// The overflowing computation.
+        message: String,
+    },
+}
+
+impl TaskResourceError {
+    /// The offending field (`tasks[i].resources.<name>`).
+    pub fn field(&self) -> &str {
+        match self {
+            TaskResourceError::Negative { field, .. } | TaskResourceError::OutOfRange { field, .. } => field,
+        }
+    }
+}
+
+/// The API path of one task's request for one resource: `tasks[1].resources.cpu`.
+pub fn task_resource_field(task: usize, resource: &str) -> String {
+    format!("tasks[{task}].resources.{resource}")
+}
+
+/// The resources of a job: Σ over tasks of replicas × the task's requests, refusing negative
+/// requests and sums out of range (see [`TaskResourceError`]). The one place a job's resources
+/// are computed from its tasks, so nothing negative can enter usage, quotas or domains.
+pub fn job_resources(tasks: &[TaskResources]) -> Result<ResourceList, TaskResourceError> {
     let mut total = ResourceList::new();
-    for task in tasks {
-        let task_total = task.requests.checked_mul(i64::from(task.replicas))?;
-        total.add_assign_checked(&task_total)?;
+    for (i, task) in tasks.iter().enumerate() {
+        for (name, request) in &task.requests.0 {
+            if request.milli() < 0 {
+                return Err(TaskResourceError::Negative {
+                    field: task_resource_field(i, name),
+                    value: *request,
+                });
+            }
+            let out_of_range = |source: QuantityError| TaskResourceError::OutOfRange {
+                field: task_resource_field(i, name),
+                message: source.to_string(),
+            };
+            let product = request.checked_mul(i64::from(task.replicas)).map_err(out_of_range)?;
+            let entry = total.0.entry(name.clone()).or_insert(Quantity::ZERO);
+            *entry = entry.checked_add(product).map_err(out_of_range)?;
+        }
     }
     Ok(total)
 }

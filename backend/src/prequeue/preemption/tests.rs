@@ -205,6 +205,7 @@ fn a_job_whose_victims_are_still_terminating_causes_no_more_preemption() {
     let mut s = base();
     s.preemptions_in_flight.push(InFlightPreemption {
         beneficiary: 1,
+        node: "n1".into(),
         terminating_victims: vec![12],
     });
     let outcome = plan_preemption(&s, later());
@@ -278,4 +279,118 @@ fn explicit_nodes_limit_where_room_is_made() {
     let plan = plan_preemption(&s, later()).plan.expect("a plan");
     assert_eq!(plan.node, "n2");
     assert_eq!(plan.victims, vec![20]);
+}
+
+#[test]
+fn a_victim_is_preemptible_from_exactly_the_minimum_runtime_on() {
+    // Victim 20 (8 GPUs, the only one on n2) started at `started`; the job is pinned to n2.
+    let mut s = base();
+    s.jobs[0].explicit_nodes = anteroom_shared::scheduling::NodeSet::from_names(["n2"]);
+    s.config.backfill_min_runtime_seconds = 600;
+    let started = s.jobs[4].started_at.expect("running");
+    let at = |seconds: i64| started + Duration::seconds(seconds);
+    for (now, preemptible) in [(at(599), false), (at(600), true), (at(601), true)] {
+        assert_eq!(is_eligible_victim(&s.jobs[4], 600, now), preemptible, "at {now}");
+        let plan = plan_preemption(&s, now).plan;
+        assert_eq!(plan.map(|p| p.victims), preemptible.then(|| vec![20]), "at {now}");
+    }
+    // Half a second short of the minimum still protects it.
+    let almost = at(600) - Duration::milliseconds(500);
+    assert!(!is_eligible_victim(&s.jobs[4], 600, almost));
+}
+
+#[test]
+fn a_later_node_needing_fewer_victims_wins_over_an_earlier_one() {
+    // n1 needs 3 GPUs from victims of 1 and 2 (two victims); n2 needs 4 from one of 8.
+    let mut s = base();
+    s.jobs.retain(|j| j.id != 12);
+    let plan = plan_preemption(&s, later()).plan.expect("a plan");
+    assert_eq!((plan.node.as_str(), plan.victims), ("n2", vec![20]));
+}
+
+/// n1 (1 GPU free) runs victims 10 (1 GPU) and 11 (2 GPUs) and the terminating 12 (4 GPUs,
+/// preempted for job 1); job 2, younger and also timed out, needs 3 GPUs.
+fn reserved() -> Snapshot {
+    let mut s = base();
+    s.jobs.retain(|j| j.id != 20);
+    s.jobs.push(
+        JobBuilder::normal(2)
+            .gpus("nvidia.com/a100", 3)
+            .tolerance(60)
+            .phase(JobPhase::Pending)
+            .build(),
+    );
+    s.preemptions_in_flight.push(InFlightPreemption {
+        beneficiary: 1,
+        node: "n1".into(),
+        terminating_victims: vec![12],
+    });
+    s
+}
+
+#[test]
+fn a_younger_job_plans_no_preemption_against_room_terminating_for_another() {
+    // Without the reservation job 2 would preempt 11 on n1 and could take the room 12 frees.
+    let outcome = plan_preemption(&reserved(), later());
+    assert_eq!(outcome.plan, None);
+    assert_eq!(
+        outcome.skipped,
+        vec![
+            (1, PreemptionSkip::VictimsTerminating),
+            (
+                2,
+                PreemptionSkip::RoomReserved {
+                    node: "n1".into(),
+                    beneficiary: 1
+                }
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_job_kept_off_a_reserved_node_is_still_planned_on_another() {
+    let mut s = reserved();
+    s.jobs.push(
+        JobBuilder::backfill(20)
+            .gpus("nvidia.com/a100", 8)
+            .running_on("n2")
+            .build(),
+    );
+    let plan = plan_preemption(&s, later()).plan.expect("a plan");
+    assert_eq!(
+        (plan.beneficiary, plan.node.as_str(), plan.victims),
+        (2, "n2", vec![20])
+    );
+}
+
+#[test]
+fn a_reservation_whose_victims_are_gone_reserves_nothing() {
+    let mut s = reserved();
+    s.preemptions_in_flight[0].terminating_victims.clear();
+    s.jobs.retain(|j| j.id != 12);
+    // Job 1 may be planned for again (its victims are gone and it still does not fit).
+    let plan = plan_preemption(&s, later()).plan.expect("a plan");
+    assert_eq!(
+        (plan.beneficiary, plan.node.as_str(), plan.victims),
+        (1, "n1", vec![10, 11])
+    );
+}
+
+#[test]
+fn an_executed_plan_becomes_the_in_flight_entry_that_stops_a_second_plan() {
+    let s = base();
+    let plan = plan_preemption(&s, later()).plan.expect("a plan");
+    let entry = plan.in_flight();
+    assert_eq!(
+        entry,
+        InFlightPreemption {
+            beneficiary: 1,
+            node: "n1".into(),
+            terminating_victims: vec![12],
+        }
+    );
+    let mut next = s.clone();
+    next.preemptions_in_flight.push(entry);
+    assert_eq!(plan_preemption(&next, later()).plan, None);
 }

@@ -1,47 +1,12 @@
 //! The interners of [`PreparedRound::new`](super::PreparedRound::new): resource names into dense
-//! columns and resource domains into small ids, and the hasher of the round's interning maps.
-
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+//! columns and resource domains into small ids (their maps use the core's
+//! [`FastMap`](crate::prequeue::fast_map::FastMap)).
 
 use anteroom_shared::scheduling::is_accelerator;
 
 use super::MAX_COLUMNS;
 
-/// A small multiplicative hasher for the interning maps (keys are short names and integer
-/// pairs from our own database; no untrusted peer can choose them to collide).
-#[derive(Default, Clone, Copy)]
-pub(super) struct MixHasher(u64);
-
-impl Hasher for MixHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-    }
-    fn write_u8(&mut self, i: u8) {
-        self.write_u64(u64::from(i));
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.write_u64(u64::from(i));
-    }
-    fn write_i64(&mut self, i: i64) {
-        self.write_u64(i as u64);
-    }
-    fn write_usize(&mut self, i: usize) {
-        self.write_u64(i as u64);
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-pub(super) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<MixHasher>>;
+pub(super) use crate::prequeue::fast_map::FastMap;
 
 /// Interns the compared resources (columns) into dense indices.
 ///

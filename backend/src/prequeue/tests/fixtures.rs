@@ -13,6 +13,18 @@ pub fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().expect("valid date")
 }
 
+/// Shuffles deterministically from `seed` (xorshift), so a failing property case replays: the
+/// determinism properties feed the core its input in another order.
+pub fn shuffle<T>(items: &mut [T], mut seed: u64) {
+    seed |= 1;
+    for i in (1..items.len()).rev() {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        items.swap(i, (seed % (i as u64 + 1)) as usize);
+    }
+}
+
 /// A resource list from literal entries.
 pub fn rl(entries: &[(&str, &str)]) -> ResourceList {
     ResourceList::parse_map(entries.iter().copied()).expect("valid fixture quantities")

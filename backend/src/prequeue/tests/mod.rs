@@ -2,5 +2,6 @@
 //! tests of the round, submission and preemption invariants.
 
 pub mod fixtures;
+mod preemption_props;
 mod props;
 mod scenarios;

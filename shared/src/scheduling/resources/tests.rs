@@ -72,6 +72,65 @@ fn replicas_multiply_task_requests() {
     assert!(is_single_node(&tasks[..1]));
 }
 
+fn one_replica(requests: &[(&str, &str)]) -> TaskResources {
+    TaskResources {
+        name: "main".into(),
+        replicas: 1,
+        requests: list(requests),
+        node_names: vec![],
+    }
+}
+
+#[test]
+fn a_negative_request_in_a_second_task_is_refused_naming_its_field() {
+    // The issue's case: 64 CPUs in one task and -60 in another must not add up to 4.
+    let tasks = vec![one_replica(&[("cpu", "64")]), one_replica(&[("cpu", "-60")])];
+    let err = job_resources(&tasks).expect_err("negative request");
+    assert_eq!(err.field(), "tasks[1].resources.cpu");
+    assert_eq!(
+        err,
+        TaskResourceError::Negative {
+            field: "tasks[1].resources.cpu".into(),
+            value: Quantity::parse("-60").expect("valid"),
+        }
+    );
+}
+
+#[test]
+fn the_smallest_negative_request_is_refused_and_zero_is_accepted() {
+    let err = job_resources(&[one_replica(&[("memory", "-1m")])]).expect_err("negative");
+    assert_eq!(err.field(), "tasks[0].resources.memory");
+    let zero = job_resources(&[one_replica(&[("memory", "0"), ("cpu", "1")])]).expect("zero is fine");
+    assert_eq!(zero.get("cpu"), Quantity::from_units(1));
+}
+
+#[test]
+fn a_request_times_replicas_out_of_range_is_refused_naming_its_field() {
+    let mut task = one_replica(&[("cpu", "1e30")]);
+    task.replicas = 10_000;
+    let err = job_resources(&[one_replica(&[("cpu", "1")]), task]).expect_err("overflow");
+    assert!(matches!(err, TaskResourceError::OutOfRange { .. }), "{err:?}");
+    assert_eq!(err.field(), "tasks[1].resources.cpu");
+}
+
+#[test]
+fn a_sum_over_tasks_out_of_range_is_refused_naming_the_task_that_overflowed() {
+    // Each task alone is in range; their sum is not.
+    let big = one_replica(&[("nvidia.com/a100", "9e32")]);
+    let err = job_resources(&[big.clone(), big]).expect_err("overflow");
+    assert_eq!(err.field(), "tasks[1].resources.nvidia.com/a100");
+}
+
+#[test]
+fn non_finite_and_huge_quantities_cannot_be_written() {
+    for input in ["NaN", "nan", "Inf", "-Infinity", "1e400"] {
+        assert!(Quantity::parse(input).is_err(), "{input} parsed");
+    }
+    // JSON floats are not quantities either (only strings and integers are).
+    assert!(serde_json::from_str::<ResourceList>(r#"{"cpu": 1.5}"#).is_err());
+    assert!(serde_json::from_str::<ResourceList>(r#"{"cpu": 1e400}"#).is_err());
+}
+
 #[test]
 fn domain_is_the_sorted_non_zero_accelerators_or_cpu_only() {
     assert_eq!(
