@@ -4,6 +4,7 @@ pub use sea_orm_migration::prelude::*;
 
 mod m20261122_000001_create_users;
 mod m20261122_000002_create_sim_cluster;
+mod m20261122_000004_installation;
 
 /// Applies the migrations in order; used at start and by `anteroom migrate`.
 pub struct Migrator;
@@ -14,6 +15,7 @@ impl MigratorTrait for Migrator {
         vec![
             Box::new(m20261122_000001_create_users::Migration),
             Box::new(m20261122_000002_create_sim_cluster::Migration),
+            Box::new(m20261122_000004_installation::Migration),
         ]
     }
 }

@@ -13,6 +13,7 @@
 
 pub mod clock;
 pub mod handlers;
+pub mod installation;
 pub mod kube;
 pub mod sim;
 
@@ -56,6 +57,11 @@ pub struct JobSpec {
     pub preemption_policy: PreemptionPolicy,
     /// The tasks; `minAvailable` is the sum of their replicas (gang).
     pub tasks: Vec<TaskSpec>,
+    /// The pods' `terminationGracePeriodSeconds`, from the prequeue's
+    /// `preemptionGracePeriodSeconds`: how long a preempted pod has to checkpoint even when the
+    /// kubelet, not Anteroom, ends it. `None`: the cluster's default.
+    #[serde(default)]
+    pub termination_grace_seconds: Option<u32>,
 }
 
 impl JobSpec {
@@ -104,6 +110,21 @@ pub struct JobStatus {
     pub nodes: Vec<String>,
     /// When this was observed.
     pub observed_at: DateTime<Utc>,
+    /// When the job's pods started running (the earliest), for the minimum-runtime rule of
+    /// preemption; `None` until one has.
+    pub started_at: Option<DateTime<Utc>>,
+    /// Why the job failed or was aborted, in the cluster's words, for the user; `None` otherwise.
+    pub failure: Option<String>,
+}
+
+/// A queue as the cluster knows it: Anteroom may only admit jobs into queues the cluster has.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterQueue {
+    /// The queue's name (Anteroom's queue name is the Volcano queue name).
+    pub name: String,
+    /// Whether it accepts new jobs (Volcano: state `Open`).
+    pub open: bool,
 }
 
 /// What the status stream carries.
@@ -206,6 +227,21 @@ pub trait Cluster: Send + Sync + 'static {
 
     /// Whether the cluster answers (drives `/readyz`).
     async fn is_reachable(&self) -> bool;
+
+    /// The queues the cluster has, sorted by name, so the watcher can tell a job whose queue is
+    /// missing or closed apart from one that merely waits.
+    async fn queues(&self) -> Result<Vec<ClusterQueue>, ClusterError>;
+
+    /// Makes the cluster's queue agree with Anteroom's. Where the cluster's queues are an
+    /// administrator's business (Volcano), this only checks that it exists.
+    async fn sync_queue(&self, queue: &ClusterQueue) -> Result<(), ClusterError>;
+
+    /// Removes a queue Anteroom no longer has; by default nothing (the cluster's queues are not
+    /// Anteroom's to delete).
+    async fn remove_queue(&self, name: &str) -> Result<(), ClusterError> {
+        let _ = name;
+        Ok(())
+    }
 }
 
 /// The sorted, deduplicated names of resources with non-zero allocatable on some node.
@@ -244,6 +280,9 @@ pub async fn from_config(
             let cluster: Arc<dyn Cluster> = sim;
             Ok(cluster)
         }
-        crate::config::ClusterKind::Kube => kube::KubeCluster::connect(config).await,
+        crate::config::ClusterKind::Kube => {
+            let installation = installation::installation_id(db).await?;
+            kube::KubeCluster::connect(config, installation).await
+        }
     }
 }

@@ -130,6 +130,8 @@ impl SimJob {
             phase: self.phase.job_phase(),
             nodes: nodes.into_iter().map(str::to_string).collect(),
             observed_at: now,
+            started_at: None,
+            failure: None,
         }
     }
 }

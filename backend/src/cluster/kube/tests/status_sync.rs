@@ -30,6 +30,7 @@ impl Harness {
         let (sender, events) = broadcast::channel(16);
         let sync = StatusSync {
             namespace: NS.to_owned(),
+            installation: "inst".to_owned(),
             jobs: job_store,
             pods: pod_store,
             sender,

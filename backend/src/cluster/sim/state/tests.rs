@@ -30,6 +30,7 @@ impl JobBuilder {
             waiting_tolerance_seconds: Some(300),
             preemption_policy: PreemptionPolicy::PreemptLowerPriority,
             tasks: Vec::new(),
+            termination_grace_seconds: None,
         })
     }
     pub(crate) fn queue(mut self, q: &str) -> Self {

@@ -4,15 +4,16 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anteroom_shared::scheduling::ResourceList;
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, Uri};
+use axum::extract::{Path, Query, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures::StreamExt;
@@ -80,6 +81,7 @@ struct FakeState {
     inner: Mutex<Inner>,
     requests: Mutex<Vec<String>>,
     open_watches: AtomicUsize,
+    down: AtomicBool,
 }
 
 /// Decrements the open-watch count when a watch response stream is dropped (the client went
@@ -117,49 +119,40 @@ impl FakeApiServer {
             }),
             requests: Mutex::new(Vec::new()),
             open_watches: AtomicUsize::new(0),
+            down: AtomicBool::new(false),
         });
         let router = Router::new()
             .route("/version", get(version))
             .route(
                 "/api/v1/nodes",
-                get(
-                    |s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>, uri: Uri| {
-                        collection(s, q, uri, Kind::Nodes, None)
-                    },
-                ),
+                get(|s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>| collection(s, q, Kind::Nodes, None)),
             )
             .route(
                 "/api/v1/pods",
-                get(
-                    |s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>, uri: Uri| {
-                        collection(s, q, uri, Kind::Pods, None)
-                    },
-                ),
+                get(|s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>| collection(s, q, Kind::Pods, None)),
             )
             .route(
                 "/apis/batch.volcano.sh/v1alpha1/namespaces/{ns}/jobs",
                 get(
-                    |s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>, uri: Uri, Path(ns): Path<String>| {
-                        collection(s, q, uri, Kind::Jobs, Some(ns))
+                    |s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>, Path(ns): Path<String>| {
+                        collection(s, q, Kind::Jobs, Some(ns))
                     },
                 ),
             )
             .route(
                 "/apis/scheduling.volcano.sh/v1beta1/queues",
-                get(
-                    |s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>, uri: Uri| {
-                        collection(s, q, uri, Kind::Queues, None)
-                    },
-                ),
+                get(|s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>| collection(s, q, Kind::Queues, None)),
             )
-            .fallback(|s: State<Arc<FakeState>>, uri: Uri| async move {
-                record(&s, &uri);
+            .fallback(|| async {
                 (
                     StatusCode::NOT_FOUND,
                     axum::Json(json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
                                       "reason": "NotFound", "code": 404, "message": "not served by the fake"})),
                 )
             })
+            // Outermost, so it sees every request — including those axum answers itself (405 for
+            // a method no route takes, 404 from the fallback) — before anything can answer.
+            .layer(middleware::from_fn_with_state(state.clone(), record_every_request))
             .with_state(state.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let url = format!("http://{}", listener.local_addr().expect("addr"));
@@ -222,6 +215,14 @@ impl FakeApiServer {
         );
     }
 
+    /// From now on every request is answered `500` (still recorded): the apiserver is there
+    /// but cannot serve, as during an etcd outage. (Not 503: kube retries that one with backoff,
+    /// which would only make the test slower.)
+    pub(super) fn go_down(&self) {
+        self.state.down.store(true, Ordering::SeqCst);
+    }
+
+    /// Every request so far as `METHOD /path?query`, in order.
     pub(super) fn requests(&self) -> Vec<String> {
         self.state.requests.lock().expect("requests").clone()
     }
@@ -245,12 +246,20 @@ fn key_of(object: &Value) -> (String, String) {
     )
 }
 
-fn record(state: &FakeState, uri: &Uri) {
-    state.requests.lock().expect("requests").push(uri.to_string());
+/// Records `METHOD /path?query` of every request, then answers 500 if the server is down or
+/// lets the routes answer.
+async fn record_every_request(State(state): State<Arc<FakeState>>, request: Request, next: Next) -> Response {
+    let line = format!("{} {}", request.method(), request.uri());
+    state.requests.lock().expect("requests").push(line);
+    if state.down.load(Ordering::SeqCst) {
+        let body = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                          "reason": "InternalError", "code": 500, "message": "the fake is down"});
+        return (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(body)).into_response();
+    }
+    next.run(request).await
 }
 
-async fn version(State(state): State<Arc<FakeState>>, uri: Uri) -> axum::Json<Value> {
-    record(&state, &uri);
+async fn version() -> axum::Json<Value> {
     axum::Json(json!({
         "major": "1", "minor": "33", "gitVersion": "v1.33.0-fake", "gitCommit": "0", "gitTreeState": "clean",
         "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.24", "compiler": "gc", "platform": "linux/amd64"
@@ -273,11 +282,9 @@ fn selected(object: &Value, namespace: Option<&str>, selector: Option<&str>) -> 
 async fn collection(
     State(state): State<Arc<FakeState>>,
     Query(query): Query<HashMap<String, String>>,
-    uri: Uri,
     kind: Kind,
     namespace: Option<String>,
 ) -> Response {
-    record(&state, &uri);
     let selector = query.get("labelSelector").cloned();
     let ns = namespace.as_deref();
     if query.get("watch").map(String::as_str) != Some("true") {
@@ -362,6 +369,13 @@ fn line_bytes(line: &WatchLine) -> Bytes {
 // ---- fixtures ----
 
 pub(super) const NS: &str = "team-ns";
+/// The installation id of the adapter under test.
+pub(super) const INSTALLATION: &str = "7b1e9f5c-2a4d-4e8b-9c3f-6d0a1b2c3d4e";
+
+/// The adapter's settings for the fake's namespace and installation.
+pub(super) fn settings() -> crate::cluster::kube::manifest::ManifestSettings {
+    crate::cluster::kube::manifest::ManifestSettings::new(NS, INSTALLATION)
+}
 
 pub(super) fn node(name: &str, allocatable: Value, unschedulable: bool) -> Value {
     json!({
@@ -390,6 +404,7 @@ pub(super) fn job_pod(id: i64, index: u32, node: Option<&str>) -> Value {
     p["metadata"]["labels"] = json!({
         "volcano.sh/job-name": format!("ar-{id}"),
         "anteroom.io/job-id": id.to_string(),
+        "anteroom.io/installation": INSTALLATION,
         "app.kubernetes.io/managed-by": "anteroom"
     });
     p
@@ -398,7 +413,8 @@ pub(super) fn job_pod(id: i64, index: u32, node: Option<&str>) -> Value {
 pub(super) fn volcano_job(id: i64, phase: Option<&str>) -> Value {
     let mut job = json!({
         "metadata": {"name": format!("ar-{id}"), "namespace": NS,
-                     "labels": {"app.kubernetes.io/managed-by": "anteroom", "anteroom.io/job-id": id.to_string()}},
+                     "labels": {"app.kubernetes.io/managed-by": "anteroom", "anteroom.io/job-id": id.to_string(),
+                                "anteroom.io/installation": INSTALLATION}},
         "spec": {"schedulerName": "volcano", "minAvailable": 1, "queue": "default", "tasks": []}
     });
     if let Some(phase) = phase {
