@@ -13,8 +13,9 @@
 //!   its last pod have disappeared.
 //! - The watch tasks belong to the [`KubeCluster`]: dropping it aborts them.
 //!
-//! What the adapter may do in the cluster is [`REQUIRED_PERMISSIONS`]; `deploy/rbac.yaml`
-//! grants exactly that (a test compares them).
+//! What the adapter sends is [`API_REQUESTS`] (its tests check every request they see against
+//! it, and one test drives every code path to see every row); [`REQUIRED_PERMISSIONS`] and
+//! `deploy/20-rbac.yaml` grant exactly that (`backend/tests/deploy_rbac.rs` compares them).
 
 pub mod api;
 pub mod crd;
@@ -71,13 +72,17 @@ pub struct Permission {
     pub why: &'static str,
 }
 
-/// Everything the adapter does in the cluster, as RBAC rules — the single list the code's
-/// documentation, `deploy/rbac.yaml` and the test that compares them share.
+/// Everything the adapter does in the cluster, as RBAC rules — the list the code's
+/// documentation, `deploy/20-rbac.yaml` and the tests that compare them share. It is not
+/// written from memory: `backend/tests/deploy_rbac.rs` checks it grants exactly the requests of
+/// [`API_REQUESTS`], and the adapter's tests check that table against the requests the adapter
+/// really sends.
 ///
 /// Least privilege: reads that must see the whole cluster (nodes, queues, every pod's requests)
-/// are cluster-wide; writes are namespaced wherever the object is (jobs, pods, leases), so
-/// Anteroom cannot touch other tenants' workloads. The one cluster-wide write is cordoning a
-/// node (`patch nodes`), an admin action of the API.
+/// are cluster-wide; writes are namespaced wherever the object is (jobs, pods), so Anteroom
+/// cannot touch other tenants' workloads. The one cluster-wide write is cordoning a node
+/// (`patch nodes`), an admin action of the API. Nothing is granted for a feature not built yet
+/// (the watcher's leader lease lives in the database).
 pub const REQUIRED_PERMISSIONS: &[Permission] = &[
     Permission {
         api_group: "",
@@ -114,13 +119,59 @@ pub const REQUIRED_PERMISSIONS: &[Permission] = &[
         scope: PermissionScope::Namespace,
         why: "give a deleted job's pods exactly the preemption grace period",
     },
-    Permission {
-        api_group: "coordination.k8s.io",
-        resource: "leases",
-        verbs: &["create", "get", "update"],
-        scope: PermissionScope::Namespace,
-        why: "reserved for the watcher's leader lease (one watcher acts at a time)",
-    },
+];
+
+/// One kind of request the adapter sends: an RBAC verb on a resource, where, and which code
+/// path sends it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ApiRequest {
+    /// RBAC verb (`get`, `list`, `watch`, `create`, `patch`, `delete`).
+    pub verb: &'static str,
+    /// API group (`""` for the core group).
+    pub api_group: &'static str,
+    /// Resource (plural).
+    pub resource: &'static str,
+    /// Cluster-wide path (`/api/v1/pods`) or namespaced (`/api/v1/namespaces/<ns>/pods/…`).
+    pub scope: PermissionScope,
+    /// The code that sends it.
+    pub sent_by: &'static str,
+}
+
+const fn request(
+    verb: &'static str,
+    api_group: &'static str,
+    resource: &'static str,
+    scope: PermissionScope,
+    sent_by: &'static str,
+) -> ApiRequest {
+    ApiRequest {
+        verb,
+        api_group,
+        resource,
+        scope,
+        sent_by,
+    }
+}
+
+/// Every kind of request the adapter sends, one row per (verb, resource, scope). The adapter's
+/// tests hold it to the truth from both sides: every request a mock or fake-apiserver test sees
+/// must be a row here, and one test drives every code path and must see every row. RBAC is
+/// derived from it (`backend/tests/deploy_rbac.rs`), so a new request without a grant — or a
+/// grant without a request — fails a test.
+pub const API_REQUESTS: &[ApiRequest] = &[
+    request("list", "", "nodes", PermissionScope::Cluster, "node reflector"),
+    request("watch", "", "nodes", PermissionScope::Cluster, "node reflector"),
+    request("patch", "", "nodes", PermissionScope::Cluster, "KubeApi::set_node_schedulable"),
+    request("list", "", "pods", PermissionScope::Cluster, "pod reflector"),
+    request("watch", "", "pods", PermissionScope::Cluster, "pod reflector"),
+    request("delete", "", "pods", PermissionScope::Namespace, "KubeApi::delete_job"),
+    request("list", "scheduling.volcano.sh", "queues", PermissionScope::Cluster, "queue reflector"),
+    request("watch", "scheduling.volcano.sh", "queues", PermissionScope::Cluster, "queue reflector"),
+    request("create", "batch.volcano.sh", "jobs", PermissionScope::Namespace, "KubeApi::create_job"),
+    request("get", "batch.volcano.sh", "jobs", PermissionScope::Namespace, "KubeApi::create_job after 409"),
+    request("delete", "batch.volcano.sh", "jobs", PermissionScope::Namespace, "KubeApi::delete_job"),
+    request("list", "batch.volcano.sh", "jobs", PermissionScope::Namespace, "job reflector"),
+    request("watch", "batch.volcano.sh", "jobs", PermissionScope::Namespace, "job reflector"),
 ];
 
 /// How long a read waits for a cache that has not synced yet before answering `Unavailable`.

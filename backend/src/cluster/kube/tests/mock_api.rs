@@ -19,7 +19,7 @@ const INSTALLATION: &str = "0d6f2a47-6c1e-4b8a-a7f0-3e9c5b2d1a00";
 
 type ApiHandle = Handle<Request<Body>, Response<Body>>;
 
-fn settings() -> ManifestSettings {
+pub(super) fn settings() -> ManifestSettings {
     ManifestSettings::new("team-ns", INSTALLATION)
 }
 
@@ -28,7 +28,7 @@ fn mock_api() -> (KubeApi, ApiHandle) {
     (KubeApi::new(Client::new(service, "team-ns"), settings()), handle)
 }
 
-fn spec(id: i64) -> JobSpec {
+pub(super) fn spec(id: i64) -> JobSpec {
     JobSpec {
         id,
         kind: JobKind::Custom,
@@ -58,6 +58,7 @@ async fn expect(
     uri: &str,
 ) -> (Value, Option<String>, SendResponse<Response<Body>>) {
     let (request, send) = handle.next_request().await.expect("the adapter sent a request");
+    super::api_requests::assert_in_table(request.method().as_str(), &request.uri().to_string());
     assert_eq!(request.method(), method, "method of {}", request.uri());
     assert_eq!(request.uri().to_string(), uri);
     let content_type = request
@@ -74,7 +75,7 @@ async fn expect(
     (body, content_type, send)
 }
 
-fn respond(send: SendResponse<Response<Body>>, code: u16, body: Value) {
+pub(super) fn respond(send: SendResponse<Response<Body>>, code: u16, body: Value) {
     let bytes = serde_json::to_vec(&body).expect("json");
     let response = Response::builder()
         .status(code)
@@ -84,7 +85,7 @@ fn respond(send: SendResponse<Response<Body>>, code: u16, body: Value) {
     send.send_response(response);
 }
 
-fn status(code: u16, reason: &str) -> Value {
+pub(super) fn status(code: u16, reason: &str) -> Value {
     json!({
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
         "message": format!("{reason} (from the mock)"), "reason": reason, "code": code

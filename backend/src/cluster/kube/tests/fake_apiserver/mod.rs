@@ -4,7 +4,7 @@
 //! Jobs and Volcano Queues, so kube-runtime's watchers and reflectors run exactly as against a
 //! cluster. Each test has its own server and its own adapter: parallel-safe.
 
-mod server;
+pub(super) mod server;
 
 use std::time::Duration;
 
@@ -19,7 +19,7 @@ use crate::cluster::kube::KubeCluster;
 use crate::cluster::{Cluster, ClusterError, ClusterQueue, JobEvent, JobSpec, JobStatus, TaskSpec};
 
 /// Polls `check` every 20 ms until it returns `Some`, for at most 10 s.
-async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+pub(super) async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,

@@ -22,7 +22,7 @@ use tokio::sync::broadcast;
 
 /// The collections the adapter watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) enum Kind {
+pub(crate) enum Kind {
     Nodes,
     Pods,
     Jobs,
@@ -95,20 +95,29 @@ impl Drop for WatchGuard {
 }
 
 /// A fake apiserver serving lists and watches from an in-memory store.
-pub(super) struct FakeApiServer {
+pub(crate) struct FakeApiServer {
     state: Arc<FakeState>,
     url: String,
     server: tokio::task::JoinHandle<()>,
 }
 
 impl Drop for FakeApiServer {
+    /// Stops the server, and holds what it saw to the request table: every request of every
+    /// fake-apiserver test must be one the RBAC grants (not checked while a test already
+    /// panics, which would abort instead of reporting).
     fn drop(&mut self) {
         self.server.abort();
+        if !std::thread::panicking() {
+            for line in self.requests() {
+                let (method, uri) = line.split_once(' ').expect("METHOD uri");
+                super::super::api_requests::assert_in_table(method, uri);
+            }
+        }
     }
 }
 
 impl FakeApiServer {
-    pub(super) async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let state = Arc::new(FakeState {
             inner: Mutex::new(Inner {
                 rv: 100,
@@ -163,13 +172,13 @@ impl FakeApiServer {
     }
 
     /// A real client for this server.
-    pub(super) fn client(&self) -> kube::Client {
+    pub(crate) fn client(&self) -> kube::Client {
         let uri: http::Uri = self.url.parse().expect("url");
         kube::Client::try_from(kube::Config::new(uri)).expect("client")
     }
 
     /// Adds or replaces an object (ADDED / MODIFIED), stamping a new resourceVersion.
-    pub(super) fn apply(&self, kind: Kind, mut object: Value) {
+    pub(crate) fn apply(&self, kind: Kind, mut object: Value) {
         let mut inner = self.state.inner.lock().expect("fake state");
         inner.rv += 1;
         let rv = inner.rv;
@@ -195,7 +204,7 @@ impl FakeApiServer {
     }
 
     /// Removes an object (DELETED).
-    pub(super) fn delete(&self, kind: Kind, namespace: &str, name: &str) {
+    pub(crate) fn delete(&self, kind: Kind, namespace: &str, name: &str) {
         let mut inner = self.state.inner.lock().expect("fake state");
         inner.rv += 1;
         let rv = inner.rv;
@@ -218,16 +227,16 @@ impl FakeApiServer {
     /// From now on every request is answered `500` (still recorded): the apiserver is there
     /// but cannot serve, as during an etcd outage. (Not 503: kube retries that one with backoff,
     /// which would only make the test slower.)
-    pub(super) fn go_down(&self) {
+    pub(crate) fn go_down(&self) {
         self.state.down.store(true, Ordering::SeqCst);
     }
 
     /// Every request so far as `METHOD /path?query`, in order.
-    pub(super) fn requests(&self) -> Vec<String> {
+    pub(crate) fn requests(&self) -> Vec<String> {
         self.state.requests.lock().expect("requests").clone()
     }
 
-    pub(super) fn open_watches(&self) -> usize {
+    pub(crate) fn open_watches(&self) -> usize {
         self.state.open_watches.load(Ordering::SeqCst)
     }
 }
@@ -368,16 +377,16 @@ fn line_bytes(line: &WatchLine) -> Bytes {
 
 // ---- fixtures ----
 
-pub(super) const NS: &str = "team-ns";
+pub(crate) const NS: &str = "team-ns";
 /// The installation id of the adapter under test.
-pub(super) const INSTALLATION: &str = "7b1e9f5c-2a4d-4e8b-9c3f-6d0a1b2c3d4e";
+pub(crate) const INSTALLATION: &str = "7b1e9f5c-2a4d-4e8b-9c3f-6d0a1b2c3d4e";
 
 /// The adapter's settings for the fake's namespace and installation.
-pub(super) fn settings() -> crate::cluster::kube::manifest::ManifestSettings {
+pub(crate) fn settings() -> crate::cluster::kube::manifest::ManifestSettings {
     crate::cluster::kube::manifest::ManifestSettings::new(NS, INSTALLATION)
 }
 
-pub(super) fn node(name: &str, allocatable: Value, unschedulable: bool) -> Value {
+pub(crate) fn node(name: &str, allocatable: Value, unschedulable: bool) -> Value {
     json!({
         "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
         "spec": {"unschedulable": unschedulable},
@@ -385,7 +394,7 @@ pub(super) fn node(name: &str, allocatable: Value, unschedulable: bool) -> Value
     })
 }
 
-pub(super) fn pod(namespace: &str, name: &str, node: Option<&str>, phase: &str, requests: Value) -> Value {
+pub(crate) fn pod(namespace: &str, name: &str, node: Option<&str>, phase: &str, requests: Value) -> Value {
     json!({
         "metadata": {"name": name, "namespace": namespace, "labels": {}},
         "spec": {"nodeName": node, "containers": [{"name": "main", "resources": {"requests": requests}}]},
@@ -393,7 +402,7 @@ pub(super) fn pod(namespace: &str, name: &str, node: Option<&str>, phase: &str, 
     })
 }
 
-pub(super) fn job_pod(id: i64, index: u32, node: Option<&str>) -> Value {
+pub(crate) fn job_pod(id: i64, index: u32, node: Option<&str>) -> Value {
     let mut p = pod(
         NS,
         &format!("ar-{id}-main-{index}"),
@@ -410,7 +419,7 @@ pub(super) fn job_pod(id: i64, index: u32, node: Option<&str>) -> Value {
     p
 }
 
-pub(super) fn volcano_job(id: i64, phase: Option<&str>) -> Value {
+pub(crate) fn volcano_job(id: i64, phase: Option<&str>) -> Value {
     let mut job = json!({
         "metadata": {"name": format!("ar-{id}"), "namespace": NS,
                      "labels": {"app.kubernetes.io/managed-by": "anteroom", "anteroom.io/job-id": id.to_string(),
@@ -423,10 +432,10 @@ pub(super) fn volcano_job(id: i64, phase: Option<&str>) -> Value {
     job
 }
 
-pub(super) fn queue(name: &str, state: &str) -> Value {
+pub(crate) fn queue(name: &str, state: &str) -> Value {
     json!({"metadata": {"name": name}, "spec": {"weight": 1}, "status": {"state": state}})
 }
 
-pub(super) fn resources(entries: &[(&str, &str)]) -> ResourceList {
+pub(crate) fn resources(entries: &[(&str, &str)]) -> ResourceList {
     ResourceList::parse_map(entries.iter().copied()).expect("quantities")
 }
