@@ -176,7 +176,11 @@ fn deploy_manifests_parse_as_their_kubernetes_types_without_unknown_fields() {
 fn deploy_cluster_role_grants_exactly_the_cluster_wide_requests_the_kube_adapter_sends() {
     let role: ClusterRole = one_of("ClusterRole");
     let granted = triples(role.rules.as_deref().unwrap_or_default());
-    assert_eq!(granted, requested(PermissionScope::Cluster), "deploy/20-rbac.yaml ClusterRole");
+    assert_eq!(
+        granted,
+        requested(PermissionScope::Cluster),
+        "deploy/20-rbac.yaml ClusterRole"
+    );
     assert_eq!(documented(PermissionScope::Cluster), granted, "REQUIRED_PERMISSIONS");
 }
 
@@ -185,7 +189,11 @@ fn deploy_role_grants_exactly_the_namespaced_requests_in_the_configured_namespac
     let role: Role = one_of("Role");
     assert_eq!(role.metadata.namespace, Some(configured_namespace()));
     let granted = triples(role.rules.as_deref().unwrap_or_default());
-    assert_eq!(granted, requested(PermissionScope::Namespace), "deploy/20-rbac.yaml Role");
+    assert_eq!(
+        granted,
+        requested(PermissionScope::Namespace),
+        "deploy/20-rbac.yaml Role"
+    );
     assert_eq!(documented(PermissionScope::Namespace), granted, "REQUIRED_PERMISSIONS");
 }
 

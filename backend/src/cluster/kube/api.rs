@@ -8,7 +8,8 @@
 //!   `Conflict` otherwise; an existing object that is being deleted is neither: the caller
 //!   retries once it is gone;
 //! - delete: `404 NotFound` *of that object* is success; a 404 about anything else (the Volcano
-//!   CRD or the namespace missing) is not.
+//!   CRD or the namespace missing) is not; an `ar-<id>` of another installation is not ours to
+//!   delete.
 //!
 //! Errors are classified for the watcher ([`map_error`]): only an answer about the manifest
 //! itself is the job's fault (`Rejected`); everything about the installation or the cluster —
@@ -16,7 +17,7 @@
 //! retried and never counted against the job.
 
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, PropagationPolicy};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy};
 use kube::{Client, ResourceExt};
 
 use kube::core::Status;
@@ -78,7 +79,7 @@ impl KubeApi {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(status)) if status.code == 409 => {
                 let name = spec.cluster_name();
-                let existing = self.jobs().get_opt(&name).await.map_err(map_error)?;
+                let existing = self.get_job(&name).await?;
                 match existing {
                     Some(job) if job.metadata.deletion_timestamp.is_some() => Err(ClusterError::Unavailable(format!(
                         "{namespace}/{name} is still being deleted; retry once it is gone"
@@ -98,6 +99,11 @@ impl KubeApi {
     /// Deletes `ar-<id>` with `propagationPolicy: Foreground` and the grace period, then each of
     /// `pods` (the job's pods the caller knows of) with the same grace period.
     ///
+    /// Only our own `ar-<id>`: the object is read first, and one of another installation (or of
+    /// this one before its database was reset) is left alone — for us the job is not there.
+    /// The delete carries the uid read as a precondition, so an object replaced in between is
+    /// not deleted either (`409`: retry).
+    ///
     /// Foreground, not Background: the Volcano Job stays (with a deletion timestamp) until the
     /// garbage collector has removed its pods, so "the job is still listed" means "its pods may
     /// still hold capacity", and a re-created `ar-<id>` cannot meet pods of its predecessor.
@@ -108,13 +114,27 @@ impl KubeApi {
     /// them exactly that long to checkpoint (a later delete may shorten a pod's grace, never
     /// lengthen it). `404` on the job or a pod is success: it is already gone.
     pub async fn delete_job(&self, id: JobId, grace_seconds: u32, pods: &[String]) -> Result<(), ClusterError> {
-        let params = DeleteParams {
-            grace_period_seconds: Some(grace_seconds),
-            propagation_policy: Some(PropagationPolicy::Foreground),
-            ..DeleteParams::default()
-        };
         let name = cluster_name(id);
-        ignore_not_found(self.jobs().delete(&name, &params).await, &name)?;
+        match self.get_job(&name).await? {
+            Some(job) if self.is_ours(&job, id) => {
+                let params = DeleteParams {
+                    grace_period_seconds: Some(grace_seconds),
+                    propagation_policy: Some(PropagationPolicy::Foreground),
+                    preconditions: job.metadata.uid.clone().map(|uid| Preconditions {
+                        uid: Some(uid),
+                        resource_version: None,
+                    }),
+                    ..DeleteParams::default()
+                };
+                ignore_not_found(self.jobs().delete(&name, &params).await, &name)?;
+            }
+            Some(_) => tracing::warn!(
+                job.id = id,
+                object = %format!("{}/{name}", self.namespace()),
+                "not deleting an object of that name that another installation created"
+            ),
+            None => {}
+        }
         let pod_api: Api<Pod> = Api::namespaced(self.client.clone(), self.namespace());
         let pod_params = DeleteParams {
             grace_period_seconds: Some(grace_seconds),
@@ -141,6 +161,16 @@ impl KubeApi {
             Err(kube::Error::Api(status)) if is_not_found(&status, node) => {
                 Err(ClusterError::NodeNotFound(node.to_owned()))
             }
+            Err(e) => Err(map_error(e)),
+        }
+    }
+
+    /// `ar-<id>` if it exists. Not kube's `get_opt`: that reads any `NotFound` as "no such
+    /// object", including the one about a Volcano API version that is not served.
+    async fn get_job(&self, name: &str) -> Result<Option<VolcanoJob>, ClusterError> {
+        match self.jobs().get(name).await {
+            Ok(job) => Ok(Some(job)),
+            Err(kube::Error::Api(status)) if is_not_found(&status, name) => Ok(None),
             Err(e) => Err(map_error(e)),
         }
     }

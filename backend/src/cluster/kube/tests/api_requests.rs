@@ -75,10 +75,22 @@ fn kube_requests_read_as_the_apiservers_authorizer_reads_them() {
     let ns = PermissionScope::Namespace;
     let cluster = PermissionScope::Cluster;
     let cases = [
-        ("GET", "/api/v1/pods?&watch=true&resourceVersion=7", Some(("watch", "", "pods", cluster))),
+        (
+            "GET",
+            "/api/v1/pods?&watch=true&resourceVersion=7",
+            Some(("watch", "", "pods", cluster)),
+        ),
         ("GET", "/api/v1/nodes?", Some(("list", "", "nodes", cluster))),
-        ("PATCH", "/api/v1/nodes/gpu-0?&fieldManager=anteroom", Some(("patch", "", "nodes", cluster))),
-        ("DELETE", "/api/v1/namespaces/team-ns/pods/ar-7-main-0?", Some(("delete", "", "pods", ns))),
+        (
+            "PATCH",
+            "/api/v1/nodes/gpu-0?&fieldManager=anteroom",
+            Some(("patch", "", "nodes", cluster)),
+        ),
+        (
+            "DELETE",
+            "/api/v1/namespaces/team-ns/pods/ar-7-main-0?",
+            Some(("delete", "", "pods", ns)),
+        ),
         (
             "GET",
             "/apis/batch.volcano.sh/v1alpha1/namespaces/team-ns/jobs/ar-7",
@@ -124,7 +136,8 @@ async fn kube_the_request_table_is_exactly_what_the_adapter_sends() {
     let (service, mut handle) = mock::pair::<Request<Body>, Response<Body>>();
     let api = KubeApi::new(Client::new(service, "team-ns"), settings());
     let job = spec(7);
-    let ours = serde_json::to_value(volcano_job(&job, api.settings())).expect("json");
+    let mut ours = serde_json::to_value(volcano_job(&job, api.settings())).expect("json");
+    ours["metadata"]["uid"] = json!("uid-7");
     let server = async {
         while let Some((request, send)) = handle.next_request().await {
             let (method, uri) = (request.method().clone(), request.uri().to_string());
@@ -144,7 +157,9 @@ async fn kube_the_request_table_is_exactly_what_the_adapter_sends() {
     };
     let writes = async {
         api.create_job(&job).await.expect("already there and ours");
-        api.delete_job(7, 30, &["ar-7-main-0".to_owned()]).await.expect("deleted");
+        api.delete_job(7, 30, &["ar-7-main-0".to_owned()])
+            .await
+            .expect("deleted");
         api.set_node_schedulable("gpu-0", false).await.expect("cordoned");
         drop(api);
     };

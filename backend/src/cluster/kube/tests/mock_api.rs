@@ -223,11 +223,15 @@ async fn kube_delete_removes_the_job_in_the_foreground_then_its_pods_with_the_gr
     let (api, mut handle) = mock_api();
     let pods = vec!["ar-7-main-0".to_owned(), "ar-7-main-1".to_owned()];
     let server = async {
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-7")).await;
+        let mut ours = serde_json::to_value(volcano_job(&spec(7), &settings())).expect("json");
+        ours["metadata"]["uid"] = json!("uid-7");
+        respond(send, 200, ours);
         let (body, content_type, send) = expect(&mut handle, Method::DELETE, &format!("{JOBS}/ar-7?")).await;
         assert_eq!(content_type.as_deref(), Some("application/json"));
         assert_eq!(
             body,
-            json!({"gracePeriodSeconds": 30, "propagationPolicy": "Foreground"})
+            json!({"gracePeriodSeconds": 30, "propagationPolicy": "Foreground", "preconditions": {"uid": "uid-7"}})
         );
         respond(send, 200, status(200, "Success"));
         let (body, _, send) = expect(
@@ -261,11 +265,7 @@ async fn kube_delete_removes_the_job_in_the_foreground_then_its_pods_with_the_gr
 async fn kube_delete_of_a_job_that_is_not_there_is_a_success() {
     let (api, mut handle) = mock_api();
     let server = async {
-        let (body, _, send) = expect(&mut handle, Method::DELETE, &format!("{JOBS}/ar-9?")).await;
-        assert_eq!(
-            body,
-            json!({"gracePeriodSeconds": 0, "propagationPolicy": "Foreground"})
-        );
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-9")).await;
         respond(send, 404, not_found("jobs.batch.volcano.sh", "ar-9"));
     };
     let (result, ()) = tokio::join!(api.delete_job(9, 0, &[]), server);
@@ -278,7 +278,7 @@ async fn kube_delete_answered_with_a_server_error_is_unavailable_and_stops_there
     let (api, mut handle) = mock_api();
     let pods = vec!["ar-9-main-0".to_owned()];
     let server = async {
-        let (_, _, send) = expect(&mut handle, Method::DELETE, &format!("{JOBS}/ar-9?")).await;
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-9")).await;
         respond(send, 500, status(500, "InternalError"));
     };
     let (result, ()) = tokio::join!(api.delete_job(9, 30, &pods), server);
@@ -445,7 +445,7 @@ async fn kube_a_volcano_crd_that_is_not_installed_is_unavailable_for_create_and_
         let (_, _, send) = expect(&mut handle, Method::POST, CREATE).await;
         respond_text(send, 404, "404 page not found");
         // Delete: a 404 that does not name ar-7 is not "ar-7 is already gone".
-        let (_, _, send) = expect(&mut handle, Method::DELETE, &format!("{JOBS}/ar-7?")).await;
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-7")).await;
         respond(
             send,
             404,
@@ -482,5 +482,22 @@ async fn kube_an_apiserver_that_cannot_be_reached_is_unavailable() {
         matches!(result, Err(ref e @ ClusterError::Unavailable(_)) if e.is_transient()),
         "{result:?}"
     );
+    assert_no_more_requests(api, handle).await;
+}
+
+#[tokio::test]
+async fn kube_delete_leaves_an_object_of_another_installation_under_the_name_alone() {
+    let (api, mut handle) = mock_api();
+    let server = async {
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-7")).await;
+        let other = ManifestSettings::new("team-ns", "another-installation");
+        respond(
+            send,
+            200,
+            serde_json::to_value(volcano_job(&spec(7), &other)).expect("json"),
+        );
+    };
+    let (result, ()) = tokio::join!(api.delete_job(7, 30, &[]), server);
+    result.expect("nothing of ours to delete");
     assert_no_more_requests(api, handle).await;
 }
