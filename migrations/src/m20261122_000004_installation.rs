@@ -12,7 +12,7 @@ pub struct Migration;
 enum Installation {
     Table,
     Id,
-    InstallationId,
+    Uuid,
     CreatedAt,
 }
 
@@ -27,7 +27,7 @@ impl MigrationTrait for Migration {
                     // Always 1: the primary key makes a second row impossible, so two replicas
                     // starting together cannot both insert an id.
                     .col(ColumnDef::new(Installation::Id).integer().not_null().primary_key())
-                    .col(ColumnDef::new(Installation::InstallationId).string_len(36).not_null())
+                    .col(ColumnDef::new(Installation::Uuid).string_len(36).not_null())
                     .col(
                         ColumnDef::new(Installation::CreatedAt)
                             .timestamp_with_time_zone()

@@ -15,11 +15,7 @@ pub async fn installation_id(db: &DatabaseConnection) -> Result<String, DbErr> {
     }
     let insert = Query::insert()
         .into_table(Alias::new("installation"))
-        .columns([
-            Alias::new("id"),
-            Alias::new("installation_id"),
-            Alias::new("created_at"),
-        ])
+        .columns([Alias::new("id"), Alias::new("uuid"), Alias::new("created_at")])
         .values_panic([1.into(), uuid::Uuid::new_v4().to_string().into(), Utc::now().into()])
         .on_conflict(OnConflict::column(Alias::new("id")).do_nothing().to_owned())
         .to_owned();
@@ -31,12 +27,12 @@ pub async fn installation_id(db: &DatabaseConnection) -> Result<String, DbErr> {
 
 async fn read(db: &DatabaseConnection) -> Result<Option<String>, DbErr> {
     let select = Query::select()
-        .column(Alias::new("installation_id"))
+        .column(Alias::new("uuid"))
         .from(Alias::new("installation"))
         .and_where(Expr::col(Alias::new("id")).eq(1))
         .to_owned();
     match db.query_one(&select).await? {
-        Some(row) => Ok(Some(row.try_get("", "installation_id")?)),
+        Some(row) => Ok(Some(row.try_get("", "uuid")?)),
         None => Ok(None),
     }
 }
