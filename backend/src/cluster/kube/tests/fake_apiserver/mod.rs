@@ -405,3 +405,28 @@ async fn kube_dropping_the_adapter_stops_its_watches() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn kube_a_cluster_without_the_volcano_crds_is_unavailable_not_empty() {
+    let fake = FakeApiServer::start().await;
+    fake.without_volcano();
+    fake.apply(Kind::Nodes, node("gpu-0", json!({"cpu": "16"}), false));
+    let cluster = KubeCluster::start_with_sync_wait(fake.client(), settings(), Duration::from_millis(200));
+    // The core caches sync: nodes answer.
+    eventually("the nodes", || async { cluster.nodes().await.ok() }).await;
+    // The Volcano ones never do, and the reads say why instead of reporting no jobs or queues.
+    let unavailable = |result: Result<usize, ClusterError>| match result {
+        Err(ClusterError::Unavailable(m)) if m.contains("404") => Some(m),
+        Err(ClusterError::Unavailable(_)) => None,
+        other => panic!("without Volcano: {other:?}"),
+    };
+    eventually("the queue read to fail with the 404", || async {
+        unavailable(cluster.queues().await.map(|q| q.len()))
+    })
+    .await;
+    eventually("the job read to fail with the 404", || async {
+        unavailable(cluster.job_statuses().await.map(|s| s.len()))
+    })
+    .await;
+    assert!(!cluster.is_reachable().await);
+}

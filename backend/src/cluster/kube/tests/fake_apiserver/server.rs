@@ -82,6 +82,7 @@ struct FakeState {
     requests: Mutex<Vec<String>>,
     open_watches: AtomicUsize,
     down: AtomicBool,
+    no_volcano: AtomicBool,
 }
 
 /// Decrements the open-watch count when a watch response stream is dropped (the client went
@@ -129,6 +130,7 @@ impl FakeApiServer {
             requests: Mutex::new(Vec::new()),
             open_watches: AtomicUsize::new(0),
             down: AtomicBool::new(false),
+            no_volcano: AtomicBool::new(false),
         });
         let router = Router::new()
             .route("/version", get(version))
@@ -231,6 +233,12 @@ impl FakeApiServer {
         self.state.down.store(true, Ordering::SeqCst);
     }
 
+    /// From now on the Volcano APIs are not served, as on a cluster without Volcano's CRDs:
+    /// every `/apis/…` path is a plain-text `404 page not found`.
+    pub(crate) fn without_volcano(&self) {
+        self.state.no_volcano.store(true, Ordering::SeqCst);
+    }
+
     /// Every request so far as `METHOD /path?query`, in order.
     pub(crate) fn requests(&self) -> Vec<String> {
         self.state.requests.lock().expect("requests").clone()
@@ -260,6 +268,9 @@ fn key_of(object: &Value) -> (String, String) {
 async fn record_every_request(State(state): State<Arc<FakeState>>, request: Request, next: Next) -> Response {
     let line = format!("{} {}", request.method(), request.uri());
     state.requests.lock().expect("requests").push(line);
+    if state.no_volcano.load(Ordering::SeqCst) && request.uri().path().starts_with("/apis/") {
+        return (StatusCode::NOT_FOUND, "404 page not found\n").into_response();
+    }
     if state.down.load(Ordering::SeqCst) {
         let body = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
                           "reason": "InternalError", "code": 500, "message": "the fake is down"});
