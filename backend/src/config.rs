@@ -85,6 +85,14 @@ pub struct Config {
     pub sim_finished_retention_seconds: u64,
     /// Kubernetes namespace of Anteroom's Volcano jobs (kube cluster).
     pub namespace: String,
+    /// `priorityClassName` of normal jobs in the kube cluster; `None`: the cluster's default.
+    pub kube_priority_class_normal: Option<String>,
+    /// `priorityClassName` of backfill jobs in the kube cluster (typically a low one, so
+    /// Volcano's own preemption picks them first); `None`: the cluster's default.
+    pub kube_priority_class_backfill: Option<String>,
+    /// Volcano's `ttlSecondsAfterFinished` on Anteroom's jobs; `None`: finished jobs stay until
+    /// Anteroom deletes them.
+    pub kube_ttl_seconds_after_finished: Option<u32>,
 }
 
 impl Config {
@@ -213,6 +221,27 @@ pub const SETTINGS: &[Setting] = &[
         default: Some("default"),
         secret: false,
         help: "Kubernetes namespace for Anteroom's Volcano jobs (cluster = kube)",
+    },
+    Setting {
+        name: "kube_priority_class_normal",
+        env: "ANTEROOM_KUBE_PRIORITY_CLASS_NORMAL",
+        default: None,
+        secret: false,
+        help: "priorityClassName of normal jobs' pods and PodGroups (cluster = kube; empty: none)",
+    },
+    Setting {
+        name: "kube_priority_class_backfill",
+        env: "ANTEROOM_KUBE_PRIORITY_CLASS_BACKFILL",
+        default: None,
+        secret: false,
+        help: "priorityClassName of backfill jobs' pods and PodGroups (cluster = kube; empty: none)",
+    },
+    Setting {
+        name: "kube_ttl_seconds_after_finished",
+        env: "ANTEROOM_KUBE_TTL_SECONDS_AFTER_FINISHED",
+        default: None,
+        secret: false,
+        help: "Volcano removes a finished job after this many seconds (cluster = kube; empty: never)",
     },
     Setting {
         name: "log",
@@ -481,6 +510,46 @@ impl Config {
             ));
         }
 
+        let priority_class = |name: &'static str| -> Result<Option<String>, ConfigError> {
+            let Some((value, src)) = get(name).filter(|(v, _)| !v.trim().is_empty()) else {
+                return Ok(None);
+            };
+            let value = value.trim().to_owned();
+            // A PriorityClass name is a DNS subdomain: refuse here rather than have every job
+            // rejected by the apiserver later.
+            let valid = value.len() <= 253
+                && value.split('.').all(|part| {
+                    !part.is_empty()
+                        && part
+                            .chars()
+                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                        && !part.starts_with('-')
+                        && !part.ends_with('-')
+                });
+            if valid {
+                Ok(Some(value))
+            } else {
+                Err(invalid(
+                    name,
+                    src,
+                    format!("`{value}` is not a valid PriorityClass name"),
+                ))
+            }
+        };
+        let kube_priority_class_normal = priority_class("kube_priority_class_normal")?;
+        let kube_priority_class_backfill = priority_class("kube_priority_class_backfill")?;
+        let kube_ttl_seconds_after_finished =
+            match get("kube_ttl_seconds_after_finished").filter(|(v, _)| !v.trim().is_empty()) {
+                None => None,
+                Some((v, src)) => Some(v.trim().parse::<u32>().map_err(|_| {
+                    invalid(
+                        "kube_ttl_seconds_after_finished",
+                        src,
+                        format!("`{v}` is not a whole number of seconds"),
+                    )
+                })?),
+            };
+
         Ok(Config {
             listen,
             data_dir,
@@ -497,6 +566,9 @@ impl Config {
             sim_termination_grace_seconds,
             sim_finished_retention_seconds,
             namespace,
+            kube_priority_class_normal,
+            kube_priority_class_backfill,
+            kube_ttl_seconds_after_finished,
         })
     }
 }
@@ -601,6 +673,45 @@ mod tests {
         assert!(err.to_string().contains("`database_url`"));
         let err = Config::load(&no_file(), &env_of(&[("ANTEROOM_JWT_SECRET", "short")])).unwrap_err();
         assert!(err.to_string().contains("at least 32 bytes"));
+    }
+
+    #[test]
+    fn kube_priority_classes_and_ttl_are_optional_and_validated() {
+        let c = Config::load(&no_file(), &env_of(&[])).unwrap();
+        assert_eq!(
+            (
+                c.kube_priority_class_normal,
+                c.kube_priority_class_backfill,
+                c.kube_ttl_seconds_after_finished
+            ),
+            (None, None, None)
+        );
+        let env = env_of(&[
+            ("ANTEROOM_KUBE_PRIORITY_CLASS_NORMAL", ""),
+            ("ANTEROOM_KUBE_PRIORITY_CLASS_BACKFILL", "anteroom-backfill"),
+            ("ANTEROOM_KUBE_TTL_SECONDS_AFTER_FINISHED", "3600"),
+        ]);
+        let c = Config::load(&no_file(), &env).unwrap();
+        assert_eq!(c.kube_priority_class_normal, None, "empty means none");
+        assert_eq!(c.kube_priority_class_backfill.as_deref(), Some("anteroom-backfill"));
+        assert_eq!(c.kube_ttl_seconds_after_finished, Some(3600));
+        let err = Config::load(
+            &no_file(),
+            &env_of(&[("ANTEROOM_KUBE_PRIORITY_CLASS_NORMAL", "High_Priority")]),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("`kube_priority_class_normal`") && err.contains("PriorityClass"),
+            "{err}"
+        );
+        let err = Config::load(
+            &no_file(),
+            &env_of(&[("ANTEROOM_KUBE_TTL_SECONDS_AFTER_FINISHED", "-1")]),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("`kube_ttl_seconds_after_finished`"), "{err}");
     }
 
     #[test]

@@ -1,13 +1,14 @@
 //! The Kubernetes manifests in `deploy/`: each parses as its Kubernetes type with no field the
 //! type does not know (a typo would otherwise be dropped silently by `kubectl apply`), the RBAC
-//! rules grant exactly the kube adapter's [`REQUIRED_PERMISSIONS`] — nothing missing, nothing
-//! extra — and the Deployment runs the kube cluster as a non-root user with its probes and
-//! secrets wired.
+//! rules grant exactly the requests the kube adapter sends — [`API_REQUESTS`], the table its
+//! mock and fake-apiserver tests hold to the requests they see — nothing missing, nothing
+//! extra, and [`REQUIRED_PERMISSIONS`] says the same; the Deployment runs the kube cluster as a
+//! non-root user with its probes and secrets wired.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use anteroom::cluster::kube::{PermissionScope, REQUIRED_PERMISSIONS};
+use anteroom::cluster::kube::{API_REQUESTS, PermissionScope, REQUIRED_PERMISSIONS};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, Subject};
@@ -93,7 +94,17 @@ fn triples(rules: &[PolicyRule]) -> BTreeSet<(String, String, String)> {
     out
 }
 
-fn required(scope: PermissionScope) -> BTreeSet<(String, String, String)> {
+/// What the adapter sends in `scope`, from the request table.
+fn requested(scope: PermissionScope) -> BTreeSet<(String, String, String)> {
+    API_REQUESTS
+        .iter()
+        .filter(|r| r.scope == scope)
+        .map(|r| (r.api_group.to_owned(), r.resource.to_owned(), r.verb.to_owned()))
+        .collect()
+}
+
+/// What the code documents as its RBAC rules in `scope`.
+fn documented(scope: PermissionScope) -> BTreeSet<(String, String, String)> {
     REQUIRED_PERMISSIONS
         .iter()
         .filter(|p| p.scope == scope)
@@ -162,24 +173,28 @@ fn deploy_manifests_parse_as_their_kubernetes_types_without_unknown_fields() {
 }
 
 #[test]
-fn deploy_cluster_role_grants_exactly_the_cluster_wide_permissions_the_kube_adapter_uses() {
+fn deploy_cluster_role_grants_exactly_the_cluster_wide_requests_the_kube_adapter_sends() {
     let role: ClusterRole = one_of("ClusterRole");
     let granted = triples(role.rules.as_deref().unwrap_or_default());
-    assert_eq!(granted, required(PermissionScope::Cluster));
+    assert_eq!(
+        granted,
+        requested(PermissionScope::Cluster),
+        "deploy/20-rbac.yaml ClusterRole"
+    );
+    assert_eq!(documented(PermissionScope::Cluster), granted, "REQUIRED_PERMISSIONS");
 }
 
 #[test]
-fn deploy_role_grants_exactly_the_namespaced_permissions_in_the_configured_namespace() {
+fn deploy_role_grants_exactly_the_namespaced_requests_in_the_configured_namespace() {
     let role: Role = one_of("Role");
     assert_eq!(role.metadata.namespace, Some(configured_namespace()));
     let granted = triples(role.rules.as_deref().unwrap_or_default());
-    assert_eq!(granted, required(PermissionScope::Namespace));
-    assert!(
-        granted
-            .iter()
-            .any(|(g, r, _)| g == "coordination.k8s.io" && r == "leases"),
-        "leases are granted for the watcher's lease"
+    assert_eq!(
+        granted,
+        requested(PermissionScope::Namespace),
+        "deploy/20-rbac.yaml Role"
     );
+    assert_eq!(documented(PermissionScope::Namespace), granted, "REQUIRED_PERMISSIONS");
 }
 
 #[test]

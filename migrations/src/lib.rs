@@ -5,6 +5,7 @@ pub use sea_orm_migration::prelude::*;
 mod m20261122_000001_create_users;
 mod m20261122_000002_create_sim_cluster;
 mod m20261122_000003_user_token_version;
+mod m20261122_000004_installation;
 mod m20261122_000005_sim_queues;
 
 /// Applies the migrations in order; used at start and by `anteroom migrate`.
@@ -17,6 +18,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000001_create_users::Migration),
             Box::new(m20261122_000002_create_sim_cluster::Migration),
             Box::new(m20261122_000003_user_token_version::Migration),
+            Box::new(m20261122_000004_installation::Migration),
             Box::new(m20261122_000005_sim_queues::Migration),
         ]
     }

@@ -13,6 +13,7 @@
 
 pub mod clock;
 pub mod handlers;
+pub mod installation;
 pub mod kube;
 pub mod sim;
 
@@ -283,6 +284,9 @@ pub async fn from_config(
             let cluster: Arc<dyn Cluster> = sim;
             Ok(cluster)
         }
-        crate::config::ClusterKind::Kube => kube::KubeCluster::connect(config).await,
+        crate::config::ClusterKind::Kube => {
+            let installation = installation::installation_id(db).await?;
+            kube::KubeCluster::connect(config, installation).await
+        }
     }
 }

@@ -50,6 +50,12 @@ pub struct VolcanoJobSpec {
     /// How often Volcano restarts the job before giving up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_retry: Option<i32>,
+    /// Priority class of the job's PodGroup: Volcano orders and preempts jobs by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_class_name: Option<String>,
+    /// Seconds after the job finished before Volcano deletes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_seconds_after_finished: Option<i32>,
 }
 
 /// One task of a Volcano Job.

@@ -9,11 +9,23 @@
 //! - `restartPolicy`: `OnFailure` for jupyter/webide (a crashed notebook server comes back on the
 //!   same node, keeping its place), `Never` for batch kinds (a failed run is reported as failed,
 //!   not hidden by in-place restarts that a distributed job could not survive anyway);
-//! - PyTorch gets Volcano's `pytorch` plugin (MASTER_ADDR, WORLD_SIZE, RANK, headless service)
-//!   and completes when its master completes; TensorFlow gets `env` + `svc` (task index, host
-//!   files) and completes when its workers complete (parameter servers never exit); a custom job
-//!   with several pods gets `env` + `svc` so its pods can find each other; gang jobs restart as a
-//!   whole when a pod is evicted;
+//! - PyTorch gets Volcano's `pytorch` plugin (MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK) *and*
+//!   `svc`: MASTER_ADDR is the master pod's DNS name under the job's headless service, which only
+//!   `svc` creates (newer Volcano turns it on by itself, older does not — saying so costs
+//!   nothing); it completes when its master completes. TensorFlow gets the `tensorflow` plugin
+//!   (TF_CONFIG with every ps and worker address) plus `svc` for the same reason, and `env` for
+//!   the task index; it completes when its workers complete (parameter servers never exit); a
+//!   custom job with several pods gets `env` + `svc` so its pods can find each other; gang jobs
+//!   restart as a whole when a pod is evicted;
+//! - Volcano may preempt backfill pods only (`volcano.sh/preemptable: "true"` on their pods,
+//!   `"false"` on normal ones — Anteroom never lets a normal job be preempted); each schedule
+//!   type may get a `priorityClassName` (settings), on the job (its PodGroup) and on its pods;
+//! - the pods' `terminationGracePeriodSeconds` is the job's preemption grace period, so a pod
+//!   the kubelet ends (eviction, Volcano preemption) gets the same time to checkpoint as one
+//!   Anteroom deletes; `ttlSecondsAfterFinished` (setting) lets Volcano remove finished jobs;
+//! - every object carries the installation id (`anteroom.io/installation`): another Anteroom,
+//!   or this one after its database was reset, has other ids and never takes an `ar-<id>` of
+//!   ours for its own;
 //! - explicit nodes become a *required* node affinity on `kubernetes.io/hostname In [...]`, the
 //!   rule the prequeue assumed when it admitted the job;
 //! - labels select (`app.kubernetes.io/managed-by=anteroom`, `anteroom.io/job-id`, kind,
@@ -22,7 +34,7 @@
 
 use std::collections::BTreeMap;
 
-use anteroom_shared::scheduling::{JobKind, JobPhase, ResourceList};
+use anteroom_shared::scheduling::{JobKind, JobPhase, ResourceList, ScheduleType};
 use k8s_openapi::api::core::v1::{
     Affinity, Container, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, PodSpec,
     PodTemplateSpec, ResourceRequirements, Toleration as K8sToleration,
@@ -41,6 +53,12 @@ pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 pub const MANAGED_BY_VALUE: &str = "anteroom";
 /// Label with the database id of the job (on the Volcano Job and on its pods).
 pub const JOB_ID_LABEL: &str = "anteroom.io/job-id";
+/// Label with the installation id: job ids restart with a new database, so `ar-7` alone does
+/// not say which Anteroom (or which life of it) created an object.
+pub const INSTALLATION_LABEL: &str = "anteroom.io/installation";
+/// Label and annotation Volcano reads on a pod to decide whether its preempt/reclaim actions
+/// may evict it.
+pub const PREEMPTABLE_KEY: &str = "volcano.sh/preemptable";
 /// Label with the job kind, for `kubectl get -l`.
 pub const KIND_LABEL: &str = "anteroom.io/kind";
 /// Label and annotation with the schedule type (`normal` / `backfill`).
@@ -58,20 +76,77 @@ pub const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
 /// The scheduler that gang-schedules Volcano Jobs.
 pub const SCHEDULER_NAME: &str = "volcano";
 
-/// The selector of the job watch: only Anteroom's Volcano Jobs.
-pub fn managed_selector() -> String {
-    format!("{MANAGED_BY_LABEL}={MANAGED_BY_VALUE}")
+/// Where and how this installation writes its Volcano Jobs: everything a manifest depends on
+/// besides the job itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestSettings {
+    /// Namespace of the jobs (`ANTEROOM_NAMESPACE`).
+    pub namespace: String,
+    /// This installation's id (kept in the database), put in [`INSTALLATION_LABEL`].
+    pub installation: String,
+    /// `priorityClassName` of normal jobs' pods and PodGroups; `None`: the cluster default.
+    pub priority_class_normal: Option<String>,
+    /// `priorityClassName` of backfill jobs' pods and PodGroups; `None`: the cluster default.
+    pub priority_class_backfill: Option<String>,
+    /// Volcano's `ttlSecondsAfterFinished`: finished jobs are removed after this long;
+    /// `None`: kept until Anteroom deletes them.
+    pub ttl_seconds_after_finished: Option<u32>,
 }
 
-/// The Volcano Job for `spec` in `namespace`.
-pub fn volcano_job(spec: &JobSpec, namespace: &str) -> VolcanoJob {
+impl ManifestSettings {
+    /// Settings with no priority classes and no TTL: what tests and a minimal setup use.
+    pub fn new(namespace: impl Into<String>, installation: impl Into<String>) -> Self {
+        Self {
+            namespace: namespace.into(),
+            installation: installation.into(),
+            priority_class_normal: None,
+            priority_class_backfill: None,
+            ttl_seconds_after_finished: None,
+        }
+    }
+
+    /// From the server's configuration and the installation id kept in the database.
+    pub fn from_config(config: &crate::config::Config, installation: impl Into<String>) -> Self {
+        Self {
+            namespace: config.namespace.clone(),
+            installation: installation.into(),
+            priority_class_normal: config.kube_priority_class_normal.clone(),
+            priority_class_backfill: config.kube_priority_class_backfill.clone(),
+            ttl_seconds_after_finished: config.kube_ttl_seconds_after_finished,
+        }
+    }
+
+    /// The selector of the job watch: only this installation's Volcano Jobs, so another
+    /// Anteroom's `ar-<id>` in the same namespace is never reported as one of ours.
+    pub fn selector(&self) -> String {
+        format!(
+            "{MANAGED_BY_LABEL}={MANAGED_BY_VALUE},{INSTALLATION_LABEL}={}",
+            self.installation
+        )
+    }
+
+    fn priority_class(&self, schedule_type: ScheduleType) -> Option<String> {
+        match schedule_type {
+            ScheduleType::Normal => self.priority_class_normal.clone(),
+            ScheduleType::Backfill => self.priority_class_backfill.clone(),
+        }
+    }
+}
+
+/// The Volcano Job for `spec`, written as `settings` say.
+pub fn volcano_job(spec: &JobSpec, settings: &ManifestSettings) -> VolcanoJob {
     let name = spec.cluster_name();
     let labels = BTreeMap::from([
         (MANAGED_BY_LABEL.to_owned(), MANAGED_BY_VALUE.to_owned()),
+        (INSTALLATION_LABEL.to_owned(), settings.installation.clone()),
         (JOB_ID_LABEL.to_owned(), spec.id.to_string()),
         (KIND_LABEL.to_owned(), spec.kind.as_str().to_owned()),
         (SCHEDULE_TYPE_KEY.to_owned(), spec.schedule_type.as_str().to_owned()),
     ]);
+    let preemptable = matches!(spec.schedule_type, ScheduleType::Backfill).to_string();
+    let mut pod_labels = labels.clone();
+    pod_labels.insert(PREEMPTABLE_KEY.to_owned(), preemptable.clone());
+    let priority_class = settings.priority_class(spec.schedule_type);
     let mut annotations = BTreeMap::from([
         (SCHEDULE_TYPE_KEY.to_owned(), spec.schedule_type.as_str().to_owned()),
         (
@@ -88,6 +163,8 @@ pub fn volcano_job(spec: &JobSpec, namespace: &str) -> VolcanoJob {
         JobKind::Custom | JobKind::Pytorch | JobKind::Tensorflow => "Never",
     };
     let gang_size = spec.min_available();
+    let mut pod_annotations = annotations.clone();
+    pod_annotations.insert(PREEMPTABLE_KEY.to_owned(), preemptable);
     let tasks = spec
         .tasks
         .iter()
@@ -97,8 +174,8 @@ pub fn volcano_job(spec: &JobSpec, namespace: &str) -> VolcanoJob {
             policies: task_policies(spec.kind, &task.name),
             template: PodTemplateSpec {
                 metadata: Some(ObjectMeta {
-                    labels: Some(labels.clone()),
-                    annotations: Some(annotations.clone()),
+                    labels: Some(pod_labels.clone()),
+                    annotations: Some(pod_annotations.clone()),
                     ..ObjectMeta::default()
                 }),
                 spec: Some(PodSpec {
@@ -114,6 +191,8 @@ pub fn volcano_job(spec: &JobSpec, namespace: &str) -> VolcanoJob {
                     affinity: hostname_affinity(&task.node_names),
                     tolerations: (!task.tolerations.is_empty())
                         .then(|| task.tolerations.iter().map(toleration).collect()),
+                    priority_class_name: priority_class.clone(),
+                    termination_grace_period_seconds: spec.termination_grace_seconds.map(i64::from),
                     ..PodSpec::default()
                 }),
             },
@@ -122,7 +201,7 @@ pub fn volcano_job(spec: &JobSpec, namespace: &str) -> VolcanoJob {
     VolcanoJob {
         metadata: ObjectMeta {
             name: Some(name),
-            namespace: Some(namespace.to_owned()),
+            namespace: Some(settings.namespace.clone()),
             labels: Some(labels),
             annotations: Some(annotations),
             ..ObjectMeta::default()
@@ -135,6 +214,8 @@ pub fn volcano_job(spec: &JobSpec, namespace: &str) -> VolcanoJob {
             policies: job_policies(spec.kind),
             plugins: plugins(spec.kind, gang_size),
             max_retry: None,
+            priority_class_name: priority_class,
+            ttl_seconds_after_finished: settings.ttl_seconds_after_finished.map(clamp_i32),
         },
         status: None,
     }
@@ -187,21 +268,33 @@ fn task_policies(kind: JobKind, task: &str) -> Option<Vec<LifecyclePolicy>> {
     ends_job.then(|| vec![policy("TaskCompleted", "CompleteJob")])
 }
 
+/// Volcano job plugins per kind (see the module doc for why each is there).
 fn plugins(kind: JobKind, gang_size: u32) -> Option<BTreeMap<String, Vec<String>>> {
-    let discovery = || BTreeMap::from([("env".to_owned(), Vec::new()), ("svc".to_owned(), Vec::new())]);
+    let args = |list: &[&str]| list.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
+    let mut plugins = BTreeMap::new();
     match kind {
-        JobKind::Pytorch => Some(BTreeMap::from([(
-            "pytorch".to_owned(),
-            vec![
-                "--master=master".to_owned(),
-                "--worker=worker".to_owned(),
-                "--port=23456".to_owned(),
-            ],
-        )])),
-        JobKind::Tensorflow => Some(discovery()),
-        JobKind::Custom if gang_size > 1 => Some(discovery()),
-        JobKind::Custom | JobKind::Jupyter | JobKind::Webide => None,
+        JobKind::Pytorch => {
+            plugins.insert(
+                "pytorch".to_owned(),
+                args(&["--master=master", "--worker=worker", "--port=23456"]),
+            );
+            plugins.insert("svc".to_owned(), Vec::new());
+        }
+        JobKind::Tensorflow => {
+            plugins.insert(
+                "tensorflow".to_owned(),
+                args(&["--ps=ps", "--worker=worker", "--port=2222"]),
+            );
+            plugins.insert("svc".to_owned(), Vec::new());
+            plugins.insert("env".to_owned(), Vec::new());
+        }
+        JobKind::Custom if gang_size > 1 => {
+            plugins.insert("svc".to_owned(), Vec::new());
+            plugins.insert("env".to_owned(), Vec::new());
+        }
+        JobKind::Custom | JobKind::Jupyter | JobKind::Webide => return None,
     }
+    Some(plugins)
 }
 
 /// Requests = limits; zero quantities are left out (a zero limit on an accelerator would only
@@ -302,8 +395,19 @@ mod tests {
             schedule_type: ScheduleType::Normal,
             waiting_tolerance_seconds: Some(300),
             preemption_policy: PreemptionPolicy::PreemptLowerPriority,
-            termination_grace_seconds: None,
             tasks,
+            termination_grace_seconds: Some(120),
+        }
+    }
+
+    const INSTALLATION: &str = "5f0c3a2e-8d7b-4c1a-9e6f-0b1d2c3e4f5a";
+
+    /// The settings of the snapshots: a backfill priority class and a TTL, no normal class.
+    fn settings() -> ManifestSettings {
+        ManifestSettings {
+            priority_class_backfill: Some("anteroom-backfill".to_owned()),
+            ttl_seconds_after_finished: Some(3600),
+            ..ManifestSettings::new("anteroom", INSTALLATION)
         }
     }
 
@@ -316,7 +420,7 @@ mod tests {
         let mut spec = job(41, JobKind::Jupyter, vec![t]);
         spec.schedule_type = ScheduleType::Backfill;
         spec.waiting_tolerance_seconds = None;
-        insta::assert_yaml_snapshot!(volcano_job(&spec, "anteroom"));
+        insta::assert_yaml_snapshot!(volcano_job(&spec, &settings()));
     }
 
     #[test]
@@ -330,7 +434,7 @@ mod tests {
             value: Some("ide".to_owned()),
             effect: Some(TaintEffect::NoSchedule),
         }];
-        insta::assert_yaml_snapshot!(volcano_job(&job(42, JobKind::Webide, vec![t]), "anteroom"));
+        insta::assert_yaml_snapshot!(volcano_job(&job(42, JobKind::Webide, vec![t]), &settings()));
     }
 
     #[test]
@@ -349,7 +453,7 @@ mod tests {
         }];
         let mut spec = job(43, JobKind::Custom, vec![t]);
         spec.preemption_policy = PreemptionPolicy::Never;
-        insta::assert_yaml_snapshot!(volcano_job(&spec, "anteroom"));
+        insta::assert_yaml_snapshot!(volcano_job(&spec, &settings()));
     }
 
     #[test]
@@ -360,7 +464,7 @@ mod tests {
             JobKind::Pytorch,
             vec![task("master", 1, &gpu), task("worker", 3, &gpu)],
         );
-        let manifest = volcano_job(&spec, "anteroom");
+        let manifest = volcano_job(&spec, &settings());
         assert_eq!(manifest.spec.min_available, Some(4));
         insta::assert_yaml_snapshot!(manifest);
     }
@@ -378,7 +482,7 @@ mod tests {
             JobKind::Tensorflow,
             vec![task("ps", 1, &[("cpu", "2"), ("memory", "4Gi")]), worker],
         );
-        insta::assert_yaml_snapshot!(volcano_job(&spec, "anteroom"));
+        insta::assert_yaml_snapshot!(volcano_job(&spec, &settings()));
     }
 
     #[test]
@@ -391,12 +495,134 @@ mod tests {
                 task("worker", 2, &[("nvidia.com/a100", "2")]),
             ],
         );
-        for t in volcano_job(&spec, "ns").spec.tasks {
+        for t in volcano_job(&spec, &settings()).spec.tasks {
             let pod = t.template.spec.expect("pod spec");
             let res = pod.containers[0].resources.clone().expect("resources");
             assert_eq!(res.requests, res.limits);
         }
         assert_eq!(Quantity::parse("2").expect("q").to_string(), "2");
+    }
+
+    fn plugin_names(job: &VolcanoJob) -> Vec<&str> {
+        job.spec.plugins.iter().flatten().map(|(k, _)| k.as_str()).collect()
+    }
+
+    #[test]
+    fn kube_pytorch_gets_the_svc_plugin_its_master_addr_needs_and_tensorflow_its_own_plugin_for_tf_config() {
+        let gpu = [("cpu", "1")];
+        let pytorch = volcano_job(
+            &job(
+                1,
+                JobKind::Pytorch,
+                vec![task("master", 1, &gpu), task("worker", 1, &gpu)],
+            ),
+            &settings(),
+        );
+        assert_eq!(plugin_names(&pytorch), ["pytorch", "svc"]);
+        let tensorflow = volcano_job(
+            &job(
+                2,
+                JobKind::Tensorflow,
+                vec![task("ps", 1, &gpu), task("worker", 2, &gpu)],
+            ),
+            &settings(),
+        );
+        assert_eq!(plugin_names(&tensorflow), ["env", "svc", "tensorflow"]);
+        let args = &tensorflow.spec.plugins.as_ref().expect("plugins")["tensorflow"];
+        assert_eq!(args, &["--ps=ps", "--worker=worker", "--port=2222"]);
+    }
+
+    #[test]
+    fn kube_only_backfill_pods_are_preemptable_for_volcano_and_each_type_gets_its_priority_class() {
+        let settings = ManifestSettings {
+            priority_class_normal: Some("anteroom-normal".to_owned()),
+            ..settings()
+        };
+        for (schedule_type, preemptable, class) in [
+            (ScheduleType::Backfill, "true", "anteroom-backfill"),
+            (ScheduleType::Normal, "false", "anteroom-normal"),
+        ] {
+            let mut spec = job(3, JobKind::Custom, vec![task("main", 1, &[("cpu", "1")])]);
+            spec.schedule_type = schedule_type;
+            let manifest = volcano_job(&spec, &settings);
+            assert_eq!(manifest.spec.priority_class_name.as_deref(), Some(class));
+            let template = &manifest.spec.tasks[0].template;
+            let meta = template.metadata.as_ref().expect("pod metadata");
+            for map in [&meta.labels, &meta.annotations] {
+                assert_eq!(
+                    map.as_ref().and_then(|m| m.get(PREEMPTABLE_KEY)).map(String::as_str),
+                    Some(preemptable),
+                    "{schedule_type:?}"
+                );
+            }
+            let pod = template.spec.as_ref().expect("pod spec");
+            assert_eq!(pod.priority_class_name.as_deref(), Some(class));
+            // The job object itself is not a pod: Volcano reads the key on pods only.
+            assert!(
+                !manifest
+                    .metadata
+                    .labels
+                    .as_ref()
+                    .expect("labels")
+                    .contains_key(PREEMPTABLE_KEY)
+            );
+        }
+        let plain = volcano_job(
+            &job(3, JobKind::Custom, vec![task("main", 1, &[("cpu", "1")])]),
+            &ManifestSettings::new("ns", INSTALLATION),
+        );
+        assert_eq!(plain.spec.priority_class_name, None);
+        assert_eq!(plain.spec.ttl_seconds_after_finished, None);
+        assert_eq!(
+            plain.spec.tasks[0]
+                .template
+                .spec
+                .as_ref()
+                .expect("pod")
+                .priority_class_name,
+            None
+        );
+    }
+
+    #[test]
+    fn kube_pods_get_the_preemption_grace_period_and_the_job_its_ttl_and_installation() {
+        let mut spec = job(4, JobKind::Custom, vec![task("main", 1, &[("cpu", "1")])]);
+        let manifest = volcano_job(&spec, &settings());
+        let pod = manifest.spec.tasks[0].template.spec.clone().expect("pod spec");
+        assert_eq!(pod.termination_grace_period_seconds, Some(120));
+        assert_eq!(manifest.spec.ttl_seconds_after_finished, Some(3600));
+        assert_eq!(
+            manifest
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(INSTALLATION_LABEL))
+                .map(String::as_str),
+            Some(INSTALLATION)
+        );
+        let pod_labels = manifest.spec.tasks[0]
+            .template
+            .metadata
+            .as_ref()
+            .and_then(|m| m.labels.clone());
+        assert_eq!(
+            pod_labels
+                .as_ref()
+                .and_then(|l| l.get(INSTALLATION_LABEL))
+                .map(String::as_str),
+            Some(INSTALLATION)
+        );
+        spec.termination_grace_seconds = None;
+        let pod = volcano_job(&spec, &settings()).spec.tasks[0]
+            .template
+            .spec
+            .clone()
+            .expect("pod spec");
+        assert_eq!(pod.termination_grace_period_seconds, None);
+        assert_eq!(
+            settings().selector(),
+            format!("app.kubernetes.io/managed-by=anteroom,anteroom.io/installation={INSTALLATION}")
+        );
     }
 
     #[test]

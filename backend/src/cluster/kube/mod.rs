@@ -13,8 +13,9 @@
 //!   its last pod have disappeared.
 //! - The watch tasks belong to the [`KubeCluster`]: dropping it aborts them.
 //!
-//! What the adapter may do in the cluster is [`REQUIRED_PERMISSIONS`]; `deploy/rbac.yaml`
-//! grants exactly that (a test compares them).
+//! What the adapter sends is [`API_REQUESTS`] (its tests check every request they see against
+//! it, and one test drives every code path to see every row); [`REQUIRED_PERMISSIONS`] and
+//! `deploy/20-rbac.yaml` grant exactly that (`backend/tests/deploy_rbac.rs` compares them).
 
 pub mod api;
 pub mod crd;
@@ -31,7 +32,7 @@ use std::time::Duration;
 
 use anteroom_shared::scheduling::JobPhase;
 use async_trait::async_trait;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::Api;
@@ -71,13 +72,17 @@ pub struct Permission {
     pub why: &'static str,
 }
 
-/// Everything the adapter does in the cluster, as RBAC rules — the single list the code's
-/// documentation, `deploy/rbac.yaml` and the test that compares them share.
+/// Everything the adapter does in the cluster, as RBAC rules — the list the code's
+/// documentation, `deploy/20-rbac.yaml` and the tests that compare them share. It is not
+/// written from memory: `backend/tests/deploy_rbac.rs` checks it grants exactly the requests of
+/// [`API_REQUESTS`], and the adapter's tests check that table against the requests the adapter
+/// really sends.
 ///
 /// Least privilege: reads that must see the whole cluster (nodes, queues, every pod's requests)
-/// are cluster-wide; writes are namespaced wherever the object is (jobs, pods, leases), so
-/// Anteroom cannot touch other tenants' workloads. The one cluster-wide write is cordoning a
-/// node (`patch nodes`), an admin action of the API.
+/// are cluster-wide; writes are namespaced wherever the object is (jobs, pods), so Anteroom
+/// cannot touch other tenants' workloads. The one cluster-wide write is cordoning a node
+/// (`patch nodes`), an admin action of the API. Nothing is granted for a feature not built yet
+/// (the watcher's leader lease lives in the database).
 pub const REQUIRED_PERMISSIONS: &[Permission] = &[
     Permission {
         api_group: "",
@@ -105,7 +110,7 @@ pub const REQUIRED_PERMISSIONS: &[Permission] = &[
         resource: "jobs",
         verbs: &["create", "delete", "get", "list", "watch"],
         scope: PermissionScope::Namespace,
-        why: "create/delete ar-<id>; get after 409 to check it is ours; watch for status",
+        why: "create/delete ar-<id>; get to check it is ours (after 409, before delete); watch for status",
     },
     Permission {
         api_group: "",
@@ -114,13 +119,107 @@ pub const REQUIRED_PERMISSIONS: &[Permission] = &[
         scope: PermissionScope::Namespace,
         why: "give a deleted job's pods exactly the preemption grace period",
     },
-    Permission {
-        api_group: "coordination.k8s.io",
-        resource: "leases",
-        verbs: &["create", "get", "update"],
-        scope: PermissionScope::Namespace,
-        why: "reserved for the watcher's leader lease (one watcher acts at a time)",
-    },
+];
+
+/// One kind of request the adapter sends: an RBAC verb on a resource, where, and which code
+/// path sends it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ApiRequest {
+    /// RBAC verb (`get`, `list`, `watch`, `create`, `patch`, `delete`).
+    pub verb: &'static str,
+    /// API group (`""` for the core group).
+    pub api_group: &'static str,
+    /// Resource (plural).
+    pub resource: &'static str,
+    /// Cluster-wide path (`/api/v1/pods`) or namespaced (`/api/v1/namespaces/<ns>/pods/…`).
+    pub scope: PermissionScope,
+    /// The code that sends it.
+    pub sent_by: &'static str,
+}
+
+const fn request(
+    verb: &'static str,
+    api_group: &'static str,
+    resource: &'static str,
+    scope: PermissionScope,
+    sent_by: &'static str,
+) -> ApiRequest {
+    ApiRequest {
+        verb,
+        api_group,
+        resource,
+        scope,
+        sent_by,
+    }
+}
+
+/// Every kind of request the adapter sends, one row per (verb, resource, scope). The adapter's
+/// tests hold it to the truth from both sides: every request a mock or fake-apiserver test sees
+/// must be a row here, and one test drives every code path and must see every row. RBAC is
+/// derived from it (`backend/tests/deploy_rbac.rs`), so a new request without a grant — or a
+/// grant without a request — fails a test.
+pub const API_REQUESTS: &[ApiRequest] = &[
+    request("list", "", "nodes", PermissionScope::Cluster, "node reflector"),
+    request("watch", "", "nodes", PermissionScope::Cluster, "node reflector"),
+    request(
+        "patch",
+        "",
+        "nodes",
+        PermissionScope::Cluster,
+        "KubeApi::set_node_schedulable",
+    ),
+    request("list", "", "pods", PermissionScope::Cluster, "pod reflector"),
+    request("watch", "", "pods", PermissionScope::Cluster, "pod reflector"),
+    request("delete", "", "pods", PermissionScope::Namespace, "KubeApi::delete_job"),
+    request(
+        "list",
+        "scheduling.volcano.sh",
+        "queues",
+        PermissionScope::Cluster,
+        "queue reflector",
+    ),
+    request(
+        "watch",
+        "scheduling.volcano.sh",
+        "queues",
+        PermissionScope::Cluster,
+        "queue reflector",
+    ),
+    request(
+        "create",
+        "batch.volcano.sh",
+        "jobs",
+        PermissionScope::Namespace,
+        "KubeApi::create_job",
+    ),
+    request(
+        "get",
+        "batch.volcano.sh",
+        "jobs",
+        PermissionScope::Namespace,
+        "KubeApi::create_job after 409; KubeApi::delete_job before deleting",
+    ),
+    request(
+        "delete",
+        "batch.volcano.sh",
+        "jobs",
+        PermissionScope::Namespace,
+        "KubeApi::delete_job",
+    ),
+    request(
+        "list",
+        "batch.volcano.sh",
+        "jobs",
+        PermissionScope::Namespace,
+        "job reflector",
+    ),
+    request(
+        "watch",
+        "batch.volcano.sh",
+        "jobs",
+        PermissionScope::Namespace,
+        "job reflector",
+    ),
 ];
 
 /// How long a read waits for a cache that has not synced yet before answering `Unavailable`.
@@ -140,6 +239,7 @@ pub struct KubeCluster {
     sync: Arc<StatusSync>,
     health: Arc<Health>,
     tasks: Vec<AbortHandle>,
+    sync_wait: Duration,
 }
 
 impl Drop for KubeCluster {
@@ -155,7 +255,12 @@ impl KubeCluster {
     /// Connects with the kubeconfig (`KUBECONFIG` or `~/.kube/config`) or, inside a pod, the
     /// service account; Anteroom's jobs go to `config.namespace` (`ANTEROOM_NAMESPACE`).
     /// An unreachable apiserver does not stop the start: `/readyz` reports it until it answers.
-    pub async fn connect(config: &crate::config::Config) -> Result<Arc<dyn Cluster>, ClusterError> {
+    /// `installation` is this installation's id (kept in the database), which labels
+    /// everything the adapter creates.
+    pub async fn connect(
+        config: &crate::config::Config,
+        installation: String,
+    ) -> Result<Arc<dyn Cluster>, ClusterError> {
         let kube_config = kube::Config::infer().await.map_err(|e| {
             ClusterError::Config(format!(
                 "no usable kubeconfig or in-cluster service account ({e}); set KUBECONFIG or run in a pod"
@@ -172,14 +277,28 @@ impl KubeCluster {
             Ok(Err(error)) => tracing::warn!(%error, "the Kubernetes apiserver did not answer yet"),
             Err(_) => tracing::warn!("the Kubernetes apiserver did not answer within 3 s yet"),
         }
-        let cluster: Arc<dyn Cluster> = Self::start(client, &config.namespace);
+        let settings = manifest::ManifestSettings::from_config(config, installation);
+        let cluster: Arc<dyn Cluster> = Self::start(client, settings);
         Ok(cluster)
     }
 
     /// Starts the reflectors and the status sync on `client` (the tests pass a client of a
     /// fake apiserver). Must be called inside a tokio runtime.
-    pub fn start(client: Client, namespace: &str) -> Arc<Self> {
-        let api = KubeApi::new(client.clone(), namespace);
+    pub fn start(client: Client, settings: manifest::ManifestSettings) -> Arc<Self> {
+        Self::start_with_sync_wait(client, settings, SYNC_WAIT)
+    }
+
+    /// [`KubeCluster::start`] with another wait for unsynced caches (tests of a dead apiserver
+    /// need not wait the full [`SYNC_WAIT`]).
+    pub(crate) fn start_with_sync_wait(
+        client: Client,
+        settings: manifest::ManifestSettings,
+        sync_wait: Duration,
+    ) -> Arc<Self> {
+        let namespace = settings.namespace.clone();
+        let namespace = namespace.as_str();
+        let selector = settings.selector();
+        let api = KubeApi::new(client.clone(), settings);
         let health = Arc::new(Health::default());
         let (nodes, nodes_writer) = reflector::store::<Node>();
         let (pods, pods_writer) = reflector::store::<Pod>();
@@ -188,6 +307,7 @@ impl KubeCluster {
         let (sender, _) = broadcast::channel(EVENT_BUFFER);
         let sync = Arc::new(StatusSync {
             namespace: namespace.to_owned(),
+            installation: api.settings().installation.clone(),
             jobs: jobs.clone(),
             pods: pods.clone(),
             sender,
@@ -218,7 +338,7 @@ impl KubeCluster {
             spawn_reflector(
                 "jobs",
                 Api::<VolcanoJob>::namespaced(client.clone(), namespace),
-                watcher::Config::default().labels(&manifest::managed_selector()),
+                watcher::Config::default().labels(&selector),
                 jobs_writer,
                 |job: &mut VolcanoJob| job.metadata.managed_fields = None,
                 health.clone(),
@@ -246,16 +366,19 @@ impl KubeCluster {
             sync,
             health,
             tasks,
+            sync_wait,
         })
     }
 
-    /// Waits (up to [`SYNC_WAIT`]) for a cache's first full list.
+    /// Waits (up to [`SYNC_WAIT`]) for a cache's first full list; the error says why the
+    /// watch has not listed yet (the last error it met), so "unsynced" and "the apiserver
+    /// refuses us" read differently.
     async fn synced<K>(&self, store: &Store<K>, what: &'static str) -> Result<(), ClusterError>
     where
         K: Resource + Clone + 'static,
         K::DynamicType: Eq + Hash + Clone,
     {
-        match tokio::time::timeout(SYNC_WAIT, store.wait_until_ready()).await {
+        match tokio::time::timeout(self.sync_wait, store.wait_until_ready()).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(_)) => Err(ClusterError::Unavailable(format!("the {what} watch has stopped"))),
             Err(_) => Err(ClusterError::Unavailable(format!(
@@ -273,7 +396,9 @@ impl KubeCluster {
             .pods
             .state()
             .iter()
-            .filter(|pod| state::pod_job(pod, namespace).is_some_and(|(job, _)| job == id))
+            .filter(|pod| {
+                state::pod_job(pod, namespace, self.sync.installation.as_str()).is_some_and(|(job, _)| job == id)
+            })
             .filter(|pod| {
                 pod.metadata
                     .deletion_grace_period_seconds
@@ -346,7 +471,7 @@ impl Cluster for KubeCluster {
     async fn job_statuses(&self) -> Result<Vec<JobStatus>, ClusterError> {
         self.synced(&self.jobs, "jobs").await?;
         self.synced(&self.pods, "pods").await?;
-        let pods = state::pods_by_job(&self.pods.state(), self.api.namespace());
+        let pods = state::pods_by_job(&self.pods.state(), self.api.namespace(), &self.sync.installation);
         let now = Utc::now();
         let mut statuses: Vec<JobStatus> = self
             .jobs
@@ -355,7 +480,8 @@ impl Cluster for KubeCluster {
             .filter_map(|job| {
                 let id = job_id_of(&job.name_any())?;
                 let own = pods.get(&id).map(Vec::as_slice).unwrap_or_default();
-                state::job_status(job, own.iter().map(|p| p.as_ref()), now)
+                let status = state::job_status(job, own.iter().map(|p| p.as_ref()), now)?;
+                Some(self.sync.remember_start(status))
             })
             .collect();
         statuses.sort_by_key(|s| s.job_id);
@@ -382,32 +508,30 @@ impl Cluster for KubeCluster {
             )
     }
 
-    // Minimal stand-ins so the shared trait compiles on the simulated cluster's branch; the
-    // kube adapter's own work on issue 14 point 9 refines them.
     async fn queues(&self) -> Result<Vec<ClusterQueue>, ClusterError> {
         self.synced(&self.queues, "queues").await?;
         let mut queues: Vec<ClusterQueue> = self
             .queues
             .state()
             .iter()
-            .map(|q| ClusterQueue {
-                name: q.name_any(),
-                open: !matches!(
-                    q.status.as_ref().and_then(|s| s.state.as_deref()),
-                    Some("Closed" | "Closing")
-                ),
+            .map(|queue| ClusterQueue {
+                name: queue.name_any(),
+                open: queue.status.as_ref().and_then(|s| s.state.as_deref()) == Some("Open"),
             })
             .collect();
         queues.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(queues)
     }
 
+    /// Volcano queues are an administrator's: Anteroom neither creates nor changes them (its
+    /// RBAC cannot), it only confirms the queue is there.
     async fn sync_queue(&self, queue: &ClusterQueue) -> Result<(), ClusterError> {
-        if self.queues().await?.iter().any(|q| q.name == queue.name) {
+        self.synced(&self.queues, "queues").await?;
+        if self.queues.get(&ObjectRef::new(&queue.name)).is_some() {
             Ok(())
         } else {
             Err(ClusterError::Rejected(format!(
-                "the Volcano queue `{}` does not exist in the cluster (an administrator creates it)",
+                "the Volcano queue `{}` does not exist in the cluster; an administrator creates it",
                 queue.name
             )))
         }
@@ -488,19 +612,50 @@ impl Health {
 /// belong to which job (so a pod event does not scan every pod of the cluster).
 struct StatusSync {
     namespace: String,
+    installation: String,
     jobs: Store<VolcanoJob>,
     pods: Store<Pod>,
     sender: broadcast::Sender<JobEvent>,
     inner: Mutex<SyncInner>,
 }
 
+/// What was last reported of a job: a change in any of it is an event.
+type Reported = (JobPhase, Vec<String>, Option<DateTime<Utc>>, Option<String>);
+
 #[derive(Default)]
 struct SyncInner {
-    reported: HashMap<JobId, (JobPhase, Vec<String>)>,
+    reported: HashMap<JobId, Reported>,
     pods_of: HashMap<JobId, BTreeSet<String>>,
+    /// The earliest start seen per job. Pods leave the cache when they are deleted (a finished
+    /// job's, or after a restart of Volcano's controller), but when the job started does not
+    /// change: it is kept until the job is gone.
+    started: HashMap<JobId, DateTime<Utc>>,
+}
+
+impl SyncInner {
+    /// `status` with its start merged with the earliest start seen before (and remembered).
+    fn merge_start(&mut self, mut status: JobStatus) -> JobStatus {
+        let earliest = match (self.started.get(&status.job_id).copied(), status.started_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(at) = earliest {
+            self.started.insert(status.job_id, at);
+        }
+        status.started_at = earliest;
+        status
+    }
 }
 
 impl StatusSync {
+    /// `status` with the earliest start this sync has seen for the job.
+    fn remember_start(&self, status: JobStatus) -> JobStatus {
+        match self.inner.lock() {
+            Ok(mut inner) => inner.merge_start(status),
+            Err(_) => status,
+        }
+    }
+
     fn on_job_event(&self, event: &watcher::Event<VolcanoJob>) {
         let Ok(mut inner) = self.inner.lock() else { return };
         match event {
@@ -518,13 +673,13 @@ impl StatusSync {
         let Ok(mut inner) = self.inner.lock() else { return };
         match event {
             watcher::Event::Apply(pod) => {
-                if let Some((id, _)) = state::pod_job(pod, &self.namespace) {
+                if let Some((id, _)) = state::pod_job(pod, &self.namespace, &self.installation) {
                     inner.pods_of.entry(id).or_default().insert(pod.name_any());
                     self.refresh(&mut inner, id);
                 }
             }
             watcher::Event::Delete(pod) => {
-                if let Some((id, _)) = state::pod_job(pod, &self.namespace) {
+                if let Some((id, _)) = state::pod_job(pod, &self.namespace, &self.installation) {
                     if let Some(names) = inner.pods_of.get_mut(&id) {
                         names.remove(&pod.name_any());
                         if names.is_empty() {
@@ -537,7 +692,7 @@ impl StatusSync {
             watcher::Event::InitDone => {
                 inner.pods_of.clear();
                 for pod in self.pods.state() {
-                    if let Some((id, _)) = state::pod_job(&pod, &self.namespace) {
+                    if let Some((id, _)) = state::pod_job(&pod, &self.namespace, &self.installation) {
                         inner.pods_of.entry(id).or_default().insert(pod.name_any());
                     }
                 }
@@ -573,7 +728,13 @@ impl StatusSync {
                 let Some(status) = state::job_status(&job, pods.iter().map(|p| p.as_ref()), Utc::now()) else {
                     return;
                 };
-                let key = (status.phase, status.nodes.clone());
+                let status = inner.merge_start(status);
+                let key = (
+                    status.phase,
+                    status.nodes.clone(),
+                    status.started_at,
+                    status.failure.clone(),
+                );
                 if inner.reported.get(&id) != Some(&key) {
                     inner.reported.insert(id, key);
                     let _ = self.sender.send(JobEvent::Status(status));
@@ -582,6 +743,7 @@ impl StatusSync {
             // Gone once the object and its last pod have disappeared — and only if we ever
             // reported it.
             None if pods.is_empty() && inner.reported.remove(&id).is_some() => {
+                inner.started.remove(&id);
                 let _ = self.sender.send(JobEvent::Gone {
                     job_id: id,
                     observed_at: Utc::now(),

@@ -12,10 +12,11 @@ use k8s_openapi::api::core::v1::{
     Container, Node, NodeSpec, NodeStatus, Pod, PodSpec, PodStatus, ResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 
 use super::crd::VolcanoJob;
-use super::manifest::{JOB_ID_LABEL, VOLCANO_JOB_NAME_LABEL, phase_of};
+use super::manifest::{INSTALLATION_LABEL, JOB_ID_LABEL, VOLCANO_JOB_NAME_LABEL, phase_of};
 use crate::cluster::{JobStatus, job_id_of};
 use crate::prequeue::{JobId, NodeSnapshot, Taint, TaintEffect};
 
@@ -166,16 +167,19 @@ pub fn node_snapshots<'a>(
 }
 
 /// The Volcano Job a pod of `namespace` belongs to (by Volcano's `volcano.sh/job-name` label),
-/// if it is one of Anteroom's (`ar-<id>`).
-pub fn pod_job(pod: &Pod, namespace: &str) -> Option<(JobId, String)> {
+/// if it is one of this installation's (`ar-<id>`; a pod labelled with another installation
+/// is that one's).
+pub fn pod_job(pod: &Pod, namespace: &str, installation: &str) -> Option<(JobId, String)> {
     if pod.namespace().as_deref() != Some(namespace) {
         return None;
     }
     let labels = pod.labels();
     let name = labels.get(VOLCANO_JOB_NAME_LABEL)?;
     let id = job_id_of(name)?;
-    // Our own label, copied from the template, must agree when present.
-    if labels.get(JOB_ID_LABEL).is_some_and(|v| v != &id.to_string()) {
+    // Our own labels, copied from the template, must agree when present.
+    if labels.get(JOB_ID_LABEL).is_some_and(|v| v != &id.to_string())
+        || labels.get(INSTALLATION_LABEL).is_some_and(|v| v != installation)
+    {
         return None;
     }
     Some((id, name.clone()))
@@ -204,34 +208,97 @@ pub fn job_phase(job: &VolcanoJob) -> JobPhase {
     }
 }
 
-/// The status of an Anteroom Volcano Job whose pods are `pods` (any order): phase, and the
-/// sorted, deduplicated names of the nodes they are bound to. `None` for a job not named
-/// `ar-<id>`.
+/// The status of an Anteroom Volcano Job whose pods are `pods` (any order): phase, the
+/// sorted, deduplicated names of the nodes they are bound to, the earliest start of its pods,
+/// and Volcano's reason when it failed. `None` for a job not named `ar-<id>`.
 pub fn job_status<'a>(
     job: &VolcanoJob,
     pods: impl IntoIterator<Item = &'a Pod>,
     observed_at: DateTime<Utc>,
 ) -> Option<JobStatus> {
     let job_id = job_id_of(&job.name_any())?;
-    let mut nodes: Vec<String> = pods
-        .into_iter()
-        .filter_map(|p| p.spec.as_ref()?.node_name.clone())
-        .filter(|n| !n.is_empty())
-        .collect();
+    let mut nodes = Vec::new();
+    let mut started_at: Option<DateTime<Utc>> = None;
+    for pod in pods {
+        if let Some(node) = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.clone())
+            .filter(|n| !n.is_empty())
+        {
+            nodes.push(node);
+        }
+        if let Some(at) = pod_started_at(pod) {
+            started_at = Some(started_at.map_or(at, |s| s.min(at)));
+        }
+    }
     nodes.sort();
     nodes.dedup();
+    let phase = job_phase(job);
     Some(JobStatus {
         job_id,
-        phase: job_phase(job),
+        phase,
         nodes,
         observed_at,
-        started_at: None,
-        failure: None,
+        started_at,
+        failure: failure_of(job, phase),
     })
 }
 
+fn chrono_of(time: &Time) -> Option<DateTime<Utc>> {
+    let nanos = u32::try_from(time.0.subsec_nanosecond()).unwrap_or(0);
+    DateTime::from_timestamp(time.0.as_second(), nanos)
+}
+
+/// When a pod started running: the earliest start of one of its containers (running, or
+/// finished after running), else — for a pod the kubelet reports running or finished without
+/// container states — the pod's `status.startTime`. A pending pod (pulling its image, even
+/// though the kubelet has accepted it and set `startTime`) has not started.
+pub fn pod_started_at(pod: &Pod) -> Option<DateTime<Utc>> {
+    let status = pod.status.as_ref()?;
+    let container_start = status
+        .container_statuses
+        .iter()
+        .flatten()
+        .filter_map(|c| {
+            let state = c.state.as_ref()?;
+            state
+                .running
+                .as_ref()
+                .and_then(|r| r.started_at.as_ref())
+                .or_else(|| state.terminated.as_ref().and_then(|t| t.started_at.as_ref()))
+        })
+        .filter_map(chrono_of)
+        .min();
+    container_start.or_else(|| {
+        matches!(status.phase.as_deref(), Some("Running" | "Succeeded" | "Failed"))
+            .then(|| status.start_time.as_ref().and_then(chrono_of))
+            .flatten()
+    })
+}
+
+/// Volcano's reason for a job that ended badly (`Failed`, `Aborted`, `Terminated`, or on its
+/// way there): `reason: message` from `status.state`, either alone if the other is empty.
+/// `None` for a job that runs or completed, or when Volcano gave no words.
+pub fn failure_of(job: &VolcanoJob, phase: JobPhase) -> Option<String> {
+    if !matches!(
+        phase,
+        JobPhase::Failed | JobPhase::Aborted | JobPhase::Aborting | JobPhase::Terminated
+    ) {
+        return None;
+    }
+    let state = job.status.as_ref()?.state.as_ref()?;
+    let words = |s: &Option<String>| s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+    match (words(&state.reason), words(&state.message)) {
+        (Some(reason), Some(message)) => Some(format!("{reason}: {message}")),
+        (one, other) => one.or(other),
+    }
+}
+
 /// Keeps only what Anteroom reads from a pod (labels, deletion timestamp, node, requests,
-/// phase), so a cluster-wide pod cache stays small.
+/// phase, and when it started), so a cluster-wide pod cache stays small. The start is kept as
+/// `status.startTime` = [`pod_started_at`] of the full pod, so reading the slim pod gives the
+/// same answer without its container statuses.
 pub fn slim_pod(pod: &mut Pod) {
     pod.metadata.managed_fields = None;
     pod.metadata.annotations = None;
@@ -258,9 +325,15 @@ pub fn slim_pod(pod: &mut Pod) {
             ..PodSpec::default()
         });
     }
+    let started_at = pod_started_at(pod);
     if let Some(status) = pod.status.take() {
         pod.status = Some(PodStatus {
             phase: status.phase,
+            start_time: started_at.and_then(|at| {
+                k8s_openapi::jiff::Timestamp::new(at.timestamp(), i32::try_from(at.timestamp_subsec_nanos()).ok()?)
+                    .ok()
+                    .map(Time)
+            }),
             ..PodStatus::default()
         });
     }
@@ -287,11 +360,11 @@ pub fn slim_node(node: &mut Node) {
     }
 }
 
-/// Groups `pods` of `namespace` by the Anteroom job they belong to.
-pub fn pods_by_job(pods: &[Arc<Pod>], namespace: &str) -> HashMap<JobId, Vec<Arc<Pod>>> {
+/// Groups `pods` of `namespace` by the job of this installation they belong to.
+pub fn pods_by_job(pods: &[Arc<Pod>], namespace: &str, installation: &str) -> HashMap<JobId, Vec<Arc<Pod>>> {
     let mut out: HashMap<JobId, Vec<Arc<Pod>>> = HashMap::new();
     for pod in pods {
-        if let Some((id, _)) = pod_job(pod, namespace) {
+        if let Some((id, _)) = pod_job(pod, namespace, installation) {
             out.entry(id).or_default().push(pod.clone());
         }
     }
@@ -482,13 +555,118 @@ mod tests {
     fn kube_pods_belong_to_a_job_by_volcano_label_in_our_namespace_only() {
         let mut p = pod("ar-5-main-0", Some("n1"), "Running", &[]);
         p.metadata.labels = Some(BTreeMap::from([(VOLCANO_JOB_NAME_LABEL.to_owned(), "ar-5".to_owned())]));
-        assert_eq!(pod_job(&p, "ns"), Some((5, "ar-5".to_owned())));
-        assert_eq!(pod_job(&p, "other"), None);
+        assert_eq!(pod_job(&p, "ns", "inst-a"), Some((5, "ar-5".to_owned())));
+        assert_eq!(pod_job(&p, "other", "inst-a"), None);
         p.metadata.labels = Some(BTreeMap::from([(
             VOLCANO_JOB_NAME_LABEL.to_owned(),
             "train".to_owned(),
         )]));
-        assert_eq!(pod_job(&p, "ns"), None);
+        assert_eq!(pod_job(&p, "ns", "inst-a"), None);
+    }
+
+    #[test]
+    fn kube_a_pod_labelled_with_another_installation_is_not_ours() {
+        let mut p = pod("ar-5-main-0", Some("n1"), "Running", &[]);
+        p.metadata.labels = Some(BTreeMap::from([
+            (VOLCANO_JOB_NAME_LABEL.to_owned(), "ar-5".to_owned()),
+            (INSTALLATION_LABEL.to_owned(), "inst-b".to_owned()),
+        ]));
+        assert_eq!(pod_job(&p, "ns", "inst-a"), None);
+        assert_eq!(pod_job(&p, "ns", "inst-b"), Some((5, "ar-5".to_owned())));
+    }
+
+    fn at(rfc3339: &str) -> Time {
+        Time(rfc3339.parse().expect("timestamp"))
+    }
+
+    fn utc(rfc3339: &str) -> DateTime<Utc> {
+        rfc3339.parse().expect("timestamp")
+    }
+
+    fn started_pod(name: &str, phase: &str, start_time: &str, running_since: Option<&str>) -> Pod {
+        use k8s_openapi::api::core::v1::{ContainerState, ContainerStateRunning, ContainerStatus};
+        let mut p = pod(name, Some("n1"), phase, &[]);
+        let status = p.status.as_mut().expect("status");
+        status.start_time = Some(at(start_time));
+        status.container_statuses = running_since.map(|since| {
+            vec![ContainerStatus {
+                name: "main".to_owned(),
+                state: Some(ContainerState {
+                    running: Some(ContainerStateRunning {
+                        started_at: Some(at(since)),
+                    }),
+                    ..ContainerState::default()
+                }),
+                ..ContainerStatus::default()
+            }]
+        });
+        p
+    }
+
+    #[test]
+    fn kube_a_job_started_when_its_first_container_started_running_not_when_a_pod_was_accepted() {
+        let pods = [
+            // Accepted first, but still pulling its image: not started.
+            started_pod("a", "Pending", "2026-11-22T10:00:00Z", None),
+            started_pod("b", "Running", "2026-11-22T10:01:00Z", Some("2026-11-22T10:03:00Z")),
+            started_pod("c", "Running", "2026-11-22T10:01:30Z", Some("2026-11-22T10:02:00Z")),
+        ];
+        let status = job_status(&volcano("ar-3", Some("Running")), pods.iter(), Utc::now()).expect("ours");
+        assert_eq!(status.started_at, Some(utc("2026-11-22T10:02:00Z")));
+        // Running without container states (as some kubelets report early): the pod's start.
+        let bare = started_pod("d", "Running", "2026-11-22T10:05:00Z", None);
+        assert_eq!(pod_started_at(&bare), Some(utc("2026-11-22T10:05:00Z")));
+        let none = job_status(&volcano("ar-3", Some("Pending")), [&pods[0]], Utc::now()).expect("ours");
+        assert_eq!(none.started_at, None);
+    }
+
+    #[test]
+    fn kube_slimmed_pods_keep_when_they_started() {
+        let mut running = started_pod("b", "Running", "2026-11-22T10:01:00Z", Some("2026-11-22T10:03:00Z"));
+        slim_pod(&mut running);
+        assert!(running.status.as_ref().expect("status").container_statuses.is_none());
+        assert_eq!(pod_started_at(&running), Some(utc("2026-11-22T10:03:00Z")));
+        let mut pending = started_pod("a", "Pending", "2026-11-22T10:00:00Z", None);
+        slim_pod(&mut pending);
+        assert_eq!(pod_started_at(&pending), None);
+    }
+
+    #[test]
+    fn kube_a_failed_job_reports_volcanos_reason_and_message_and_a_completed_one_none() {
+        let mut failed = volcano("ar-4", Some("Failed"));
+        let state = failed.status.as_mut().and_then(|s| s.state.as_mut()).expect("state");
+        state.reason = Some("PodFailed".to_owned());
+        state.message = Some("pod ar-4-main-0 exited with 137".to_owned());
+        let status = job_status(&failed, [], Utc::now()).expect("ours");
+        assert_eq!(
+            status.failure.as_deref(),
+            Some("PodFailed: pod ar-4-main-0 exited with 137")
+        );
+        let mut aborted = volcano("ar-4", Some("Aborted"));
+        aborted
+            .status
+            .as_mut()
+            .and_then(|s| s.state.as_mut())
+            .expect("state")
+            .message = Some("aborted by user".to_owned());
+        assert_eq!(
+            failure_of(&aborted, job_phase(&aborted)).as_deref(),
+            Some("aborted by user")
+        );
+        let mut completed = volcano("ar-4", Some("Completed"));
+        completed
+            .status
+            .as_mut()
+            .and_then(|s| s.state.as_mut())
+            .expect("state")
+            .reason = Some("Completed".to_owned());
+        assert_eq!(job_status(&completed, [], Utc::now()).expect("ours").failure, None);
+        assert_eq!(
+            job_status(&volcano("ar-4", Some("Failed")), [], Utc::now())
+                .expect("ours")
+                .failure,
+            None
+        );
     }
 
     #[test]

@@ -10,19 +10,25 @@ use serde_json::{Value, json};
 use tower_test::mock::{self, Handle, SendResponse};
 
 use crate::cluster::kube::KubeApi;
-use crate::cluster::kube::manifest::volcano_job;
+use crate::cluster::kube::manifest::{ManifestSettings, volcano_job};
 use crate::cluster::{ClusterError, JobSpec, TaskSpec};
 
 const JOBS: &str = "/apis/batch.volcano.sh/v1alpha1/namespaces/team-ns/jobs";
+const CREATE: &str = "/apis/batch.volcano.sh/v1alpha1/namespaces/team-ns/jobs?&fieldManager=anteroom";
+const INSTALLATION: &str = "0d6f2a47-6c1e-4b8a-a7f0-3e9c5b2d1a00";
 
 type ApiHandle = Handle<Request<Body>, Response<Body>>;
 
-fn mock_api() -> (KubeApi, ApiHandle) {
-    let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
-    (KubeApi::new(Client::new(service, "team-ns"), "team-ns"), handle)
+pub(super) fn settings() -> ManifestSettings {
+    ManifestSettings::new("team-ns", INSTALLATION)
 }
 
-fn spec(id: i64) -> JobSpec {
+fn mock_api() -> (KubeApi, ApiHandle) {
+    let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
+    (KubeApi::new(Client::new(service, "team-ns"), settings()), handle)
+}
+
+pub(super) fn spec(id: i64) -> JobSpec {
     JobSpec {
         id,
         kind: JobKind::Custom,
@@ -31,7 +37,6 @@ fn spec(id: i64) -> JobSpec {
         schedule_type: ScheduleType::Normal,
         waiting_tolerance_seconds: Some(300),
         preemption_policy: PreemptionPolicy::PreemptLowerPriority,
-        termination_grace_seconds: None,
         tasks: vec![TaskSpec {
             name: "main".to_owned(),
             replicas: 1,
@@ -41,6 +46,7 @@ fn spec(id: i64) -> JobSpec {
             node_names: Vec::new(),
             tolerations: Vec::new(),
         }],
+        termination_grace_seconds: Some(30),
     }
 }
 
@@ -52,6 +58,7 @@ async fn expect(
     uri: &str,
 ) -> (Value, Option<String>, SendResponse<Response<Body>>) {
     let (request, send) = handle.next_request().await.expect("the adapter sent a request");
+    super::api_requests::assert_in_table(request.method().as_str(), &request.uri().to_string());
     assert_eq!(request.method(), method, "method of {}", request.uri());
     assert_eq!(request.uri().to_string(), uri);
     let content_type = request
@@ -68,7 +75,7 @@ async fn expect(
     (body, content_type, send)
 }
 
-fn respond(send: SendResponse<Response<Body>>, code: u16, body: Value) {
+pub(super) fn respond(send: SendResponse<Response<Body>>, code: u16, body: Value) {
     let bytes = serde_json::to_vec(&body).expect("json");
     let response = Response::builder()
         .status(code)
@@ -78,11 +85,30 @@ fn respond(send: SendResponse<Response<Body>>, code: u16, body: Value) {
     send.send_response(response);
 }
 
-fn status(code: u16, reason: &str) -> Value {
+pub(super) fn status(code: u16, reason: &str) -> Value {
     json!({
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
         "message": format!("{reason} (from the mock)"), "reason": reason, "code": code
     })
+}
+
+/// The apiserver's answer for a missing object: it names the object in `details`.
+fn not_found(kind: &str, name: &str) -> Value {
+    json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": format!("{kind} \"{name}\" not found"), "reason": "NotFound",
+        "details": {"name": name, "kind": kind}, "code": 404
+    })
+}
+
+/// A plain-text answer, as the apiserver gives for a path no API serves (a CRD not installed).
+fn respond_text(send: SendResponse<Response<Body>>, code: u16, text: &str) {
+    let response = Response::builder()
+        .status(code)
+        .header(http::header::CONTENT_TYPE, "text/plain; charset=utf-8")
+        .body(Body::from(text.as_bytes().to_vec()))
+        .expect("response");
+    send.send_response(response);
 }
 
 /// After the scenario: the client is gone and nothing else was sent.
@@ -96,10 +122,9 @@ async fn kube_create_posts_the_volcano_job_manifest_to_the_namespace() {
     let (api, mut handle) = mock_api();
     let job = spec(7);
     let server = async {
-        let (body, content_type, send) =
-            expect(&mut handle, Method::POST, &format!("{JOBS}?&fieldManager=anteroom")).await;
+        let (body, content_type, send) = expect(&mut handle, Method::POST, CREATE).await;
         assert_eq!(content_type.as_deref(), Some("application/json"));
-        let manifest = serde_json::to_value(volcano_job(&job, "team-ns")).expect("json");
+        let manifest = serde_json::to_value(volcano_job(&job, &settings())).expect("json");
         assert_eq!(body, manifest);
         assert_eq!(body["metadata"]["name"], "ar-7");
         assert_eq!(body["spec"]["minAvailable"], 1);
@@ -115,11 +140,11 @@ async fn kube_create_that_finds_its_own_job_already_there_is_a_success() {
     let (api, mut handle) = mock_api();
     let job = spec(7);
     let server = async {
-        let (_, _, send) = expect(&mut handle, Method::POST, &format!("{JOBS}?&fieldManager=anteroom")).await;
+        let (_, _, send) = expect(&mut handle, Method::POST, CREATE).await;
         respond(send, 409, status(409, "AlreadyExists"));
         let (body, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-7")).await;
         assert_eq!(body, Value::Null);
-        let mut existing = serde_json::to_value(volcano_job(&job, "team-ns")).expect("json");
+        let mut existing = serde_json::to_value(volcano_job(&job, &settings())).expect("json");
         existing["metadata"]["resourceVersion"] = json!("12");
         respond(send, 200, existing);
     };
@@ -133,7 +158,7 @@ async fn kube_create_that_finds_a_foreign_object_under_the_name_is_a_conflict() 
     let (api, mut handle) = mock_api();
     let job = spec(7);
     let server = async {
-        let (_, _, send) = expect(&mut handle, Method::POST, &format!("{JOBS}?&fieldManager=anteroom")).await;
+        let (_, _, send) = expect(&mut handle, Method::POST, CREATE).await;
         respond(send, 409, status(409, "AlreadyExists"));
         let (_, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-7")).await;
         respond(
@@ -159,10 +184,10 @@ async fn kube_create_that_finds_another_anteroom_job_id_under_the_name_is_a_conf
     let (api, mut handle) = mock_api();
     let job = spec(7);
     let server = async {
-        let (_, _, send) = expect(&mut handle, Method::POST, &format!("{JOBS}?&fieldManager=anteroom")).await;
+        let (_, _, send) = expect(&mut handle, Method::POST, CREATE).await;
         respond(send, 409, status(409, "AlreadyExists"));
         let (_, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-7")).await;
-        let mut other = serde_json::to_value(volcano_job(&spec(8), "team-ns")).expect("json");
+        let mut other = serde_json::to_value(volcano_job(&spec(8), &settings())).expect("json");
         other["metadata"]["name"] = json!("ar-7");
         respond(send, 200, other);
     };
@@ -176,9 +201,9 @@ async fn kube_create_refused_as_invalid_is_rejected_and_a_server_error_is_unavai
     let (api, mut handle) = mock_api();
     let job = spec(7);
     let server = async {
-        let (_, _, send) = expect(&mut handle, Method::POST, &format!("{JOBS}?&fieldManager=anteroom")).await;
+        let (_, _, send) = expect(&mut handle, Method::POST, CREATE).await;
         respond(send, 422, status(422, "Invalid"));
-        let (_, _, send) = expect(&mut handle, Method::POST, &format!("{JOBS}?&fieldManager=anteroom")).await;
+        let (_, _, send) = expect(&mut handle, Method::POST, CREATE).await;
         respond(send, 503, status(503, "ServiceUnavailable"));
     };
     let ((first, second), ()) = tokio::join!(
@@ -198,11 +223,15 @@ async fn kube_delete_removes_the_job_in_the_foreground_then_its_pods_with_the_gr
     let (api, mut handle) = mock_api();
     let pods = vec!["ar-7-main-0".to_owned(), "ar-7-main-1".to_owned()];
     let server = async {
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-7")).await;
+        let mut ours = serde_json::to_value(volcano_job(&spec(7), &settings())).expect("json");
+        ours["metadata"]["uid"] = json!("uid-7");
+        respond(send, 200, ours);
         let (body, content_type, send) = expect(&mut handle, Method::DELETE, &format!("{JOBS}/ar-7?")).await;
         assert_eq!(content_type.as_deref(), Some("application/json"));
         assert_eq!(
             body,
-            json!({"gracePeriodSeconds": 30, "propagationPolicy": "Foreground"})
+            json!({"gracePeriodSeconds": 30, "propagationPolicy": "Foreground", "preconditions": {"uid": "uid-7"}})
         );
         respond(send, 200, status(200, "Success"));
         let (body, _, send) = expect(
@@ -225,7 +254,7 @@ async fn kube_delete_removes_the_job_in_the_foreground_then_its_pods_with_the_gr
         )
         .await;
         assert_eq!(body, json!({"gracePeriodSeconds": 30}));
-        respond(send, 404, status(404, "NotFound"));
+        respond(send, 404, not_found("pods", "ar-7-main-1"));
     };
     let (result, ()) = tokio::join!(api.delete_job(7, 30, &pods), server);
     result.expect("deleted");
@@ -236,12 +265,8 @@ async fn kube_delete_removes_the_job_in_the_foreground_then_its_pods_with_the_gr
 async fn kube_delete_of_a_job_that_is_not_there_is_a_success() {
     let (api, mut handle) = mock_api();
     let server = async {
-        let (body, _, send) = expect(&mut handle, Method::DELETE, &format!("{JOBS}/ar-9?")).await;
-        assert_eq!(
-            body,
-            json!({"gracePeriodSeconds": 0, "propagationPolicy": "Foreground"})
-        );
-        respond(send, 404, status(404, "NotFound"));
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-9")).await;
+        respond(send, 404, not_found("jobs.batch.volcano.sh", "ar-9"));
     };
     let (result, ()) = tokio::join!(api.delete_job(9, 0, &[]), server);
     result.expect("absent counts as deleted");
@@ -253,7 +278,7 @@ async fn kube_delete_answered_with_a_server_error_is_unavailable_and_stops_there
     let (api, mut handle) = mock_api();
     let pods = vec!["ar-9-main-0".to_owned()];
     let server = async {
-        let (_, _, send) = expect(&mut handle, Method::DELETE, &format!("{JOBS}/ar-9?")).await;
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-9")).await;
         respond(send, 500, status(500, "InternalError"));
     };
     let (result, ()) = tokio::join!(api.delete_job(9, 30, &pods), server);
@@ -277,7 +302,7 @@ async fn kube_cordon_and_uncordon_patch_the_node_spec() {
             respond(send, 200, node.clone());
         }
         let (_, _, send) = expect(&mut handle, Method::PATCH, "/api/v1/nodes/nope?&fieldManager=anteroom").await;
-        respond(send, 404, status(404, "NotFound"));
+        respond(send, 404, not_found("nodes", "nope"));
     };
     let (results, ()) = tokio::join!(
         async {
@@ -297,4 +322,183 @@ async fn kube_cordon_and_uncordon_patch_the_node_spec() {
         results.2
     );
     assert_no_more_requests(api, handle).await;
+}
+
+#[tokio::test]
+async fn kube_create_that_finds_its_job_of_another_installation_under_the_name_is_a_conflict() {
+    let (api, mut handle) = mock_api();
+    let job = spec(7);
+    let server = async {
+        let (_, _, send) = expect(&mut handle, Method::POST, CREATE).await;
+        respond(send, 409, status(409, "AlreadyExists"));
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-7")).await;
+        // Same job id, same labels — but written by another installation (or by this one
+        // before its database was reset).
+        let other = ManifestSettings::new("team-ns", "another-installation");
+        respond(
+            send,
+            200,
+            serde_json::to_value(volcano_job(&job, &other)).expect("json"),
+        );
+    };
+    let (result, ()) = tokio::join!(api.create_job(&job), server);
+    assert!(matches!(result, Err(ClusterError::Conflict(_))), "{result:?}");
+    assert_no_more_requests(api, handle).await;
+}
+
+#[tokio::test]
+async fn kube_create_that_finds_its_own_job_being_deleted_asks_to_retry_later_instead_of_adopting_it() {
+    let (api, mut handle) = mock_api();
+    let job = spec(7);
+    let server = async {
+        let (_, _, send) = expect(&mut handle, Method::POST, CREATE).await;
+        respond(send, 409, status(409, "AlreadyExists"));
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-7")).await;
+        let mut dying = serde_json::to_value(volcano_job(&job, &settings())).expect("json");
+        dying["metadata"]["deletionTimestamp"] = json!("2026-11-22T10:00:00Z");
+        respond(send, 200, dying);
+    };
+    let (result, ()) = tokio::join!(api.create_job(&job), server);
+    assert!(
+        matches!(result, Err(ref e @ ClusterError::Unavailable(ref m)) if e.is_transient() && m.contains("being deleted")),
+        "{result:?}"
+    );
+    assert_no_more_requests(api, handle).await;
+}
+
+/// One create answered with `code` and `body`: the error the adapter makes of it.
+async fn create_answered(code: u16, body: Value) -> ClusterError {
+    let (api, mut handle) = mock_api();
+    let job = spec(7);
+    let server = async {
+        let (_, _, send) = expect(&mut handle, Method::POST, CREATE).await;
+        respond(send, code, body);
+    };
+    let (result, ()) = tokio::join!(api.create_job(&job), server);
+    assert_no_more_requests(api, handle).await;
+    result.expect_err("the create failed")
+}
+
+#[tokio::test]
+async fn kube_a_manifest_refused_as_bad_or_invalid_is_rejected() {
+    let invalid = json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "Job.batch.volcano.sh \"ar-7\" is invalid: spec.tasks[0].replicas: Invalid value: -1",
+        "reason": "Invalid", "code": 422,
+        "details": {"name": "ar-7", "group": "batch.volcano.sh", "kind": "Job",
+                    "causes": [{"reason": "FieldValueInvalid", "field": "spec.tasks[0].replicas"}]}
+    });
+    let error = create_answered(422, invalid).await;
+    assert!(
+        matches!(error, ClusterError::Rejected(ref m) if m.starts_with("422 Invalid")),
+        "{error:?}"
+    );
+    let error = create_answered(400, status(400, "BadRequest")).await;
+    assert!(matches!(error, ClusterError::Rejected(_)), "{error:?}");
+}
+
+#[tokio::test]
+async fn kube_an_admission_webhook_denial_is_rejected_whatever_its_code() {
+    for code in [400, 403] {
+        let denial = json!({
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "admission webhook \"validatejob.volcano.sh\" denied the request: unable to find job queue: queues.scheduling.volcano.sh \"nlp\" not found",
+            "code": code
+        });
+        let error = create_answered(code, denial).await;
+        assert!(
+            matches!(error, ClusterError::Rejected(ref m) if m.contains("denied the request")),
+            "{code}: {error:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn kube_expired_credentials_and_missing_rbac_are_unavailable_not_the_jobs_fault() {
+    let unauthorized = json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "Unauthorized", "reason": "Unauthorized", "code": 401
+    });
+    let error = create_answered(401, unauthorized).await;
+    assert!(
+        matches!(error, ClusterError::Unavailable(_)) && error.is_transient(),
+        "{error:?}"
+    );
+    let forbidden = json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "jobs.batch.volcano.sh is forbidden: User \"system:serviceaccount:anteroom:anteroom\" cannot create resource \"jobs\" in API group \"batch.volcano.sh\" in the namespace \"team-ns\"",
+        "reason": "Forbidden", "details": {"group": "batch.volcano.sh", "kind": "jobs"}, "code": 403
+    });
+    let error = create_answered(403, forbidden).await;
+    assert!(
+        matches!(error, ClusterError::Unavailable(ref m) if m.contains("forbidden")),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn kube_a_volcano_crd_that_is_not_installed_is_unavailable_for_create_and_delete() {
+    // Create: the apiserver serves no such path and answers in plain text.
+    let (api, mut handle) = mock_api();
+    let job = spec(7);
+    let server = async {
+        let (_, _, send) = expect(&mut handle, Method::POST, CREATE).await;
+        respond_text(send, 404, "404 page not found");
+        // Delete: a 404 that does not name ar-7 is not "ar-7 is already gone".
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-7")).await;
+        respond(
+            send,
+            404,
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                   "message": "the server could not find the requested resource", "reason": "NotFound",
+                   "details": {}, "code": 404}),
+        );
+    };
+    let ((created, deleted), ()) = tokio::join!(
+        async { (api.create_job(&job).await, api.delete_job(7, 30, &[]).await) },
+        server
+    );
+    assert!(
+        matches!(created, Err(ClusterError::Unavailable(ref m)) if m.contains("404")),
+        "{created:?}"
+    );
+    assert!(matches!(deleted, Err(ClusterError::Unavailable(_))), "{deleted:?}");
+    assert_no_more_requests(api, handle).await;
+}
+
+#[tokio::test]
+async fn kube_an_apiserver_that_cannot_be_reached_is_unavailable() {
+    let (api, mut handle) = mock_api();
+    let job = spec(7);
+    let server = async {
+        let (_, send) = handle.next_request().await.expect("a request");
+        send.send_error(std::io::Error::new(
+            std::io::ErrorKind::ConnectionRefused,
+            "connection refused",
+        ));
+    };
+    let (result, ()) = tokio::join!(api.create_job(&job), server);
+    assert!(
+        matches!(result, Err(ref e @ ClusterError::Unavailable(_)) if e.is_transient()),
+        "{result:?}"
+    );
+    assert_no_more_requests(api, handle).await;
+}
+
+#[tokio::test]
+async fn kube_delete_leaves_an_object_of_another_installation_under_the_name_alone() {
+    let (api, mut handle) = mock_api();
+    let server = async move {
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-7")).await;
+        let other = ManifestSettings::new("team-ns", "another-installation");
+        respond(
+            send,
+            200,
+            serde_json::to_value(volcano_job(&spec(7), &other)).expect("json"),
+        );
+        // Gone: a DELETE after this fails at once instead of waiting for an answer.
+        drop(handle);
+    };
+    let (result, ()) = tokio::join!(api.delete_job(7, 30, &[]), server);
+    result.expect("nothing of ours to delete, and no further request");
 }

@@ -30,6 +30,7 @@ impl Harness {
         let (sender, events) = broadcast::channel(16);
         let sync = StatusSync {
             namespace: NS.to_owned(),
+            installation: "inst".to_owned(),
             jobs: job_store,
             pods: pod_store,
             sender,
@@ -160,5 +161,70 @@ fn kube_status_sync_ignores_pods_of_other_namespaces_and_other_jobs() {
     let mut foreign = pod(5, 1, Some("gpu-0"));
     foreign.metadata.labels = Some([("volcano.sh/job-name".to_owned(), "train".to_owned())].into());
     h.pod(Event::Apply(foreign));
+    assert!(h.next().is_none());
+}
+
+fn started(event: Option<JobEvent>) -> crate::cluster::JobStatus {
+    match event {
+        Some(JobEvent::Status(s)) => s,
+        other => panic!("expected a status, got {other:?}"),
+    }
+}
+
+#[test]
+fn kube_status_sync_keeps_a_jobs_start_after_its_pods_are_gone_and_reports_why_it_failed() {
+    use k8s_openapi::api::core::v1::PodStatus;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+    let mut h = Harness::new();
+    h.job(Event::InitDone);
+    h.pod(Event::InitDone);
+    h.job(Event::Apply(job(7, "Running")));
+    assert_eq!(started(h.next()).started_at, None);
+
+    let at: chrono::DateTime<chrono::Utc> = "2026-11-22T10:00:00Z".parse().expect("time");
+    let mut running = pod(7, 0, Some("gpu-1"));
+    running.status = Some(PodStatus {
+        phase: Some("Running".to_owned()),
+        start_time: Some(Time("2026-11-22T10:00:00Z".parse().expect("timestamp"))),
+        ..PodStatus::default()
+    });
+    h.pod(Event::Apply(running.clone()));
+    let with_pod = started(h.next());
+    assert_eq!(
+        (with_pod.started_at, with_pod.nodes),
+        (Some(at), vec!["gpu-1".to_owned()])
+    );
+
+    // The pod is gone (deleted, trimmed from the cache): the nodes go, the start stays.
+    h.pod(Event::Delete(running));
+    let without_pod = started(h.next());
+    assert_eq!((without_pod.started_at, without_pod.nodes), (Some(at), vec![]));
+
+    // Volcano gives up: the reason is reported, still with the start.
+    let mut failed = job(7, "Failed");
+    let state = failed.status.as_mut().and_then(|s| s.state.as_mut()).expect("state");
+    state.reason = Some("PodFailed".to_owned());
+    state.message = Some("ar-7-main-0 exited with code 1".to_owned());
+    h.job(Event::Apply(failed.clone()));
+    let failure = started(h.next());
+    assert_eq!(failure.phase, JobPhase::Failed);
+    assert_eq!(failure.started_at, Some(at));
+    assert_eq!(
+        failure.failure.as_deref(),
+        Some("PodFailed: ar-7-main-0 exited with code 1")
+    );
+    // Only the message changes: that is news too.
+    failed
+        .status
+        .as_mut()
+        .and_then(|s| s.state.as_mut())
+        .expect("state")
+        .message = Some("exited with code 2".to_owned());
+    h.job(Event::Apply(failed));
+    assert_eq!(
+        started(h.next()).failure.as_deref(),
+        Some("PodFailed: exited with code 2")
+    );
     assert!(h.next().is_none());
 }

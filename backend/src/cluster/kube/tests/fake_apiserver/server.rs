@@ -4,15 +4,16 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anteroom_shared::scheduling::ResourceList;
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, Uri};
+use axum::extract::{Path, Query, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures::StreamExt;
@@ -21,7 +22,7 @@ use tokio::sync::broadcast;
 
 /// The collections the adapter watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) enum Kind {
+pub(crate) enum Kind {
     Nodes,
     Pods,
     Jobs,
@@ -80,6 +81,8 @@ struct FakeState {
     inner: Mutex<Inner>,
     requests: Mutex<Vec<String>>,
     open_watches: AtomicUsize,
+    down: AtomicBool,
+    no_volcano: AtomicBool,
 }
 
 /// Decrements the open-watch count when a watch response stream is dropped (the client went
@@ -93,20 +96,29 @@ impl Drop for WatchGuard {
 }
 
 /// A fake apiserver serving lists and watches from an in-memory store.
-pub(super) struct FakeApiServer {
+pub(crate) struct FakeApiServer {
     state: Arc<FakeState>,
     url: String,
     server: tokio::task::JoinHandle<()>,
 }
 
 impl Drop for FakeApiServer {
+    /// Stops the server, and holds what it saw to the request table: every request of every
+    /// fake-apiserver test must be one the RBAC grants (not checked while a test already
+    /// panics, which would abort instead of reporting).
     fn drop(&mut self) {
         self.server.abort();
+        if !std::thread::panicking() {
+            for line in self.requests() {
+                let (method, uri) = line.split_once(' ').expect("METHOD uri");
+                super::super::api_requests::assert_in_table(method, uri);
+            }
+        }
     }
 }
 
 impl FakeApiServer {
-    pub(super) async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let state = Arc::new(FakeState {
             inner: Mutex::new(Inner {
                 rv: 100,
@@ -117,49 +129,41 @@ impl FakeApiServer {
             }),
             requests: Mutex::new(Vec::new()),
             open_watches: AtomicUsize::new(0),
+            down: AtomicBool::new(false),
+            no_volcano: AtomicBool::new(false),
         });
         let router = Router::new()
             .route("/version", get(version))
             .route(
                 "/api/v1/nodes",
-                get(
-                    |s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>, uri: Uri| {
-                        collection(s, q, uri, Kind::Nodes, None)
-                    },
-                ),
+                get(|s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>| collection(s, q, Kind::Nodes, None)),
             )
             .route(
                 "/api/v1/pods",
-                get(
-                    |s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>, uri: Uri| {
-                        collection(s, q, uri, Kind::Pods, None)
-                    },
-                ),
+                get(|s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>| collection(s, q, Kind::Pods, None)),
             )
             .route(
                 "/apis/batch.volcano.sh/v1alpha1/namespaces/{ns}/jobs",
                 get(
-                    |s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>, uri: Uri, Path(ns): Path<String>| {
-                        collection(s, q, uri, Kind::Jobs, Some(ns))
+                    |s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>, Path(ns): Path<String>| {
+                        collection(s, q, Kind::Jobs, Some(ns))
                     },
                 ),
             )
             .route(
                 "/apis/scheduling.volcano.sh/v1beta1/queues",
-                get(
-                    |s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>, uri: Uri| {
-                        collection(s, q, uri, Kind::Queues, None)
-                    },
-                ),
+                get(|s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>| collection(s, q, Kind::Queues, None)),
             )
-            .fallback(|s: State<Arc<FakeState>>, uri: Uri| async move {
-                record(&s, &uri);
+            .fallback(|| async {
                 (
                     StatusCode::NOT_FOUND,
                     axum::Json(json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
                                       "reason": "NotFound", "code": 404, "message": "not served by the fake"})),
                 )
             })
+            // Outermost, so it sees every request — including those axum answers itself (405 for
+            // a method no route takes, 404 from the fallback) — before anything can answer.
+            .layer(middleware::from_fn_with_state(state.clone(), record_every_request))
             .with_state(state.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let url = format!("http://{}", listener.local_addr().expect("addr"));
@@ -170,13 +174,13 @@ impl FakeApiServer {
     }
 
     /// A real client for this server.
-    pub(super) fn client(&self) -> kube::Client {
+    pub(crate) fn client(&self) -> kube::Client {
         let uri: http::Uri = self.url.parse().expect("url");
         kube::Client::try_from(kube::Config::new(uri)).expect("client")
     }
 
     /// Adds or replaces an object (ADDED / MODIFIED), stamping a new resourceVersion.
-    pub(super) fn apply(&self, kind: Kind, mut object: Value) {
+    pub(crate) fn apply(&self, kind: Kind, mut object: Value) {
         let mut inner = self.state.inner.lock().expect("fake state");
         inner.rv += 1;
         let rv = inner.rv;
@@ -202,7 +206,7 @@ impl FakeApiServer {
     }
 
     /// Removes an object (DELETED).
-    pub(super) fn delete(&self, kind: Kind, namespace: &str, name: &str) {
+    pub(crate) fn delete(&self, kind: Kind, namespace: &str, name: &str) {
         let mut inner = self.state.inner.lock().expect("fake state");
         inner.rv += 1;
         let rv = inner.rv;
@@ -222,11 +226,25 @@ impl FakeApiServer {
         );
     }
 
-    pub(super) fn requests(&self) -> Vec<String> {
+    /// From now on every request is answered `500` (still recorded): the apiserver is there
+    /// but cannot serve, as during an etcd outage. (Not 503: kube retries that one with backoff,
+    /// which would only make the test slower.)
+    pub(crate) fn go_down(&self) {
+        self.state.down.store(true, Ordering::SeqCst);
+    }
+
+    /// From now on the Volcano APIs are not served, as on a cluster without Volcano's CRDs:
+    /// every `/apis/…` path is a plain-text `404 page not found`.
+    pub(crate) fn without_volcano(&self) {
+        self.state.no_volcano.store(true, Ordering::SeqCst);
+    }
+
+    /// Every request so far as `METHOD /path?query`, in order.
+    pub(crate) fn requests(&self) -> Vec<String> {
         self.state.requests.lock().expect("requests").clone()
     }
 
-    pub(super) fn open_watches(&self) -> usize {
+    pub(crate) fn open_watches(&self) -> usize {
         self.state.open_watches.load(Ordering::SeqCst)
     }
 }
@@ -245,12 +263,23 @@ fn key_of(object: &Value) -> (String, String) {
     )
 }
 
-fn record(state: &FakeState, uri: &Uri) {
-    state.requests.lock().expect("requests").push(uri.to_string());
+/// Records `METHOD /path?query` of every request, then answers 500 if the server is down or
+/// lets the routes answer.
+async fn record_every_request(State(state): State<Arc<FakeState>>, request: Request, next: Next) -> Response {
+    let line = format!("{} {}", request.method(), request.uri());
+    state.requests.lock().expect("requests").push(line);
+    if state.no_volcano.load(Ordering::SeqCst) && request.uri().path().starts_with("/apis/") {
+        return (StatusCode::NOT_FOUND, "404 page not found\n").into_response();
+    }
+    if state.down.load(Ordering::SeqCst) {
+        let body = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                          "reason": "InternalError", "code": 500, "message": "the fake is down"});
+        return (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(body)).into_response();
+    }
+    next.run(request).await
 }
 
-async fn version(State(state): State<Arc<FakeState>>, uri: Uri) -> axum::Json<Value> {
-    record(&state, &uri);
+async fn version() -> axum::Json<Value> {
     axum::Json(json!({
         "major": "1", "minor": "33", "gitVersion": "v1.33.0-fake", "gitCommit": "0", "gitTreeState": "clean",
         "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.24", "compiler": "gc", "platform": "linux/amd64"
@@ -273,11 +302,9 @@ fn selected(object: &Value, namespace: Option<&str>, selector: Option<&str>) -> 
 async fn collection(
     State(state): State<Arc<FakeState>>,
     Query(query): Query<HashMap<String, String>>,
-    uri: Uri,
     kind: Kind,
     namespace: Option<String>,
 ) -> Response {
-    record(&state, &uri);
     let selector = query.get("labelSelector").cloned();
     let ns = namespace.as_deref();
     if query.get("watch").map(String::as_str) != Some("true") {
@@ -361,9 +388,16 @@ fn line_bytes(line: &WatchLine) -> Bytes {
 
 // ---- fixtures ----
 
-pub(super) const NS: &str = "team-ns";
+pub(crate) const NS: &str = "team-ns";
+/// The installation id of the adapter under test.
+pub(crate) const INSTALLATION: &str = "7b1e9f5c-2a4d-4e8b-9c3f-6d0a1b2c3d4e";
 
-pub(super) fn node(name: &str, allocatable: Value, unschedulable: bool) -> Value {
+/// The adapter's settings for the fake's namespace and installation.
+pub(crate) fn settings() -> crate::cluster::kube::manifest::ManifestSettings {
+    crate::cluster::kube::manifest::ManifestSettings::new(NS, INSTALLATION)
+}
+
+pub(crate) fn node(name: &str, allocatable: Value, unschedulable: bool) -> Value {
     json!({
         "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
         "spec": {"unschedulable": unschedulable},
@@ -371,7 +405,7 @@ pub(super) fn node(name: &str, allocatable: Value, unschedulable: bool) -> Value
     })
 }
 
-pub(super) fn pod(namespace: &str, name: &str, node: Option<&str>, phase: &str, requests: Value) -> Value {
+pub(crate) fn pod(namespace: &str, name: &str, node: Option<&str>, phase: &str, requests: Value) -> Value {
     json!({
         "metadata": {"name": name, "namespace": namespace, "labels": {}},
         "spec": {"nodeName": node, "containers": [{"name": "main", "resources": {"requests": requests}}]},
@@ -379,7 +413,7 @@ pub(super) fn pod(namespace: &str, name: &str, node: Option<&str>, phase: &str, 
     })
 }
 
-pub(super) fn job_pod(id: i64, index: u32, node: Option<&str>) -> Value {
+pub(crate) fn job_pod(id: i64, index: u32, node: Option<&str>) -> Value {
     let mut p = pod(
         NS,
         &format!("ar-{id}-main-{index}"),
@@ -390,15 +424,17 @@ pub(super) fn job_pod(id: i64, index: u32, node: Option<&str>) -> Value {
     p["metadata"]["labels"] = json!({
         "volcano.sh/job-name": format!("ar-{id}"),
         "anteroom.io/job-id": id.to_string(),
+        "anteroom.io/installation": INSTALLATION,
         "app.kubernetes.io/managed-by": "anteroom"
     });
     p
 }
 
-pub(super) fn volcano_job(id: i64, phase: Option<&str>) -> Value {
+pub(crate) fn volcano_job(id: i64, phase: Option<&str>) -> Value {
     let mut job = json!({
         "metadata": {"name": format!("ar-{id}"), "namespace": NS,
-                     "labels": {"app.kubernetes.io/managed-by": "anteroom", "anteroom.io/job-id": id.to_string()}},
+                     "labels": {"app.kubernetes.io/managed-by": "anteroom", "anteroom.io/job-id": id.to_string(),
+                                "anteroom.io/installation": INSTALLATION}},
         "spec": {"schedulerName": "volcano", "minAvailable": 1, "queue": "default", "tasks": []}
     });
     if let Some(phase) = phase {
@@ -407,10 +443,10 @@ pub(super) fn volcano_job(id: i64, phase: Option<&str>) -> Value {
     job
 }
 
-pub(super) fn queue(name: &str, state: &str) -> Value {
+pub(crate) fn queue(name: &str, state: &str) -> Value {
     json!({"metadata": {"name": name}, "spec": {"weight": 1}, "status": {"state": state}})
 }
 
-pub(super) fn resources(entries: &[(&str, &str)]) -> ResourceList {
+pub(crate) fn resources(entries: &[(&str, &str)]) -> ResourceList {
     ResourceList::parse_map(entries.iter().copied()).expect("quantities")
 }
