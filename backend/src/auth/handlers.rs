@@ -59,7 +59,7 @@ async fn login(
             "wrong username or password",
         )
     };
-    let user = users::find_by_username(&state.db, &body.username).await?;
+    let user = users::find_by_username(&state.db_read, &body.username).await?;
     // Verify against a real hash even when the user is unknown, so timing does not reveal
     // which usernames exist.
     let stored = user.as_ref().map(|u| u.password_hash.clone());

@@ -42,7 +42,7 @@ impl FromRequestParts<AppState> for AuthUser {
             .verify(token.trim())
             .ok_or_else(|| ApiError::unauthorized("invalid or expired token"))?;
         // Load the user on every request: a deleted user or a changed role takes effect at once.
-        let user = users::find_by_id(&state.db, user_id)
+        let user = users::find_by_id(&state.db_read, user_id)
             .await?
             .ok_or_else(|| ApiError::unauthorized("the token's user no longer exists"))?;
         Ok(AuthUser(user))
