@@ -300,7 +300,8 @@ async fn a_restart_does_not_bring_back_a_deleted_admin_account_while_another_adm
     )
     .await;
     assert_eq!(status, 204);
-    let outcome = anteroom::users::ensure_first_admin(&app.state.db, Some(ADMIN_PASSWORD))
+    let password_file = app.state.config.data_dir.join(anteroom::app::ADMIN_PASSWORD_FILE);
+    let outcome = anteroom::users::ensure_first_admin(&app.state.db, Some(ADMIN_PASSWORD), &password_file)
         .await
         .unwrap();
     assert_eq!(outcome, anteroom::users::FirstAdmin::Existed);
