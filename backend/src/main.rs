@@ -45,9 +45,14 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let listen = config.listen;
     let prepared = app::prepare(config).await?;
     if let FirstAdmin::Generated(password) = &prepared.first_admin {
-        // Printed once, on the terminal only (never into the log stream).
+        // Printed on the terminal only (never into the log stream), and kept owner-only in the
+        // data directory so `./anteroom.sh run` can show it again.
+        let kept = prepared.state.config.data_dir.join(app::ADMIN_PASSWORD_FILE);
         println!("Created the first admin. Username: admin  Password: {password}");
-        println!("This password is shown only once; change it after logging in.");
+        println!(
+            "The password is also in {} (owner-only); change it after logging in and delete that file.",
+            kept.display()
+        );
     }
     let listener = tokio::net::TcpListener::bind(listen)
         .await
