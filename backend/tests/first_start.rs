@@ -52,7 +52,10 @@ fn the_first_start_prints_the_real_address_and_the_generated_password_which_it_k
     let address = serving
         .strip_prefix("Anteroom is serving on http://")
         .expect("an http address");
-    assert!(!address.ends_with(":0"), "the bound port, not the asked-for 0: {serving}");
+    assert!(
+        !address.ends_with(":0"),
+        "the bound port, not the asked-for 0: {serving}"
+    );
     std::net::TcpStream::connect(address).expect("the printed address accepts connections");
 
     let password_line = lines
