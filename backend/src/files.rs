@@ -14,14 +14,15 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        if let Ok(meta) = std::fs::metadata(dir) {
-            if meta.is_dir() && meta.permissions().mode() & 0o077 != 0 {
-                tracing::warn!(
-                    path = %dir.display(),
-                    mode = format!("{:o}", meta.permissions().mode() & 0o777),
-                    "the data directory is readable by other users; chmod 700 it"
-                );
-            }
+        if let Ok(meta) = std::fs::metadata(dir)
+            && meta.is_dir()
+            && meta.permissions().mode() & 0o077 != 0
+        {
+            tracing::warn!(
+                path = %dir.display(),
+                mode = format!("{:o}", meta.permissions().mode() & 0o777),
+                "the data directory is readable by other users; chmod 700 it"
+            );
         }
         builder.mode(0o700);
     }
