@@ -83,7 +83,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
 }
 
 async fn migrate(config: Config) -> anyhow::Result<()> {
-    std::fs::create_dir_all(&config.data_dir)?;
+    anteroom::files::create_private_dir(&config.data_dir)?;
     let db = store::connect(&config.database_url).await?;
     store::migrate(&db).await?;
     println!("migrations applied");

@@ -61,15 +61,19 @@ pub async fn ensure_first_admin(
             (p.clone(), FirstAdmin::Generated(p))
         }
     };
-    let hash = password::hash(&password).map_err(|e| DbErr::Custom(format!("hashing the admin password: {e}")))?;
-    if insert_first_admin(db, hash).await? {
+    let created = match password::hash(&password) {
+        Ok(hash) => insert_first_admin(db, hash).await,
+        Err(e) => Err(DbErr::Custom(format!("hashing the admin password: {e}"))),
+    };
+    if matches!(created, Ok(true)) {
         return Ok(outcome);
     }
-    // Another replica created the admin first: the password kept above is not its password.
+    // The insert failed, or another replica created the admin first: the password kept above
+    // is nobody's password, and must not be shown as the admin's.
     if matches!(outcome, FirstAdmin::Generated(_)) {
         let _ = std::fs::remove_file(password_file);
     }
-    Ok(FirstAdmin::Existed)
+    created.map(|_| FirstAdmin::Existed)
 }
 
 /// Inserts `admin` unless the username is taken; true when this call created it. Replicas
@@ -336,6 +340,18 @@ mod tests {
             admin.password_hash, "hash-1",
             "the loser's hash never overwrites the winner's"
         );
+    }
+
+    #[tokio::test]
+    async fn a_generated_password_is_kept_only_when_this_start_created_the_admin() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::store::test_database(dir.path()).await;
+        let file = dir.path().join("admin-password");
+        // A replica that found no admin, then lost the insert to another one.
+        assert!(insert_first_admin(&db, "winner".into()).await.unwrap());
+        db.execute_unprepared("UPDATE users SET role = 'user'").await.unwrap();
+        assert_eq!(ensure_first_admin(&db, None, &file).await.unwrap(), FirstAdmin::Existed);
+        assert!(!file.exists(), "the loser's password is nobody's: not kept");
     }
 
     #[tokio::test]
