@@ -68,6 +68,7 @@ ensure_test_tools() {
   components=$(rustup component list --installed 2>/dev/null || true)
   for c in rustfmt clippy; do
     if ! grep -q "^$c" <<<"$components"; then
+      command -v rustup >/dev/null 2>&1 || die "the $c component is missing and rustup is not installed"
       say "adding the $c rustup component (once)"
       rustup component add "$c"
     fi
