@@ -261,3 +261,27 @@ async fn a_signing_key_file_that_is_too_short_stops_the_start_and_names_the_file
         "the file is left as it was, not replaced"
     );
 }
+
+/// While a write transaction holds SQLite's only writer connection, the API's reads — the
+/// per-request user reload, the users list, readiness — are answered from the read pool. Were
+/// any of them on the writer, it would queue behind the write until the pool's timeout and
+/// answer 503.
+#[tokio::test]
+async fn on_sqlite_the_apis_reads_are_answered_while_a_write_transaction_holds_the_writer() {
+    let app = TestApp::builder().start().await;
+    let token = app.admin_token().await;
+    let write = anteroom::store::write_transaction(&app.state.db).await.unwrap();
+    for path in ["/api/v1/auth/me", "/api/v1/admin/users", "/readyz"] {
+        let res = app
+            .client
+            .get(app.url(path))
+            .bearer_auth(&token)
+            // A failure guard far above the pool's 10 s wait, not a timing assertion.
+            .timeout(std::time::Duration::from_secs(60))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200, "{path} while the writer is busy");
+    }
+    drop(write);
+}
