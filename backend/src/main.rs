@@ -43,6 +43,11 @@ async fn main() -> ExitCode {
 
 async fn serve(config: Config) -> anyhow::Result<()> {
     let listen = config.listen;
+    // Bind first: a port in use is a common failure, and like every other one it must come
+    // before the first admin is created (`app::prepare` creates it last).
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {listen} (ANTEROOM_LISTEN): {e}"))?;
     let prepared = app::prepare(config).await?;
     if let FirstAdmin::Generated(password) = &prepared.first_admin {
         // Printed on the terminal only (never into the log stream), and kept owner-only in the
@@ -54,9 +59,6 @@ async fn serve(config: Config) -> anyhow::Result<()> {
             kept.display()
         );
     }
-    let listener = tokio::net::TcpListener::bind(listen)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {listen} (ANTEROOM_LISTEN): {e}"))?;
     let local = listener.local_addr()?;
     tracing::info!(listen = %local, cluster = prepared.state.cluster.kind(), "Anteroom is serving");
     println!("Anteroom is serving on http://{local}");

@@ -84,3 +84,29 @@ fn the_first_start_prints_the_real_address_and_the_generated_password_which_it_k
         "the kept password is left alone"
     );
 }
+
+#[test]
+fn a_start_that_cannot_listen_creates_no_admin_and_the_next_start_reports_the_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = taken.local_addr().unwrap().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_anteroom"))
+        .args(["serve", "--listen", &address, "--data-dir"])
+        .arg(dir.path().join("data"))
+        .current_dir(dir.path())
+        .env_clear()
+        .env("ANTEROOM_LOG", "off")
+        .output()
+        .expect("run the anteroom binary");
+    assert!(!out.status.success(), "the port is taken");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("Created the first admin"), "{stdout}");
+    assert!(!dir.path().join("data/admin-password").exists());
+    drop(taken);
+
+    let (_server, lines) = start(dir.path(), "127.0.0.1:0");
+    assert!(
+        lines.iter().any(|l| l.starts_with("Created the first admin.")),
+        "the first start that can serve creates the admin: {lines:?}"
+    );
+}
