@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Anteroom's two commands.
 #
-#   ./anteroom.sh run    set up what is missing, build, and serve on http://127.0.0.1:8080
-#                        (SQLite in ./data, the simulated cluster)
+#   ./anteroom.sh run    set up what is missing, build, and serve (default http://127.0.0.1:8080;
+#                        the server prints where it really listens), SQLite in ./data, the
+#                        simulated cluster
 #   ./anteroom.sh test   the whole suite: fmt, clippy, unit + integration + browser tests,
-#                        store tests also on a throwaway PostgreSQL
+#                        store tests also on a throwaway PostgreSQL; installs what is missing
+#                        (rustfmt, clippy, cargo-nextest, chromium, PostgreSQL, python3-venv)
 #
 # Both install only what they need and are safe to run again. Nothing is downloaded from
 # outside crates.io and Debian's archive.
@@ -15,9 +17,16 @@ ROOT=$(pwd)
 # A target directory outside the clone keeps warm builds warm across fresh clones.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/anteroom/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-auto}"
-CI="${CI:-}"
+# Under CI: `CI` set to anything but empty, "false" or "0". The same rule as xtask's `in_ci`
+# and the tests' `anteroom_tests::in_ci`; keep the three alike.
+is_ci() {
+  case "${CI:-}" in
+    "" | false | 0) return 1 ;;
+    *) return 0 ;;
+  esac
+}
 LOCKED=()
-if [ -n "$CI" ] && [ "$CI" != "false" ]; then LOCKED=(--locked); fi
+if is_ci; then LOCKED=(--locked); fi
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
@@ -43,15 +52,43 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
 }
 
+# The newest installed PostgreSQL's bin directory (Debian keeps initdb off PATH), or nothing.
+pg_bin() {
+  local bin=""
+  for d in /usr/lib/postgresql/*/bin; do [ -x "$d/initdb" ] && bin="$d"; done
+  if [ -z "$bin" ] && command -v initdb >/dev/null 2>&1; then bin=$(dirname "$(command -v initdb)"); fi
+  printf '%s' "$bin"
+}
+
+# Everything the whole suite needs, installed when missing, so that on a fresh machine no test
+# is skipped: the tests that need PostgreSQL or Chromium are #[ignore]d for plain `cargo
+# nextest run` and run here with --run-ignored all.
 ensure_test_tools() {
+  local components
+  components=$(rustup component list --installed 2>/dev/null || true)
+  for c in rustfmt clippy; do
+    if ! grep -q "^$c" <<<"$components"; then
+      command -v rustup >/dev/null 2>&1 || die "the $c component is missing and rustup is not installed"
+      say "adding the $c rustup component (once)"
+      rustup component add "$c"
+    fi
+  done
   if ! command -v cargo-nextest >/dev/null 2>&1; then
     say "installing cargo-nextest (once)"
     cargo install cargo-nextest --locked
   fi
-  if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
-    say "installing Debian's chromium and chromium-driver (once, ~1 min)"
-    apt_install chromium chromium-driver
+  local pkgs=()
+  if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then pkgs+=(chromium chromium-driver); fi
+  if [ -z "$(pg_bin)" ]; then pkgs+=(postgresql); fi
+  # schemathesis goes into a venv: Debian's python3 needs python3-venv (ensurepip) for that.
+  if ! command -v python3 >/dev/null 2>&1 || ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    pkgs+=(python3 python3-venv)
   fi
+  if [ "${#pkgs[@]}" -gt 0 ]; then
+    say "installing Debian packages (once, a few minutes): ${pkgs[*]}"
+    apt_install "${pkgs[@]}"
+  fi
+  command -v chattr >/dev/null 2>&1 || apt_install e2fsprogs
 }
 
 # schemathesis (PyPI) checks the running API against its own OpenAPI document: every documented
@@ -106,14 +143,9 @@ PY
 # fsync off. Stopped on exit, also on failure.
 PG_DIR=
 start_postgres() {
-  local bin=""
-  for d in /usr/lib/postgresql/*/bin; do [ -x "$d/initdb" ] && bin="$d"; done
-  if [ -z "$bin" ] && command -v initdb >/dev/null 2>&1; then bin=$(dirname "$(command -v initdb)"); fi
-  if [ -z "$bin" ]; then
-    if [ -n "$CI" ]; then die "CI=true but PostgreSQL (initdb) is not installed"; fi
-    say "PostgreSQL not found: store tests run on SQLite only"
-    return 0
-  fi
+  local bin
+  bin=$(pg_bin)
+  [ -n "$bin" ] || die "PostgreSQL (initdb) is not installed and could not be installed (apt-get install postgresql)"
   PG_DIR=$(mktemp -d /tmp/anteroom-pg.XXXXXX)
   local port
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -140,21 +172,17 @@ cmd_run() {
   say "building Anteroom (the first build takes several minutes; later ones seconds)"
   cargo xtask build
   local data="${ANTEROOM_DATA_DIR:-$ROOT/data}"
-  mkdir -p "$data"
   export ANTEROOM_DATA_DIR="$data"
-  # Keep the first admin's password where this script can show it again: generated once, before
-  # the first start, readable by the owner only.
-  if [ -z "${ANTEROOM_ADMIN_PASSWORD:-}" ] && [ -z "${ANTEROOM_ADMIN_PASSWORD_FILE:-}" ]; then
-    if [ ! -f "$data/admin-password" ] && [ ! -f "$data/anteroom.db" ]; then
-      (umask 077; python3 -c 'import secrets,string; a=string.ascii_letters+string.digits; print("".join(secrets.choice(a) for _ in range(20)))' >"$data/admin-password")
-    fi
-    if [ -f "$data/admin-password" ]; then export ANTEROOM_ADMIN_PASSWORD_FILE="$data/admin-password"; fi
+  # The server creates the data directory (owner-only) and, on its first start, the first admin:
+  # it prints a generated password and keeps it in $data/admin-password (owner-only). While that
+  # file is there, show the password again.
+  if [ -z "${ANTEROOM_ADMIN_PASSWORD:-}" ] && [ -z "${ANTEROOM_ADMIN_PASSWORD_FILE:-}" ] \
+    && [ -s "$data/admin-password" ]; then
+    say "log in as admin / $(cat "$data/admin-password")  (kept in $data/admin-password: delete it once you changed the password)"
   fi
-  local listen="${ANTEROOM_LISTEN:-127.0.0.1:8080}"
-  say "Anteroom: http://$listen  (SQLite: $data/anteroom.db, cluster: ${ANTEROOM_CLUSTER:-sim})"
-  if [ -n "${ANTEROOM_ADMIN_PASSWORD_FILE:-}" ]; then
-    say "log in as admin / $(cat "$ANTEROOM_ADMIN_PASSWORD_FILE")"
-  fi
+  # The address comes from the server itself ("Anteroom is serving on http://…"): --listen,
+  # ANTEROOM_LISTEN and anteroom.toml all count, so this script does not guess it.
+  say "starting Anteroom (data: $data, cluster: ${ANTEROOM_CLUSTER:-sim})"
   exec "$CARGO_TARGET_DIR/release/anteroom" serve "$@"
 }
 
@@ -179,8 +207,10 @@ cmd_test() {
   run_api_contract_tests
   say "doc tests"
   cargo test "${LOCKED[@]}" --doc --workspace --exclude anteroom-web
-  say "unit, integration, store and browser tests"
-  cargo nextest run "${LOCKED[@]}" --workspace --no-fail-fast
+  # PostgreSQL and Chromium are there (installed above, or the script stopped): run the tests
+  # marked #[ignore = "needs PostgreSQL"] / "needs Chromium" too, so none is skipped.
+  say "unit, integration, store (SQLite and PostgreSQL) and browser tests"
+  cargo nextest run "${LOCKED[@]}" --workspace --no-fail-fast --run-ignored all
   say "all checks passed in $((SECONDS - t0)) s"
 }
 

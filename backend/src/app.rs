@@ -26,20 +26,30 @@ pub struct Prepared {
     pub first_admin: FirstAdmin,
 }
 
-/// Start-up: data dir, database, migrations, first admin, token keys, cluster.
+/// The file in the data directory that keeps a generated first-admin password (owner-only),
+/// so `./anteroom.sh run` can show it again; delete it once the password is changed.
+pub const ADMIN_PASSWORD_FILE: &str = "admin-password";
+
+/// The file in the data directory that keeps the generated token signing key.
+pub const JWT_SECRET_FILE: &str = "jwt-secret";
+
+/// Start-up: data dir, database, migrations, token keys, cluster, and the first admin last.
+/// Every step that can fail on a bad setting runs before the admin is created: a generated
+/// password is shown only at the start that creates the admin, so a start that failed after
+/// creating it would lose the password for good.
 pub async fn prepare(config: Config) -> anyhow::Result<Prepared> {
-    std::fs::create_dir_all(&config.data_dir)
+    crate::files::create_private_dir(&config.data_dir)
         .with_context(|| format!("creating the data directory {}", config.data_dir.display()))?;
     let db = store::connect(&config.database_url)
         .await
         .with_context(|| "connecting to the database (check ANTEROOM_DATABASE_URL)")?;
     store::migrate(&db).await.context("applying database migrations")?;
-    let first_admin = users::ensure_first_admin(&db, config.admin_password.as_ref().map(|s| s.expose()))
+    let db_read = store::connect_read(&config.database_url, &db)
         .await
-        .context("creating the first admin")?;
+        .context("opening the database's read connections")?;
     let secret = match &config.jwt_secret {
         Some(s) => s.expose().as_bytes().to_vec(),
-        None => load_or_create_secret(&config.data_dir.join("jwt-secret"))?,
+        None => load_or_create_secret(&config.data_dir.join(JWT_SECRET_FILE))?,
     };
     let cluster = cluster::from_config(&config, &db)
         .await
@@ -48,9 +58,17 @@ pub async fn prepare(config: Config) -> anyhow::Result<Prepared> {
         &secret,
         config.jwt_previous_secret.as_ref().map(|s| s.expose().as_bytes()),
     ));
+    let first_admin = users::ensure_first_admin(
+        &db,
+        config.admin_password.as_ref().map(|s| s.expose()),
+        &config.data_dir.join(ADMIN_PASSWORD_FILE),
+    )
+    .await
+    .context("creating the first admin")?;
     Ok(Prepared {
         state: AppState {
             db,
+            db_read,
             config: Arc::new(config),
             tokens,
             cluster,
@@ -61,36 +79,37 @@ pub async fn prepare(config: Config) -> anyhow::Result<Prepared> {
     })
 }
 
-/// Reads the generated signing key, or creates one (owner-only permissions). Several replicas
-/// must share `ANTEROOM_JWT_SECRET` instead: each would otherwise have its own key.
+/// The shortest signing key accepted, in bytes (HS256 wants at least its 256-bit output).
+const MIN_SECRET_BYTES: usize = 32;
+
+/// Reads the generated signing key, or creates one (owner-only permissions). A key file that
+/// exists but is too short or unreadable stops the start: replacing it silently would log
+/// everyone out and hide that someone wrote a weak key there. Several replicas must share
+/// `ANTEROOM_JWT_SECRET` instead: each would otherwise have its own key.
 fn load_or_create_secret(path: &Path) -> anyhow::Result<Vec<u8>> {
-    if let Ok(existing) = std::fs::read_to_string(path) {
-        let trimmed = existing.trim();
-        if trimmed.len() >= 32 {
+    match std::fs::read_to_string(path) {
+        Ok(existing) => {
+            let trimmed = existing.trim();
+            anyhow::ensure!(
+                trimmed.len() >= MIN_SECRET_BYTES,
+                "the signing key file {} holds {} bytes; at least {MIN_SECRET_BYTES} are needed (delete the file to have a new key generated, which logs everyone out, or set ANTEROOM_JWT_SECRET)",
+                path.display(),
+                trimmed.len()
+            );
             return Ok(trimmed.as_bytes().to_vec());
         }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("reading the signing key file {}", path.display()))),
     }
     use rand::Rng;
     let bytes: [u8; 32] = rand::rng().random();
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    write_private(path, &hex).with_context(|| format!("writing {}", path.display()))?;
+    crate::files::write_private(path, &hex).with_context(|| format!("writing {}", path.display()))?;
     tracing::warn!(
         path = %path.display(),
         "ANTEROOM_JWT_SECRET is unset: using a generated key kept in the data directory; set it when running more than one replica"
     );
     Ok(hex.into_bytes())
-}
-
-fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    opts.open(path)?.write_all(contents.as_bytes())
 }
 
 /// Serves the app on `listener` until `shutdown` resolves, then finishes in-flight requests.

@@ -50,8 +50,9 @@ impl fmt::Debug for Secret {
     }
 }
 
-/// The validated settings the server runs with.
-#[derive(Clone, Debug)]
+/// The validated settings the server runs with. `Debug` is written by hand: `database_url`
+/// may carry a password (`postgres://user:password@host/db`), so only its scheme is shown.
+#[derive(Clone)]
 pub struct Config {
     /// Address the HTTP server binds.
     pub listen: SocketAddr,
@@ -93,6 +94,54 @@ pub struct Config {
     /// Volcano's `ttlSecondsAfterFinished` on Anteroom's jobs; `None`: finished jobs stay until
     /// Anteroom deletes them.
     pub kube_ttl_seconds_after_finished: Option<u32>,
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Destructured without `..`: a new field does not compile until it is placed here,
+        // so nothing is left out, and nothing secret is added without a thought.
+        let Config {
+            listen,
+            data_dir,
+            database_url,
+            cluster,
+            jwt_secret,
+            jwt_previous_secret,
+            trusted_proxies,
+            admin_password,
+            log_format,
+            log_filter,
+            sim_nodes,
+            sim_default_runtime_seconds,
+            sim_termination_grace_seconds,
+            sim_finished_retention_seconds,
+            namespace,
+            kube_priority_class_normal,
+            kube_priority_class_backfill,
+            kube_ttl_seconds_after_finished,
+        } = self;
+        let scheme = database_url.split(':').next().unwrap_or_default();
+        f.debug_struct("Config")
+            .field("listen", listen)
+            .field("data_dir", data_dir)
+            .field("database_url", &format_args!("{scheme}:***"))
+            .field("cluster", cluster)
+            .field("jwt_secret", jwt_secret)
+            .field("jwt_previous_secret", jwt_previous_secret)
+            .field("trusted_proxies", trusted_proxies)
+            .field("admin_password", admin_password)
+            .field("log_format", log_format)
+            .field("log_filter", log_filter)
+            .field("sim_nodes", sim_nodes)
+            .field("sim_default_runtime_seconds", sim_default_runtime_seconds)
+            .field("sim_termination_grace_seconds", sim_termination_grace_seconds)
+            .field("sim_finished_retention_seconds", sim_finished_retention_seconds)
+            .field("namespace", namespace)
+            .field("kube_priority_class_normal", kube_priority_class_normal)
+            .field("kube_priority_class_backfill", kube_priority_class_backfill)
+            .field("kube_ttl_seconds_after_finished", kube_ttl_seconds_after_finished)
+            .finish()
+    }
 }
 
 impl Config {
@@ -753,5 +802,18 @@ mod tests {
             "0123456789abcdef0123456789abcdef"
         );
         assert!(!format!("{c:?}").contains("0123456789"));
+    }
+
+    #[test]
+    fn the_database_url_and_its_password_never_print() {
+        let env = env_of(&[(
+            "ANTEROOM_DATABASE_URL",
+            "postgres://anteroom:hunter2-db-pass@db.internal/anteroom",
+        )]);
+        let c = Config::load(&no_file(), &env).unwrap();
+        let shown = format!("{c:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(!shown.contains("db.internal"), "{shown}");
+        assert!(shown.contains("database_url: postgres:***"), "{shown}");
     }
 }

@@ -171,11 +171,34 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// Seconds a client is asked to wait after 503 `database_unavailable`: long enough for a lock
+/// holder to finish or a connection to come back, short enough that nobody gives up.
+pub const DATABASE_RETRY_AFTER_SECONDS: u64 = 2;
+
+impl ApiError {
+    /// 503 `database_unavailable` with `Retry-After` (`spec/api.md`): the database is there
+    /// but cannot serve us now (see [`crate::store::is_unavailable`]); the same request may
+    /// succeed shortly, unlike after a 500.
+    pub fn database_unavailable(source: impl Into<anyhow::Error>) -> Self {
+        let mut e = Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "database_unavailable",
+            "the database is unavailable, try again shortly",
+        );
+        e.retry_after_seconds = Some(DATABASE_RETRY_AFTER_SECONDS);
+        e.source = Some(source.into());
+        e
+    }
+}
+
+/// A database error is 503 when it means "unavailable" (one rule, in the store) and 500
+/// otherwise: a failing query is our bug, a lost connection is not.
 impl From<sea_orm::DbErr> for ApiError {
     fn from(e: sea_orm::DbErr) -> Self {
-        match e {
-            sea_orm::DbErr::Conn(_) | sea_orm::DbErr::ConnectionAcquire(_) => ApiError::unavailable("the database", e),
-            other => ApiError::internal(other),
+        if crate::store::is_unavailable(&e) {
+            ApiError::database_unavailable(e)
+        } else {
+            ApiError::internal(e)
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod cluster;
 pub mod config;
 pub mod error;
 pub mod extract;
+pub mod files;
 pub mod healthcheck;
 pub mod http;
 pub mod prequeue;

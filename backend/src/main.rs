@@ -43,15 +43,22 @@ async fn main() -> ExitCode {
 
 async fn serve(config: Config) -> anyhow::Result<()> {
     let listen = config.listen;
-    let prepared = app::prepare(config).await?;
-    if let FirstAdmin::Generated(password) = &prepared.first_admin {
-        // Printed once, on the terminal only (never into the log stream).
-        println!("Created the first admin. Username: admin  Password: {password}");
-        println!("This password is shown only once; change it after logging in.");
-    }
+    // Bind first: a port in use is a common failure, and like every other one it must come
+    // before the first admin is created (`app::prepare` creates it last).
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen} (ANTEROOM_LISTEN): {e}"))?;
+    let prepared = app::prepare(config).await?;
+    if let FirstAdmin::Generated(password) = &prepared.first_admin {
+        // Printed on the terminal only (never into the log stream), and kept owner-only in the
+        // data directory so `./anteroom.sh run` can show it again.
+        let kept = prepared.state.config.data_dir.join(app::ADMIN_PASSWORD_FILE);
+        println!("Created the first admin. Username: admin  Password: {password}");
+        println!(
+            "The password is also in {} (owner-only); change it after logging in and delete that file.",
+            kept.display()
+        );
+    }
     let local = listener.local_addr()?;
     tracing::info!(listen = %local, cluster = prepared.state.cluster.kind(), "Anteroom is serving");
     println!("Anteroom is serving on http://{local}");
@@ -78,7 +85,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
 }
 
 async fn migrate(config: Config) -> anyhow::Result<()> {
-    std::fs::create_dir_all(&config.data_dir)?;
+    anteroom::files::create_private_dir(&config.data_dir)?;
     let db = store::connect(&config.database_url).await?;
     store::migrate(&db).await?;
     println!("migrations applied");

@@ -15,8 +15,13 @@ use crate::users::password::PasswordWork;
 /// Everything a handler needs; cheap to clone (pointers only), built once at start.
 #[derive(Clone)]
 pub struct AppState {
-    /// The database pool.
+    /// The pool that writes (and reads what a write depends on). SQLite: one connection, so
+    /// writes are serialised in the process; PostgreSQL: the whole pool.
     pub db: DatabaseConnection,
+    /// The pool for reads that stand alone (lists, lookups, the per-request user reload,
+    /// readiness). SQLite: [`crate::store::READ_CONNECTIONS`] read-only connections that read
+    /// in parallel beside the writer (WAL); PostgreSQL: the same pool as `db`.
+    pub db_read: DatabaseConnection,
     /// The validated configuration.
     pub config: Arc<Config>,
     /// Session token keys.

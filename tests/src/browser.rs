@@ -36,19 +36,16 @@ pub struct Browser {
 }
 
 impl Browser {
-    /// Starts Chromium with `accept_language` as the browser's language list. `None` when
-    /// Chromium or chromedriver is missing outside CI (the test is skipped); under CI that is a
-    /// failure.
-    pub async fn start(accept_language: &str) -> Option<Browser> {
+    /// Starts Chromium with `accept_language` as the browser's language list. Panics when
+    /// Chromium or chromedriver is missing: tests that need a browser are
+    /// `#[ignore = "needs Chromium"]` and must fail, not pass, when run without one.
+    pub async fn start(accept_language: &str) -> Browser {
         let chromium = find(&["/usr/bin/chromium", "/usr/bin/chromium-browser"]);
         let driver_bin = find(&["/usr/bin/chromedriver"]);
         let (Some(chromium), Some(driver_bin)) = (chromium, driver_bin) else {
-            assert!(
-                !crate::in_ci(),
-                "CI=true but chromium/chromedriver are missing: run the tests through ./anteroom.sh test"
+            panic!(
+                "this test needs chromium and chromedriver (apt-get install chromium chromium-driver; ./anteroom.sh test installs them)"
             );
-            eprintln!("skipping: chromium or chromedriver not installed (apt-get install chromium chromium-driver)");
-            return None;
         };
         let port = {
             let l = std::net::TcpListener::bind("127.0.0.1:0").expect("free port");
@@ -94,11 +91,11 @@ impl Browser {
             .connect(&base)
             .await
             .expect("a WebDriver session");
-        Some(Browser {
+        Browser {
             client,
             driver,
             _profile: profile,
-        })
+        }
     }
 
     /// Waits until the element matching `css` has exactly `text` (trimmed), up to 15 s; returns
@@ -120,19 +117,17 @@ impl Browser {
         Err(format!("`{css}` never showed {text:?}; last seen {last:?}"))
     }
 
-    /// Messages the page logged at error level (console errors, failed loads, exceptions)
-    /// since the last call.
+    /// Messages the page logged at error level (console errors, failed loads, exceptions,
+    /// CSP violations) since the last call. Panics when the log cannot be read or is not the
+    /// list chromedriver sends: "no errors" must mean the log was read and was clean, never
+    /// that reading it failed.
     pub async fn console_errors(&self) -> Vec<String> {
-        let logs = self.client.issue_cmd(GetBrowserLog).await.unwrap_or(Value::Null);
-        logs.as_array()
-            .map(|entries| {
-                entries
-                    .iter()
-                    .filter(|e| e["level"] == "SEVERE")
-                    .map(|e| e["message"].as_str().unwrap_or_default().to_string())
-                    .collect()
-            })
-            .unwrap_or_default()
+        let logs = self
+            .client
+            .issue_cmd(GetBrowserLog)
+            .await
+            .unwrap_or_else(|e| panic!("reading the browser's console log failed: {e}"));
+        severe_messages(&logs)
     }
 
     /// Ends the session (Chromium exits) and stops chromedriver.
@@ -140,6 +135,18 @@ impl Browser {
         let _ = self.client.clone().close().await;
         let _ = self.driver.kill().await;
     }
+}
+
+/// The SEVERE entries of a chromedriver log answer; panics on anything but a list of entries.
+fn severe_messages(logs: &Value) -> Vec<String> {
+    let entries = logs
+        .as_array()
+        .unwrap_or_else(|| panic!("the browser's console log is not a list of entries: {logs}"));
+    entries
+        .iter()
+        .filter(|e| e["level"] == "SEVERE")
+        .map(|e| e["message"].as_str().unwrap_or_default().to_string())
+        .collect()
 }
 
 /// chromedriver's log endpoint (not in the W3C standard, so fantoccini has no method for it).
@@ -153,5 +160,25 @@ impl fantoccini::wd::WebDriverCompatibleCommand for GetBrowserLog {
 
     fn method_and_body(&self, _request_url: &url::Url) -> (http::Method, Option<String>) {
         (http::Method::POST, Some(r#"{"type":"browser"}"#.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn severe_console_entries_are_the_errors() {
+        let logs = json!([
+            {"level": "INFO", "message": "hello"},
+            {"level": "SEVERE", "message": "Refused to load the script"},
+        ]);
+        assert_eq!(severe_messages(&logs), ["Refused to load the script"]);
+    }
+
+    #[test]
+    #[should_panic(expected = "not a list of entries")]
+    fn a_console_log_that_is_not_a_list_fails_instead_of_reading_as_clean() {
+        severe_messages(&Value::Null);
     }
 }

@@ -25,9 +25,29 @@ use tokio::task::JoinHandle;
 /// The admin password every test app starts with.
 pub const ADMIN_PASSWORD: &str = "test-admin-password";
 
-/// True when running under CI, where a missing PostgreSQL or Chromium is an error, not a skip.
+/// True when running under CI, where what a test needs (PostgreSQL, Chromium, the built UI)
+/// must be there. One rule in three places, kept the same: `is_ci` in `anteroom.sh`, `in_ci`
+/// in xtask, and this.
 pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+    means_ci(std::env::var("CI").ok().as_deref())
+}
+
+/// The rule: `CI` set to anything but empty, `false` or `0`.
+pub fn means_ci(value: Option<&str>) -> bool {
+    value.is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ci_is_any_value_but_empty_false_or_zero() {
+        for v in ["true", "1", "yes", "github"] {
+            assert!(super::means_ci(Some(v)), "{v}");
+        }
+        for v in [None, Some(""), Some("false"), Some("0")] {
+            assert!(!super::means_ci(v), "{v:?}");
+        }
+    }
 }
 
 /// A running Anteroom.

@@ -93,8 +93,13 @@ async fn embedded_assets_have_their_content_types_gzip_and_long_caching() {
     let app = TestApp::builder().start().await;
     let index = app.client.get(app.url("/")).send().await.unwrap().text().await.unwrap();
     let Some(start) = index.find("/pkg/") else {
-        // Built without the UI (plain `cargo test`): nothing more to check here.
+        // Built without the UI (plain `cargo test`): nothing more to check here. Under CI the
+        // UI is built first, so this must not happen there.
         assert!(!anteroom::http::assets::ui_built());
+        assert!(
+            !anteroom_tests::in_ci(),
+            "CI, but the web UI is not embedded: run the tests through ./anteroom.sh test"
+        );
         return;
     };
     let hash_len = index[start + 5..].find('/').unwrap();

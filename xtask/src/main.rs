@@ -57,6 +57,16 @@ fn main() -> Result<()> {
     }
 }
 
+/// True under CI: `CI` set to anything but empty, `false` or `0`. The same rule as `is_ci` in
+/// `anteroom.sh` and `anteroom_tests::in_ci`; keep the three alike.
+fn in_ci() -> bool {
+    means_ci(std::env::var("CI").ok().as_deref())
+}
+
+fn means_ci(value: Option<&str>) -> bool {
+    value.is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -305,7 +315,7 @@ fn build_server(ws: &Path) -> Result<()> {
     let t = step("compiling the server (release) with the UI embedded");
     let mut cmd = cargo();
     cmd.current_dir(ws).args(["build", "--release", "-p", "anteroom"]);
-    if std::env::var_os("CI").is_some() {
+    if in_ci() {
         cmd.arg("--locked");
     }
     if !cmd.status().context("running cargo")?.success() {
@@ -314,4 +324,17 @@ fn build_server(ws: &Path) -> Result<()> {
     done(t);
     println!("xtask: server at {}", target_dir(ws).join("release/anteroom").display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ci_is_any_value_but_empty_false_or_zero() {
+        for v in ["true", "1", "yes", "github"] {
+            assert!(super::means_ci(Some(v)), "{v}");
+        }
+        for v in [None, Some(""), Some("false"), Some("0")] {
+            assert!(!super::means_ci(v), "{v:?}");
+        }
+    }
 }

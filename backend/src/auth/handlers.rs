@@ -64,7 +64,7 @@ async fn login(
     };
     // Neither a database failure nor a busy server says anything about the password: such an
     // attempt is not held against the caller.
-    let user = match users::find_by_username(&state.db, &body.username).await {
+    let user = match users::find_by_username(&state.db_read, &body.username).await {
         Ok(user) => user,
         Err(e) => {
             state.login_throttle.not_counted(&attempt);

@@ -34,7 +34,7 @@ pub async fn authenticate(headers: &HeaderMap, state: &AppState) -> Result<AuthU
         .tokens
         .verify(token.trim())
         .ok_or_else(|| ApiError::unauthorized("invalid or expired token"))?;
-    let user = users::find_by_id(&state.db, claims.user_id)
+    let user = users::find_by_id(&state.db_read, claims.user_id)
         .await?
         .ok_or_else(|| ApiError::unauthorized("the token's user no longer exists"))?;
     if user.token_version != claims.version {

@@ -35,8 +35,8 @@ async fn healthz() -> &'static str {
     )
 )]
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
-    let database = store::ping(&state.db).await;
-    let migrations = database && store::migrations_applied(&state.db).await.unwrap_or(false);
+    let database = store::ping(&state.db_read).await;
+    let migrations = database && store::migrations_applied(&state.db_read).await.unwrap_or(false);
     let cluster = state.cluster.is_reachable().await;
     let ready = database && migrations && cluster;
     let status = if ready {

@@ -102,6 +102,9 @@ pub struct PreemptionOutcome {
     pub plan: Option<PreemptionPlan>,
     /// Candidates considered before the plan was found, with why they got none.
     pub skipped: Vec<(JobId, PreemptionSkip)>,
+    /// Search steps spent, over every node and candidate: what [`SEARCH_STEP_BUDGET`] bounds,
+    /// counted where they are spent so a test can check the bound without a clock.
+    pub search_steps: u64,
 }
 
 /// Whether a job may be preempted now: running, backfill, jupyter/webide/custom, unlocked,
@@ -143,6 +146,7 @@ pub fn plan_preemption(snapshot: &Snapshot, now: DateTime<Utc>) -> PreemptionOut
     let mut outcome = PreemptionOutcome {
         plan: None,
         skipped: Vec::new(),
+        search_steps: 0,
     };
     if !snapshot.config.blocking_enabled() {
         return outcome;
@@ -236,7 +240,9 @@ pub fn plan_preemption(snapshot: &Snapshot, now: DateTime<Utc>) -> PreemptionOut
             if max_size == 0 {
                 break;
             }
+            let before = budget;
             let (cover, exhaustive) = bounded_cover(&vectors, &need, max_size, &mut budget);
+            outcome.search_steps += before - budget;
             exact &= exhaustive;
             if let Some(indices) = cover {
                 best = Some(PreemptionPlan {

@@ -1,35 +1,180 @@
-//! The store: one sea-orm connection pool over SQLite (default) or PostgreSQL, and the
-//! migrations applied at start.
+//! The store: sea-orm pools over SQLite (default) or PostgreSQL, the migrations applied at
+//! start, write transactions that do the right thing on both, and the one rule that says which
+//! database errors mean "the database is unavailable" (503) rather than "we have a bug" (500).
+//!
+//! SQLite allows one writer at a time but, in WAL mode, any number of readers beside it. So on
+//! SQLite there are two pools: the writer (one connection: writes queue in the process instead
+//! of fighting over the file lock) and [`READ_CONNECTIONS`] read-only connections, so reads
+//! never wait behind a write or behind each other. PostgreSQL has one pool for both.
 
 use std::time::Duration;
 
 use migration::{Migrator, MigratorTrait};
+use sea_orm::sqlx;
 use sea_orm::{
-    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbBackend, DbErr, Statement, TransactionTrait,
+    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr, RuntimeErr,
+    SqliteTransactionMode, Statement, TransactionOptions, TransactionTrait,
 };
 
 /// Advisory lock key that serialises concurrent migrators on PostgreSQL ("anteroom" in ASCII).
 const MIGRATION_LOCK_KEY: i64 = 0x616e_7465_726f_6f6d;
 
-/// Opens the pool. SQLite gets WAL (readers do not block the writer), foreign keys (off by
-/// default in SQLite) and a busy timeout (a second writer waits instead of failing at once).
+/// Read-only connections beside SQLite's single writer: enough for the request handlers of a
+/// small machine to read in parallel, few enough that each keeps a warm page cache.
+pub const READ_CONNECTIONS: u32 = 4;
+
+/// How long a SQLite statement waits for the file lock, and a request for a pooled connection,
+/// before the database counts as unavailable (503).
+const WAIT: Duration = Duration::from_secs(10);
+
+/// Opens the writer pool (on PostgreSQL the only pool). SQLite gets WAL (readers do not block
+/// the writer), foreign keys (off by default in SQLite), a busy timeout (a second writer waits
+/// instead of failing at once) and one connection, so writes are serialised in the process.
+/// A SQLite database file (and its `-wal`/`-shm` companions, which SQLite creates with the
+/// file's permissions) is made owner-only first: it holds password hashes.
 pub async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
+    if let Some(path) = sqlite_file(url) {
+        crate::files::create_private_file(&path)
+            .map_err(|e| DbErr::Custom(format!("creating the database file {}: {e}", path.display())))?;
+        for suffix in ["-wal", "-shm"] {
+            let mut companion = path.clone().into_os_string();
+            companion.push(suffix);
+            crate::files::restrict_to_owner(std::path::Path::new(&companion))
+                .map_err(|e| DbErr::Custom(format!("restricting {}: {e}", path.display())))?;
+        }
+    }
     let mut opts = ConnectOptions::new(url.to_owned());
-    opts.sqlx_logging(false)
-        .connect_timeout(Duration::from_secs(10))
-        .acquire_timeout(Duration::from_secs(10));
-    if url.starts_with("sqlite:") {
-        opts.map_sqlx_sqlite_opts(|o| {
-            o.journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
-                .synchronous(sea_orm::sqlx::sqlite::SqliteSynchronous::Normal)
+    opts.sqlx_logging(false).connect_timeout(WAIT).acquire_timeout(WAIT);
+    if is_sqlite(url) {
+        opts.max_connections(1).map_sqlx_sqlite_opts(|o| {
+            o.journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
+                .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
                 .foreign_keys(true)
-                .busy_timeout(Duration::from_secs(10))
+                .busy_timeout(WAIT)
                 .create_if_missing(true)
         });
     } else {
         opts.max_connections(16).min_connections(1);
     }
     Database::connect(opts).await
+}
+
+/// Opens the pool for reads. SQLite (a file): [`READ_CONNECTIONS`] connections opened
+/// read-only, so a write sent to them by mistake fails instead of racing the writer; call it
+/// after [`migrate`], when the file exists and is in WAL mode. An in-memory SQLite database
+/// exists only on its own connection, and PostgreSQL serves reads and writes from one pool:
+/// both get the writer back.
+pub async fn connect_read(url: &str, writer: &DatabaseConnection) -> Result<DatabaseConnection, DbErr> {
+    if !is_sqlite(url) || url.contains(":memory:") || url.contains("mode=memory") {
+        return Ok(writer.clone());
+    }
+    let mut opts = ConnectOptions::new(url.to_owned());
+    opts.sqlx_logging(false)
+        .connect_timeout(WAIT)
+        .acquire_timeout(WAIT)
+        .max_connections(READ_CONNECTIONS)
+        .map_sqlx_sqlite_opts(|o| {
+            o.read_only(true)
+                .create_if_missing(false)
+                .foreign_keys(true)
+                .busy_timeout(WAIT)
+        });
+    Database::connect(opts).await
+}
+
+fn is_sqlite(url: &str) -> bool {
+    url.starts_with("sqlite:")
+}
+
+/// The file behind a SQLite URL (`sqlite://PATH?…` or `sqlite:PATH`); `None` for PostgreSQL
+/// and in-memory databases.
+pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next().unwrap_or_default();
+    if path.is_empty() || path.contains(":memory:") || url.contains("mode=memory") {
+        return None;
+    }
+    Some(std::path::PathBuf::from(path))
+}
+
+/// Begins a transaction that reads and then writes, so what it read cannot change before it
+/// writes. SQLite: `BEGIN IMMEDIATE` takes the write lock at once; a deferred transaction would
+/// take it only at the first write, and could then fail with `SQLITE_BUSY` (no waiting helps a
+/// reader that must upgrade) or act on what it read before another writer committed.
+/// PostgreSQL: a plain transaction; callers that need more take an advisory lock in it.
+pub async fn write_transaction(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
+    match db.get_database_backend() {
+        DbBackend::Sqlite => {
+            db.begin_with_options(TransactionOptions {
+                sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
+                ..TransactionOptions::default()
+            })
+            .await
+        }
+        _ => db.begin().await,
+    }
+}
+
+/// True when `error` means the database cannot serve us right now — connection lost or
+/// refused, pool exhausted, I/O error, locked past the busy timeout, read-only, disk full,
+/// server shutting down — so the caller should answer 503 and retry later, not 500. The one
+/// place this rule lives; [`crate::error::ApiError`] maps with it.
+pub fn is_unavailable(error: &DbErr) -> bool {
+    match error {
+        DbErr::Conn(_) | DbErr::ConnectionAcquire(_) => true,
+        DbErr::Exec(RuntimeErr::SqlxError(e)) | DbErr::Query(RuntimeErr::SqlxError(e)) => sqlx_unavailable(e),
+        _ => false,
+    }
+}
+
+fn sqlx_unavailable(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(e) => {
+            if let Some(pg) = e.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
+                postgres_unavailable(pg.code())
+            } else if e.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
+                e.code()
+                    .and_then(|c| c.parse::<i32>().ok())
+                    .is_some_and(sqlite_unavailable)
+            } else {
+                false
+            }
+        }
+        _ => false,
+    }
+}
+
+/// SQLite result codes (extended codes carry the primary code in their low byte) that say the
+/// database cannot be used now, as opposed to a wrong statement or a constraint.
+fn sqlite_unavailable(code: i32) -> bool {
+    const BUSY: i32 = 5;
+    const LOCKED: i32 = 6;
+    const NOMEM: i32 = 7;
+    const READONLY: i32 = 8;
+    const IOERR: i32 = 10;
+    const FULL: i32 = 13;
+    const CANTOPEN: i32 = 14;
+    const PROTOCOL: i32 = 15;
+    matches!(
+        code & 0xff,
+        BUSY | LOCKED | NOMEM | READONLY | IOERR | FULL | CANTOPEN | PROTOCOL
+    )
+}
+
+/// PostgreSQL SQLSTATEs that say the server cannot serve us now: class 08 (connection
+/// exception), 53 (insufficient resources: disk full, out of memory, too many connections),
+/// 57P01–57P03 (admin shutdown, crash shutdown, cannot connect now) and 25006 (read-only
+/// transaction: a hot standby after a failover).
+fn postgres_unavailable(sqlstate: &str) -> bool {
+    sqlstate.starts_with("08")
+        || sqlstate.starts_with("53")
+        || matches!(sqlstate, "57P01" | "57P02" | "57P03" | "25006")
 }
 
 /// Applies every pending migration. On PostgreSQL the whole run happens in one transaction
@@ -65,8 +210,16 @@ pub async fn ping(db: &DatabaseConnection) -> bool {
 /// A migrated SQLite database in `dir`, for the backend's own tests.
 #[cfg(test)]
 pub(crate) async fn test_database(dir: &std::path::Path) -> DatabaseConnection {
-    let url = format!("sqlite://{}?mode=rwc", dir.join("anteroom.db").display());
+    let url = test_url(dir);
     let db = connect(&url).await.expect("open the test database");
     migrate(&db).await.expect("migrate the test database");
     db
 }
+
+#[cfg(test)]
+fn test_url(dir: &std::path::Path) -> String {
+    format!("sqlite://{}?mode=rwc", dir.join("anteroom.db").display())
+}
+
+#[cfg(test)]
+mod tests;

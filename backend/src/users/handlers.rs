@@ -85,7 +85,7 @@ async fn list_users(
     ApiQuery(query): ApiQuery<PageQuery>,
 ) -> ApiResult<Json<Page<User>>> {
     let page = query.validate()?;
-    let (rows, total) = users::list(&state.db, page.offset(), page.page_size).await?;
+    let (rows, total) = users::list(&state.db_read, page.offset(), page.page_size).await?;
     Ok(Json(Page {
         items: rows.iter().map(users::to_api).collect(),
         total,

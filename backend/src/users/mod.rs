@@ -10,8 +10,10 @@ use rand::Rng;
 use sea_orm::sea_query::{Expr, ExprTrait, OnConflict};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr, EntityTrait,
-    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement, TransactionTrait,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement,
 };
+
+use crate::store;
 
 /// A user who proved on this request who they are (a valid token at the user's current token
 /// version). The auth layers make one; it is declared here, beside the users it stands for, so
@@ -46,8 +48,14 @@ pub enum FirstAdmin {
 }
 
 /// Creates the user `admin` on the first start. With no configured password one is generated,
-/// so a fresh deployment is never left with a guessable default.
-pub async fn ensure_first_admin(db: &DatabaseConnection, configured: Option<&str>) -> Result<FirstAdmin, DbErr> {
+/// so a fresh deployment is never left with a guessable default; it is written to
+/// `password_file` (owner-only, complete or not at all) *before* the admin is inserted, so a
+/// password that was shown is never lost and a password that was kept is never wrong.
+pub async fn ensure_first_admin(
+    db: &DatabaseConnection,
+    configured: Option<&str>,
+    password_file: &std::path::Path,
+) -> Result<FirstAdmin, DbErr> {
     // "First start" means no admin at all: a deleted `admin` account is not brought back (with
     // a configured password anyone may know) while other admins run the system.
     let exists = entity::Entity::find()
@@ -62,15 +70,28 @@ pub async fn ensure_first_admin(db: &DatabaseConnection, configured: Option<&str
         Some(p) => (p.to_string(), FirstAdmin::Created),
         None => {
             let p = generate_password();
+            crate::files::write_private(password_file, &format!("{p}\n")).map_err(|e| {
+                DbErr::Custom(format!(
+                    "keeping the generated admin password in {}: {e}",
+                    password_file.display()
+                ))
+            })?;
             (p.clone(), FirstAdmin::Generated(p))
         }
     };
-    let hash = password::hash(&password).map_err(|e| DbErr::Custom(format!("hashing the admin password: {e}")))?;
-    Ok(if insert_first_admin(db, hash).await? {
-        outcome
-    } else {
-        FirstAdmin::Existed
-    })
+    let created = match password::hash(&password) {
+        Ok(hash) => insert_first_admin(db, hash).await,
+        Err(e) => Err(DbErr::Custom(format!("hashing the admin password: {e}"))),
+    };
+    if matches!(created, Ok(true)) {
+        return Ok(outcome);
+    }
+    // The insert failed, or another replica created the admin first: the password kept above
+    // is nobody's password, and must not be shown as the admin's.
+    if matches!(outcome, FirstAdmin::Generated(_)) {
+        let _ = std::fs::remove_file(password_file);
+    }
+    created.map(|_| FirstAdmin::Existed)
 }
 
 /// Inserts `admin` unless the username is taken; true when this call created it. Replicas
@@ -281,10 +302,10 @@ pub async fn delete(db: &DatabaseConnection, id: i64) -> Result<AdminChange<()>,
 /// A transaction in which "is there still an admin?" cannot race with another change.
 /// PostgreSQL: an advisory lock held to commit serialises these transactions (under read
 /// committed, two demotions of two different admins would otherwise both see the other admin).
-/// SQLite: the caller's first statement is the write, which takes the database's single write
-/// lock until commit, so the count that follows sees every earlier change.
+/// SQLite: `BEGIN IMMEDIATE` ([`store::write_transaction`]) takes the database's single write
+/// lock before anything is read, so the count that follows sees every earlier change.
 async fn begin_admin_change(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
-    let txn = db.begin().await?;
+    let txn = store::write_transaction(db).await?;
     if db.get_database_backend() == DbBackend::Postgres {
         txn.execute_raw(Statement::from_string(
             DbBackend::Postgres,
@@ -367,20 +388,34 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_generated_password_is_kept_only_when_this_start_created_the_admin() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::store::test_database(dir.path()).await;
+        let file = dir.path().join("admin-password");
+        // A replica that found no admin, then lost the insert to another one.
+        assert!(insert_first_admin(&db, "winner".into()).await.unwrap());
+        db.execute_unprepared("UPDATE users SET role = 'user'").await.unwrap();
+        assert_eq!(ensure_first_admin(&db, None, &file).await.unwrap(), FirstAdmin::Existed);
+        assert!(!file.exists(), "the loser's password is nobody's: not kept");
+    }
+
+    #[tokio::test]
     async fn the_first_start_creates_the_admin_and_later_starts_leave_it_alone() {
         let dir = tempfile::tempdir().unwrap();
         let db = crate::store::test_database(dir.path()).await;
+        let file = dir.path().join("admin-password");
         assert_eq!(
-            ensure_first_admin(&db, Some("first-password")).await.unwrap(),
+            ensure_first_admin(&db, Some("first-password"), &file).await.unwrap(),
             FirstAdmin::Created
         );
         assert_eq!(
-            ensure_first_admin(&db, Some("other-password")).await.unwrap(),
+            ensure_first_admin(&db, Some("other-password"), &file).await.unwrap(),
             FirstAdmin::Existed
         );
         assert!(matches!(
-            ensure_first_admin(&db, None).await.unwrap(),
+            ensure_first_admin(&db, None, &file).await.unwrap(),
             FirstAdmin::Existed
         ));
+        assert!(!file.exists(), "a configured password is never written down");
     }
 }
