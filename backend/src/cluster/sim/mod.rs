@@ -110,7 +110,7 @@ impl SimulatedCluster {
     ///
     /// Each step runs as a task of its own, so a step that panics is a logged error, not the
     /// end of the ticker (which would freeze the simulation until a restart, and again after it
-    /// if the cause is in the stored state). Failing steps back off up to [`MAX_BACKOFF`].
+    /// if the cause is in the stored state). Failing steps back off up to `MAX_BACKOFF`.
     pub fn spawn_ticker(self: &Arc<Self>) {
         let weak: Weak<Self> = Arc::downgrade(self);
         let wake = self.wake.clone();

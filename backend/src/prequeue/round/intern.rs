@@ -1,6 +1,6 @@
 //! The interners of [`PreparedRound::new`](super::PreparedRound::new): resource names into dense
 //! columns and resource domains into small ids (their maps use the core's
-//! [`FastMap`](crate::prequeue::fast_map::FastMap)).
+//! [`FastMap`]).
 
 use anteroom_shared::scheduling::is_accelerator;
 
