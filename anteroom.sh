@@ -132,6 +132,7 @@ PY
   # Run from the temp dir: schemathesis keeps a cache folder in its working directory.
   (cd "$dir" && SCHEMATHESIS_TELEMETRY=false "$SCHEMATHESIS" run "http://127.0.0.1:$port/api/openapi.json" \
     --url "http://127.0.0.1:$port" --checks all --max-examples 50 --seed 1 \
+    --exclude-path /api/v1/auth/logout \
     -H "Authorization: Bearer $token" >"$dir/schemathesis.log" 2>&1) || ok=$?
   kill "$pid" 2>/dev/null || true
   if [ "$ok" -ne 0 ]; then cat "$dir/schemathesis.log"; die "API contract tests (schemathesis) failed"; fi

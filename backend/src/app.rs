@@ -58,6 +58,9 @@ pub async fn prepare(config: Config) -> anyhow::Result<Prepared> {
         &secret,
         config.jwt_previous_secret.as_ref().map(|s| s.expose().as_bytes()),
     ));
+    // Made now, off the request path: otherwise the first login for an unknown username would
+    // pay for two hashes (this one and its own), which a stopwatch could tell apart.
+    tokio::task::spawn_blocking(crate::auth::handlers::unknown_user_hash);
     let first_admin = users::ensure_first_admin(
         &db,
         config.admin_password.as_ref().map(|s| s.expose()),

@@ -89,9 +89,17 @@ async fn two_hundred_concurrent_logins_with_invented_usernames_never_hash_more_t
             other => panic!("unexpected {other} {code:?}"),
         }
     }
-    assert!(results.iter().any(|r| r.0 == 401), "some attempts were really checked");
-    let peak = app.state.passwords.peak_running();
-    assert!(peak <= 2, "{peak} hashes ran at once with 2 slots");
+    assert!(
+        results.iter().filter(|r| r.0 == 401).count() >= 10,
+        "attempts were really checked"
+    );
+    // Exactly the slots: more would break the bound, fewer would mean the logins did not go
+    // through the bounded hasher at all.
+    assert_eq!(
+        app.state.passwords.peak_running(),
+        2,
+        "hashes running at once with 2 slots"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

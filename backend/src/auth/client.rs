@@ -51,8 +51,8 @@ pub fn client_address(peer: Option<IpAddr>, headers: &HeaderMap, trusted: &[IpNe
         .collect();
     let mut client = peer;
     for hop in hops.iter().rev() {
-        match hop.parse::<IpAddr>() {
-            Ok(ip) => {
+        match parse_hop(hop) {
+            Some(ip) => {
                 client = canonical(ip);
                 if !is_trusted(&client) {
                     break;
@@ -60,10 +60,19 @@ pub fn client_address(peer: Option<IpAddr>, headers: &HeaderMap, trusted: &[IpNe
             }
             // A malformed entry: nothing at or left of it can be believed; the last trusted
             // hop is the best answer there is.
-            Err(_) => break,
+            None => break,
         }
     }
     Some(client)
+}
+
+/// One `X-Forwarded-For` entry: an address, or an address with a port as some load balancers
+/// write it (`203.0.113.9:5678`, `[2001:db8::1]:443`).
+fn parse_hop(hop: &str) -> Option<IpAddr> {
+    hop.parse::<IpAddr>()
+        .ok()
+        .or_else(|| hop.parse::<SocketAddr>().ok().map(|s| s.ip()))
+        .or_else(|| hop.strip_prefix('[')?.strip_suffix(']')?.parse().ok())
 }
 
 /// IPv4-mapped IPv6 (`::ffff:10.0.0.1`, what a dual-stack socket reports) as plain IPv4.
@@ -120,6 +129,15 @@ mod tests {
     fn a_malformed_entry_stops_the_walk_at_the_last_trusted_hop() {
         let got = client_address(Some(ip("10.0.0.8")), &xff(&["bogus, 10.0.0.7"]), &proxies());
         assert_eq!(got, Some(ip("10.0.0.7")));
+    }
+
+    #[test]
+    fn entries_with_ports_are_read_as_their_addresses() {
+        let headers = xff(&["203.0.113.9:5678, [2001:db8::1]:443"]);
+        let got = client_address(Some(ip("10.0.0.8")), &headers, &proxies());
+        assert_eq!(got, Some(ip("2001:db8::1")));
+        let got = client_address(Some(ip("10.0.0.8")), &xff(&["203.0.113.9:5678"]), &proxies());
+        assert_eq!(got, Some(ip("203.0.113.9")));
     }
 
     #[test]

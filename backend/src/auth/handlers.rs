@@ -133,7 +133,7 @@ async fn logout(State(state): State<AppState>, AuthUser(user): AuthUser) -> ApiR
 
 /// A real Argon2id hash (same parameters as stored ones) of a random password nobody knows,
 /// made once: verifying against it costs what verifying a real user's password costs.
-fn unknown_user_hash() -> &'static str {
+pub(crate) fn unknown_user_hash() -> &'static str {
     static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     HASH.get_or_init(|| {
         use rand::Rng;

@@ -15,9 +15,10 @@
 //! elsewhere logs in as usual. IPv6 addresses are keyed by their /64, since one host usually
 //! owns a whole /64 and could otherwise take a fresh address per attempt.
 //!
-//! Memory is bounded: at most [`MAX_TRACKED`] pairs and as many addresses. A full table refuses
-//! new keys (until some expire) instead of forgetting old ones: forgetting the stalest would let
-//! an attacker evict their own counter by spraying new keys. Refused attempts are answered
+//! Memory is bounded: at most [`MAX_TRACKED`] addresses, each holding at most its own limit of
+//! usernames. A full table refuses new addresses (until some expire) instead of forgetting old
+//! ones: forgetting the stalest would let an attacker evict their own counter by spraying new
+//! keys. Filling it takes 10,000 addresses (IPv6: /64s) each with a live failure. Refused attempts are answered
 //! before any password hashing, so a flood of them costs no Argon2 work. State is in memory,
 //! per process.
 //!
@@ -34,7 +35,7 @@ pub const MAX_FAILURES: usize = 5;
 pub const MAX_ADDRESS_FAILURES: usize = 20;
 /// How long a failure counts.
 pub const WINDOW: Duration = Duration::from_secs(5 * 60);
-/// Most pairs, and most addresses, remembered at once.
+/// Most addresses remembered at once (each with at most [`MAX_ADDRESS_FAILURES`] usernames).
 pub const MAX_TRACKED: usize = 10_000;
 /// Usernames are cut to this many bytes in the key (no real username is longer).
 const MAX_KEY_USERNAME_BYTES: usize = 128;
@@ -42,14 +43,12 @@ const MAX_KEY_USERNAME_BYTES: usize = 128;
 /// Where an attempt comes from: the client's address with IPv6 cut to its /64 (`None` when the
 /// server was not told, e.g. a router driven without a socket).
 type Place = Option<IpAddr>;
-/// Who is trying: the username asked for and the place.
-type Pair = (String, Place);
 
 /// An attempt that was let through; hand it back to say how it ended.
 #[derive(Debug, Clone)]
 pub struct Attempt {
-    pair: Pair,
     place: Place,
+    username: String,
     at: Instant,
 }
 
@@ -62,7 +61,7 @@ pub struct Limits {
     pub per_address: usize,
     /// How long a failure counts.
     pub window: Duration,
-    /// Most keys of each kind remembered.
+    /// Most addresses remembered at once.
     pub max_tracked: usize,
 }
 
@@ -77,17 +76,31 @@ impl Default for Limits {
     }
 }
 
+/// One address's failures, and among them those of each username tried from it. Keeping the
+/// pairs inside their address bounds them by the address's own limit: an address holds at
+/// most `per_address` live failures, hence at most that many live pairs, so no separate pair
+/// table can fill up (and lock out every new pair) before the addresses do.
 #[derive(Debug, Default)]
-struct Buckets {
-    pairs: HashMap<Pair, VecDeque<Instant>>,
-    places: HashMap<Place, VecDeque<Instant>>,
+struct PlaceBucket {
+    failures: VecDeque<Instant>,
+    pairs: HashMap<String, VecDeque<Instant>>,
+}
+
+impl PlaceBucket {
+    fn forget_expired(&mut self, now: Instant, window: Duration) {
+        forget_expired(&mut self.failures, now, window);
+        self.pairs.retain(|_, times| {
+            forget_expired(times, now, window);
+            !times.is_empty()
+        });
+    }
 }
 
 /// The failed-login counters of one process.
 #[derive(Debug)]
 pub struct LoginThrottle {
     limits: Limits,
-    buckets: Mutex<Buckets>,
+    places: Mutex<HashMap<Place, PlaceBucket>>,
 }
 
 impl Default for LoginThrottle {
@@ -106,7 +119,7 @@ impl LoginThrottle {
                 window: limits.window,
                 max_tracked: limits.max_tracked.max(1),
             },
-            buckets: Mutex::new(Buckets::default()),
+            places: Mutex::new(HashMap::new()),
         }
     }
 
@@ -120,49 +133,64 @@ impl LoginThrottle {
             max_tracked,
         } = self.limits;
         let place = place_of(client);
-        let pair = (bounded(username), place);
-        let mut b = self.lock();
-        let pair_wait = check(b.pairs.get_mut(&pair), per_pair, now, window);
-        let place_wait = check(b.places.get_mut(&place), per_address, now, window);
-        if let Some(wait) = pair_wait.max(place_wait) {
-            return Err(wait);
+        let username = bounded(username);
+        let mut places = self.lock();
+        if let Some(bucket) = places.get_mut(&place) {
+            bucket.forget_expired(now, window);
+            let pair_wait = bucket.pairs.get(&username).and_then(|t| wait(t, per_pair, window, now));
+            let place_wait = wait(&bucket.failures, per_address, window, now);
+            if let Some(seconds) = pair_wait.max(place_wait) {
+                return Err(seconds);
+            }
+        } else {
+            make_room(&mut places, max_tracked, now, window)?;
         }
-        if !b.pairs.contains_key(&pair) {
-            make_room(&mut b.pairs, max_tracked, now, window)?;
-        }
-        if !b.places.contains_key(&place) {
-            make_room(&mut b.places, max_tracked, now, window)?;
-        }
-        b.pairs.entry(pair.clone()).or_default().push_back(now);
-        b.places.entry(place).or_default().push_back(now);
-        Ok(Attempt { pair, place, at: now })
+        let bucket = places.entry(place).or_default();
+        bucket.failures.push_back(now);
+        bucket.pairs.entry(username.clone()).or_default().push_back(now);
+        Ok(Attempt {
+            place,
+            username,
+            at: now,
+        })
     }
 
     /// The password was right: the pair's failures are forgotten, and this attempt no longer
     /// counts against the address. The address's other failures stay: a valid login must not
     /// reset a spray of guesses at other accounts from the same place.
     pub fn succeeded(&self, attempt: &Attempt) {
-        let mut b = self.lock();
-        b.pairs.remove(&attempt.pair);
-        remove_one(&mut b.places, &attempt.place, attempt.at);
+        let mut places = self.lock();
+        if let Some(bucket) = places.get_mut(&attempt.place) {
+            bucket.pairs.remove(&attempt.username);
+            remove_one(&mut bucket.failures, attempt.at);
+        }
+        drop_if_empty(&mut places, &attempt.place);
     }
 
-    /// The attempt ended without a verdict on the password (the database failed): it is not
-    /// held against anyone.
+    /// The attempt ended without a verdict on the password (the database failed, the server
+    /// was busy): it is not held against anyone.
     pub fn not_counted(&self, attempt: &Attempt) {
-        let mut b = self.lock();
-        remove_one(&mut b.pairs, &attempt.pair, attempt.at);
-        remove_one(&mut b.places, &attempt.place, attempt.at);
+        let mut places = self.lock();
+        if let Some(bucket) = places.get_mut(&attempt.place) {
+            if let Some(times) = bucket.pairs.get_mut(&attempt.username) {
+                remove_one(times, attempt.at);
+                if times.is_empty() {
+                    bucket.pairs.remove(&attempt.username);
+                }
+            }
+            remove_one(&mut bucket.failures, attempt.at);
+        }
+        drop_if_empty(&mut places, &attempt.place);
     }
 
-    /// How many pairs are remembered (for tests).
+    /// How many (username, address) pairs are remembered (for tests).
     pub fn tracked(&self) -> usize {
-        self.lock().pairs.len()
+        self.lock().values().map(|b| b.pairs.len()).sum()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Buckets> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Place, PlaceBucket>> {
         // A panic while holding the lock leaves plain counters behind: still usable.
-        self.buckets.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.places.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -178,45 +206,46 @@ pub fn place_of(client: Option<IpAddr>) -> Place {
     })
 }
 
-/// Forgets expired failures of a bucket and, if it is full, says how long until it is not.
-fn check(times: Option<&mut VecDeque<Instant>>, limit: usize, now: Instant, window: Duration) -> Option<u64> {
-    let times = times?;
-    forget_expired(times, now, window);
+/// If a bucket holds `limit` live failures, how long until the oldest that counts expires.
+fn wait(times: &VecDeque<Instant>, limit: usize, window: Duration, now: Instant) -> Option<u64> {
     (times.len() >= limit).then(|| seconds_until(times[times.len() - limit] + window, now))
 }
 
-/// Makes room for one more key: drops keys with no failure left in the window; if the table is
-/// still full, refuses (with the wait until the first key expires) rather than evicting a live
-/// key. Runs only when the table is full, so its linear scan is rare.
-fn make_room<K: std::hash::Hash + Eq>(
-    map: &mut HashMap<K, VecDeque<Instant>>,
-    max: usize,
-    now: Instant,
-    window: Duration,
-) -> Result<(), u64> {
-    if map.len() < max {
+/// Makes room for one more address: drops addresses with no failure left in the window; if
+/// the table is still full, refuses (with the wait until the first address expires) rather
+/// than evicting a live one. Runs only when the table is full, so its linear scan is rare.
+fn make_room(places: &mut HashMap<Place, PlaceBucket>, max: usize, now: Instant, window: Duration) -> Result<(), u64> {
+    if places.len() < max {
         return Ok(());
     }
-    map.retain(|_, times| times.back().is_some_and(|&t| now.saturating_duration_since(t) < window));
-    if map.len() < max {
+    places.retain(|_, b| {
+        b.failures
+            .back()
+            .is_some_and(|&t| now.saturating_duration_since(t) < window)
+    });
+    if places.len() < max {
         return Ok(());
     }
-    let first_free = map
+    let first_free = places
         .values()
-        .filter_map(|t| t.back())
+        .filter_map(|b| b.failures.back())
         .min()
         .map_or(now + window, |&t| t + window);
     Err(seconds_until(first_free, now))
 }
 
-fn remove_one<K: std::hash::Hash + Eq>(map: &mut HashMap<K, VecDeque<Instant>>, key: &K, at: Instant) {
-    if let Some(times) = map.get_mut(key) {
-        if let Some(i) = times.iter().rposition(|&t| t == at) {
-            times.remove(i);
-        }
-        if times.is_empty() {
-            map.remove(key);
-        }
+fn remove_one(times: &mut VecDeque<Instant>, at: Instant) {
+    if let Some(i) = times.iter().rposition(|&t| t == at) {
+        times.remove(i);
+    }
+}
+
+fn drop_if_empty(places: &mut HashMap<Place, PlaceBucket>, place: &Place) {
+    if places
+        .get(place)
+        .is_some_and(|b| b.failures.is_empty() && b.pairs.is_empty())
+    {
+        places.remove(place);
     }
 }
 
@@ -440,30 +469,57 @@ mod tests {
         assert_eq!(t.tracked(), 0);
     }
 
+    fn ip(n: u8) -> Option<IpAddr> {
+        Some(IpAddr::V4(Ipv4Addr::new(192, 0, 2, n)))
+    }
+
     #[test]
-    fn a_full_table_forgets_expired_pairs_but_refuses_new_ones_rather_than_evict_a_live_one() {
+    fn a_full_table_forgets_expired_addresses_but_refuses_new_ones_rather_than_evict_a_live_one() {
         let t = throttle(3, 60, 3);
         let start = Instant::now();
-        fail_n(&t, "old", HOME, 1, start);
-        fail_n(&t, "a", HOME, 1, start + secs(30));
-        fail_n(&t, "b", HOME, 1, start + secs(40));
-        // "old" expired at 60 s: it makes room for "c".
-        fail_n(&t, "c", HOME, 3, start + secs(61));
-        assert_eq!(t.tracked(), 3);
-        // Nothing has expired at 62 s: a new key is refused until "a" (last failure at 30 s)
-        // leaves the window at 90 s...
-        assert_eq!(t.attempt("d", HOME, start + secs(62)).unwrap_err(), 28);
-        // ...and every live counter is intact: spraying new keys evicted none of them.
+        fail_n(&t, "x", ip(1), 1, start);
+        fail_n(&t, "x", ip(2), 1, start + secs(30));
+        fail_n(&t, "x", ip(3), 1, start + secs(40));
+        // ip(1) expired at 60 s: it makes room for ip(4).
+        fail_n(&t, "x", ip(4), 3, start + secs(61));
+        assert!(t.attempt("x", ip(4), start + secs(61)).is_err());
+        // Nothing has expired at 62 s: a new address is refused until ip(2) (last failure at
+        // 30 s) leaves the window at 90 s...
+        assert_eq!(t.attempt("x", ip(5), start + secs(62)).unwrap_err(), 28);
+        // ...and every live counter is intact: spraying new addresses evicted none of them.
         assert!(
-            t.attempt("c", HOME, start + secs(62)).is_err(),
-            "c keeps its three failures"
+            t.attempt("x", ip(4), start + secs(62)).is_err(),
+            "ip(4) keeps its three failures"
         );
-        fail_n(&t, "b", HOME, 2, start + secs(62));
+        fail_n(&t, "x", ip(3), 2, start + secs(62));
         assert!(
-            t.attempt("b", HOME, start + secs(62)).is_err(),
-            "b keeps its first failure"
+            t.attempt("x", ip(3), start + secs(62)).is_err(),
+            "ip(3) keeps its first failure"
         );
-        fail_n(&t, "d", HOME, 1, start + secs(90));
+        fail_n(&t, "x", ip(5), 1, start + secs(90));
+    }
+
+    #[test]
+    fn a_full_table_still_lets_a_known_address_try_a_username_it_has_not_tried() {
+        // Pairs live inside their address: however many usernames the table holds, a new one
+        // from a known address is judged by that address's limits alone.
+        let t = LoginThrottle::new(Limits {
+            per_pair: 5,
+            per_address: 20,
+            window: secs(60),
+            max_tracked: 2,
+        });
+        let now = Instant::now();
+        for i in 0..19 {
+            fail_n(&t, &format!("invented-{i}"), ip(1), 1, now);
+        }
+        fail_n(&t, "x", ip(2), 1, now);
+        assert!(t.attempt("x", ip(3), now).is_err(), "the address table is full");
+        assert!(
+            t.attempt("admin", ip(2), now).is_ok(),
+            "a known address is not refused for it"
+        );
+        assert_eq!(t.tracked(), 21);
     }
 
     #[test]

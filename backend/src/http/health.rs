@@ -35,7 +35,8 @@ async fn healthz() -> &'static str {
     )
 )]
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
-    let database = store::ping(&state.db_read).await;
+    // Both pools: reads can work while the writer cannot (a full disk, a lost writer).
+    let database = store::ping(&state.db_read).await && store::ping(&state.db).await;
     let migrations = database && store::migrations_applied(&state.db_read).await.unwrap_or(false);
     let cluster = state.cluster.is_reachable().await;
     let ready = database && migrations && cluster;

@@ -100,11 +100,58 @@ fn assemble(state: Option<&AppState>) -> (Router<AppState>, utoipa::openapi::Ope
             .all(|p| p.starts_with("/api/v1/admin/")),
         "the admin router holds /api/v1/admin paths only"
     );
-    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+    let (router, mut spec) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(public_routes())
         .merge(user)
         .merge(admin)
-        .split_for_parts()
+        .split_for_parts();
+    document_unavailable(&mut spec);
+    (router, spec)
+}
+
+/// Every operation that needs a token reads the caller from the database first, so each can
+/// answer 503 `database_unavailable`; the ones that hash a password can also answer `busy`.
+/// Said once here rather than on every handler, so no operation can forget it.
+fn document_unavailable(spec: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::schema::{Object, Ref, Type};
+    use utoipa::openapi::{ContentBuilder, HeaderBuilder, ResponseBuilder};
+    let response = ResponseBuilder::new()
+        .description(
+            "`database_unavailable`: the database does not answer (`busy`: too many passwords \
+             being checked at once); retry after `Retry-After` seconds",
+        )
+        .content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("ErrorBody")))
+                .build(),
+        )
+        .header(
+            "Retry-After",
+            HeaderBuilder::new()
+                .schema(Some(Object::with_type(Type::Integer)))
+                .description(Some("Seconds to wait"))
+                .build(),
+        )
+        .build();
+    for item in spec.paths.paths.values_mut() {
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ];
+        for op in operations.into_iter().flatten() {
+            let secured = op.security.as_ref().is_some_and(|s| !s.is_empty());
+            if secured {
+                op.responses
+                    .responses
+                    .entry("503".to_string())
+                    .or_insert_with(|| response.clone().into());
+            }
+        }
+    }
 }
 
 /// The OpenAPI document, without starting a server (`anteroom openapi`).

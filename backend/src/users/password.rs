@@ -28,6 +28,10 @@ pub fn verify(password: &str, phc: &str) -> bool {
     }
 }
 
+/// The most hashes at once whatever the core count: a pod on a 128-core GPU node without a CPU
+/// limit sees all 128 cores, and 128 × 19 MiB would not fit its 1 GiB memory limit.
+pub const MAX_SLOTS: usize = 4;
+
 /// How long a request waits for a hashing slot before it is answered "busy".
 pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(3);
 
@@ -114,10 +118,10 @@ impl PasswordWork {
         }
     }
 
-    /// One slot per core this process may use, and [`DEFAULT_MAX_WAIT`].
+    /// One slot per core this process may use, at most [`MAX_SLOTS`], and [`DEFAULT_MAX_WAIT`].
     pub fn for_this_machine() -> Self {
         let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
-        Self::new(cores, DEFAULT_MAX_WAIT)
+        Self::new(cores.min(MAX_SLOTS), DEFAULT_MAX_WAIT)
     }
 
     /// How many hashes may run at once.

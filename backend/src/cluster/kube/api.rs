@@ -128,11 +128,15 @@ impl KubeApi {
                 };
                 ignore_not_found(self.jobs().delete(&name, &params).await, &name)?;
             }
-            Some(_) => tracing::warn!(
-                job.id = id,
-                object = %format!("{}/{name}", self.namespace()),
-                "not deleting an object of that name that another installation created"
-            ),
+            Some(_) => {
+                tracing::warn!(
+                    job.id = id,
+                    object = %format!("{}/{name}", self.namespace()),
+                    "not deleting an object of that name that another installation created"
+                );
+                // Its pods are that installation's too: leave them alone as well.
+                return Ok(());
+            }
             None => {}
         }
         let pod_api: Api<Pod> = Api::namespaced(self.client.clone(), self.namespace());
