@@ -35,8 +35,9 @@ async fn healthz() -> &'static str {
     )
 )]
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
-    // Both pools: reads can work while the writer cannot (a full disk, a lost writer).
-    let database = store::ping(&state.db_read).await && store::ping(&state.db).await;
+    // The read pool only: on SQLite the writer is one connection, and a long write holding
+    // it would make a ping wait, turning the pod unready for being busy.
+    let database = store::ping(&state.db_read).await;
     let migrations = database && store::migrations_applied(&state.db_read).await.unwrap_or(false);
     let cluster = state.cluster.is_reachable().await;
     let ready = database && migrations && cluster;
