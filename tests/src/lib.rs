@@ -142,6 +142,15 @@ impl TestApp {
         format!("http://{}{}", self.addr, path)
     }
 
+    /// `GET path` (with the token, if any), which must answer JSON; its body.
+    pub async fn get_json(&self, path: &str, token: Option<&str>) -> Value {
+        let mut req = self.client.get(self.url(path));
+        if let Some(token) = token {
+            req = req.bearer_auth(token);
+        }
+        req.send().await.expect("request").json().await.expect("a JSON body")
+    }
+
     /// Logs in and returns the bearer token.
     pub async fn login(&self, username: &str, password: &str) -> reqwest::Response {
         self.client

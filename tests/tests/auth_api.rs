@@ -47,16 +47,7 @@ async fn patch_user(app: &TestApp, admin: &str, id: i64, body: Value) -> u16 {
 }
 
 async fn id_of(app: &TestApp, token: &str) -> i64 {
-    let me: Value = app
-        .client
-        .get(app.url("/api/v1/auth/me"))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let me = app.get_json("/api/v1/auth/me", Some(token)).await;
     me["id"].as_i64().expect("id")
 }
 
@@ -224,15 +215,7 @@ async fn logout_ends_all_of_the_callers_sessions_and_nobody_elses() {
 
 /// Every operation of the served OpenAPI document, with its path parameters filled in.
 async fn operations(app: &TestApp) -> Vec<(Method, String, bool)> {
-    let spec: Value = app
-        .client
-        .get(app.url("/api/openapi.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let spec = app.get_json("/api/openapi.json", None).await;
     let mut ops = Vec::new();
     for (path, item) in spec["paths"].as_object().expect("paths") {
         for (method, op) in item.as_object().unwrap() {

@@ -21,15 +21,7 @@ async fn healthz_answers_ok_and_readyz_reports_every_dependency_ready() {
 #[tokio::test]
 async fn the_openapi_document_is_3_1_and_names_the_auth_paths() {
     let app = TestApp::builder().start().await;
-    let spec: Value = app
-        .client
-        .get(app.url("/api/openapi.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let spec = app.get_json("/api/openapi.json", None).await;
     assert!(
         spec["openapi"].as_str().unwrap().starts_with("3.1"),
         "{}",
