@@ -179,7 +179,7 @@ cmd_run() {
   # file is there, show the password again.
   if [ -z "${ANTEROOM_ADMIN_PASSWORD:-}" ] && [ -z "${ANTEROOM_ADMIN_PASSWORD_FILE:-}" ] \
     && [ -s "$data/admin-password" ]; then
-    say "log in as admin / $(cat "$data/admin-password")  (kept in $data/admin-password: delete it once you changed the password)"
+    say "log in as admin / $(cat "$data/admin-password")  (kept in $data/admin-password until the password is changed)"
   fi
   # The address comes from the server itself ("Anteroom is serving on http://…"): --listen,
   # ANTEROOM_LISTEN and anteroom.toml all count, so this script does not guess it.

@@ -26,9 +26,7 @@ pub struct Prepared {
     pub first_admin: FirstAdmin,
 }
 
-/// The file in the data directory that keeps a generated first-admin password (owner-only),
-/// so `./anteroom.sh run` can show it again; delete it once the password is changed.
-pub const ADMIN_PASSWORD_FILE: &str = "admin-password";
+pub use crate::users::ADMIN_PASSWORD_FILE;
 
 /// The file in the data directory that keeps the generated token signing key.
 pub const JWT_SECRET_FILE: &str = "jwt-secret";

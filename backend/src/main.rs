@@ -55,7 +55,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         let kept = prepared.state.config.data_dir.join(app::ADMIN_PASSWORD_FILE);
         println!("Created the first admin. Username: admin  Password: {password}");
         println!(
-            "The password is also in {} (owner-only); change it after logging in and delete that file.",
+            "The password is also in {} (owner-only); changing it through the API removes that file.",
             kept.display()
         );
     }

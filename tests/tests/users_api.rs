@@ -273,6 +273,31 @@ async fn the_last_admin_can_be_neither_demoted_nor_deleted_until_there_is_anothe
 }
 
 #[tokio::test]
+async fn changing_the_first_admins_password_removes_the_kept_generated_password() {
+    let app = TestApp::builder().start().await;
+    let admin = app.admin_token().await;
+    let kept = app.state.config.data_dir.join(anteroom::users::ADMIN_PASSWORD_FILE);
+    std::fs::write(&kept, "generated-at-first-start").unwrap();
+    let bob = create(&app, &admin, "bob", "user").await;
+    let path = format!("/api/v1/admin/users/{}", bob["id"]);
+    assert_eq!(
+        patch(&app, &admin, &path, json!({"password": "another-one-1"})).await.0,
+        200
+    );
+    assert!(kept.exists(), "another user's new password leaves it");
+    let me = format!("/api/v1/admin/users/{}", id_of(&app, &admin).await);
+    assert_eq!(patch(&app, &admin, &me, json!({"displayName": "Root"})).await.0, 200);
+    assert!(kept.exists(), "a change that is not the password leaves it");
+    assert_eq!(
+        patch(&app, &admin, &me, json!({"password": "a-new-admin-password"}))
+            .await
+            .0,
+        200
+    );
+    assert!(!kept.exists(), "the admin's new password removes the stale one");
+}
+
+#[tokio::test]
 async fn a_deleted_users_token_stops_working_at_once() {
     let app = TestApp::builder().start().await;
     let admin = app.admin_token().await;

@@ -39,6 +39,9 @@ pub fn client_address(peer: Option<IpAddr>, headers: &HeaderMap, trusted: &[IpNe
     let peer = peer?;
     let is_trusted = |ip: &IpAddr| trusted.iter().any(|net| net.contains(&canonical(*ip)));
     if !is_trusted(&peer) {
+        if trusted.is_empty() && headers.contains_key("x-forwarded-for") {
+            warn_once_about_an_unconfigured_proxy(peer);
+        }
         return Some(peer);
     }
     // Every X-Forwarded-For header, in order, as one list; read from the right.
@@ -64,6 +67,19 @@ pub fn client_address(peer: Option<IpAddr>, headers: &HeaderMap, trusted: &[IpNe
         }
     }
     Some(client)
+}
+
+/// A proxy sends `X-Forwarded-For` but none is trusted: every client behind it shares its
+/// address, so one client's failed logins count against all. Said once per process, in the log.
+fn warn_once_about_an_unconfigured_proxy(peer: IpAddr) {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        tracing::warn!(
+            peer = %peer,
+            "a request carries X-Forwarded-For but trusted_proxies is empty: behind a reverse proxy every \
+             client shares its address for the login throttle; set ANTEROOM_TRUSTED_PROXIES to its CIDR"
+        );
+    }
 }
 
 /// One `X-Forwarded-For` entry: an address, or an address with a port as some load balancers

@@ -158,6 +158,7 @@ async fn update_user(
         Some(p) => Some(hash(&state, p).await?),
         None => None,
     };
+    let password_changed = password_hash.is_some();
     let changes = UserChanges {
         role: body.role,
         password_hash,
@@ -166,6 +167,9 @@ async fn update_user(
     match users::update(&state.db, id, changes).await? {
         AdminChange::Done(user) => {
             tracing::info!(by = admin.id, user.id = id, "user changed");
+            if password_changed && let Err(e) = users::forget_generated_password(&state.config.data_dir, &user) {
+                tracing::warn!(error = %e, "could not remove the kept first-admin password file");
+            }
             Ok(Json(users::to_api(&user)))
         }
         AdminChange::NotFound => Err(user_not_found(id)),

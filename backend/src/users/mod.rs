@@ -33,6 +33,23 @@ impl AuthUser {
     }
 }
 
+/// The file in the data directory that keeps a generated first-admin password (owner-only),
+/// so `./anteroom.sh run` can show it again. It is removed when that password is changed
+/// through the API: after that it would show a stale password, or keep a live one on disk.
+pub const ADMIN_PASSWORD_FILE: &str = "admin-password";
+
+/// Removes the kept first-admin password after `user`'s password changed, if `user` is the
+/// first admin. A file that is already gone is fine.
+pub fn forget_generated_password(data_dir: &std::path::Path, user: &entity::Model) -> std::io::Result<()> {
+    if user.username != FIRST_ADMIN {
+        return Ok(());
+    }
+    match std::fs::remove_file(data_dir.join(ADMIN_PASSWORD_FILE)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
 /// The first admin's login name (spec/api.md).
 pub const FIRST_ADMIN: &str = "admin";
 
