@@ -80,8 +80,9 @@ async fn two_hundred_concurrent_logins_with_invented_usernames_never_hash_more_t
             other => panic!("unexpected {other} {code:?}"),
         }
     }
+    // The two slots are free when the flood starts: at least two attempts were checked.
     assert!(
-        results.iter().filter(|r| r.0 == 401).count() >= 10,
+        results.iter().filter(|r| r.0 == 401).count() >= 2,
         "attempts were really checked"
     );
     // Exactly the slots: more would break the bound, fewer would mean the logins did not go

@@ -63,7 +63,10 @@ pub fn client_address(peer: Option<IpAddr>, headers: &HeaderMap, trusted: &[IpNe
             }
             // A malformed entry: nothing at or left of it can be believed; the last trusted
             // hop is the best answer there is.
-            None => break,
+            None => {
+                warn_once_about_an_unreadable_entry(hop);
+                break;
+            }
         }
     }
     Some(client)
@@ -82,13 +85,36 @@ fn warn_once_about_an_unconfigured_proxy(peer: IpAddr) {
     }
 }
 
+/// A trusted proxy wrote an entry that is no address: its clients then share the proxy's
+/// bucket. Said once per process, in the log, so the proxy's format can be fixed.
+fn warn_once_about_an_unreadable_entry(hop: &str) {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        let shown: String = hop.chars().take(64).collect();
+        tracing::warn!(
+            entry = %shown,
+            "an X-Forwarded-For entry from a trusted proxy is not an address: the client is taken to be the proxy"
+        );
+    }
+}
+
 /// One `X-Forwarded-For` entry: an address, or an address with a port as some load balancers
 /// write it (`203.0.113.9:5678`, `[2001:db8::1]:443`).
+///
+/// An IPv6 address with a port and no brackets (`2001:db8::1:51234`) is read by splitting off a
+/// decimal port after the last colon, but only when the whole does not already read as an
+/// address: `2001:db8::1:443` is a valid address on its own, so a proxy must write
+/// `[v6]:port` for such addresses to be read as it meant.
 fn parse_hop(hop: &str) -> Option<IpAddr> {
     hop.parse::<IpAddr>()
         .ok()
         .or_else(|| hop.parse::<SocketAddr>().ok().map(|s| s.ip()))
         .or_else(|| hop.strip_prefix('[')?.strip_suffix(']')?.parse().ok())
+        .or_else(|| {
+            let (addr, port) = hop.rsplit_once(':')?;
+            port.parse::<u16>().ok()?;
+            addr.parse::<std::net::Ipv6Addr>().ok().map(IpAddr::V6)
+        })
 }
 
 /// IPv4-mapped IPv6 (`::ffff:10.0.0.1`, what a dual-stack socket reports) as plain IPv4.
@@ -154,6 +180,8 @@ mod tests {
         assert_eq!(got, Some(ip("2001:db8::1")));
         let got = client_address(Some(ip("10.0.0.8")), &xff(&["203.0.113.9:5678"]), &proxies());
         assert_eq!(got, Some(ip("203.0.113.9")));
+        let got = client_address(Some(ip("10.0.0.8")), &xff(&["2001:db8::1:51234"]), &proxies());
+        assert_eq!(got, Some(ip("2001:db8::1")), "an unbracketed IPv6 address with a port");
     }
 
     #[test]

@@ -18,7 +18,8 @@
 //! Memory is bounded: at most [`MAX_TRACKED`] addresses, each holding at most its own limit of
 //! usernames. A full table refuses new addresses (until some expire) instead of forgetting old
 //! ones: forgetting the stalest would let an attacker evict their own counter by spraying new
-//! keys. Filling it takes 10,000 addresses (IPv6: /64s) each with a live failure. Refused attempts are answered
+//! keys. Filling it takes 10,000 addresses each with a live failure; IPv6 /64s count on their
+//! own only up to [`MAX_NETS_PER_SITE`] per /48, so one /48 cannot do it alone. Refused attempts are answered
 //! before any password hashing, so a flood of them costs no Argon2 work. State is in memory,
 //! per process.
 //!
@@ -40,9 +41,15 @@ pub const MAX_TRACKED: usize = 10_000;
 /// Usernames are cut to this many bytes in the key (no real username is longer).
 const MAX_KEY_USERNAME_BYTES: usize = 128;
 
-/// Where an attempt comes from: the client's address with IPv6 cut to its /64 (`None` when the
-/// server was not told, e.g. a router driven without a socket).
+/// Where an attempt comes from: the client's address with IPv6 cut to its /64, or the rest of
+/// an IPv6 /48 that already has [`MAX_NETS_PER_SITE`] /64s tracked (`None` when the server was
+/// not told, e.g. a router driven without a socket).
 type Place = Option<IpAddr>;
+
+/// How many /64s of one IPv6 /48 are tracked on their own; past that, the rest of the /48
+/// shares one key. A /48 (which one person can get for free) holds 65,536 /64s: without this,
+/// one /48 could fill the whole table and lock every new address out.
+pub const MAX_NETS_PER_SITE: usize = 64;
 
 /// An attempt that was let through; hand it back to say how it ended.
 #[derive(Debug, Clone)]
@@ -63,6 +70,8 @@ pub struct Limits {
     pub window: Duration,
     /// Most addresses remembered at once.
     pub max_tracked: usize,
+    /// Most /64s of one IPv6 /48 tracked on their own.
+    pub nets_per_site: usize,
 }
 
 impl Default for Limits {
@@ -72,6 +81,7 @@ impl Default for Limits {
             per_address: MAX_ADDRESS_FAILURES,
             window: WINDOW,
             max_tracked: MAX_TRACKED,
+            nets_per_site: MAX_NETS_PER_SITE,
         }
     }
 }
@@ -96,11 +106,51 @@ impl PlaceBucket {
     }
 }
 
+/// Every address's bucket, and how many /64 buckets each IPv6 /48 has.
+#[derive(Debug, Default)]
+struct Table {
+    places: HashMap<Place, PlaceBucket>,
+    sites: HashMap<u64, usize>,
+}
+
+/// The /48 an IPv6 /64 key belongs to.
+fn site_of(place: &Place) -> Option<u64> {
+    match place {
+        Some(IpAddr::V6(v6)) if u128::from(*v6) & u128::from(u64::MAX) == 0 => Some((u128::from(*v6) >> 80) as u64),
+        _ => None,
+    }
+}
+
+/// The key of "the rest of this /48": its prefix with the low bit set, which no /64 key
+/// (whose low 64 bits are zero) can equal.
+fn site_place(site: u64) -> Place {
+    Some(IpAddr::V6(Ipv6Addr::from((u128::from(site) << 80) | 1)))
+}
+
+impl Table {
+    fn forget(&mut self, place: &Place) {
+        if self.places.remove(place).is_some() {
+            uncount(&mut self.sites, place);
+        }
+    }
+}
+
+fn uncount(sites: &mut HashMap<u64, usize>, place: &Place) {
+    if let Some(site) = site_of(place)
+        && let Some(n) = sites.get_mut(&site)
+    {
+        *n -= 1;
+        if *n == 0 {
+            sites.remove(&site);
+        }
+    }
+}
+
 /// The failed-login counters of one process.
 #[derive(Debug)]
 pub struct LoginThrottle {
     limits: Limits,
-    places: Mutex<HashMap<Place, PlaceBucket>>,
+    table: Mutex<Table>,
 }
 
 impl Default for LoginThrottle {
@@ -118,8 +168,9 @@ impl LoginThrottle {
                 per_address: limits.per_address.max(1),
                 window: limits.window,
                 max_tracked: limits.max_tracked.max(1),
+                nets_per_site: limits.nets_per_site.max(1),
             },
-            places: Mutex::new(HashMap::new()),
+            table: Mutex::new(Table::default()),
         }
     }
 
@@ -131,10 +182,18 @@ impl LoginThrottle {
             per_address,
             window,
             max_tracked,
+            nets_per_site,
         } = self.limits;
-        let place = place_of(client);
+        let mut place = place_of(client);
         let username = bounded(username);
-        let mut places = self.lock();
+        let mut table = self.lock();
+        if !table.places.contains_key(&place)
+            && let Some(site) = site_of(&place)
+            && table.sites.get(&site).is_some_and(|&n| n >= nets_per_site)
+        {
+            place = site_place(site);
+        }
+        let Table { places, sites } = &mut *table;
         if let Some(bucket) = places.get_mut(&place) {
             bucket.forget_expired(now, window);
             let pair_wait = bucket.pairs.get(&username).and_then(|t| wait(t, per_pair, window, now));
@@ -143,7 +202,10 @@ impl LoginThrottle {
                 return Err(seconds);
             }
         } else {
-            make_room(&mut places, max_tracked, now, window)?;
+            make_room(places, sites, max_tracked, now, window)?;
+            if let Some(site) = site_of(&place) {
+                *sites.entry(site).or_default() += 1;
+            }
         }
         let bucket = places.entry(place).or_default();
         bucket.failures.push_back(now);
@@ -159,19 +221,19 @@ impl LoginThrottle {
     /// counts against the address. The address's other failures stay: a valid login must not
     /// reset a spray of guesses at other accounts from the same place.
     pub fn succeeded(&self, attempt: &Attempt) {
-        let mut places = self.lock();
-        if let Some(bucket) = places.get_mut(&attempt.place) {
+        let mut table = self.lock();
+        if let Some(bucket) = table.places.get_mut(&attempt.place) {
             bucket.pairs.remove(&attempt.username);
             remove_one(&mut bucket.failures, attempt.at);
         }
-        drop_if_empty(&mut places, &attempt.place);
+        drop_if_empty(&mut table, &attempt.place);
     }
 
     /// The attempt ended without a verdict on the password (the database failed, the server
     /// was busy): it is not held against anyone.
     pub fn not_counted(&self, attempt: &Attempt) {
-        let mut places = self.lock();
-        if let Some(bucket) = places.get_mut(&attempt.place) {
+        let mut table = self.lock();
+        if let Some(bucket) = table.places.get_mut(&attempt.place) {
             if let Some(times) = bucket.pairs.get_mut(&attempt.username) {
                 remove_one(times, attempt.at);
                 if times.is_empty() {
@@ -180,17 +242,22 @@ impl LoginThrottle {
             }
             remove_one(&mut bucket.failures, attempt.at);
         }
-        drop_if_empty(&mut places, &attempt.place);
+        drop_if_empty(&mut table, &attempt.place);
     }
 
     /// How many (username, address) pairs are remembered (for tests).
     pub fn tracked(&self) -> usize {
-        self.lock().values().map(|b| b.pairs.len()).sum()
+        self.lock().places.values().map(|b| b.pairs.len()).sum()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Place, PlaceBucket>> {
+    /// How many address keys are remembered (for tests).
+    pub fn tracked_places(&self) -> usize {
+        self.lock().places.len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
         // A panic while holding the lock leaves plain counters behind: still usable.
-        self.places.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.table.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -214,14 +281,25 @@ fn wait(times: &VecDeque<Instant>, limit: usize, window: Duration, now: Instant)
 /// Makes room for one more address: drops addresses with no failure left in the window; if
 /// the table is still full, refuses (with the wait until the first address expires) rather
 /// than evicting a live one. Runs only when the table is full, so its linear scan is rare.
-fn make_room(places: &mut HashMap<Place, PlaceBucket>, max: usize, now: Instant, window: Duration) -> Result<(), u64> {
+fn make_room(
+    places: &mut HashMap<Place, PlaceBucket>,
+    sites: &mut HashMap<u64, usize>,
+    max: usize,
+    now: Instant,
+    window: Duration,
+) -> Result<(), u64> {
     if places.len() < max {
         return Ok(());
     }
-    places.retain(|_, b| {
-        b.failures
+    places.retain(|place, b| {
+        let live = b
+            .failures
             .back()
-            .is_some_and(|&t| now.saturating_duration_since(t) < window)
+            .is_some_and(|&t| now.saturating_duration_since(t) < window);
+        if !live {
+            uncount(sites, place);
+        }
+        live
     });
     if places.len() < max {
         return Ok(());
@@ -240,12 +318,13 @@ fn remove_one(times: &mut VecDeque<Instant>, at: Instant) {
     }
 }
 
-fn drop_if_empty(places: &mut HashMap<Place, PlaceBucket>, place: &Place) {
-    if places
+fn drop_if_empty(table: &mut Table, place: &Place) {
+    if table
+        .places
         .get(place)
         .is_some_and(|b| b.failures.is_empty() && b.pairs.is_empty())
     {
-        places.remove(place);
+        table.forget(place);
     }
 }
 
@@ -291,6 +370,7 @@ mod tests {
             per_address: 1000,
             window: secs(window),
             max_tracked: max,
+            nets_per_site: 1000,
         })
     }
 
@@ -382,6 +462,7 @@ mod tests {
             per_address: 4,
             window: secs(60),
             max_tracked: 100,
+            nets_per_site: 1000,
         });
         let now = Instant::now();
         for i in 0..4 {
@@ -398,6 +479,7 @@ mod tests {
             per_address: 3,
             window: secs(60),
             max_tracked: 100,
+            nets_per_site: 1000,
         });
         let now = Instant::now();
         fail_n(&t, "victim1", HOME, 1, now);
@@ -416,6 +498,7 @@ mod tests {
             per_address: 2,
             window: secs(60),
             max_tracked: 100,
+            nets_per_site: 1000,
         });
         let now = Instant::now();
         let a: IpAddr = "2001:db8:1:2::1".parse().unwrap();
@@ -425,6 +508,56 @@ mod tests {
         fail_n(&t, "y", Some(b), 1, now);
         assert!(t.attempt("z", Some(b), now).is_err(), "same /64");
         assert!(t.attempt("z", Some(other_net), now).is_ok());
+    }
+
+    #[test]
+    fn one_ipv6_48_spraying_its_64s_takes_a_bounded_share_of_the_table() {
+        let t = LoginThrottle::new(Limits {
+            per_pair: 5,
+            per_address: 20,
+            window: secs(60),
+            max_tracked: 10,
+            nets_per_site: 3,
+        });
+        let now = Instant::now();
+        for net in 0..23u16 {
+            let ip: IpAddr = format!("2001:db8:abcd:{net:x}::1").parse().unwrap();
+            t.attempt(&format!("invented-{net}"), Some(ip), now)
+                .expect("under every limit");
+        }
+        // Three /64s on their own, the other 20 in one bucket for the rest of the /48...
+        assert_eq!(t.tracked_places(), 4);
+        // ...which has its own per-address limit (20 failures), now reached: the next from
+        // that /48 is refused...
+        let next: IpAddr = "2001:db8:abcd:ff::1".parse().unwrap();
+        assert!(t.attempt("invented-99", Some(next), now).is_err());
+        // ...while the table still has room for everybody else.
+        let elsewhere: IpAddr = "2001:db8:beef::1".parse().unwrap();
+        assert!(t.attempt("x", Some(elsewhere), now).is_ok());
+        assert!(t.attempt("x", HOME, now).is_ok());
+    }
+
+    #[test]
+    fn a_64_that_expires_gives_its_place_back_to_its_48() {
+        let t = LoginThrottle::new(Limits {
+            per_pair: 5,
+            per_address: 20,
+            window: secs(60),
+            max_tracked: 2,
+            nets_per_site: 1,
+        });
+        let start = Instant::now();
+        let a: IpAddr = "2001:db8:1:1::1".parse().unwrap();
+        let b: IpAddr = "2001:db8:1:2::1".parse().unwrap();
+        t.attempt("x", Some(a), start).unwrap();
+        t.attempt("x", Some(b), start).unwrap();
+        assert_eq!(t.tracked_places(), 2, "a on its own, b in the rest of the /48");
+        // Both expire; a full table purges them, and the /48's count with them.
+        t.attempt("x", HOME, start + secs(61)).unwrap();
+        let won = t.attempt("x", Some(b), start + secs(61)).unwrap();
+        t.not_counted(&won);
+        let again = t.attempt("x", Some(b), start + secs(61)).unwrap();
+        assert_eq!(again.place, place_of(Some(b)), "b is tracked on its own now");
     }
 
     #[test]
@@ -508,6 +641,7 @@ mod tests {
             per_address: 20,
             window: secs(60),
             max_tracked: 2,
+            nets_per_site: 1000,
         });
         let now = Instant::now();
         for i in 0..19 {
