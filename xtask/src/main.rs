@@ -67,11 +67,14 @@ fn means_ci(value: Option<&str>) -> bool {
     value.is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
 
+/// The checkout this xtask was run from. `cargo run` sets `CARGO_MANIFEST_DIR` for the run
+/// itself; the value baked in at compile time is only the fallback, since one target directory
+/// shared by two checkouts may hand this checkout a binary compiled in the other.
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask lives in the workspace")
-        .to_path_buf()
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    manifest.parent().expect("xtask lives in the workspace").to_path_buf()
 }
 
 fn target_dir(ws: &Path) -> PathBuf {
