@@ -158,6 +158,21 @@ impl ResourceList {
         }
     }
 
+    /// What is left of this list (a node's allocatable) after `used`: for each resource this
+    /// list names, `self - used`, never below zero — an over-committed node has nothing free,
+    /// not a negative amount. Resources only `used` names are left out.
+    pub fn left_after(&self, used: &ResourceList) -> ResourceList {
+        ResourceList(
+            self.0
+                .iter()
+                .map(|(name, have)| {
+                    let left = have.milli().saturating_sub(used.get(name).milli()).max(0);
+                    (name.clone(), Quantity::from_milli_saturating(left, have.format_kind()))
+                })
+                .collect(),
+        )
+    }
+
     /// `self - other`, resource by resource (results may be negative).
     pub fn checked_sub(&self, other: &ResourceList) -> Result<ResourceList, ResourceError> {
         let mut out = self.clone();

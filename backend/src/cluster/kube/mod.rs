@@ -20,19 +20,20 @@
 pub mod api;
 pub mod crd;
 pub mod manifest;
+pub mod permissions;
 pub mod state;
+mod status_sync;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::fmt::Debug;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anteroom_shared::scheduling::JobPhase;
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::Api;
@@ -45,182 +46,10 @@ use tokio::task::AbortHandle;
 
 pub use self::api::KubeApi;
 use self::crd::{VolcanoJob, VolcanoQueue};
-use super::{Cluster, ClusterError, ClusterQueue, JobEvent, JobSpec, JobStatus, cluster_name, job_id_of};
+pub use self::permissions::{API_REQUESTS, ApiRequest, Permission, PermissionScope, REQUIRED_PERMISSIONS};
+use self::status_sync::{StatusSync, SyncInner};
+use super::{Cluster, ClusterError, ClusterQueue, JobEvent, JobSpec, JobStatus, job_id_of};
 use crate::prequeue::{JobId, NodeSnapshot};
-
-/// Where a permission applies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum PermissionScope {
-    /// Cluster-wide (a `ClusterRole`): nodes, queues, and pods of every namespace.
-    Cluster,
-    /// In `ANTEROOM_NAMESPACE` only (a `Role` there).
-    Namespace,
-}
-
-/// One RBAC rule the adapter needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Permission {
-    /// API group (`""` for the core group).
-    pub api_group: &'static str,
-    /// Resource (plural, as in RBAC rules).
-    pub resource: &'static str,
-    /// Verbs, sorted.
-    pub verbs: &'static [&'static str],
-    /// ClusterRole or namespaced Role.
-    pub scope: PermissionScope,
-    /// What the adapter does with it.
-    pub why: &'static str,
-}
-
-/// Everything the adapter does in the cluster, as RBAC rules — the list the code's
-/// documentation, `deploy/20-rbac.yaml` and the tests that compare them share. It is not
-/// written from memory: `backend/tests/deploy_rbac.rs` checks it grants exactly the requests of
-/// [`API_REQUESTS`], and the adapter's tests check that table against the requests the adapter
-/// really sends.
-///
-/// Least privilege: reads that must see the whole cluster (nodes, queues, every pod's requests)
-/// are cluster-wide; writes are namespaced wherever the object is (jobs, pods), so Anteroom
-/// cannot touch other tenants' workloads. The one cluster-wide write is cordoning a node
-/// (`patch nodes`), an admin action of the API. Nothing is granted for a feature not built yet
-/// (the watcher's leader lease lives in the database).
-pub const REQUIRED_PERMISSIONS: &[Permission] = &[
-    Permission {
-        api_group: "",
-        resource: "nodes",
-        verbs: &["list", "patch", "watch"],
-        scope: PermissionScope::Cluster,
-        why: "node reflector (capacity, labels, taints, readiness); cordon/uncordon",
-    },
-    Permission {
-        api_group: "",
-        resource: "pods",
-        verbs: &["list", "watch"],
-        scope: PermissionScope::Cluster,
-        why: "pod reflector over all namespaces: every bound pod takes node capacity",
-    },
-    Permission {
-        api_group: "scheduling.volcano.sh",
-        resource: "queues",
-        verbs: &["list", "watch"],
-        scope: PermissionScope::Cluster,
-        why: "queue reflector: refuse a job whose Volcano queue does not exist or is closed",
-    },
-    Permission {
-        api_group: "batch.volcano.sh",
-        resource: "jobs",
-        verbs: &["create", "delete", "get", "list", "watch"],
-        scope: PermissionScope::Namespace,
-        why: "create/delete ar-<id>; get to check it is ours (after 409, before delete); watch for status",
-    },
-    Permission {
-        api_group: "",
-        resource: "pods",
-        verbs: &["delete"],
-        scope: PermissionScope::Namespace,
-        why: "give a deleted job's pods exactly the preemption grace period",
-    },
-];
-
-/// One kind of request the adapter sends: an RBAC verb on a resource, where, and which code
-/// path sends it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ApiRequest {
-    /// RBAC verb (`get`, `list`, `watch`, `create`, `patch`, `delete`).
-    pub verb: &'static str,
-    /// API group (`""` for the core group).
-    pub api_group: &'static str,
-    /// Resource (plural).
-    pub resource: &'static str,
-    /// Cluster-wide path (`/api/v1/pods`) or namespaced (`/api/v1/namespaces/<ns>/pods/…`).
-    pub scope: PermissionScope,
-    /// The code that sends it.
-    pub sent_by: &'static str,
-}
-
-const fn request(
-    verb: &'static str,
-    api_group: &'static str,
-    resource: &'static str,
-    scope: PermissionScope,
-    sent_by: &'static str,
-) -> ApiRequest {
-    ApiRequest {
-        verb,
-        api_group,
-        resource,
-        scope,
-        sent_by,
-    }
-}
-
-/// Every kind of request the adapter sends, one row per (verb, resource, scope). The adapter's
-/// tests hold it to the truth from both sides: every request a mock or fake-apiserver test sees
-/// must be a row here, and one test drives every code path and must see every row. RBAC is
-/// derived from it (`backend/tests/deploy_rbac.rs`), so a new request without a grant — or a
-/// grant without a request — fails a test.
-pub const API_REQUESTS: &[ApiRequest] = &[
-    request("list", "", "nodes", PermissionScope::Cluster, "node reflector"),
-    request("watch", "", "nodes", PermissionScope::Cluster, "node reflector"),
-    request(
-        "patch",
-        "",
-        "nodes",
-        PermissionScope::Cluster,
-        "KubeApi::set_node_schedulable",
-    ),
-    request("list", "", "pods", PermissionScope::Cluster, "pod reflector"),
-    request("watch", "", "pods", PermissionScope::Cluster, "pod reflector"),
-    request("delete", "", "pods", PermissionScope::Namespace, "KubeApi::delete_job"),
-    request(
-        "list",
-        "scheduling.volcano.sh",
-        "queues",
-        PermissionScope::Cluster,
-        "queue reflector",
-    ),
-    request(
-        "watch",
-        "scheduling.volcano.sh",
-        "queues",
-        PermissionScope::Cluster,
-        "queue reflector",
-    ),
-    request(
-        "create",
-        "batch.volcano.sh",
-        "jobs",
-        PermissionScope::Namespace,
-        "KubeApi::create_job",
-    ),
-    request(
-        "get",
-        "batch.volcano.sh",
-        "jobs",
-        PermissionScope::Namespace,
-        "KubeApi::create_job after 409; KubeApi::delete_job before deleting",
-    ),
-    request(
-        "delete",
-        "batch.volcano.sh",
-        "jobs",
-        PermissionScope::Namespace,
-        "KubeApi::delete_job",
-    ),
-    request(
-        "list",
-        "batch.volcano.sh",
-        "jobs",
-        PermissionScope::Namespace,
-        "job reflector",
-    ),
-    request(
-        "watch",
-        "batch.volcano.sh",
-        "jobs",
-        PermissionScope::Namespace,
-        "job reflector",
-    ),
-];
 
 /// How long a read waits for a cache that has not synced yet before answering `Unavailable`.
 const SYNC_WAIT: Duration = Duration::from_secs(10);
@@ -605,152 +434,5 @@ impl Health {
             .ok()
             .and_then(|errors| errors.get(what).map(|e| format!(": {e}")))
             .unwrap_or_default()
-    }
-}
-
-/// Turns cache changes into [`JobEvent`]s: what was last reported per job, and which pods
-/// belong to which job (so a pod event does not scan every pod of the cluster).
-struct StatusSync {
-    namespace: String,
-    installation: String,
-    jobs: Store<VolcanoJob>,
-    pods: Store<Pod>,
-    sender: broadcast::Sender<JobEvent>,
-    inner: Mutex<SyncInner>,
-}
-
-/// What was last reported of a job: a change in any of it is an event.
-type Reported = (JobPhase, Vec<String>, Option<DateTime<Utc>>, Option<String>);
-
-#[derive(Default)]
-struct SyncInner {
-    reported: HashMap<JobId, Reported>,
-    pods_of: HashMap<JobId, BTreeSet<String>>,
-    /// The earliest start seen per job. Pods leave the cache when they are deleted (a finished
-    /// job's, or after a restart of Volcano's controller), but when the job started does not
-    /// change: it is kept until the job is gone.
-    started: HashMap<JobId, DateTime<Utc>>,
-}
-
-impl SyncInner {
-    /// `status` with its start merged with the earliest start seen before (and remembered).
-    fn merge_start(&mut self, mut status: JobStatus) -> JobStatus {
-        let earliest = match (self.started.get(&status.job_id).copied(), status.started_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        if let Some(at) = earliest {
-            self.started.insert(status.job_id, at);
-        }
-        status.started_at = earliest;
-        status
-    }
-}
-
-impl StatusSync {
-    /// `status` with the earliest start this sync has seen for the job.
-    fn remember_start(&self, status: JobStatus) -> JobStatus {
-        match self.inner.lock() {
-            Ok(mut inner) => inner.merge_start(status),
-            Err(_) => status,
-        }
-    }
-
-    fn on_job_event(&self, event: &watcher::Event<VolcanoJob>) {
-        let Ok(mut inner) = self.inner.lock() else { return };
-        match event {
-            watcher::Event::Apply(job) | watcher::Event::Delete(job) => {
-                if let Some(id) = job_id_of(&job.name_any()) {
-                    self.refresh(&mut inner, id);
-                }
-            }
-            watcher::Event::InitDone => self.refresh_all(&mut inner),
-            watcher::Event::Init | watcher::Event::InitApply(_) => {}
-        }
-    }
-
-    fn on_pod_event(&self, event: &watcher::Event<Pod>) {
-        let Ok(mut inner) = self.inner.lock() else { return };
-        match event {
-            watcher::Event::Apply(pod) => {
-                if let Some((id, _)) = state::pod_job(pod, &self.namespace, &self.installation) {
-                    inner.pods_of.entry(id).or_default().insert(pod.name_any());
-                    self.refresh(&mut inner, id);
-                }
-            }
-            watcher::Event::Delete(pod) => {
-                if let Some((id, _)) = state::pod_job(pod, &self.namespace, &self.installation) {
-                    if let Some(names) = inner.pods_of.get_mut(&id) {
-                        names.remove(&pod.name_any());
-                        if names.is_empty() {
-                            inner.pods_of.remove(&id);
-                        }
-                    }
-                    self.refresh(&mut inner, id);
-                }
-            }
-            watcher::Event::InitDone => {
-                inner.pods_of.clear();
-                for pod in self.pods.state() {
-                    if let Some((id, _)) = state::pod_job(&pod, &self.namespace, &self.installation) {
-                        inner.pods_of.entry(id).or_default().insert(pod.name_any());
-                    }
-                }
-                self.refresh_all(&mut inner);
-            }
-            watcher::Event::Init | watcher::Event::InitApply(_) => {}
-        }
-    }
-
-    fn refresh_all(&self, inner: &mut SyncInner) {
-        let mut ids: BTreeSet<JobId> = inner.reported.keys().copied().collect();
-        ids.extend(self.jobs.state().iter().filter_map(|j| job_id_of(&j.name_any())));
-        for id in ids {
-            self.refresh(inner, id);
-        }
-    }
-
-    /// Recomputes one job's status from the caches and broadcasts what changed. Sending fails
-    /// only when nobody subscribes, which is fine.
-    fn refresh(&self, inner: &mut SyncInner, id: JobId) {
-        let pods: Vec<Arc<Pod>> = inner
-            .pods_of
-            .get(&id)
-            .into_iter()
-            .flatten()
-            .filter_map(|name| self.pods.get(&ObjectRef::new(name).within(&self.namespace)))
-            .collect();
-        let job = self
-            .jobs
-            .get(&ObjectRef::new(&cluster_name(id)).within(&self.namespace));
-        match job {
-            Some(job) => {
-                let Some(status) = state::job_status(&job, pods.iter().map(|p| p.as_ref()), Utc::now()) else {
-                    return;
-                };
-                let status = inner.merge_start(status);
-                let key = (
-                    status.phase,
-                    status.nodes.clone(),
-                    status.started_at,
-                    status.failure.clone(),
-                );
-                if inner.reported.get(&id) != Some(&key) {
-                    inner.reported.insert(id, key);
-                    let _ = self.sender.send(JobEvent::Status(status));
-                }
-            }
-            // Gone once the object and its last pod have disappeared — and only if we ever
-            // reported it.
-            None if pods.is_empty() && inner.reported.remove(&id).is_some() => {
-                inner.started.remove(&id);
-                let _ = self.sender.send(JobEvent::Gone {
-                    job_id: id,
-                    observed_at: Utc::now(),
-                });
-            }
-            // Deleted, but pods still hold capacity: `Gone` comes with the last pod.
-            None => {}
-        }
     }
 }

@@ -15,6 +15,7 @@
 //! logged and the ticker carries on.
 
 pub mod nodes;
+pub mod runtime;
 pub mod state;
 pub mod store;
 #[cfg(test)]

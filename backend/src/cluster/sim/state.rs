@@ -31,18 +31,15 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use anteroom_shared::scheduling::{JobKind, JobPhase, ResourceList, TaskResources};
-use chrono::{DateTime, Duration, Utc};
+use anteroom_shared::scheduling::{JobPhase, ResourceList, TaskResources};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use anteroom_shared::scheduling::{NodeSet, Quantity};
+use anteroom_shared::scheduling::NodeSet;
 
+use super::runtime::{after, runtime_seconds};
 use crate::cluster::{ClusterQueue, JobEvent, JobSpec, JobStatus};
 use crate::prequeue::{CapacityKind, JobId, NodeSnapshot, Taint, Toleration, node_accepts, place_gang};
-
-/// The longest a simulated task runs: ten years. A `sleep 1e13` would otherwise put its end
-/// past the last date chrono can hold, and the arithmetic would overflow in the ticker.
-pub const MAX_RUNTIME_SECONDS: u64 = 10 * 365 * 24 * 60 * 60;
 
 /// A simulated node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -289,7 +286,7 @@ impl SimState {
             if matches!(job.phase, SimPhase::Running | SimPhase::Terminating) {
                 for pod in &job.pods {
                     let entry = used.entry(pod.node.as_str()).or_default();
-                    *entry = add(entry, &pod.requests);
+                    entry.saturating_add_assign(&pod.requests);
                 }
             }
         }
@@ -297,7 +294,7 @@ impl SimState {
             .values()
             .map(|n| {
                 let free = match used.get(n.name.as_str()) {
-                    Some(u) => clamped_sub(&n.allocatable, u),
+                    Some(u) => n.allocatable.left_after(u),
                     None => n.allocatable.clone(),
                 };
                 NodeSnapshot {
@@ -474,7 +471,7 @@ impl SimState {
             };
             for pod in &pods {
                 if let Some(node) = nodes.iter_mut().find(|n| n.name == pod.node) {
-                    node.free = clamped_sub(&node.free, &pod.requests);
+                    node.free = node.free.left_after(&pod.requests);
                 }
             }
             let job = Arc::make_mut(self.jobs.get_mut(&id).expect("listed above"));
@@ -537,65 +534,6 @@ fn place(spec: &JobSpec, nodes: &[NodeSnapshot]) -> Option<Vec<SimPod>> {
             })
             .collect(),
     )
-}
-
-/// How long a job runs once placed: jupyter and webide until deleted; otherwise its longest
-/// task, where a task `["sleep", "N"]` takes N seconds and any other the default runtime.
-///
-/// Every runtime is capped at [`MAX_RUNTIME_SECONDS`] (`sleep 1e13` or `sleep inf` run ten
-/// years, not past the end of the calendar); a negative or unreadable N (`NaN`, `forever`)
-/// runs the default, as a typo should not make a job eternal.
-pub fn runtime_seconds(spec: &JobSpec, default_runtime_seconds: u64) -> Option<u64> {
-    if matches!(spec.kind, JobKind::Jupyter | JobKind::Webide) {
-        return None;
-    }
-    let runtime = spec
-        .tasks
-        .iter()
-        .map(|t| match t.command.as_slice() {
-            [cmd, secs] if cmd == "sleep" => sleep_seconds(secs).unwrap_or(default_runtime_seconds),
-            _ => default_runtime_seconds,
-        })
-        .max()
-        .unwrap_or(default_runtime_seconds);
-    Some(runtime.min(MAX_RUNTIME_SECONDS))
-}
-
-/// The seconds of `sleep N`, capped; `None` for what is not a non-negative number.
-fn sleep_seconds(text: &str) -> Option<u64> {
-    let s = text.trim().parse::<f64>().ok().filter(|s| !s.is_nan() && *s >= 0.0)?;
-    // `as` saturates (inf → u64::MAX); the cap then applies.
-    Some((s.ceil() as u64).min(MAX_RUNTIME_SECONDS))
-}
-
-/// `t + secs`, or `None` when that is past what a date can hold: time arithmetic that cannot
-/// panic.
-pub fn after(t: DateTime<Utc>, secs: u64) -> Option<DateTime<Utc>> {
-    let secs = i64::try_from(secs).ok()?;
-    t.checked_add_signed(Duration::try_seconds(secs)?)
-}
-
-// Sums of requests stay far below the i128 milli-unit range (10^36); overflow cannot happen with
-// quantities that parsed, so the fallback below is never taken in practice.
-fn add(a: &ResourceList, b: &ResourceList) -> ResourceList {
-    a.checked_add(b).unwrap_or_else(|_| a.clone())
-}
-
-/// `a - b`, resource by resource, where a result below zero is zero: what is free can be
-/// nothing but not less (pods of a node that shrank hold more than it has).
-fn clamped_sub(a: &ResourceList, b: &ResourceList) -> ResourceList {
-    let mut out = a.clone();
-    for (name, used) in b.iter() {
-        let have = a.get(name);
-        let left = have.milli().saturating_sub(used.milli()).max(0);
-        let format = if have.is_zero() {
-            used.format_kind()
-        } else {
-            have.format_kind()
-        };
-        out.insert(name, Quantity::from_milli_saturating(left, format));
-    }
-    out
 }
 
 #[cfg(test)]

@@ -10,8 +10,9 @@ use futures::FutureExt;
 use sea_orm::{ConnectionTrait, DatabaseConnection};
 use tokio::sync::broadcast;
 
+use super::runtime::MAX_RUNTIME_SECONDS;
+use super::state::Timing;
 use super::state::tests::JobBuilder;
-use super::state::{MAX_RUNTIME_SECONDS, Timing};
 use super::{SimSettings, SimulatedCluster};
 use crate::cluster::clock::{Clock, ManualClock};
 use crate::cluster::{Cluster, ClusterError, ClusterQueue, JobEvent, JobStatus};

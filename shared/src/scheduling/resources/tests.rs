@@ -21,6 +21,15 @@ fn subtracting_lists_may_go_negative() {
 }
 
 #[test]
+fn what_is_left_never_goes_below_zero_and_names_only_the_capacitys_resources() {
+    let allocatable = list(&[("cpu", "8"), ("memory", "16Gi")]);
+    let used = list(&[("cpu", "10"), ("memory", "4Gi"), ("nvidia.com/a100", "1")]);
+    let left = allocatable.left_after(&used);
+    assert_eq!(left, list(&[("cpu", "0"), ("memory", "12Gi")]));
+    assert_eq!(left.get("memory").to_string(), "12Gi");
+}
+
+#[test]
 fn covers_ignores_resources_the_request_does_not_need() {
     let capacity = list(&[("cpu", "4"), ("memory", "8Gi")]);
     assert!(capacity.covers(&list(&[("cpu", "4"), ("memory", "0")])));

@@ -2,8 +2,11 @@
 
 use super::*;
 use crate::cluster::TaskSpec;
+use crate::cluster::sim::runtime::MAX_RUNTIME_SECONDS;
 use crate::prequeue::{TaintEffect, TolerationOperator};
+use anteroom_shared::scheduling::JobKind;
 use anteroom_shared::scheduling::{PreemptionPolicy, Quantity, ScheduleType};
+use chrono::Duration;
 
 const TIMING: Timing = Timing {
     default_runtime_seconds: 600,

@@ -1,0 +1,282 @@
+//! Tests of `manifest`.
+
+use anteroom_shared::scheduling::{JobKind, PreemptionPolicy, Quantity, ScheduleType};
+
+use super::*;
+use crate::cluster::TaskSpec;
+
+fn resources(entries: &[(&str, &str)]) -> ResourceList {
+    ResourceList::parse_map(entries.iter().copied()).expect("valid quantities")
+}
+
+fn task(name: &str, replicas: u32, res: &[(&str, &str)]) -> TaskSpec {
+    TaskSpec {
+        name: name.to_owned(),
+        replicas,
+        image: "registry.example/ml/train:1.4".to_owned(),
+        command: vec!["python".to_owned(), "train.py".to_owned()],
+        resources: resources(res),
+        node_names: Vec::new(),
+        tolerations: Vec::new(),
+    }
+}
+
+fn job(id: i64, kind: JobKind, tasks: Vec<TaskSpec>) -> JobSpec {
+    JobSpec {
+        id,
+        kind,
+        queue: "nlp".to_owned(),
+        owner: "ada.lovelace@example.org".to_owned(),
+        schedule_type: ScheduleType::Normal,
+        waiting_tolerance_seconds: Some(300),
+        preemption_policy: PreemptionPolicy::PreemptLowerPriority,
+        tasks,
+        termination_grace_seconds: Some(120),
+    }
+}
+
+const INSTALLATION: &str = "5f0c3a2e-8d7b-4c1a-9e6f-0b1d2c3e4f5a";
+
+/// The settings of the snapshots: a backfill priority class and a TTL, no normal class.
+fn settings() -> ManifestSettings {
+    ManifestSettings {
+        priority_class_backfill: Some("anteroom-backfill".to_owned()),
+        ttl_seconds_after_finished: Some(3600),
+        ..ManifestSettings::new("anteroom", INSTALLATION)
+    }
+}
+
+#[test]
+fn kube_manifest_of_a_jupyter_job() {
+    let mut t = task("main", 1, &[("cpu", "4"), ("memory", "16Gi"), ("nvidia.com/a100", "1")]);
+    t.image = "jupyter/scipy-notebook:2026-01".to_owned();
+    t.command = Vec::new();
+    t.node_names = vec!["gpu-a100-1".to_owned(), "gpu-a100-0".to_owned()];
+    let mut spec = job(41, JobKind::Jupyter, vec![t]);
+    spec.schedule_type = ScheduleType::Backfill;
+    spec.waiting_tolerance_seconds = None;
+    insta::assert_yaml_snapshot!(volcano_job(&spec, &settings()));
+}
+
+#[test]
+fn kube_manifest_of_a_webide_job() {
+    let mut t = task("main", 1, &[("cpu", "2"), ("memory", "4Gi")]);
+    t.image = "codercom/code-server:4".to_owned();
+    t.command = Vec::new();
+    t.tolerations = vec![Toleration {
+        key: Some("dedicated".to_owned()),
+        operator: TolerationOperator::Equal,
+        value: Some("ide".to_owned()),
+        effect: Some(TaintEffect::NoSchedule),
+    }];
+    insta::assert_yaml_snapshot!(volcano_job(&job(42, JobKind::Webide, vec![t]), &settings()));
+}
+
+#[test]
+fn kube_manifest_of_a_custom_job() {
+    let mut t = task(
+        "main",
+        2,
+        &[("cpu", "500m"), ("memory", "1Gi"), ("nvidia.com/v100", "0")],
+    );
+    t.command = vec!["sleep".to_owned(), "600".to_owned()];
+    t.tolerations = vec![Toleration {
+        key: None,
+        operator: TolerationOperator::Exists,
+        value: None,
+        effect: None,
+    }];
+    let mut spec = job(43, JobKind::Custom, vec![t]);
+    spec.preemption_policy = PreemptionPolicy::Never;
+    insta::assert_yaml_snapshot!(volcano_job(&spec, &settings()));
+}
+
+#[test]
+fn kube_manifest_of_a_pytorch_job() {
+    let gpu = [("cpu", "8"), ("memory", "64Gi"), ("nvidia.com/a100", "4")];
+    let spec = job(
+        44,
+        JobKind::Pytorch,
+        vec![task("master", 1, &gpu), task("worker", 3, &gpu)],
+    );
+    let manifest = volcano_job(&spec, &settings());
+    assert_eq!(manifest.spec.min_available, Some(4));
+    insta::assert_yaml_snapshot!(manifest);
+}
+
+#[test]
+fn kube_manifest_of_a_tensorflow_job() {
+    let mut worker = task(
+        "worker",
+        2,
+        &[("cpu", "4"), ("memory", "8Gi"), ("nvidia.com/v100", "1")],
+    );
+    worker.node_names = vec!["gpu-v100-0".to_owned()];
+    let spec = job(
+        45,
+        JobKind::Tensorflow,
+        vec![task("ps", 1, &[("cpu", "2"), ("memory", "4Gi")]), worker],
+    );
+    insta::assert_yaml_snapshot!(volcano_job(&spec, &settings()));
+}
+
+#[test]
+fn kube_manifest_requests_equal_limits_for_every_task() {
+    let spec = job(
+        46,
+        JobKind::Tensorflow,
+        vec![
+            task("ps", 1, &[("cpu", "2")]),
+            task("worker", 2, &[("nvidia.com/a100", "2")]),
+        ],
+    );
+    for t in volcano_job(&spec, &settings()).spec.tasks {
+        let pod = t.template.spec.expect("pod spec");
+        let res = pod.containers[0].resources.clone().expect("resources");
+        assert_eq!(res.requests, res.limits);
+    }
+    assert_eq!(Quantity::parse("2").expect("q").to_string(), "2");
+}
+
+fn plugin_names(job: &VolcanoJob) -> Vec<&str> {
+    job.spec.plugins.iter().flatten().map(|(k, _)| k.as_str()).collect()
+}
+
+#[test]
+fn kube_pytorch_gets_the_svc_plugin_its_master_addr_needs_and_tensorflow_its_own_plugin_for_tf_config() {
+    let gpu = [("cpu", "1")];
+    let pytorch = volcano_job(
+        &job(
+            1,
+            JobKind::Pytorch,
+            vec![task("master", 1, &gpu), task("worker", 1, &gpu)],
+        ),
+        &settings(),
+    );
+    assert_eq!(plugin_names(&pytorch), ["pytorch", "svc"]);
+    let tensorflow = volcano_job(
+        &job(
+            2,
+            JobKind::Tensorflow,
+            vec![task("ps", 1, &gpu), task("worker", 2, &gpu)],
+        ),
+        &settings(),
+    );
+    assert_eq!(plugin_names(&tensorflow), ["env", "svc", "tensorflow"]);
+    let args = &tensorflow.spec.plugins.as_ref().expect("plugins")["tensorflow"];
+    assert_eq!(args, &["--ps=ps", "--worker=worker", "--port=2222"]);
+}
+
+#[test]
+fn kube_only_backfill_pods_are_preemptable_for_volcano_and_each_type_gets_its_priority_class() {
+    let settings = ManifestSettings {
+        priority_class_normal: Some("anteroom-normal".to_owned()),
+        ..settings()
+    };
+    for (schedule_type, preemptable, class) in [
+        (ScheduleType::Backfill, "true", "anteroom-backfill"),
+        (ScheduleType::Normal, "false", "anteroom-normal"),
+    ] {
+        let mut spec = job(3, JobKind::Custom, vec![task("main", 1, &[("cpu", "1")])]);
+        spec.schedule_type = schedule_type;
+        let manifest = volcano_job(&spec, &settings);
+        assert_eq!(manifest.spec.priority_class_name.as_deref(), Some(class));
+        let template = &manifest.spec.tasks[0].template;
+        let meta = template.metadata.as_ref().expect("pod metadata");
+        for map in [&meta.labels, &meta.annotations] {
+            assert_eq!(
+                map.as_ref().and_then(|m| m.get(PREEMPTABLE_KEY)).map(String::as_str),
+                Some(preemptable),
+                "{schedule_type:?}"
+            );
+        }
+        let pod = template.spec.as_ref().expect("pod spec");
+        assert_eq!(pod.priority_class_name.as_deref(), Some(class));
+        // The job object itself is not a pod: Volcano reads the key on pods only.
+        assert!(
+            !manifest
+                .metadata
+                .labels
+                .as_ref()
+                .expect("labels")
+                .contains_key(PREEMPTABLE_KEY)
+        );
+    }
+    let plain = volcano_job(
+        &job(3, JobKind::Custom, vec![task("main", 1, &[("cpu", "1")])]),
+        &ManifestSettings::new("ns", INSTALLATION),
+    );
+    assert_eq!(plain.spec.priority_class_name, None);
+    assert_eq!(plain.spec.ttl_seconds_after_finished, None);
+    assert_eq!(
+        plain.spec.tasks[0]
+            .template
+            .spec
+            .as_ref()
+            .expect("pod")
+            .priority_class_name,
+        None
+    );
+}
+
+#[test]
+fn kube_pods_get_the_preemption_grace_period_and_the_job_its_ttl_and_installation() {
+    let mut spec = job(4, JobKind::Custom, vec![task("main", 1, &[("cpu", "1")])]);
+    let manifest = volcano_job(&spec, &settings());
+    let pod = manifest.spec.tasks[0].template.spec.clone().expect("pod spec");
+    assert_eq!(pod.termination_grace_period_seconds, Some(120));
+    assert_eq!(manifest.spec.ttl_seconds_after_finished, Some(3600));
+    assert_eq!(
+        manifest
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(INSTALLATION_LABEL))
+            .map(String::as_str),
+        Some(INSTALLATION)
+    );
+    let pod_labels = manifest.spec.tasks[0]
+        .template
+        .metadata
+        .as_ref()
+        .and_then(|m| m.labels.clone());
+    assert_eq!(
+        pod_labels
+            .as_ref()
+            .and_then(|l| l.get(INSTALLATION_LABEL))
+            .map(String::as_str),
+        Some(INSTALLATION)
+    );
+    spec.termination_grace_seconds = None;
+    let pod = volcano_job(&spec, &settings()).spec.tasks[0]
+        .template
+        .spec
+        .clone()
+        .expect("pod spec");
+    assert_eq!(pod.termination_grace_period_seconds, None);
+    assert_eq!(
+        settings().selector(),
+        format!("app.kubernetes.io/managed-by=anteroom,anteroom.io/installation={INSTALLATION}")
+    );
+}
+
+#[test]
+fn kube_volcano_phases_map_to_anteroom_phases() {
+    let cases = [
+        ("Pending", JobPhase::Pending),
+        ("Inqueue", JobPhase::Pending),
+        ("Aborting", JobPhase::Aborting),
+        ("Aborted", JobPhase::Aborted),
+        ("Running", JobPhase::Running),
+        ("Restarting", JobPhase::Restarting),
+        ("Completing", JobPhase::Completing),
+        ("Completed", JobPhase::Completed),
+        ("Terminating", JobPhase::Terminating),
+        ("Terminated", JobPhase::Terminated),
+        ("Failed", JobPhase::Failed),
+    ];
+    for (word, phase) in cases {
+        assert_eq!(phase_of(word), Some(phase), "{word}");
+    }
+    assert_eq!(phase_of("Hibernating"), None);
+}
