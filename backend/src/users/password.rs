@@ -75,7 +75,6 @@ type Job = Box<dyn FnOnce() + Send>;
 pub struct PasswordWork {
     slots: Arc<tokio::sync::Semaphore>,
     jobs: std::sync::mpsc::SyncSender<Job>,
-    max_parallel: usize,
     max_wait: Duration,
     running: Arc<AtomicUsize>,
     peak: Arc<AtomicUsize>,
@@ -111,7 +110,6 @@ impl PasswordWork {
         Self {
             slots: Arc::new(tokio::sync::Semaphore::new(max_parallel)),
             jobs,
-            max_parallel,
             max_wait,
             running: Arc::new(AtomicUsize::new(0)),
             peak: Arc::new(AtomicUsize::new(0)),
@@ -124,19 +122,9 @@ impl PasswordWork {
         Self::new(cores.min(MAX_SLOTS), DEFAULT_MAX_WAIT)
     }
 
-    /// How many hashes may run at once.
-    pub fn max_parallel(&self) -> usize {
-        self.max_parallel
-    }
-
     /// The most hashes that ever ran at the same time (for tests and metrics).
     pub fn peak_running(&self) -> usize {
         self.peak.load(Ordering::SeqCst)
-    }
-
-    /// [`verify`] in a slot.
-    pub async fn verify(&self, password: String, phc: String) -> Result<bool, Busy> {
-        self.run(move || verify(&password, &phc)).await
     }
 
     /// [`hash`] in a slot.

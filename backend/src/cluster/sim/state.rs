@@ -14,7 +14,7 @@
 //!   prequeue's blocking is what fights it;
 //! - each pod tolerates only its own task's taints;
 //! - a placed job is `Running`; a task whose command is `["sleep", "<seconds>"]` runs that long
-//!   (at most [`MAX_RUNTIME_SECONDS`]), other batch jobs run the default runtime, jupyter and
+//!   (at most [`MAX_RUNTIME_SECONDS`](super::runtime::MAX_RUNTIME_SECONDS)), other batch jobs run the default runtime, jupyter and
 //!   webide run until deleted; the job is `Completed` when its longest task ends, and its pods'
 //!   capacity is free again;
 //! - a completed job leaves memory at once (only a [`FinishedJob`] summary stays, for
