@@ -7,6 +7,13 @@ mod m20261122_000002_create_sim_cluster;
 mod m20261122_000003_user_token_version;
 mod m20261122_000004_installation;
 mod m20261122_000005_sim_queues;
+mod m20261123_000006_queues;
+mod m20261123_000007_jobs;
+mod m20261123_000008_job_events;
+mod m20261123_000009_queue_quotas;
+mod m20261123_000010_prequeue_config;
+mod m20261123_000011_leases;
+mod m20261123_000012_idempotency_keys;
 
 /// Applies the migrations in order; used at start and by `anteroom migrate`.
 pub struct Migrator;
@@ -20,6 +27,13 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000003_user_token_version::Migration),
             Box::new(m20261122_000004_installation::Migration),
             Box::new(m20261122_000005_sim_queues::Migration),
+            Box::new(m20261123_000006_queues::Migration),
+            Box::new(m20261123_000007_jobs::Migration),
+            Box::new(m20261123_000008_job_events::Migration),
+            Box::new(m20261123_000009_queue_quotas::Migration),
+            Box::new(m20261123_000010_prequeue_config::Migration),
+            Box::new(m20261123_000011_leases::Migration),
+            Box::new(m20261123_000012_idempotency_keys::Migration),
         ]
     }
 }

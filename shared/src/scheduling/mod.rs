@@ -4,10 +4,12 @@
 //! Pure data and arithmetic only (it also compiles to `wasm32-unknown-unknown`): the UI uses it
 //! to validate forms and show usage against limits; the server's prequeue core builds on it.
 
+mod config;
 mod enums;
 mod quantity;
 mod resources;
 
+pub use config::{ConfigFieldError, PrequeueConfig};
 pub use enums::{ActivationOrder, JobKind, JobPhase, PreemptionPolicy, ScheduleType, UnknownVariant};
 pub use quantity::{MAX_MILLI, Quantity, QuantityError, QuantityFormat};
 pub use resources::{

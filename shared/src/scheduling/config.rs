@@ -1,0 +1,138 @@
+//! The admin's prequeue settings (`spec/prequeue.md` §3), shared so the settings form validates
+//! exactly as the server does before it sends anything.
+
+use serde::{Deserialize, Serialize};
+
+use super::ActivationOrder;
+
+/// The admin's prequeue settings (`spec/prequeue.md` §3), with the API's field names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PrequeueConfig {
+    /// Allows backfill submissions; with `queue_quota_enabled`, switches on blocking and
+    /// preemption.
+    pub backfill_enabled: bool,
+    /// Master switch for per-user quotas and queue capacities.
+    pub queue_quota_enabled: bool,
+    /// Copied into each new normal job: how long it may wait before it blocks others.
+    pub normal_job_waiting_tolerance_seconds: i64,
+    /// Watcher ticker period.
+    pub activate_ticker_interval_seconds: i64,
+    /// Upper bound on activations per round (combined with the candidate size by `min`).
+    pub max_total_activations_per_round: i64,
+    /// Batch size of a round.
+    pub prequeue_candidate_size: i64,
+    /// A backfill job younger than this (since it started running) is not preempted.
+    pub backfill_min_runtime_seconds: i64,
+    /// Submissions beyond this many prequeued jobs of one user are refused.
+    pub max_prequeued_jobs_per_user: i64,
+    /// `fcfs` or `fairShare`.
+    pub activation_order: ActivationOrder,
+    /// Grace period of a preempted job's pods.
+    pub preemption_grace_period_seconds: i64,
+}
+
+impl Default for PrequeueConfig {
+    /// The defaults of `spec/prequeue.md` §3.
+    fn default() -> Self {
+        PrequeueConfig {
+            backfill_enabled: false,
+            queue_quota_enabled: false,
+            normal_job_waiting_tolerance_seconds: 300,
+            activate_ticker_interval_seconds: 5,
+            max_total_activations_per_round: 500,
+            prequeue_candidate_size: 10,
+            backfill_min_runtime_seconds: 0,
+            max_prequeued_jobs_per_user: 100,
+            activation_order: ActivationOrder::Fcfs,
+            preemption_grace_period_seconds: 30,
+        }
+    }
+}
+
+/// One invalid field of a [`PrequeueConfig`] write.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigFieldError {
+    /// The API field name.
+    pub field: &'static str,
+    /// What the field must be.
+    pub message: &'static str,
+}
+
+impl PrequeueConfig {
+    /// "Blocking and preemption are on" ⇔ `backfillEnabled || queueQuotaEnabled`.
+    pub fn blocking_enabled(&self) -> bool {
+        self.backfill_enabled || self.queue_quota_enabled
+    }
+
+    /// The number of jobs a round may select: `min(prequeueCandidateSize,
+    /// maxTotalActivationsPerRound)`, at least 1.
+    ///
+    /// [`validate`](Self::validate) refuses either field below 1; the floor is for a value
+    /// that reached the store some other way. A limit of 0 would select nothing while
+    /// candidates remain, so the watcher would report more work and run again for ever.
+    pub fn round_limit(&self) -> usize {
+        let limit = self
+            .prequeue_candidate_size
+            .min(self.max_total_activations_per_round)
+            .max(1);
+        usize::try_from(limit).unwrap_or(usize::MAX)
+    }
+
+    /// Validates a whole write; every offending field is listed so the API answers one 422
+    /// naming all of them and nothing invalid reaches the database.
+    pub fn validate(&self) -> Result<(), Vec<ConfigFieldError>> {
+        const AT_LEAST_ONE: &str = "must be an integer of at least 1";
+        const NOT_NEGATIVE: &str = "must be an integer of at least 0";
+        let checks: [(&'static str, i64, i64, &'static str); 7] = [
+            (
+                "normalJobWaitingToleranceSeconds",
+                self.normal_job_waiting_tolerance_seconds,
+                1,
+                AT_LEAST_ONE,
+            ),
+            (
+                "activateTickerIntervalSeconds",
+                self.activate_ticker_interval_seconds,
+                1,
+                AT_LEAST_ONE,
+            ),
+            (
+                "maxTotalActivationsPerRound",
+                self.max_total_activations_per_round,
+                1,
+                AT_LEAST_ONE,
+            ),
+            ("prequeueCandidateSize", self.prequeue_candidate_size, 1, AT_LEAST_ONE),
+            (
+                "backfillMinRuntimeSeconds",
+                self.backfill_min_runtime_seconds,
+                0,
+                NOT_NEGATIVE,
+            ),
+            (
+                "maxPrequeuedJobsPerUser",
+                self.max_prequeued_jobs_per_user,
+                1,
+                AT_LEAST_ONE,
+            ),
+            (
+                "preemptionGracePeriodSeconds",
+                self.preemption_grace_period_seconds,
+                0,
+                NOT_NEGATIVE,
+            ),
+        ];
+        let mut errors: Vec<ConfigFieldError> = Vec::new();
+        for (field, value, min, message) in checks {
+            if value < min {
+                errors.push(ConfigFieldError { field, message });
+            }
+        }
+        if errors.is_empty() { Ok(()) } else { Err(errors) }
+    }
+}
+
