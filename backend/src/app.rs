@@ -59,6 +59,11 @@ pub async fn prepare(config: Config) -> anyhow::Result<Prepared> {
     // Made now, off the request path: otherwise the first login for an unknown username would
     // pay for two hashes (this one and its own), which a stopwatch could tell apart.
     tokio::task::spawn_blocking(crate::auth::handlers::unknown_user_hash);
+    let settings = Arc::new(
+        crate::settings::Settings::load(&db)
+            .await
+            .context("reading the prequeue settings")?,
+    );
     let first_admin = users::ensure_first_admin(
         &db,
         config.admin_password.as_ref().map(|s| s.expose()),
@@ -75,6 +80,8 @@ pub async fn prepare(config: Config) -> anyhow::Result<Prepared> {
             cluster,
             login_throttle: Arc::new(LoginThrottle::default()),
             passwords: Arc::new(PasswordWork::for_this_machine()),
+            settings,
+            signals: crate::signals::Signals::default(),
         },
         first_admin,
     })
@@ -119,9 +126,21 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let refresher = {
+        let (settings, db) = (state.settings.clone(), state.db_read.clone());
+        tokio::spawn(async move { settings.refresh_periodically(&db, std::future::pending()).await })
+    };
+    let signals = state.signals.clone();
+    let shutdown = async move {
+        shutdown.await;
+        // Event streams end now; otherwise the graceful shutdown would wait for them for ever.
+        signals.close();
+    };
     // The peer address feeds the login throttle (`auth::throttle`).
     let router = http::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, router).with_graceful_shutdown(shutdown).await
+    let served = axum::serve(listener, router).with_graceful_shutdown(shutdown).await;
+    refresher.abort();
+    served
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -10,6 +10,8 @@ use crate::auth::throttle::LoginThrottle;
 use crate::auth::token::TokenKeys;
 use crate::cluster::Cluster;
 use crate::config::Config;
+use crate::settings::Settings;
+use crate::signals::Signals;
 use crate::users::password::PasswordWork;
 
 /// Everything a handler needs; cheap to clone (pointers only), built once at start.
@@ -32,4 +34,8 @@ pub struct AppState {
     pub login_throttle: Arc<LoginThrottle>,
     /// Password hashing, bounded to a few at a time so a login flood cannot exhaust memory.
     pub passwords: Arc<PasswordWork>,
+    /// The prequeue settings, held in memory and refreshed on writes and every ticker interval.
+    pub settings: Arc<Settings>,
+    /// Wake-ups for the watcher and the event streams, and the shutdown notice.
+    pub signals: Signals,
 }

@@ -3,6 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod jobs;
+pub mod prequeue;
+pub mod queues;
+
 /// The one error shape every API error uses: `{"error": {code, message, details?}}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

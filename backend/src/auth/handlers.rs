@@ -109,7 +109,7 @@ async fn login(
     Ok(Json(LoginResponse {
         token,
         expires_at,
-        user: users::to_api(&user),
+        user: users::to_api_one(&state.db_read, &user).await?,
     }))
 }
 
@@ -153,6 +153,6 @@ pub(crate) fn unknown_user_hash() -> &'static str {
         (status = 401, description = "`unauthorized`", body = ErrorBody),
     )
 )]
-async fn me(AuthUser(user): AuthUser) -> Json<User> {
-    Json(users::to_api(&user))
+async fn me(State(state): State<AppState>, AuthUser(user): AuthUser) -> ApiResult<Json<User>> {
+    Ok(Json(users::to_api_one(&state.db_read, &user).await?))
 }

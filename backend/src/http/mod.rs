@@ -69,13 +69,22 @@ fn public_routes() -> OpenApiRouter<AppState> {
 
 /// Operations of every logged-in user; mounted behind [`crate::auth::require_user`].
 fn user_routes() -> OpenApiRouter<AppState> {
-    crate::auth::handlers::router().merge(crate::cluster::handlers::router())
+    crate::auth::handlers::router()
+        .merge(crate::cluster::handlers::router())
+        .merge(crate::queues::handlers::router())
+        .merge(crate::settings::handlers::router())
+        .merge(crate::jobs::handlers::router())
 }
 
 /// Operations under `/api/v1/admin`; mounted behind [`crate::auth::require_admin`], so an
 /// admin handler is protected by where it is mounted, not by an extractor it must remember.
 fn admin_routes() -> OpenApiRouter<AppState> {
-    crate::users::handlers::admin_router().merge(crate::cluster::handlers::admin_router())
+    crate::users::handlers::admin_router()
+        .merge(crate::cluster::handlers::admin_router())
+        .merge(crate::queues::handlers::admin_router())
+        .merge(crate::quotas::handlers::admin_router())
+        .merge(crate::settings::handlers::admin_router())
+        .merge(crate::jobs::handlers::admin_router())
 }
 
 /// The API's routes with their guards (when `state` is given) and the OpenAPI description.

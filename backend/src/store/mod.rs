@@ -7,6 +7,8 @@
 //! of fighting over the file lock) and [`READ_CONNECTIONS`] read-only connections, so reads
 //! never wait behind a write or behind each other. PostgreSQL has one pool for both.
 
+pub mod compact;
+
 use std::time::Duration;
 
 use migration::{Migrator, MigratorTrait};
@@ -113,6 +115,24 @@ pub async fn write_transaction(db: &DatabaseConnection) -> Result<DatabaseTransa
         }
         _ => db.begin().await,
     }
+}
+
+/// Serialises the decisions on one queue tree (`spec/prequeue.md` §4 step 8): submissions
+/// and the watcher's activations into any queue under `root` read usage, decide and write while
+/// holding it, so two decisions cannot both slip under a shared limit. PostgreSQL: a
+/// transaction-scoped advisory lock keyed by the root's name, which also holds across
+/// replicas. SQLite: nothing to do, the caller's [`write_transaction`] already holds the one
+/// write lock of the database.
+pub async fn lock_queue_tree(txn: &DatabaseTransaction, root: &str) -> Result<(), DbErr> {
+    if txn.get_database_backend() == DbBackend::Postgres {
+        txn.execute_raw(Statement::from_sql_and_values(
+            DbBackend::Postgres,
+            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+            [format!("anteroom-queue-tree:{root}").into()],
+        ))
+        .await?;
+    }
+    Ok(())
 }
 
 /// True when `error` means the database cannot serve us right now — connection lost or

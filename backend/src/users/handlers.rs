@@ -87,7 +87,7 @@ async fn list_users(
     let page = query.validate()?;
     let (rows, total) = users::list(&state.db_read, page.offset(), page.page_size).await?;
     Ok(Json(Page {
-        items: rows.iter().map(users::to_api).collect(),
+        items: users::to_api_all(&state.db_read, &rows).await?,
         total,
         page: page.page,
         page_size: page.page_size,
@@ -127,7 +127,7 @@ async fn create_user(
             )
         })?;
     tracing::info!(by = admin.id, user.id = created.id, role = %created.role, "user created");
-    Ok((StatusCode::CREATED, Json(users::to_api(&created))))
+    Ok((StatusCode::CREATED, Json(users::to_api_one(&state.db, &created).await?)))
 }
 
 /// Changes a user's role, password or display name; absent fields stay as they are.
@@ -170,7 +170,7 @@ async fn update_user(
             if password_changed && let Err(e) = users::forget_generated_password(&state.config.data_dir, &user) {
                 tracing::warn!(error = %e, "could not remove the kept first-admin password file");
             }
-            Ok(Json(users::to_api(&user)))
+            Ok(Json(users::to_api_one(&state.db, &user).await?))
         }
         AdminChange::NotFound => Err(user_not_found(id)),
         AdminChange::LastAdmin => Err(last_admin()),

@@ -156,16 +156,84 @@ pub fn role_of(model: &entity::Model) -> Role {
     }
 }
 
-/// The API view of a user. Every user may use the open `default` queue; membership of other
-/// queues arrives with the queues table.
-pub fn to_api(model: &entity::Model) -> User {
+/// The API view of a user with the queues they may submit to ([`queue_names`]).
+pub fn to_api(model: &entity::Model, queues: Vec<String>) -> User {
     User {
         id: model.id,
         username: model.username.clone(),
         display_name: model.display_name.clone(),
         role: role_of(model),
-        queues: vec!["default".to_string()],
+        queues,
     }
+}
+
+/// The API view of users, with their queues, in two queries whatever their number.
+pub async fn to_api_all(db: &impl ConnectionTrait, models: &[entity::Model]) -> Result<Vec<User>, DbErr> {
+    let mut queues = queue_names_of(db, models).await?;
+    Ok(models
+        .iter()
+        .map(|m| to_api(m, queues.remove(&m.id).unwrap_or_default()))
+        .collect())
+}
+
+/// The API view of one user.
+pub async fn to_api_one(db: &impl ConnectionTrait, model: &entity::Model) -> Result<User, DbErr> {
+    Ok(to_api_all(db, std::slice::from_ref(model)).await?.remove(0))
+}
+
+/// Per user: the queues they may submit to, by name — every queue for an admin, else the open
+/// ones and those they are a member of. Reads the queue tables directly (the queues feature
+/// builds on users, not the other way round).
+pub async fn queue_names_of(
+    db: &impl ConnectionTrait,
+    models: &[entity::Model],
+) -> Result<std::collections::HashMap<i64, Vec<String>>, DbErr> {
+    use sea_orm::FromQueryResult;
+    use sea_orm::sea_query::{Alias, Query};
+    #[derive(FromQueryResult)]
+    struct QueueRow {
+        name: String,
+        open: bool,
+    }
+    #[derive(FromQueryResult)]
+    struct MemberRow {
+        queue: String,
+        user_id: i64,
+    }
+    let backend = db.get_database_backend();
+    let all = QueueRow::find_by_statement(
+        backend.build(
+            Query::select()
+                .columns([Alias::new("name"), Alias::new("open")])
+                .from(Alias::new("queues"))
+                .order_by(Alias::new("name"), sea_orm::Order::Asc),
+        ),
+    )
+    .all(db)
+    .await?;
+    let ids: Vec<i64> = models.iter().map(|m| m.id).collect();
+    let members = MemberRow::find_by_statement(
+        backend.build(
+            Query::select()
+                .columns([Alias::new("queue"), Alias::new("user_id")])
+                .from(Alias::new("queue_members"))
+                .and_where(Expr::col(Alias::new("user_id")).is_in(ids)),
+        ),
+    )
+    .all(db)
+    .await?;
+    Ok(models
+        .iter()
+        .map(|m| {
+            let admin = role_of(m) == Role::Admin;
+            let names = all
+                .iter()
+                .filter(|q| admin || q.open || members.iter().any(|r| r.user_id == m.id && r.queue == q.name))
+                .map(|q| q.name.clone())
+                .collect();
+            (m.id, names)
+        })
+        .collect())
 }
 
 /// Advisory lock key that serialises changes to who is an admin on PostgreSQL ("admins").

@@ -1,0 +1,205 @@
+//! The one activation path (`spec/prequeue.md` §4 step 9, §5 step 5), used by the submit
+//! handler and by the watcher: claim (`Prequeue → Activating`, compare-and-set on the phase, in
+//! a short transaction), create in the cluster under `ar-<id>` outside any transaction, then
+//! `Pending` with an `activated` event.
+//!
+//! Every step survives a crash: a job left `Activating` is re-driven by the watcher ("already
+//! exists" with our label is success), and a job deleted while its create was in flight is
+//! removed from the cluster again by whoever loses the race (see [`activate_claimed`]).
+
+use std::str::FromStr;
+
+use anteroom_shared::api::jobs::TaskBody;
+use anteroom_shared::scheduling::{JobKind, JobPhase, PreemptionPolicy, ScheduleType};
+use chrono::{DateTime, Duration, Utc};
+use sea_orm::sea_query::Expr;
+use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter};
+
+use super::entity::job;
+use super::events::{self, EventKind};
+use crate::cluster::{Cluster, JobSpec, TaskSpec};
+
+/// Failed creates after which a job is `Failed` for good.
+pub const MAX_ATTEMPTS: i32 = 10;
+
+/// How long after the `attempts`-th failure the next try may happen: 2^attempts seconds,
+/// at most five minutes.
+pub fn backoff(attempts: i32) -> Duration {
+    let exponent = attempts.clamp(0, 9) as u32;
+    Duration::seconds((1_i64 << exponent).min(300))
+}
+
+/// What became of a claimed job.
+#[derive(Debug)]
+pub enum ActivationOutcome {
+    /// Created in the cluster and now `Pending`.
+    Activated(job::Model),
+    /// The create failed; the job stays `Activating` until `next_attempt_at` (or became
+    /// `Failed` after [`MAX_ATTEMPTS`]).
+    CreateFailed {
+        /// The cluster's error.
+        error: String,
+        /// The job as stored now.
+        job: job::Model,
+    },
+    /// The job left `Activating` while its create was in flight (deleted): the cluster object
+    /// was removed again.
+    Superseded,
+}
+
+/// Claims a prequeued job for activation: `Prequeue → Activating` only if it is still
+/// prequeued. `None` when someone else got there first (a delete, another watcher).
+pub async fn claim(db: &impl ConnectionTrait, id: i64, now: DateTime<Utc>) -> Result<Option<job::Model>, DbErr> {
+    let updated = job::Entity::update_many()
+        .col_expr(job::Column::Phase, Expr::value(JobPhase::Activating.as_str()))
+        .col_expr(job::Column::ClaimedAt, Expr::value(now))
+        .col_expr(job::Column::UpdatedAt, Expr::value(now))
+        .col_expr(job::Column::WaitReasons, Expr::value(Option::<String>::None))
+        .filter(job::Column::Id.eq(id))
+        .filter(job::Column::Phase.eq(JobPhase::Prequeue.as_str()))
+        .exec(db)
+        .await?;
+    if updated.rows_affected == 0 {
+        return Ok(None);
+    }
+    job::Entity::find_by_id(id).one(db).await
+}
+
+/// What the cluster is asked to run for a stored job.
+pub fn job_spec(row: &job::Model, preemption_grace_seconds: i64) -> Result<JobSpec, DbErr> {
+    let corrupt = |what: &str| DbErr::Custom(format!("job {}: unreadable {what}", row.id));
+    let tasks: Vec<TaskBody> = serde_json::from_str(&row.tasks).map_err(|_| corrupt("tasks"))?;
+    let schedule_type = ScheduleType::from_str(&row.schedule_type).map_err(|_| corrupt("schedule type"))?;
+    Ok(JobSpec {
+        id: row.id,
+        kind: JobKind::from_str(&row.kind).map_err(|_| corrupt("kind"))?,
+        queue: row.queue.clone(),
+        owner: row.owner_name.clone(),
+        schedule_type,
+        waiting_tolerance_seconds: row.waiting_tolerance_seconds,
+        preemption_policy: PreemptionPolicy::from_str(&row.preemption_policy).map_err(|_| corrupt("policy"))?,
+        tasks: tasks
+            .into_iter()
+            .map(|t| TaskSpec {
+                name: t.name,
+                replicas: t.replicas,
+                image: t.image,
+                command: t.command,
+                resources: t.resources,
+                node_names: t.node_names,
+                tolerations: Vec::new(),
+            })
+            .collect(),
+        // Only a backfill job can be preempted; its pods get the admin's grace period.
+        termination_grace_seconds: (schedule_type == ScheduleType::Backfill)
+            .then(|| u32::try_from(preemption_grace_seconds.max(0)).unwrap_or(u32::MAX)),
+    })
+}
+
+/// Creates a claimed (`Activating`) job in the cluster and records the outcome.
+///
+/// The create runs outside any transaction. Then `Activating → Pending` by compare-and-set:
+/// if the job is no longer `Activating`, it was deleted while the create was in flight, and the
+/// object just created is deleted again (the delete that won the race found nothing to delete
+/// in the cluster yet). A failed create counts an attempt, sets the backoff and writes an
+/// `activation_failed` event; the [`MAX_ATTEMPTS`]-th makes the job `Failed`.
+pub async fn activate_claimed(
+    db: &DatabaseConnection,
+    cluster: &dyn Cluster,
+    claimed: &job::Model,
+    preemption_grace_seconds: i64,
+) -> Result<ActivationOutcome, DbErr> {
+    let spec = job_spec(claimed, preemption_grace_seconds)?;
+    match cluster.create_job(&spec).await {
+        Ok(()) => mark_pending(db, cluster, claimed).await,
+        Err(e) => record_failure(db, claimed, &e.to_string()).await,
+    }
+}
+
+async fn mark_pending(
+    db: &DatabaseConnection,
+    cluster: &dyn Cluster,
+    claimed: &job::Model,
+) -> Result<ActivationOutcome, DbErr> {
+    let now = Utc::now();
+    let txn = crate::store::write_transaction(db).await?;
+    let updated = job::Entity::update_many()
+        .col_expr(job::Column::Phase, Expr::value(JobPhase::Pending.as_str()))
+        .col_expr(job::Column::ActivatedAt, Expr::value(now))
+        .col_expr(job::Column::UpdatedAt, Expr::value(now))
+        .col_expr(job::Column::NextAttemptAt, Expr::value(Option::<DateTime<Utc>>::None))
+        .filter(job::Column::Id.eq(claimed.id))
+        .filter(job::Column::Phase.eq(JobPhase::Activating.as_str()))
+        .exec(&txn)
+        .await?;
+    if updated.rows_affected == 0 {
+        drop(txn);
+        // Deleted meanwhile: the delete found nothing in the cluster, so remove what we made.
+        if let Err(e) = cluster.delete_job(claimed.id, 0).await {
+            tracing::warn!(job = claimed.id, error = %e, "removing a job created after it was deleted failed; status sync will retry");
+        }
+        return Ok(ActivationOutcome::Superseded);
+    }
+    let row = job::Entity::find_by_id(claimed.id)
+        .one(&txn)
+        .await?
+        .ok_or_else(|| DbErr::RecordNotFound(format!("job {}", claimed.id)))?;
+    events::record(
+        &txn,
+        &row,
+        EventKind::Activated,
+        format!("created in the cluster as {}", crate::cluster::cluster_name(row.id)),
+        None,
+        now,
+    )
+    .await?;
+    txn.commit().await?;
+    Ok(ActivationOutcome::Activated(row))
+}
+
+async fn record_failure(db: &DatabaseConnection, claimed: &job::Model, error: &str) -> Result<ActivationOutcome, DbErr> {
+    let now = Utc::now();
+    let attempts = claimed.attempts.saturating_add(1);
+    let gave_up = attempts >= MAX_ATTEMPTS;
+    let txn = crate::store::write_transaction(db).await?;
+    let mut update = job::Entity::update_many()
+        .col_expr(job::Column::Attempts, Expr::value(attempts))
+        .col_expr(job::Column::LastError, Expr::value(error))
+        .col_expr(job::Column::UpdatedAt, Expr::value(now))
+        .filter(job::Column::Id.eq(claimed.id))
+        .filter(job::Column::Phase.eq(JobPhase::Activating.as_str()));
+    update = if gave_up {
+        update
+            .col_expr(job::Column::Phase, Expr::value(JobPhase::Failed.as_str()))
+            .col_expr(job::Column::FinishedAt, Expr::value(now))
+    } else {
+        update.col_expr(job::Column::NextAttemptAt, Expr::value(now + backoff(attempts)))
+    };
+    if update.exec(&txn).await?.rows_affected == 0 {
+        return Ok(ActivationOutcome::Superseded);
+    }
+    let row = job::Entity::find_by_id(claimed.id)
+        .one(&txn)
+        .await?
+        .ok_or_else(|| DbErr::RecordNotFound(format!("job {}", claimed.id)))?;
+    let details = serde_json::json!({ "error": error, "attempts": attempts, "maxAttempts": MAX_ATTEMPTS });
+    if gave_up {
+        events::record(&txn, &row, EventKind::Failed, format!("gave up after {attempts} failed creates: {error}"), Some(details), now).await?;
+    } else {
+        events::record(
+            &txn,
+            &row,
+            EventKind::ActivationFailed,
+            format!("creating it in the cluster failed (attempt {attempts} of {MAX_ATTEMPTS}); retrying later: {error}"),
+            Some(details),
+            now,
+        )
+        .await?;
+    }
+    txn.commit().await?;
+    tracing::warn!(job = claimed.id, attempts, error, "cluster create failed");
+    Ok(ActivationOutcome::CreateFailed {
+        error: error.to_string(),
+        job: row,
+    })
+}

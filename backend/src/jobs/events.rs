@@ -1,0 +1,128 @@
+//! Job events: the timeline of each job (`spec/prequeue.md` §8) and the feed of the event
+//! stream. Written in the same transaction as the change they describe, so the timeline and
+//! the phase never disagree.
+
+use anteroom_shared::api::jobs::JobEventItem;
+use chrono::{DateTime, Utc};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+};
+
+use super::entity::{event, job};
+
+/// What happened to a job (the `kind` of an event).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    /// Accepted.
+    Submitted,
+    /// Parked in the prequeue, with its reasons.
+    Prequeued,
+    /// Created in the cluster.
+    Activated,
+    /// A cluster create failed; it will be retried after a backoff.
+    ActivationFailed,
+    /// Gave up after too many failed creates, or the cluster reported a failure.
+    Failed,
+    /// Removed by its owner or an admin.
+    Deleted,
+    /// An admin lock set or changed.
+    Locked,
+    /// An admin lock removed.
+    Unlocked,
+}
+
+impl EventKind {
+    /// The stored word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Submitted => "submitted",
+            EventKind::Prequeued => "prequeued",
+            EventKind::Activated => "activated",
+            EventKind::ActivationFailed => "activation_failed",
+            EventKind::Failed => "failed",
+            EventKind::Deleted => "deleted",
+            EventKind::Locked => "locked",
+            EventKind::Unlocked => "unlocked",
+        }
+    }
+}
+
+/// Appends an event to `job`'s timeline.
+pub async fn record(
+    db: &impl ConnectionTrait,
+    job: &job::Model,
+    kind: EventKind,
+    message: impl Into<String>,
+    details: Option<serde_json::Value>,
+    at: DateTime<Utc>,
+) -> Result<event::Model, DbErr> {
+    event::ActiveModel {
+        job_id: Set(job.id),
+        owner_id: Set(job.owner_id),
+        kind: Set(kind.as_str().to_string()),
+        message: Set(message.into()),
+        details: Set(details.map(|d| d.to_string())),
+        created_at: Set(at),
+        ..Default::default()
+    }
+    .insert(db)
+    .await
+}
+
+/// The API view of an event.
+pub fn to_api(row: &event::Model) -> JobEventItem {
+    JobEventItem {
+        id: row.id,
+        job_id: row.job_id,
+        kind: row.kind.clone(),
+        message: row.message.clone(),
+        details: row.details.as_deref().and_then(|d| serde_json::from_str(d).ok()),
+        created_at: row.created_at,
+    }
+}
+
+/// A job's timeline, oldest first.
+pub async fn of_job(db: &impl ConnectionTrait, job_id: i64) -> Result<Vec<JobEventItem>, DbErr> {
+    let rows = event::Entity::find()
+        .filter(event::Column::JobId.eq(job_id))
+        .order_by_asc(event::Column::Id)
+        .all(db)
+        .await?;
+    Ok(rows.iter().map(to_api).collect())
+}
+
+/// Which events a stream carries.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FeedFilter {
+    /// Only this owner's jobs (always set for users; optional for admins).
+    pub owner: Option<i64>,
+    /// Only this job.
+    pub job: Option<i64>,
+}
+
+/// Events after `after`, oldest first, at most `limit`.
+pub async fn after(
+    db: &impl ConnectionTrait,
+    after: i64,
+    filter: FeedFilter,
+    limit: u64,
+) -> Result<Vec<event::Model>, DbErr> {
+    let mut query = event::Entity::find().filter(event::Column::Id.gt(after));
+    if let Some(owner) = filter.owner {
+        query = query.filter(event::Column::OwnerId.eq(owner));
+    }
+    if let Some(job) = filter.job {
+        query = query.filter(event::Column::JobId.eq(job));
+    }
+    query.order_by_asc(event::Column::Id).limit(limit).all(db).await
+}
+
+/// The id of the newest event (0 when there is none): where a stream without
+/// `Last-Event-ID` starts.
+pub async fn latest_id(db: &impl ConnectionTrait) -> Result<i64, DbErr> {
+    Ok(event::Entity::find()
+        .order_by_desc(event::Column::Id)
+        .one(db)
+        .await?
+        .map_or(0, |e| e.id))
+}

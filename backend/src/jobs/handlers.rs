@@ -1,0 +1,484 @@
+//! Jobs over HTTP (`spec/api.md` "Jobs", and the caller's resource summary and limit check).
+//! Thin: parse, authorise, call the service, map its errors to statuses and stable codes.
+
+use std::str::FromStr;
+
+use anteroom_shared::api::jobs::{
+    Job, JobBody, JobDetail, LimitCheck, LimitCheckBody, LockBody, PrequeuedJob, Preview, SubmitResponse,
+};
+use anteroom_shared::api::prequeue::ResourceSummary;
+use anteroom_shared::api::{ErrorBody, Page};
+use anteroom_shared::scheduling::{JobKind, JobPhase, ScheduleType};
+use axum::Json;
+use axum::extract::{FromRequestParts, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode};
+use serde::Deserialize;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use super::{Context, JobError, JobFilter};
+use crate::auth::AuthUser;
+use crate::error::{ApiError, ApiResult, FieldError};
+use crate::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::http::paging::{PageQuery, PageRequest};
+use crate::prequeue::SubmitRejection;
+use crate::state::AppState;
+use crate::{jobs, queues};
+
+/// The header of idempotent submits.
+pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+/// Routes of every user.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(submit_job, list_jobs))
+        .routes(routes!(preview_job))
+        .routes(routes!(get_job, delete_job))
+        .routes(routes!(super::stream::job_events_stream))
+        .routes(routes!(resource_summary))
+        .routes(routes!(resource_limit_check))
+}
+
+/// Routes of admins.
+pub fn admin_router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(admin_list_jobs))
+        .routes(routes!(lock_job))
+        .routes(routes!(admin_prequeue))
+}
+
+fn context(state: &AppState) -> Context<'_> {
+    Context {
+        db: &state.db,
+        db_read: &state.db_read,
+        cluster: state.cluster.as_ref(),
+        settings: &state.settings,
+        signals: &state.signals,
+    }
+}
+
+impl From<JobError> for ApiError {
+    fn from(e: JobError) -> Self {
+        let message = e.to_string();
+        match e {
+            JobError::Invalid(problems) => ApiError::validation(
+                problems
+                    .into_iter()
+                    .map(|(field, problem)| FieldError::new(field, problem))
+                    .collect(),
+            ),
+            JobError::Queue(e) => e.into(),
+            JobError::Rejected(rejection) => rejection_error(&rejection),
+            JobError::NotFound(_) => ApiError::not_found("job_not_found", message),
+            JobError::AlreadyFinished(_, phase) => ApiError::new(StatusCode::CONFLICT, "already_finished", message)
+                .with_details(serde_json::json!({ "phase": phase })),
+            JobError::IdempotencyKeyReused => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "idempotency_key_reused", message)
+            }
+            JobError::InvalidIdempotencyKey(problem) => {
+                ApiError::validation(vec![FieldError::new("Idempotency-Key", problem)])
+            }
+            JobError::Cluster(e) => e.into(),
+            JobError::Db(e) => e.into(),
+        }
+    }
+}
+
+/// The core's refusals (`spec/prequeue.md` §4 steps 1–6) with their statuses.
+fn rejection_error(rejection: &SubmitRejection) -> ApiError {
+    let details = rejection.details();
+    match rejection {
+        SubmitRejection::InvalidResources(_) | SubmitRejection::UnknownNode { .. } => {
+            let field = details["field"].as_str().unwrap_or("tasks").to_string();
+            let problem = details["message"].as_str().unwrap_or("invalid").to_string();
+            ApiError::validation(vec![FieldError::new(field, problem)])
+        }
+        _ => {
+            let status = match rejection {
+                SubmitRejection::BackfillDisabled => StatusCode::CONFLICT,
+                SubmitRejection::PrequeueFull { .. } => StatusCode::TOO_MANY_REQUESTS,
+                _ => StatusCode::UNPROCESSABLE_ENTITY,
+            };
+            let error = ApiError::new(status, rejection.code(), rejection.to_string());
+            if details.is_null() { error } else { error.with_details(details) }
+        }
+    }
+}
+
+/// Submits a job: validated, checked against the queue, the cluster's capacity, the quota and
+/// the queue tree's capacities, then activated at once or prequeued — the answer says which and
+/// why. With an `Idempotency-Key`, a retry of the same body answers the first answer again.
+#[utoipa::path(
+    post,
+    path = "/api/v1/jobs",
+    tag = "jobs",
+    security(("bearer" = [])),
+    params(("Idempotency-Key" = Option<String>, Header, description = "Repeat-safe submit: the same key and body within 24 h answer the first answer")),
+    request_body = JobBody,
+    responses(
+        (status = 201, description = "Accepted: activated or prequeued", body = SubmitResponse),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`queue_forbidden`", body = ErrorBody),
+        (status = 404, description = "`queue_not_found`", body = ErrorBody),
+        (status = 409, description = "`backfill_disabled`", body = ErrorBody),
+        (status = 422, description = "`validation_failed` naming the fields; `backfill_kind_unsupported`; `unschedulable`; `quota_request_exceeds_limit`; `request_exceeds_queue_capacity`; `idempotency_key_reused`", body = ErrorBody),
+        (status = 429, description = "`prequeue_full`", body = ErrorBody),
+    )
+)]
+async fn submit_job(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<JobBody>,
+) -> ApiResult<(StatusCode, Json<SubmitResponse>)> {
+    let key = match headers.get(IDEMPOTENCY_KEY) {
+        Some(value) => Some(value.to_str().map_err(|_| {
+            ApiError::validation(vec![FieldError::new("Idempotency-Key", "must be visible ASCII")])
+        })?),
+        None => None,
+    };
+    let response = jobs::submit(context(&state), &user, &body, key).await?;
+    Ok((StatusCode::CREATED, Json(response)))
+}
+
+/// What a submission would do now (steps 1–7): the decision, its reasons and the caller's
+/// quota against this request. Nothing is written.
+#[utoipa::path(
+    post,
+    path = "/api/v1/jobs/preview",
+    tag = "jobs",
+    security(("bearer" = [])),
+    request_body = JobBody,
+    responses(
+        (status = 200, description = "The decision a submit would get now", body = Preview),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`queue_forbidden`", body = ErrorBody),
+        (status = 404, description = "`queue_not_found`", body = ErrorBody),
+        (status = 409, description = "`backfill_disabled`", body = ErrorBody),
+        (status = 422, description = "as for a submit", body = ErrorBody),
+        (status = 429, description = "`prequeue_full`", body = ErrorBody),
+    )
+)]
+async fn preview_job(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    ApiJson(body): ApiJson<JobBody>,
+) -> ApiResult<Json<Preview>> {
+    Ok(Json(jobs::preview(context(&state), &user, &body).await?))
+}
+
+/// The filters of a job list; each may be repeated (`?phase=Running&phase=Pending`).
+#[derive(Debug, Default, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+struct JobListParams {
+    /// 1-based page number.
+    page: Option<u64>,
+    /// Items per page (≤ 500).
+    #[param(rename = "pageSize")]
+    page_size: Option<u64>,
+    /// Phases (any of).
+    phase: Option<Vec<JobPhase>>,
+    /// Schedule types (any of).
+    #[param(rename = "scheduleType")]
+    schedule_type: Option<Vec<ScheduleType>>,
+    /// Kinds (any of).
+    kind: Option<Vec<JobKind>>,
+    /// Queues (any of).
+    queue: Option<Vec<String>>,
+}
+
+/// The admin's list filters: those of a user's list plus owners.
+#[derive(Debug, Default, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+struct AdminJobListParams {
+    /// 1-based page number.
+    page: Option<u64>,
+    /// Items per page (≤ 500).
+    #[param(rename = "pageSize")]
+    page_size: Option<u64>,
+    /// Phases (any of).
+    phase: Option<Vec<JobPhase>>,
+    /// Schedule types (any of).
+    #[param(rename = "scheduleType")]
+    schedule_type: Option<Vec<ScheduleType>>,
+    /// Kinds (any of).
+    kind: Option<Vec<JobKind>>,
+    /// Queues (any of).
+    queue: Option<Vec<String>>,
+    /// Owners by username (any of).
+    user: Option<Vec<String>>,
+}
+
+/// A job list's query, parsed by hand: serde's form decoder cannot collect repeated keys.
+/// Unknown parameters are ignored; a value that does not parse is a 422 naming it.
+struct JobListQuery {
+    page: PageRequest,
+    filter: JobFilter,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for JobListQuery {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        let query = parts.uri.query().unwrap_or_default();
+        let mut page = PageQuery::default();
+        let mut filter = JobFilter::default();
+        let mut errors = Vec::new();
+        fn parse<T: FromStr>(key: &str, value: &str, into: &mut Vec<T>, errors: &mut Vec<FieldError>) {
+            match T::from_str(value) {
+                Ok(v) => into.push(v),
+                Err(_) => errors.push(FieldError::new(key, format!("unknown value {value:?}"))),
+            }
+        }
+        for (key, value) in form_urlencoded::parse(query.as_bytes()) {
+            match key.as_ref() {
+                "page" | "pageSize" => match value.parse::<u64>() {
+                    Ok(n) if key == "page" => page.page = Some(n),
+                    Ok(n) => page.page_size = Some(n),
+                    Err(_) => errors.push(FieldError::new(key.as_ref(), "must be a positive integer")),
+                },
+                "phase" => parse(&key, &value, &mut filter.phases, &mut errors),
+                "scheduleType" => parse(&key, &value, &mut filter.schedule_types, &mut errors),
+                "kind" => parse(&key, &value, &mut filter.kinds, &mut errors),
+                "queue" => filter.queues.push(value.into_owned()),
+                "user" => filter.users.push(value.into_owned()),
+                _ => {}
+            }
+        }
+        if filter.queues.len() + filter.users.len() > 1000 {
+            errors.push(FieldError::new("query", "at most 1,000 queue and user filters"));
+        }
+        if !errors.is_empty() {
+            return Err(ApiError::validation(errors));
+        }
+        Ok(JobListQuery {
+            page: page.validate()?,
+            filter,
+        })
+    }
+}
+
+fn page_of<T>(items: Vec<T>, total: u64, page: PageRequest) -> Page<T> {
+    Page {
+        items,
+        total,
+        page: page.page,
+        page_size: page.page_size,
+    }
+}
+
+/// The caller's own jobs, newest first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/jobs",
+    tag = "jobs",
+    security(("bearer" = [])),
+    params(JobListParams),
+    responses(
+        (status = 200, description = "One page of the caller's jobs", body = Page<Job>),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 422, description = "`validation_failed`: a filter or the page is out of range", body = ErrorBody),
+    )
+)]
+async fn list_jobs(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    query: JobListQuery,
+) -> ApiResult<Json<Page<Job>>> {
+    let mut filter = query.filter;
+    filter.users.clear();
+    filter.owner = Some(user.id);
+    let (items, total) = jobs::list(&state.db_read, &filter, query.page.offset(), query.page.page_size).await?;
+    Ok(Json(page_of(items, total, query.page)))
+}
+
+/// Every job, newest first; filters as for a user's list plus `user`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/jobs",
+    tag = "jobs",
+    security(("bearer" = [])),
+    params(AdminJobListParams),
+    responses(
+        (status = 200, description = "One page of jobs", body = Page<Job>),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
+        (status = 422, description = "`validation_failed`: a filter or the page is out of range", body = ErrorBody),
+    )
+)]
+async fn admin_list_jobs(State(state): State<AppState>, query: JobListQuery) -> ApiResult<Json<Page<Job>>> {
+    let (items, total) = jobs::list(&state.db_read, &query.filter, query.page.offset(), query.page.page_size).await?;
+    Ok(Json(page_of(items, total, query.page)))
+}
+
+/// A job with its timeline and, while prequeued, its position and reasons. Another user's job
+/// is 404, as if it did not exist.
+#[utoipa::path(
+    get,
+    path = "/api/v1/jobs/{id}",
+    tag = "jobs",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Job id")),
+    responses(
+        (status = 200, description = "The job", body = JobDetail),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 404, description = "`job_not_found`", body = ErrorBody),
+        (status = 422, description = "`validation_failed`: the id is not a number", body = ErrorBody),
+    )
+)]
+async fn get_job(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<Json<JobDetail>> {
+    Ok(Json(jobs::detail(&state.db_read, &user, id).await?))
+}
+
+/// Deletes a job: a prequeued one never reaches the cluster; any other unfinished one is
+/// deleted there. Wakes the watcher.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/jobs/{id}",
+    tag = "jobs",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Job id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 404, description = "`job_not_found`", body = ErrorBody),
+        (status = 409, description = "`already_finished`", body = ErrorBody),
+        (status = 422, description = "`validation_failed`: the id is not a number", body = ErrorBody),
+    )
+)]
+async fn delete_job(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<StatusCode> {
+    jobs::delete(context(&state), &user, id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Locks a job against preemption until a time, or unlocks it (`null`).
+#[utoipa::path(
+    put,
+    path = "/api/v1/admin/jobs/{id}/lock",
+    tag = "jobs",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Job id")),
+    request_body = LockBody,
+    responses(
+        (status = 200, description = "The job with its lock", body = Job),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
+        (status = 404, description = "`job_not_found`", body = ErrorBody),
+        (status = 409, description = "`already_finished`", body = ErrorBody),
+        (status = 422, description = "`validation_failed`", body = ErrorBody),
+    )
+)]
+async fn lock_job(
+    State(state): State<AppState>,
+    AuthUser(admin): AuthUser,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(body): ApiJson<LockBody>,
+) -> ApiResult<Json<Job>> {
+    Ok(Json(jobs::lock(context(&state), &admin, id, body.until).await?))
+}
+
+/// Every prequeued job in submission order, with its position in its queue and its reasons.
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/prequeue",
+    tag = "prequeue",
+    security(("bearer" = [])),
+    params(PageQuery),
+    responses(
+        (status = 200, description = "One page of prequeued jobs", body = Page<PrequeuedJob>),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
+        (status = 422, description = "`validation_failed`: page out of range", body = ErrorBody),
+    )
+)]
+async fn admin_prequeue(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<PageQuery>,
+) -> ApiResult<Json<Page<PrequeuedJob>>> {
+    let page = query.validate()?;
+    let (items, total) = jobs::prequeued(&state.db_read, page.offset(), page.page_size).await?;
+    Ok(Json(page_of(items, total, page)))
+}
+
+/// `?queue=` of the resource summary.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct SummaryQuery {
+    /// A queue the caller may use (`default` when absent).
+    queue: Option<String>,
+}
+
+/// The caller's jobs and resources in one queue against the quota, plus the capacity and
+/// usage of the queue and each ancestor with a capacity (`spec/prequeue.md` §7).
+#[utoipa::path(
+    get,
+    path = "/api/v1/me/resource-summary",
+    tag = "prequeue",
+    security(("bearer" = [])),
+    params(SummaryQuery),
+    responses(
+        (status = 200, description = "The summary", body = ResourceSummary),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`queue_forbidden`", body = ErrorBody),
+        (status = 404, description = "`queue_not_found`", body = ErrorBody),
+    )
+)]
+async fn resource_summary(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    ApiQuery(query): ApiQuery<SummaryQuery>,
+) -> ApiResult<Json<ResourceSummary>> {
+    let queue = query.queue.unwrap_or_else(|| queues::DEFAULT_QUEUE.to_string());
+    queues::usable(&state.db_read, &user, &queue).await?;
+    let summary =
+        jobs::summary::resource_summary(&state.db_read, state.settings.current(), user.id, &queue).await?;
+    Ok(Json(summary))
+}
+
+/// The caller's usage plus a request against the queue's quota.
+#[utoipa::path(
+    post,
+    path = "/api/v1/me/resource-limit-check",
+    tag = "prequeue",
+    security(("bearer" = [])),
+    request_body = LimitCheckBody,
+    responses(
+        (status = 200, description = "Each limited resource", body = LimitCheck),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`queue_forbidden`", body = ErrorBody),
+        (status = 404, description = "`queue_not_found`", body = ErrorBody),
+        (status = 422, description = "`validation_failed`: a negative quantity", body = ErrorBody),
+    )
+)]
+async fn resource_limit_check(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    ApiJson(body): ApiJson<LimitCheckBody>,
+) -> ApiResult<Json<LimitCheck>> {
+    if let Some((name, _)) = body.resources.iter().find(|(_, q)| q.milli() < 0) {
+        return Err(ApiError::validation(vec![FieldError::new(
+            format!("resources.{name}"),
+            "must be zero or more",
+        )]));
+    }
+    queues::usable(&state.db_read, &user, &body.queue).await?;
+    let check = jobs::summary::limit_check(
+        &state.db_read,
+        state.settings.current(),
+        user.id,
+        &body.queue,
+        &body.resources,
+    )
+    .await?;
+    Ok(Json(check))
+}

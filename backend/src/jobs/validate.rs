@@ -1,0 +1,227 @@
+//! Step 1 of a submission (`spec/prequeue.md` §4): the body's own rules — names, the kind's
+//! task layout, bounds on every list and string — checked before anything is read or written,
+//! every offending field named at once. Quantities are checked by the core (negative requests,
+//! sums out of range) and node names against the cluster's nodes.
+
+use anteroom_shared::api::jobs::{JobBody, TaskBody};
+use anteroom_shared::scheduling::{JobKind, ScheduleType};
+
+use crate::queues::{dns_label_problem, resource_name_problem};
+
+/// Tasks in one job.
+pub const MAX_TASKS: usize = 64;
+/// Pods of one task, and of a whole job.
+pub const MAX_REPLICAS: u32 = 1000;
+/// Characters of an image reference.
+pub const MAX_IMAGE_LEN: usize = 512;
+/// Arguments of a command.
+pub const MAX_COMMAND_ARGS: usize = 256;
+/// Bytes of a command, all arguments together.
+pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
+/// Resource names one task may request.
+pub const MAX_RESOURCES: usize = 32;
+/// Host names one task may be pinned to.
+pub const MAX_NODE_NAMES: usize = 64;
+
+/// One offending field: (`tasks[0].replicas`, what is wrong).
+pub type Problem = (String, String);
+
+/// Every problem of the body; empty when it is valid.
+pub fn problems(body: &JobBody) -> Vec<Problem> {
+    let mut out: Vec<Problem> = Vec::new();
+    let mut push = |field: String, problem: &str| out.push((field, problem.to_string()));
+    if let Some(p) = dns_label_problem(&body.name) {
+        push("name".into(), p);
+    }
+    if body.queue.is_empty() || body.queue.len() > 63 {
+        push("queue".into(), "must be 1 to 63 characters");
+    }
+    if body.schedule_type == ScheduleType::Backfill && body.preemption_policy.is_some() {
+        push(
+            "preemptionPolicy".into(),
+            "applies to normal jobs only (a backfill job never preempts)",
+        );
+    }
+    if body.tasks.is_empty() || body.tasks.len() > MAX_TASKS {
+        push("tasks".into(), "must hold 1 to 64 tasks");
+        return out;
+    }
+    let total: u64 = body.tasks.iter().map(|t| u64::from(t.replicas)).sum();
+    if total > u64::from(MAX_REPLICAS) {
+        push("tasks".into(), "at most 1,000 replicas in all");
+    }
+    for (i, task) in body.tasks.iter().enumerate() {
+        task_problems(i, task, &mut push);
+        if body.tasks[..i].iter().any(|t| t.name == task.name) {
+            push(format!("tasks[{i}].name"), "task names must be unique");
+        }
+    }
+    if let Some((field, problem)) = layout_problem(body.kind, &body.tasks) {
+        push(field, &problem);
+    }
+    out
+}
+
+fn task_problems(i: usize, task: &TaskBody, push: &mut impl FnMut(String, &str)) {
+    if let Some(p) = dns_label_problem(&task.name) {
+        push(format!("tasks[{i}].name"), p);
+    }
+    if task.replicas == 0 || task.replicas > MAX_REPLICAS {
+        push(format!("tasks[{i}].replicas"), "must be between 1 and 1,000");
+    }
+    let image_ok = !task.image.is_empty()
+        && task.image.chars().count() <= MAX_IMAGE_LEN
+        && !task.image.chars().any(|c| c.is_whitespace() || c.is_control());
+    if !image_ok {
+        push(
+            format!("tasks[{i}].image"),
+            "must be 1 to 512 characters without spaces or control characters",
+        );
+    }
+    let bytes: usize = task.command.iter().map(String::len).sum();
+    if task.command.len() > MAX_COMMAND_ARGS || bytes > MAX_COMMAND_BYTES {
+        push(
+            format!("tasks[{i}].command"),
+            "at most 256 arguments and 64 KiB in all",
+        );
+    }
+    if let Some(j) = task.command.iter().position(|a| a.contains('\0')) {
+        push(format!("tasks[{i}].command[{j}]"), "must not contain NUL");
+    }
+    if task.resources.len() > MAX_RESOURCES {
+        push(format!("tasks[{i}].resources"), "at most 32 resources");
+    }
+    for (name, _) in task.resources.iter() {
+        if let Some(p) = resource_name_problem(name) {
+            push(format!("tasks[{i}].resources.{name}"), p);
+        }
+    }
+    if task.node_names.len() > MAX_NODE_NAMES {
+        push(format!("tasks[{i}].nodeNames"), "at most 64 nodes");
+    }
+    for (j, node) in task.node_names.iter().enumerate() {
+        let ok = !node.is_empty()
+            && node.len() <= 253
+            && node.split('.').all(|label| dns_label_problem(label).is_none());
+        if !ok {
+            push(format!("tasks[{i}].nodeNames[{j}]"), "must be a node's host name");
+        }
+    }
+}
+
+/// The task layout each kind requires (`spec/prequeue.md` §1).
+fn layout_problem(kind: JobKind, tasks: &[TaskBody]) -> Option<Problem> {
+    let named = |name: &str| tasks.iter().find(|t| t.name == name);
+    let problem = |message: &str| Some(("tasks".to_string(), message.to_string()));
+    match kind {
+        JobKind::Jupyter | JobKind::Webide => {
+            if tasks.len() != 1 || tasks[0].replicas != 1 {
+                return problem("a jupyter or webide job has exactly one task with one replica");
+            }
+        }
+        JobKind::Custom => {
+            if tasks.len() != 1 {
+                return problem("a custom job has exactly one task");
+            }
+        }
+        JobKind::Pytorch => {
+            let master_ok = named("master").is_some_and(|t| t.replicas == 1);
+            let others_ok = tasks.iter().all(|t| t.name == "master" || t.name == "worker");
+            if !master_ok || !others_ok {
+                return problem("a pytorch job has a task master with one replica and optionally a task worker");
+            }
+        }
+        JobKind::Tensorflow => {
+            let ok = tasks.len() == 2 && named("ps").is_some() && named("worker").is_some();
+            if !ok {
+                return problem("a tensorflow job has the tasks ps and worker");
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anteroom_shared::scheduling::ResourceList;
+
+    fn task(name: &str, replicas: u32) -> TaskBody {
+        TaskBody {
+            name: name.into(),
+            replicas,
+            image: "busybox".into(),
+            command: vec!["true".into()],
+            resources: ResourceList::parse_map([("cpu", "1")]).unwrap(),
+            node_names: vec![],
+        }
+    }
+
+    fn body(kind: JobKind, tasks: Vec<TaskBody>) -> JobBody {
+        JobBody {
+            name: "job".into(),
+            kind,
+            queue: "default".into(),
+            schedule_type: ScheduleType::Normal,
+            preemption_policy: None,
+            tasks,
+        }
+    }
+
+    fn fields(body: &JobBody) -> Vec<String> {
+        problems(body).into_iter().map(|(f, _)| f).collect()
+    }
+
+    #[test]
+    fn each_kind_accepts_its_layout_and_refuses_others() {
+        assert!(fields(&body(JobKind::Jupyter, vec![task("main", 1)])).is_empty());
+        assert_eq!(fields(&body(JobKind::Webide, vec![task("main", 2)])), ["tasks"]);
+        assert!(fields(&body(JobKind::Custom, vec![task("main", 8)])).is_empty());
+        assert_eq!(fields(&body(JobKind::Custom, vec![task("a", 1), task("b", 1)])), ["tasks"]);
+        assert!(fields(&body(JobKind::Pytorch, vec![task("master", 1), task("worker", 4)])).is_empty());
+        assert!(fields(&body(JobKind::Pytorch, vec![task("master", 1)])).is_empty());
+        assert_eq!(fields(&body(JobKind::Pytorch, vec![task("master", 2)])), ["tasks"]);
+        assert_eq!(fields(&body(JobKind::Pytorch, vec![task("worker", 2)])), ["tasks"]);
+        assert!(fields(&body(JobKind::Tensorflow, vec![task("ps", 2), task("worker", 3)])).is_empty());
+        assert_eq!(fields(&body(JobKind::Tensorflow, vec![task("worker", 3)])), ["tasks"]);
+    }
+
+    #[test]
+    fn absurd_input_is_named_field_by_field() {
+        let mut t = task("Main_Task", 1001);
+        t.image = "x".repeat(513);
+        t.command = vec!["a".into(); 257];
+        t.node_names = vec!["not a host".into()];
+        t.resources = ResourceList::parse_map([("bad name!", "1")]).unwrap();
+        let mut b = body(JobKind::Custom, vec![t]);
+        b.name = "-bad".into();
+        let got = fields(&b);
+        for want in [
+            "name",
+            "tasks",
+            "tasks[0].name",
+            "tasks[0].replicas",
+            "tasks[0].image",
+            "tasks[0].command",
+            "tasks[0].resources.bad name!",
+            "tasks[0].nodeNames[0]",
+        ] {
+            assert!(got.iter().any(|f| f == want), "{want} missing from {got:?}");
+        }
+    }
+
+    #[test]
+    fn more_than_64_tasks_or_none_are_refused() {
+        let many: Vec<TaskBody> = (0..65).map(|i| task(&format!("t{i}"), 1)).collect();
+        assert_eq!(fields(&body(JobKind::Custom, many)), ["tasks"]);
+        assert_eq!(fields(&body(JobKind::Custom, vec![])), ["tasks"]);
+    }
+
+    #[test]
+    fn a_backfill_job_may_not_name_a_preemption_policy() {
+        let mut b = body(JobKind::Custom, vec![task("main", 1)]);
+        b.schedule_type = ScheduleType::Backfill;
+        b.preemption_policy = Some(anteroom_shared::scheduling::PreemptionPolicy::Never);
+        assert_eq!(fields(&b), ["preemptionPolicy"]);
+    }
+}

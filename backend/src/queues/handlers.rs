@@ -1,0 +1,209 @@
+//! Queues over HTTP: the queues a user may use (with capacity and usage), and the admin's
+//! create, replace and delete.
+
+use anteroom_shared::api::ErrorBody;
+use anteroom_shared::api::queues::{AdminQueue, Queue, QueueBody};
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use super::QueueError;
+use crate::auth::AuthUser;
+use crate::cluster::ClusterError;
+use crate::error::{ApiError, ApiResult, FieldError};
+use crate::extract::{ApiJson, ApiPath};
+use crate::queues;
+use crate::state::AppState;
+
+/// Routes of every user.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list_queues))
+}
+
+/// Routes of admins.
+pub fn admin_router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(admin_list_queues, create_queue))
+        .routes(routes!(replace_queue, delete_queue))
+}
+
+impl From<QueueError> for ApiError {
+    fn from(e: QueueError) -> Self {
+        let message = e.to_string();
+        match e {
+            QueueError::NotFound(queue) => ApiError::not_found("queue_not_found", message)
+                .with_details(serde_json::json!({ "field": "queue", "queue": queue })),
+            QueueError::Forbidden(queue) => ApiError::new(StatusCode::FORBIDDEN, "queue_forbidden", message)
+                .with_details(serde_json::json!({ "field": "queue", "queue": queue })),
+            QueueError::Invalid(field, problem) => ApiError::validation(vec![FieldError::new(field, problem)]),
+            QueueError::Exists(_) => ApiError::new(StatusCode::CONFLICT, "queue_exists", message),
+            QueueError::Tree(tree) => {
+                let details = serde_json::to_value(&tree).unwrap_or_default();
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, tree.code(), message).with_details(details)
+            }
+            QueueError::HasChildren(_) => ApiError::new(StatusCode::CONFLICT, "queue_has_children", message),
+            QueueError::InUse { jobs, .. } => ApiError::new(StatusCode::CONFLICT, "queue_in_use", message)
+                .with_details(serde_json::json!({ "unfinishedJobs": jobs })),
+            QueueError::Protected => ApiError::new(StatusCode::CONFLICT, "queue_protected", message),
+            QueueError::Cluster(ClusterError::Rejected(why)) | QueueError::Cluster(ClusterError::Conflict(why)) => {
+                ApiError::new(
+                    StatusCode::CONFLICT,
+                    "queue_not_in_cluster",
+                    format!("the cluster has no usable queue of that name: {why}"),
+                )
+            }
+            QueueError::Cluster(e) => e.into(),
+            QueueError::Db(e) => e.into(),
+        }
+    }
+}
+
+/// The queues the caller may submit to, with the tree, capacities and current usage (all
+/// users' normal jobs in the queue and below).
+#[utoipa::path(
+    get,
+    path = "/api/v1/queues",
+    tag = "queues",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Usable queues by name", body = Vec<Queue>),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+    )
+)]
+async fn list_queues(State(state): State<AppState>, AuthUser(user): AuthUser) -> ApiResult<Json<Vec<Queue>>> {
+    let rows = queues::usable_by(&state.db_read, &user).await?;
+    let used = queues::used_by_queue(&state.db_read).await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        out.push(Queue {
+            capacity: queues::capacity_of(&row)?,
+            used: used.get(&row.name).cloned().unwrap_or_default(),
+            name: row.name,
+            display_name: row.display_name,
+            open: row.open,
+            parent: row.parent,
+        });
+    }
+    Ok(Json(out))
+}
+
+async fn admin_view(state: &AppState, name: Option<&str>) -> ApiResult<Vec<AdminQueue>> {
+    let rows = queues::all(&state.db_read).await?;
+    let mut members = queues::members(&state.db_read).await?;
+    let used = queues::used_by_queue(&state.db_read).await?;
+    let mut out = Vec::new();
+    for row in rows.into_iter().filter(|r| name.is_none_or(|n| n == r.name)) {
+        out.push(AdminQueue {
+            capacity: queues::capacity_of(&row)?,
+            used: used.get(&row.name).cloned().unwrap_or_default(),
+            members: members.remove(&row.name).unwrap_or_default(),
+            name: row.name,
+            display_name: row.display_name,
+            open: row.open,
+            parent: row.parent,
+        });
+    }
+    Ok(out)
+}
+
+/// Every queue with its members, capacity and usage.
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/queues",
+    tag = "queues",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Every queue by name", body = Vec<AdminQueue>),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
+    )
+)]
+async fn admin_list_queues(State(state): State<AppState>) -> ApiResult<Json<Vec<AdminQueue>>> {
+    Ok(Json(admin_view(&state, None).await?))
+}
+
+/// Creates a queue (in the cluster too, where Anteroom manages queues).
+#[utoipa::path(
+    post,
+    path = "/api/v1/admin/queues",
+    tag = "queues",
+    security(("bearer" = [])),
+    request_body = QueueBody,
+    responses(
+        (status = 201, description = "Created", body = AdminQueue),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
+        (status = 409, description = "`queue_exists`; `queue_not_in_cluster`", body = ErrorBody),
+        (status = 422, description = "`validation_failed`, `queue_cycle`, `parent_not_found`, `capacity_exceeds_parent`", body = ErrorBody),
+    )
+)]
+async fn create_queue(
+    State(state): State<AppState>,
+    AuthUser(admin): AuthUser,
+    ApiJson(body): ApiJson<QueueBody>,
+) -> ApiResult<(StatusCode, Json<AdminQueue>)> {
+    let saved = queues::save(&state.db, state.cluster.as_ref(), &body, None).await?;
+    tracing::info!(queue = %saved.name, by = %admin.username, "queue created");
+    state.signals.wake_watcher();
+    let view = admin_view(&state, Some(&saved.name)).await?;
+    let queue = view.into_iter().next().ok_or_else(|| ApiError::internal(anyhow::anyhow!("queue vanished")))?;
+    Ok((StatusCode::CREATED, Json(queue)))
+}
+
+/// Replaces a queue: display name, openness, members, parent and capacity (not its name).
+#[utoipa::path(
+    put,
+    path = "/api/v1/admin/queues/{name}",
+    tag = "queues",
+    security(("bearer" = [])),
+    params(("name" = String, Path, description = "Queue name")),
+    request_body = QueueBody,
+    responses(
+        (status = 200, description = "Replaced", body = AdminQueue),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
+        (status = 404, description = "`queue_not_found`", body = ErrorBody),
+        (status = 409, description = "`queue_not_in_cluster`", body = ErrorBody),
+        (status = 422, description = "`validation_failed`, `queue_cycle`, `parent_not_found`, `capacity_exceeds_parent`", body = ErrorBody),
+    )
+)]
+async fn replace_queue(
+    State(state): State<AppState>,
+    AuthUser(admin): AuthUser,
+    ApiPath(name): ApiPath<String>,
+    ApiJson(body): ApiJson<QueueBody>,
+) -> ApiResult<Json<AdminQueue>> {
+    let saved = queues::save(&state.db, state.cluster.as_ref(), &body, Some(&name)).await?;
+    tracing::info!(queue = %saved.name, by = %admin.username, "queue replaced");
+    state.signals.wake_watcher();
+    let view = admin_view(&state, Some(&saved.name)).await?;
+    let queue = view.into_iter().next().ok_or_else(|| ApiError::internal(anyhow::anyhow!("queue vanished")))?;
+    Ok(Json(queue))
+}
+
+/// Deletes a queue with no children and no unfinished jobs; its quota goes with it.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/admin/queues/{name}",
+    tag = "queues",
+    security(("bearer" = [])),
+    params(("name" = String, Path, description = "Queue name")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
+        (status = 404, description = "`queue_not_found`", body = ErrorBody),
+        (status = 409, description = "`queue_in_use`, `queue_has_children`, `queue_protected` (default)", body = ErrorBody),
+    )
+)]
+async fn delete_queue(
+    State(state): State<AppState>,
+    AuthUser(admin): AuthUser,
+    ApiPath(name): ApiPath<String>,
+) -> ApiResult<StatusCode> {
+    queues::delete(&state.db, state.cluster.as_ref(), &name).await?;
+    tracing::info!(queue = %name, by = %admin.username, "queue deleted");
+    state.signals.wake_watcher();
+    Ok(StatusCode::NO_CONTENT)
+}

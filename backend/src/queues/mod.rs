@@ -1,0 +1,421 @@
+//! Queues (`spec/prequeue.md` §1, `spec/api.md` "Queues"): the tree, who may use which queue,
+//! and the admin's create, replace and delete — each write validated against the whole tree
+//! with the change applied, so no cycle, unknown parent or capacity above a parent's is ever
+//! stored.
+
+pub mod entity;
+pub mod handlers;
+pub mod usage;
+
+use std::collections::{BTreeMap, HashMap};
+
+use anteroom_shared::api::queues::QueueBody;
+use anteroom_shared::scheduling::{JobPhase, ResourceList};
+use chrono::Utc;
+use sea_orm::sea_query::{Alias, Expr, ExprTrait, Query};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, FromQueryResult,
+    QueryFilter, QueryOrder, Set,
+};
+
+use self::entity::{member, queue};
+use crate::cluster::{Cluster, ClusterError, ClusterQueue};
+use crate::prequeue::{QueueSpec, QueueTree, QueueTreeError};
+use crate::users;
+
+/// The queue every user may use; it cannot be deleted.
+pub const DEFAULT_QUEUE: &str = anteroom_shared::api::jobs::DEFAULT_QUEUE;
+
+/// What a queue operation can fail on; the handlers map each to a status and a stable code.
+#[derive(Debug, thiserror::Error)]
+pub enum QueueError {
+    /// No such queue (`queue_not_found`).
+    #[error("no queue named {0:?}")]
+    NotFound(String),
+    /// The queue exists but the caller is not a member and it is not open (`queue_forbidden`).
+    #[error("you may not use queue {0:?}")]
+    Forbidden(String),
+    /// A field is invalid (`validation_failed`): (field, problem).
+    #[error("{0}: {1}")]
+    Invalid(String, String),
+    /// A queue of that name exists (`queue_exists`).
+    #[error("a queue named {0:?} exists")]
+    Exists(String),
+    /// The tree with the change applied is invalid (`queue_cycle`, `parent_not_found`,
+    /// `capacity_exceeds_parent`).
+    #[error(transparent)]
+    Tree(#[from] QueueTreeError),
+    /// Deleting a queue with children (`queue_has_children`).
+    #[error("queue {0:?} has child queues; delete or move them first")]
+    HasChildren(String),
+    /// Deleting a queue with unfinished jobs (`queue_in_use`).
+    #[error("queue {queue:?} has {jobs} unfinished jobs")]
+    InUse {
+        /// The queue.
+        queue: String,
+        /// Its jobs not in a terminal phase.
+        jobs: u64,
+    },
+    /// `default` cannot be deleted (`queue_protected`).
+    #[error("the default queue cannot be deleted")]
+    Protected,
+    /// The cluster refused or did not answer.
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+    /// The database failed.
+    #[error(transparent)]
+    Db(#[from] DbErr),
+}
+
+/// A Kubernetes name (DNS-1123 label): 1–63 of `a-z 0-9 -`, starting and ending with a letter
+/// or digit. Queue, job and task names all follow it, since each names a cluster object.
+pub fn dns_label_problem(name: &str) -> Option<&'static str> {
+    let bytes = name.as_bytes();
+    if bytes.is_empty() || bytes.len() > 63 {
+        return Some("must be 1 to 63 characters");
+    }
+    let ok = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-';
+    if !bytes.iter().all(ok) {
+        return Some("may contain only lowercase letters, digits and '-'");
+    }
+    if bytes[0] == b'-' || bytes[bytes.len() - 1] == b'-' {
+        return Some("must start and end with a letter or digit");
+    }
+    None
+}
+
+/// The queue as the core sees it.
+fn spec_of(row: &queue::Model) -> Result<QueueSpec, DbErr> {
+    Ok(QueueSpec {
+        name: row.name.clone(),
+        parent: row.parent.clone(),
+        capacity: capacity_of(row)?,
+    })
+}
+
+/// A queue row's capacity.
+pub fn capacity_of(row: &queue::Model) -> Result<Option<ResourceList>, DbErr> {
+    row.capacity
+        .as_deref()
+        .map(|text| {
+            serde_json::from_str(text)
+                .map_err(|e| DbErr::Custom(format!("queue {:?}: unreadable capacity: {e}", row.name)))
+        })
+        .transpose()
+}
+
+/// Every queue, by name.
+pub async fn all(db: &impl ConnectionTrait) -> Result<Vec<queue::Model>, DbErr> {
+    queue::Entity::find().order_by_asc(queue::Column::Name).all(db).await
+}
+
+/// Every queue as the core's specs.
+pub async fn specs(db: &impl ConnectionTrait) -> Result<Vec<QueueSpec>, DbErr> {
+    all(db).await?.iter().map(spec_of).collect()
+}
+
+/// The tree as stored (lenient: what is stored was validated on write).
+pub async fn tree(db: &impl ConnectionTrait) -> Result<(Vec<QueueSpec>, QueueTree), DbErr> {
+    let specs = specs(db).await?;
+    let tree = QueueTree::new_lenient(&specs);
+    Ok((specs, tree))
+}
+
+/// The queue `name` if `user` may submit to it: admins may use every queue, users the open
+/// ones and those they are members of. An unknown queue is `NotFound`, one the user may not
+/// use `Forbidden`.
+pub async fn usable(
+    db: &impl ConnectionTrait,
+    user: &users::entity::Model,
+    name: &str,
+) -> Result<queue::Model, QueueError> {
+    let row = queue::Entity::find_by_id(name.to_owned())
+        .one(db)
+        .await?
+        .ok_or_else(|| QueueError::NotFound(name.to_owned()))?;
+    if row.open || users::role_of(user) == anteroom_shared::api::Role::Admin {
+        return Ok(row);
+    }
+    let member = member::Entity::find_by_id((name.to_owned(), user.id)).one(db).await?;
+    match member {
+        Some(_) => Ok(row),
+        None => Err(QueueError::Forbidden(name.to_owned())),
+    }
+}
+
+/// The queues `user` may submit to, by name.
+pub async fn usable_by(db: &impl ConnectionTrait, user: &users::entity::Model) -> Result<Vec<queue::Model>, DbErr> {
+    let queues = all(db).await?;
+    if users::role_of(user) == anteroom_shared::api::Role::Admin {
+        return Ok(queues);
+    }
+    let memberships: Vec<String> = member::Entity::find()
+        .filter(member::Column::UserId.eq(user.id))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|m| m.queue)
+        .collect();
+    Ok(queues
+        .into_iter()
+        .filter(|q| q.open || memberships.contains(&q.name))
+        .collect())
+}
+
+/// Usernames of each queue's members.
+pub async fn members(db: &impl ConnectionTrait) -> Result<HashMap<String, Vec<String>>, DbErr> {
+    #[derive(FromQueryResult)]
+    struct Row {
+        queue: String,
+        username: String,
+    }
+    let query = Query::select()
+        .column((Alias::new("queue_members"), Alias::new("queue")))
+        .column((Alias::new("users"), Alias::new("username")))
+        .from(Alias::new("queue_members"))
+        .inner_join(
+            Alias::new("users"),
+            Expr::col((Alias::new("users"), Alias::new("id"))).equals((Alias::new("queue_members"), Alias::new("user_id"))),
+        )
+        .order_by((Alias::new("users"), Alias::new("username")), sea_orm::Order::Asc)
+        .to_owned();
+    let rows = Row::find_by_statement(db.get_database_backend().build(&query))
+        .all(db)
+        .await?;
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    for row in rows {
+        out.entry(row.queue).or_default().push(row.username);
+    }
+    Ok(out)
+}
+
+/// What all users' occupying normal jobs use in every queue and below it.
+pub async fn used_by_queue(db: &impl ConnectionTrait) -> Result<BTreeMap<String, ResourceList>, DbErr> {
+    let (_, tree) = tree(db).await?;
+    let rows = usage::usage_rows(db, None, None).await?;
+    Ok(usage::subtree_usage(&tree, &rows))
+}
+
+/// Checks the fields of a create or replace that do not need the database.
+fn check_body(body: &QueueBody) -> Result<(), QueueError> {
+    if let Some(problem) = dns_label_problem(&body.name) {
+        return Err(QueueError::Invalid("name".into(), problem.into()));
+    }
+    if let Some(display) = &body.display_name
+        && let Some(problem) = users::display_name_problem(display)
+    {
+        return Err(QueueError::Invalid("displayName".into(), problem.into()));
+    }
+    if body.parent.as_deref() == Some(body.name.as_str()) {
+        return Err(QueueTreeError::Cycle {
+            queue: body.name.clone(),
+        }
+        .into());
+    }
+    if let Some(capacity) = &body.capacity
+        && let Some((name, _)) = capacity.iter().find(|(name, _)| resource_name_problem(name).is_some())
+    {
+        return Err(QueueError::Invalid(
+            format!("capacity.{name}"),
+            resource_name_problem(name).unwrap_or_default().into(),
+        ));
+    }
+    if body.members.len() > 10_000 {
+        return Err(QueueError::Invalid("members".into(), "at most 10,000 members".into()));
+    }
+    Ok(())
+}
+
+/// A Kubernetes resource name: an optional DNS-subdomain prefix and `/`, then 1–63 of
+/// `A-Z a-z 0-9 - _ .` starting and ending with a letter or digit (`cpu`, `nvidia.com/a100`).
+pub fn resource_name_problem(name: &str) -> Option<&'static str> {
+    let (prefix, base) = match name.split_once('/') {
+        Some((p, b)) => (Some(p), b),
+        None => (None, name),
+    };
+    if let Some(prefix) = prefix
+        && (prefix.is_empty()
+            || prefix.len() > 253
+            || !prefix
+                .split('.')
+                .all(|label| dns_label_problem(label).is_none()))
+    {
+        return Some("the prefix before '/' must be a DNS subdomain");
+    }
+    let bytes = base.as_bytes();
+    let ok = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.');
+    if bytes.is_empty()
+        || bytes.len() > 63
+        || !bytes.iter().all(ok)
+        || !bytes[0].is_ascii_alphanumeric()
+        || !bytes[bytes.len() - 1].is_ascii_alphanumeric()
+    {
+        return Some("must be a Kubernetes resource name such as cpu or nvidia.com/a100");
+    }
+    None
+}
+
+/// The user ids of `usernames`, naming the first unknown one.
+async fn member_ids(db: &impl ConnectionTrait, usernames: &[String]) -> Result<Vec<i64>, QueueError> {
+    let mut ids = Vec::with_capacity(usernames.len());
+    let found = users::entity::Entity::find()
+        .filter(users::entity::Column::Username.is_in(usernames.iter().map(String::as_str)))
+        .all(db)
+        .await?;
+    for (i, name) in usernames.iter().enumerate() {
+        match found.iter().find(|u| &u.username == name) {
+            Some(user) => {
+                if !ids.contains(&user.id) {
+                    ids.push(user.id);
+                }
+            }
+            None => {
+                return Err(QueueError::Invalid(
+                    format!("members[{i}]"),
+                    format!("no user named {name:?}"),
+                ));
+            }
+        }
+    }
+    Ok(ids)
+}
+
+/// Creates (`replace = None`) or replaces the queue `body.name`: validates the whole tree with
+/// the change applied, tells the cluster, then writes queue and members in one transaction.
+pub async fn save(
+    db: &DatabaseConnection,
+    cluster: &dyn Cluster,
+    body: &QueueBody,
+    replace: Option<&str>,
+) -> Result<queue::Model, QueueError> {
+    check_body(body)?;
+    if let Some(path_name) = replace
+        && path_name != body.name
+    {
+        return Err(QueueError::Invalid(
+            "name".into(),
+            format!("must equal the queue in the path ({path_name:?}): queues are not renamed"),
+        ));
+    }
+    // Before the transaction: the simulated cluster writes through the same single SQLite
+    // writer, and nothing slow belongs inside a write lock. Telling the cluster about a queue
+    // whose write then fails leaves only a harmless unused queue there (Volcano's `open`
+    // means "accepts jobs", unlike ours, which means "open to every user").
+    cluster
+        .sync_queue(&ClusterQueue {
+            name: body.name.clone(),
+            open: true,
+        })
+        .await?;
+    let txn = crate::store::write_transaction(db).await?;
+    let existing = queue::Entity::find_by_id(body.name.clone()).one(&txn).await?;
+    match (replace, &existing) {
+        (None, Some(_)) => return Err(QueueError::Exists(body.name.clone())),
+        (Some(name), None) => return Err(QueueError::NotFound(name.to_owned())),
+        _ => {}
+    }
+    let mut specs = specs(&txn).await?;
+    let spec = QueueSpec {
+        name: body.name.clone(),
+        parent: body.parent.clone(),
+        capacity: body.capacity.clone(),
+    };
+    match specs.iter_mut().find(|s| s.name == body.name) {
+        Some(slot) => *slot = spec,
+        None => specs.push(spec),
+    }
+    QueueTree::new(&specs)?;
+    let ids = member_ids(&txn, &body.members).await?;
+    let now = Utc::now();
+    let capacity = body
+        .capacity
+        .as_ref()
+        .map(|c| serde_json::to_string(c).map_err(|e| DbErr::Custom(e.to_string())))
+        .transpose()?;
+    let row = queue::ActiveModel {
+        name: Set(body.name.clone()),
+        display_name: Set(body.display_name.clone().unwrap_or_else(|| body.name.clone())),
+        open: Set(body.open),
+        parent: Set(body.parent.clone()),
+        capacity: Set(capacity),
+        created_at: Set(existing.as_ref().map_or(now, |e| e.created_at)),
+        updated_at: Set(now),
+    };
+    let saved = if existing.is_some() {
+        row.update(&txn).await?
+    } else {
+        row.insert(&txn).await?
+    };
+    member::Entity::delete_many()
+        .filter(member::Column::Queue.eq(&body.name))
+        .exec(&txn)
+        .await?;
+    if !ids.is_empty() {
+        member::Entity::insert_many(ids.into_iter().map(|user_id| member::ActiveModel {
+            queue: Set(body.name.clone()),
+            user_id: Set(user_id),
+        }))
+        .exec(&txn)
+        .await?;
+    }
+    txn.commit().await?;
+    Ok(saved)
+}
+
+/// Deletes a queue without children and unfinished jobs (its quota rule and memberships go with
+/// it); `default` stays.
+pub async fn delete(db: &DatabaseConnection, cluster: &dyn Cluster, name: &str) -> Result<(), QueueError> {
+    if name == DEFAULT_QUEUE {
+        return Err(QueueError::Protected);
+    }
+    let txn = crate::store::write_transaction(db).await?;
+    queue::Entity::find_by_id(name.to_owned())
+        .one(&txn)
+        .await?
+        .ok_or_else(|| QueueError::NotFound(name.to_owned()))?;
+    let children = queue::Entity::find()
+        .filter(queue::Column::Parent.eq(name))
+        .all(&txn)
+        .await?;
+    if !children.is_empty() {
+        return Err(QueueError::HasChildren(name.to_owned()));
+    }
+    let unfinished = unfinished_jobs(&txn, name).await?;
+    if unfinished > 0 {
+        return Err(QueueError::InUse {
+            queue: name.to_owned(),
+            jobs: unfinished,
+        });
+    }
+    queue::Entity::delete_by_id(name.to_owned()).exec(&txn).await?;
+    txn.commit().await?;
+    if let Err(e) = cluster.remove_queue(name).await {
+        tracing::warn!(queue = name, error = %e, "the cluster did not forget a deleted queue");
+    }
+    Ok(())
+}
+
+/// Jobs of a queue not in a terminal phase.
+async fn unfinished_jobs(db: &impl ConnectionTrait, name: &str) -> Result<u64, DbErr> {
+    #[derive(FromQueryResult)]
+    struct Count {
+        n: i64,
+    }
+    let terminal: Vec<&str> = JobPhase::ALL
+        .iter()
+        .filter(|p| p.is_terminal())
+        .map(|p| p.as_str())
+        .collect();
+    let query = Query::select()
+        .expr_as(Expr::col(Alias::new("id")).count(), Alias::new("n"))
+        .from(Alias::new("jobs"))
+        .and_where(Expr::col(Alias::new("queue")).eq(name))
+        .and_where(Expr::col(Alias::new("phase")).is_not_in(terminal))
+        .to_owned();
+    let count = Count::find_by_statement(db.get_database_backend().build(&query))
+        .one(db)
+        .await?
+        .map_or(0, |c| c.n);
+    Ok(u64::try_from(count).unwrap_or(0))
+}
+

@@ -1,0 +1,162 @@
+//! Queue quotas (`spec/prequeue.md` §1): an admin rule per queue limiting what each user may
+//! occupy there. Validated as a whole before it is stored (no negative limit, no
+//! `maxActiveJobs: 0`, a known queue, one rule per queue).
+
+pub mod entity;
+pub mod handlers;
+
+use anteroom_shared::api::queues::{QueueQuotaBody, QueueQuotaRule};
+use anteroom_shared::scheduling::ResourceList;
+use chrono::Utc;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    Set,
+};
+
+use crate::prequeue::{QueueQuota, QuotaFieldError};
+use crate::queues;
+
+/// What a quota write can fail on.
+#[derive(Debug, thiserror::Error)]
+pub enum QuotaError {
+    /// No rule with that id (`quota_not_found`).
+    #[error("no queue quota with id {0}")]
+    NotFound(i64),
+    /// The queue already has a rule (`quota_exists`).
+    #[error("queue {0:?} already has a quota rule")]
+    Exists(String),
+    /// The queue does not exist.
+    #[error("no queue named {0:?}")]
+    UnknownQueue(String),
+    /// Invalid fields, all of them: (field, problem).
+    #[error("invalid quota")]
+    Invalid(Vec<(String, String)>),
+    /// The database failed.
+    #[error(transparent)]
+    Db(#[from] DbErr),
+}
+
+/// A row as the API shows it.
+pub fn to_api(row: &entity::Model) -> Result<QueueQuotaRule, DbErr> {
+    Ok(QueueQuotaRule {
+        id: row.id,
+        queue: row.queue.clone(),
+        limits: limits_of(row)?,
+        max_active_jobs: row.max_active_jobs.and_then(|n| u32::try_from(n).ok()),
+    })
+}
+
+fn limits_of(row: &entity::Model) -> Result<ResourceList, DbErr> {
+    serde_json::from_str(&row.limits)
+        .map_err(|e| DbErr::Custom(format!("quota {}: unreadable limits: {e}", row.id)))
+}
+
+/// Every rule as the core sees it.
+pub async fn all(db: &impl ConnectionTrait) -> Result<Vec<QueueQuota>, DbErr> {
+    let rows = entity::Entity::find().order_by_asc(entity::Column::Id).all(db).await?;
+    rows.iter()
+        .map(|row| {
+            Ok(QueueQuota {
+                queue: row.queue.clone(),
+                limits: limits_of(row)?,
+                max_active_jobs: row.max_active_jobs.and_then(|n| u32::try_from(n).ok()),
+            })
+        })
+        .collect()
+}
+
+/// Every rule, by id.
+pub async fn list(db: &impl ConnectionTrait) -> Result<Vec<QueueQuotaRule>, DbErr> {
+    let rows = entity::Entity::find().order_by_asc(entity::Column::Id).all(db).await?;
+    rows.iter().map(to_api).collect()
+}
+
+fn validate(body: &QueueQuotaBody) -> Result<(), QuotaError> {
+    let rule = QueueQuota {
+        queue: body.queue.clone(),
+        limits: body.limits.clone(),
+        max_active_jobs: body.max_active_jobs,
+    };
+    let mut problems: Vec<(String, String)> = Vec::new();
+    for (name, _) in body.limits.iter() {
+        if let Some(p) = queues::resource_name_problem(name) {
+            problems.push((format!("limits.{name}"), p.to_string()));
+        }
+    }
+    if let Err(errors) = rule.validate() {
+        problems.extend(errors.iter().map(|e: &QuotaFieldError| (e.field().to_string(), e.to_string())));
+    }
+    if body.max_active_jobs.is_some_and(|n| n > i32::MAX as u32) {
+        problems.push(("maxActiveJobs".into(), format!("at most {}", i32::MAX)));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(QuotaError::Invalid(problems))
+    }
+}
+
+/// Creates (`id = None`) or replaces a rule.
+pub async fn save(db: &DatabaseConnection, body: &QueueQuotaBody, id: Option<i64>) -> Result<QueueQuotaRule, QuotaError> {
+    validate(body)?;
+    let txn = crate::store::write_transaction(db).await?;
+    if queues::entity::queue::Entity::find_by_id(body.queue.clone())
+        .one(&txn)
+        .await?
+        .is_none()
+    {
+        return Err(QuotaError::UnknownQueue(body.queue.clone()));
+    }
+    let existing = match id {
+        Some(id) => Some(
+            entity::Entity::find_by_id(id)
+                .one(&txn)
+                .await?
+                .ok_or(QuotaError::NotFound(id))?,
+        ),
+        None => None,
+    };
+    let clash = entity::Entity::find()
+        .filter(entity::Column::Queue.eq(&body.queue))
+        .one(&txn)
+        .await?;
+    if clash.is_some_and(|c| Some(c.id) != id) {
+        return Err(QuotaError::Exists(body.queue.clone()));
+    }
+    let now = Utc::now();
+    let limits = serde_json::to_string(&body.limits).map_err(|e| DbErr::Custom(e.to_string()))?;
+    let max_active = body.max_active_jobs.map(|n| n as i32);
+    let saved = match existing {
+        Some(row) => {
+            let mut active: entity::ActiveModel = row.into();
+            active.queue = Set(body.queue.clone());
+            active.limits = Set(limits);
+            active.max_active_jobs = Set(max_active);
+            active.updated_at = Set(now);
+            active.update(&txn).await?
+        }
+        None => {
+            entity::ActiveModel {
+                queue: Set(body.queue.clone()),
+                limits: Set(limits),
+                max_active_jobs: Set(max_active),
+                created_at: Set(now),
+                updated_at: Set(now),
+                ..Default::default()
+            }
+            .insert(&txn)
+            .await?
+        }
+    };
+    txn.commit().await?;
+    Ok(to_api(&saved)?)
+}
+
+/// Deletes a rule.
+pub async fn delete(db: &DatabaseConnection, id: i64) -> Result<(), QuotaError> {
+    let result = entity::Entity::delete_by_id(id).exec(db).await?;
+    if result.rows_affected == 0 {
+        return Err(QuotaError::NotFound(id));
+    }
+    Ok(())
+}

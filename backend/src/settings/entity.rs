@@ -1,0 +1,40 @@
+//! The `prequeue_config` table: one row, `id = 1`.
+
+use sea_orm::entity::prelude::*;
+
+/// The prequeue settings row.
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "prequeue_config")]
+pub struct Model {
+    /// Always 1.
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub id: i32,
+    /// `backfillEnabled`.
+    pub backfill_enabled: bool,
+    /// `queueQuotaEnabled`.
+    pub queue_quota_enabled: bool,
+    /// `normalJobWaitingToleranceSeconds`.
+    pub normal_job_waiting_tolerance_seconds: i64,
+    /// `activateTickerIntervalSeconds`.
+    pub activate_ticker_interval_seconds: i64,
+    /// `maxTotalActivationsPerRound`.
+    pub max_total_activations_per_round: i64,
+    /// `prequeueCandidateSize`.
+    pub prequeue_candidate_size: i64,
+    /// `backfillMinRuntimeSeconds`.
+    pub backfill_min_runtime_seconds: i64,
+    /// `maxPrequeuedJobsPerUser`.
+    pub max_prequeued_jobs_per_user: i64,
+    /// `fcfs` or `fairShare`.
+    pub activation_order: String,
+    /// `preemptionGracePeriodSeconds`.
+    pub preemption_grace_period_seconds: i64,
+    /// Last write.
+    pub updated_at: DateTimeUtc,
+}
+
+/// None.
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,150 @@
+//! The prequeue settings (`spec/prequeue.md` §3): one row in the database, validated as a whole
+//! before any write, held in memory for the handlers and the watcher (refreshed on every write
+//! here and at least every ticker interval, so a write through another replica arrives too),
+//! never re-seeded per request.
+
+pub mod entity;
+pub mod handlers;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use anteroom_shared::scheduling::{ActivationOrder, ConfigFieldError, PrequeueConfig};
+use chrono::Utc;
+use sea_orm::{ActiveModelTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel, Set};
+use tokio::sync::watch;
+
+/// The one row's id.
+const ROW: i32 = 1;
+
+/// What a settings write can fail on.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// Some fields are out of range; nothing was written.
+    #[error("invalid prequeue settings")]
+    Invalid(Vec<ConfigFieldError>),
+    /// The database failed.
+    #[error(transparent)]
+    Db(#[from] DbErr),
+}
+
+/// The current settings, shared by the handlers and the watcher.
+#[derive(Debug)]
+pub struct Settings {
+    current: watch::Sender<PrequeueConfig>,
+}
+
+impl Settings {
+    /// Reads the row (the migration seeds it with the defaults).
+    pub async fn load(db: &impl ConnectionTrait) -> Result<Settings, DbErr> {
+        let config = read(db).await?;
+        Ok(Settings {
+            current: watch::Sender::new(config),
+        })
+    }
+
+    /// Settings held in memory only, for tests of code that only reads them.
+    pub fn fixed(config: PrequeueConfig) -> Settings {
+        Settings {
+            current: watch::Sender::new(config),
+        }
+    }
+
+    /// The settings now.
+    pub fn current(&self) -> PrequeueConfig {
+        self.current.borrow().clone()
+    }
+
+    /// A receiver that sees every change (the watcher re-reads its ticker interval from it).
+    pub fn subscribe(&self) -> watch::Receiver<PrequeueConfig> {
+        self.current.subscribe()
+    }
+
+    /// Reads the row again (another replica may have written it).
+    pub async fn refresh(&self, db: &impl ConnectionTrait) -> Result<(), DbErr> {
+        let config = read(db).await?;
+        self.current.send_if_modified(|current| {
+            let changed = *current != config;
+            *current = config;
+            changed
+        });
+        Ok(())
+    }
+
+    /// Validates `config` as a whole and stores it; nothing is written when a field is invalid.
+    pub async fn save(&self, db: &impl ConnectionTrait, config: PrequeueConfig) -> Result<PrequeueConfig, SettingsError> {
+        config.validate().map_err(SettingsError::Invalid)?;
+        let row = entity::Entity::find_by_id(ROW)
+            .one(db)
+            .await?
+            .ok_or_else(|| DbErr::RecordNotFound("prequeue_config row 1".into()))?;
+        let mut active = row.into_active_model();
+        active.backfill_enabled = Set(config.backfill_enabled);
+        active.queue_quota_enabled = Set(config.queue_quota_enabled);
+        active.normal_job_waiting_tolerance_seconds = Set(config.normal_job_waiting_tolerance_seconds);
+        active.activate_ticker_interval_seconds = Set(config.activate_ticker_interval_seconds);
+        active.max_total_activations_per_round = Set(config.max_total_activations_per_round);
+        active.prequeue_candidate_size = Set(config.prequeue_candidate_size);
+        active.backfill_min_runtime_seconds = Set(config.backfill_min_runtime_seconds);
+        active.max_prequeued_jobs_per_user = Set(config.max_prequeued_jobs_per_user);
+        active.activation_order = Set(config.activation_order.as_str().to_string());
+        active.preemption_grace_period_seconds = Set(config.preemption_grace_period_seconds);
+        active.updated_at = Set(Utc::now());
+        active.update(db).await?;
+        self.current.send_replace(config.clone());
+        Ok(config)
+    }
+
+    /// Refreshes from the store every ticker interval until `shutdown` resolves, so writes
+    /// made through another replica reach this one's handlers within a tick.
+    pub async fn refresh_periodically(
+        &self,
+        db: &impl ConnectionTrait,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) {
+        tokio::pin!(shutdown);
+        loop {
+            let seconds = self.current().activate_ticker_interval_seconds.clamp(1, 3600) as u64;
+            tokio::select! {
+                () = &mut shutdown => return,
+                () = tokio::time::sleep(Duration::from_secs(seconds)) => {}
+            }
+            if let Err(e) = self.refresh(db).await {
+                tracing::warn!(error = %e, "refreshing the prequeue settings failed; keeping the last ones");
+            }
+        }
+    }
+}
+
+/// The row as settings. A row that fails validation (edited by hand) is not used: the defaults
+/// are, with an error in the log, so a bad value cannot stop the prequeue.
+async fn read(db: &impl ConnectionTrait) -> Result<PrequeueConfig, DbErr> {
+    let row = entity::Entity::find_by_id(ROW)
+        .one(db)
+        .await?
+        .ok_or_else(|| DbErr::RecordNotFound("prequeue_config row 1".into()))?;
+    let config = from_row(&row);
+    match config {
+        Some(config) if config.validate().is_ok() => Ok(config),
+        _ => {
+            tracing::error!("the prequeue_config row is invalid (edited by hand?); using the defaults");
+            Ok(PrequeueConfig::default())
+        }
+    }
+}
+
+fn from_row(row: &entity::Model) -> Option<PrequeueConfig> {
+    Some(PrequeueConfig {
+        backfill_enabled: row.backfill_enabled,
+        queue_quota_enabled: row.queue_quota_enabled,
+        normal_job_waiting_tolerance_seconds: row.normal_job_waiting_tolerance_seconds,
+        activate_ticker_interval_seconds: row.activate_ticker_interval_seconds,
+        max_total_activations_per_round: row.max_total_activations_per_round,
+        prequeue_candidate_size: row.prequeue_candidate_size,
+        backfill_min_runtime_seconds: row.backfill_min_runtime_seconds,
+        max_prequeued_jobs_per_user: row.max_prequeued_jobs_per_user,
+        activation_order: ActivationOrder::from_str(&row.activation_order).ok()?,
+        preemption_grace_period_seconds: row.preemption_grace_period_seconds,
+    })
+}
+

@@ -1,0 +1,270 @@
+//! Jobs (`spec/api.md`, "Jobs"): the submission body, the job object, admission decisions,
+//! reasons, events and the lock.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::scheduling::{JobKind, JobPhase, PreemptionPolicy, ResourceList, ScheduleType};
+
+/// The queue a job goes to when the body names none.
+pub const DEFAULT_QUEUE: &str = "default";
+
+fn default_queue() -> String {
+    DEFAULT_QUEUE.to_string()
+}
+
+/// One task of a job: `replicas` identical pods.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TaskBody {
+    /// A Kubernetes name (1–63 of `a-z 0-9 -`); `main`, or `master`/`worker`/`ps` by kind.
+    pub name: String,
+    /// Pods of this task, 1–1,000.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1000))]
+    pub replicas: u32,
+    /// Container image, 1–512 characters.
+    pub image: String,
+    /// Container command: at most 256 arguments, 64 KiB in all.
+    #[serde(default)]
+    pub command: Vec<String>,
+    /// Requests of one pod, as quantity strings.
+    pub resources: ResourceList,
+    /// Host names the pods may run on; empty = anywhere. Each must be a node of the cluster.
+    #[serde(default)]
+    pub node_names: Vec<String>,
+}
+
+/// `POST /api/v1/jobs` and `POST /api/v1/jobs/preview` body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct JobBody {
+    /// A Kubernetes name: 1–63 of `a-z 0-9 -`, starting and ending with a letter or digit.
+    pub name: String,
+    /// Fixes the task layout.
+    pub kind: JobKind,
+    /// A queue the caller may use (`default` when absent).
+    #[serde(default = "default_queue")]
+    pub queue: String,
+    /// `normal` (default) or `backfill`.
+    #[serde(default)]
+    pub schedule_type: ScheduleType,
+    /// Normal jobs only; `PreemptLowerPriority` when absent.
+    #[serde(default)]
+    pub preemption_policy: Option<PreemptionPolicy>,
+    /// 1–64 tasks.
+    pub tasks: Vec<TaskBody>,
+}
+
+/// A job (`spec/api.md`, the `job` object).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Job {
+    /// Database id; the cluster object is `ar-<id>`.
+    pub id: i64,
+    /// Name given at submission.
+    pub name: String,
+    /// Kind.
+    pub kind: JobKind,
+    /// Queue.
+    pub queue: String,
+    /// Owner's username.
+    pub owner: String,
+    /// Normal or backfill ("Elastic").
+    pub schedule_type: ScheduleType,
+    /// Whether it may cause preemption once timed out.
+    pub preemption_policy: PreemptionPolicy,
+    /// Copied at submission for normal jobs; `null` for backfill.
+    pub waiting_tolerance_seconds: Option<i64>,
+    /// Current phase (`Activating` is shown to people as Pending).
+    pub phase: JobPhase,
+    /// The tasks as submitted.
+    pub tasks: Vec<TaskBody>,
+    /// Σ replicas × requests.
+    pub resources: ResourceList,
+    /// Nodes its pods run on.
+    pub nodes: Vec<String>,
+    /// When it was submitted (its waiting clock starts here).
+    pub submitted_at: DateTime<Utc>,
+    /// When it was created in the cluster.
+    pub activated_at: Option<DateTime<Utc>>,
+    /// When its pods started running.
+    pub started_at: Option<DateTime<Utc>>,
+    /// When it reached a terminal phase.
+    pub finished_at: Option<DateTime<Utc>>,
+    /// An admin lock: never preempted before this.
+    pub locked_until: Option<DateTime<Utc>>,
+}
+
+/// Why a job waits: a stable `code` (`quota`, `queue_capacity`, `blocked_by`,
+/// `backfill_disabled`, `max_active_jobs`, `round_limit`), an English message and details.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct WaitReason {
+    /// Stable code; the UI translates by it.
+    pub code: String,
+    /// English text.
+    pub message: String,
+    /// Structured context (resources with usage, request and limit; the blocking job…).
+    #[serde(default)]
+    pub details: Option<serde_json::Value>,
+}
+
+/// What the prequeue decided about a submission.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub enum Decision {
+    /// Sent to the cluster now.
+    Activated,
+    /// Waiting in the prequeue for the reasons given.
+    Prequeued,
+}
+
+/// The decision with its reasons (empty when activated).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Admission {
+    /// Activated or prequeued.
+    pub decision: Decision,
+    /// Why it waits.
+    pub reasons: Vec<WaitReason>,
+}
+
+/// `POST /api/v1/jobs` answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SubmitResponse {
+    /// The job as written.
+    pub job: Job,
+    /// What happened to it.
+    pub admission: Admission,
+}
+
+/// One resource of a limit check: current usage, the request, the limit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct LimitDetail {
+    /// Resource name.
+    pub resource: String,
+    /// The caller's occupying normal jobs in the queue.
+    pub used: crate::scheduling::Quantity,
+    /// What is asked for.
+    pub request: crate::scheduling::Quantity,
+    /// The quota's limit.
+    pub limit: crate::scheduling::Quantity,
+    /// `used + request > limit`.
+    pub exceeded: bool,
+}
+
+/// The caller's quota against a request (`POST /api/v1/me/resource-limit-check`, and inside a
+/// preview).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct LimitCheck {
+    /// Quotas are on and the queue has a rule.
+    pub enabled: bool,
+    /// Some resource would go over its limit.
+    pub exceeded: bool,
+    /// Every resource the rule names.
+    pub details: Vec<LimitDetail>,
+}
+
+/// `POST /api/v1/me/resource-limit-check` body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LimitCheckBody {
+    /// A queue the caller may use.
+    pub queue: String,
+    /// The request to check.
+    pub resources: ResourceList,
+}
+
+/// `POST /api/v1/jobs/preview` answer: what a submission would do now; nothing is written.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Preview {
+    /// Activated or prequeued.
+    pub decision: Decision,
+    /// Why it would wait.
+    pub reasons: Vec<WaitReason>,
+    /// The caller's quota against this request.
+    pub quota: LimitCheck,
+}
+
+/// One entry of a job's timeline, and of the event stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct JobEventItem {
+    /// Increasing id; the stream's `id:` (resume with `Last-Event-ID`).
+    pub id: i64,
+    /// The job.
+    pub job_id: i64,
+    /// `submitted`, `prequeued`, `activated`, `activation_failed`, `failed`, `deleted`,
+    /// `locked`, `unlocked`, …
+    pub kind: String,
+    /// English text.
+    pub message: String,
+    /// Structured context (reasons, errors, the lock…).
+    #[serde(default)]
+    pub details: Option<serde_json::Value>,
+    /// When it happened.
+    pub created_at: DateTime<Utc>,
+}
+
+/// Where a prequeued job stands: its position in its queue and why it waits.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PrequeueStanding {
+    /// 1-based, among the prequeued jobs of its queue in (submittedAt, id) order.
+    pub position: u64,
+    /// Why it waits (as last decided).
+    pub reasons: Vec<WaitReason>,
+}
+
+/// `GET /api/v1/jobs/{id}` answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct JobDetail {
+    /// The job.
+    #[serde(flatten)]
+    pub job: Job,
+    /// Its timeline, oldest first.
+    pub events: Vec<JobEventItem>,
+    /// Present while it is prequeued.
+    pub prequeue: Option<PrequeueStanding>,
+}
+
+/// A prequeued job in the admin's list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PrequeuedJob {
+    /// The job.
+    pub job: Job,
+    /// 1-based position in its queue.
+    pub position: u64,
+    /// Why it waits.
+    pub reasons: Vec<WaitReason>,
+}
+
+/// `PUT /api/v1/admin/jobs/{id}/lock` body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LockBody {
+    /// Never preempted before this; `null` unlocks.
+    pub until: Option<DateTime<Utc>>,
+}

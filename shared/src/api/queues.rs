@@ -1,0 +1,104 @@
+//! Queues and queue quotas (`spec/api.md`, "Queues" and "Prequeue and quotas").
+
+use serde::{Deserialize, Serialize};
+
+use crate::scheduling::ResourceList;
+
+/// A queue as a user sees it: whether it is open, where it sits in the tree, the team's
+/// capacity and what all users' normal jobs in it and below use now.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Queue {
+    /// Volcano queue name.
+    pub name: String,
+    /// Name shown in the UI.
+    pub display_name: String,
+    /// Open to every user (otherwise members only).
+    pub open: bool,
+    /// Parent queue; `null` for a root.
+    pub parent: Option<String>,
+    /// Limits on this queue and its descendants, all users together; `null` = unlimited.
+    pub capacity: Option<ResourceList>,
+    /// What occupying normal jobs in this queue and below use now (all users).
+    pub used: ResourceList,
+}
+
+/// A queue as an admin manages it: a [`Queue`] plus its members.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AdminQueue {
+    /// Volcano queue name.
+    pub name: String,
+    /// Name shown in the UI.
+    pub display_name: String,
+    /// Open to every user.
+    pub open: bool,
+    /// Usernames allowed to submit when the queue is not open.
+    pub members: Vec<String>,
+    /// Parent queue; `null` for a root.
+    pub parent: Option<String>,
+    /// Aggregate capacity; `null` = unlimited.
+    pub capacity: Option<ResourceList>,
+    /// What occupying normal jobs in this queue and below use now (all users).
+    pub used: ResourceList,
+}
+
+/// `POST /api/v1/admin/queues` and `PUT /api/v1/admin/queues/{name}` body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct QueueBody {
+    /// 1–63 of `a-z 0-9 -`, starting and ending with a letter or digit (a Kubernetes name);
+    /// on PUT it must equal the name in the path (queues are not renamed).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 63, pattern = r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
+    )]
+    pub name: String,
+    /// Name shown in the UI, at most 128 characters; the name when absent.
+    #[serde(default)]
+    pub display_name: Option<String>,
+    /// Open to every user.
+    pub open: bool,
+    /// Usernames allowed to submit when the queue is not open.
+    #[serde(default)]
+    pub members: Vec<String>,
+    /// Parent queue.
+    #[serde(default)]
+    pub parent: Option<String>,
+    /// Aggregate capacity; a resource absent is unlimited.
+    #[serde(default)]
+    pub capacity: Option<ResourceList>,
+}
+
+/// A queue quota: per-user limits inside one queue.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct QueueQuotaRule {
+    /// Database id.
+    pub id: i64,
+    /// The queue the rule applies to.
+    pub queue: String,
+    /// Limits for each user separately; a resource absent is unlimited.
+    pub limits: ResourceList,
+    /// Occupying normal jobs one user may have in the queue; `null` = unlimited.
+    pub max_active_jobs: Option<u32>,
+}
+
+/// `POST /api/v1/admin/queue-quotas` and `PUT /api/v1/admin/queue-quotas/{id}` body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct QueueQuotaBody {
+    /// The queue (must exist).
+    pub queue: String,
+    /// Limits for each user; quantities of zero or more.
+    pub limits: ResourceList,
+    /// At least 1; absent = unlimited.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
+    pub max_active_jobs: Option<u32>,
+}
