@@ -530,3 +530,28 @@ async fn the_event_stream_resumes_after_a_reconnect_without_losing_an_event(app:
     assert_ne!(job_ids[0], first[0].1["jobId"].as_i64().unwrap(), "only the new job's events");
 }
 both!(event_stream, the_event_stream_resumes_after_a_reconnect_without_losing_an_event);
+
+async fn another_users_job_is_404_for_every_operation_on_it(app: TestApp) {
+    let owner = app.user_token("olga").await;
+    let stranger = app.user_token("piet").await;
+    let (_, created) = call(&app, "POST", "/api/v1/jobs", &owner, Some(job("mine", json!({"cpu": "1"})))).await;
+    let id = created["job"]["id"].as_i64().unwrap();
+    let spec = app.get_json("/api/openapi.json", None).await;
+    let mut checked = Vec::new();
+    for (path, item) in spec["paths"].as_object().unwrap() {
+        if !path.starts_with("/api/v1/jobs/{id}") {
+            continue;
+        }
+        for method in item.as_object().unwrap().keys() {
+            let concrete = path.replace("{id}", &id.to_string());
+            let (status, body) = call(&app, &method.to_uppercase(), &concrete, &stranger, Some(json!({}))).await;
+            assert_eq!((status.as_u16(), code(&body)), (404, "job_not_found"), "{method} {path}");
+            checked.push(format!("{method} {path}"));
+        }
+    }
+    checked.sort();
+    assert_eq!(checked, ["delete /api/v1/jobs/{id}", "get /api/v1/jobs/{id}"]);
+    let (_, still) = call(&app, "GET", &format!("/api/v1/jobs/{id}"), &owner, None).await;
+    assert_eq!(still["phase"], "Pending", "the stranger changed nothing");
+}
+both!(authorization, another_users_job_is_404_for_every_operation_on_it);
