@@ -102,8 +102,8 @@ impl MigrationTrait for Migration {
                         "default".into(),
                         "Default".into(),
                         true.into(),
-                        Expr::current_timestamp().into(),
-                        Expr::current_timestamp().into(),
+                        Expr::current_timestamp(),
+                        Expr::current_timestamp(),
                     ])
                     .to_owned(),
             )

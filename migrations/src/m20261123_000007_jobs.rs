@@ -91,11 +91,17 @@ impl MigrationTrait for Migration {
         let indexes: [(&str, Vec<Jobs>); 4] = [
             ("jobs_by_phase", vec![Jobs::Phase, Jobs::SubmittedAt, Jobs::Id]),
             // Usage of one user in one queue; a user's prequeued count.
-            ("jobs_by_owner_queue_phase", vec![Jobs::OwnerId, Jobs::Queue, Jobs::Phase]),
+            (
+                "jobs_by_owner_queue_phase",
+                vec![Jobs::OwnerId, Jobs::Queue, Jobs::Phase],
+            ),
             // A user's job list, newest first.
             ("jobs_by_owner", vec![Jobs::OwnerId, Jobs::Id]),
             // Positions and blockers inside one queue; a queue's unfinished jobs.
-            ("jobs_by_queue_phase", vec![Jobs::Queue, Jobs::Phase, Jobs::SubmittedAt, Jobs::Id]),
+            (
+                "jobs_by_queue_phase",
+                vec![Jobs::Queue, Jobs::Phase, Jobs::SubmittedAt, Jobs::Id],
+            ),
         ];
         for (name, cols) in indexes {
             let mut index = Index::create();

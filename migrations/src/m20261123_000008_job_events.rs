@@ -45,7 +45,11 @@ impl MigrationTrait for Migration {
                     .col(ColumnDef::new(JobEvents::Kind).string_len(32).not_null())
                     .col(ColumnDef::new(JobEvents::Message).text().not_null())
                     .col(ColumnDef::new(JobEvents::Details).text().null())
-                    .col(ColumnDef::new(JobEvents::CreatedAt).timestamp_with_time_zone().not_null())
+                    .col(
+                        ColumnDef::new(JobEvents::CreatedAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
                     .foreign_key(
                         ForeignKey::create()
                             .from(JobEvents::Table, JobEvents::JobId)
@@ -78,6 +82,8 @@ impl MigrationTrait for Migration {
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager.drop_table(Table::drop().table(JobEvents::Table).to_owned()).await
+        manager
+            .drop_table(Table::drop().table(JobEvents::Table).to_owned())
+            .await
     }
 }

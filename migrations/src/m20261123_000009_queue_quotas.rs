@@ -38,11 +38,24 @@ impl MigrationTrait for Migration {
                             .auto_increment()
                             .primary_key(),
                     )
-                    .col(ColumnDef::new(QueueQuotas::Queue).string_len(63).not_null().unique_key())
+                    .col(
+                        ColumnDef::new(QueueQuotas::Queue)
+                            .string_len(63)
+                            .not_null()
+                            .unique_key(),
+                    )
                     .col(ColumnDef::new(QueueQuotas::Limits).text().not_null())
                     .col(ColumnDef::new(QueueQuotas::MaxActiveJobs).integer().null())
-                    .col(ColumnDef::new(QueueQuotas::CreatedAt).timestamp_with_time_zone().not_null())
-                    .col(ColumnDef::new(QueueQuotas::UpdatedAt).timestamp_with_time_zone().not_null())
+                    .col(
+                        ColumnDef::new(QueueQuotas::CreatedAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
+                    .col(
+                        ColumnDef::new(QueueQuotas::UpdatedAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
                     .foreign_key(
                         ForeignKey::create()
                             .from(QueueQuotas::Table, QueueQuotas::Queue)
@@ -55,6 +68,8 @@ impl MigrationTrait for Migration {
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager.drop_table(Table::drop().table(QueueQuotas::Table).to_owned()).await
+        manager
+            .drop_table(Table::drop().table(QueueQuotas::Table).to_owned())
+            .await
     }
 }

@@ -35,8 +35,16 @@ impl MigrationTrait for Migration {
                     .col(ColumnDef::new(C::Id).integer().not_null().primary_key())
                     .col(ColumnDef::new(C::BackfillEnabled).boolean().not_null())
                     .col(ColumnDef::new(C::QueueQuotaEnabled).boolean().not_null())
-                    .col(ColumnDef::new(C::NormalJobWaitingToleranceSeconds).big_integer().not_null())
-                    .col(ColumnDef::new(C::ActivateTickerIntervalSeconds).big_integer().not_null())
+                    .col(
+                        ColumnDef::new(C::NormalJobWaitingToleranceSeconds)
+                            .big_integer()
+                            .not_null(),
+                    )
+                    .col(
+                        ColumnDef::new(C::ActivateTickerIntervalSeconds)
+                            .big_integer()
+                            .not_null(),
+                    )
                     .col(ColumnDef::new(C::MaxTotalActivationsPerRound).big_integer().not_null())
                     .col(ColumnDef::new(C::PrequeueCandidateSize).big_integer().not_null())
                     .col(ColumnDef::new(C::BackfillMinRuntimeSeconds).big_integer().not_null())
@@ -77,7 +85,7 @@ impl MigrationTrait for Migration {
                         100i64.into(),
                         "fcfs".into(),
                         30i64.into(),
-                        Expr::current_timestamp().into(),
+                        Expr::current_timestamp(),
                     ])
                     .to_owned(),
             )

@@ -41,7 +41,11 @@ async fn call(app: &TestApp, method: &str, path: &str, token: &str, body: Option
     let res = req.send().await.expect("request");
     let status = res.status();
     let text = res.text().await.expect("body");
-    let value = if text.is_empty() { Value::Null } else { serde_json::from_str(&text).expect("JSON") };
+    let value = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).expect("JSON")
+    };
     (status, value)
 }
 
@@ -82,7 +86,14 @@ fn code(body: &Value) -> &str {
 
 async fn a_job_that_fits_is_activated_and_shows_its_timeline(app: TestApp) {
     let alice = app.user_token("alice").await;
-    let (status, body) = call(&app, "POST", "/api/v1/jobs", &alice, Some(job("train", json!({"cpu": "4", "memory": "8Gi"})))).await;
+    let (status, body) = call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &alice,
+        Some(job("train", json!({"cpu": "4", "memory": "8Gi"}))),
+    )
+    .await;
     assert_eq!(status, 201, "{body}");
     assert_eq!(body["admission"]["decision"], "activated");
     assert_eq!(body["admission"]["reasons"], json!([]));
@@ -95,7 +106,12 @@ async fn a_job_that_fits_is_activated_and_shows_its_timeline(app: TestApp) {
     let id = body["job"]["id"].as_i64().unwrap();
     let (status, detail) = call(&app, "GET", &format!("/api/v1/jobs/{id}"), &alice, None).await;
     assert_eq!(status, 200);
-    let kinds: Vec<&str> = detail["events"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = detail["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
     assert_eq!(kinds, ["submitted", "activated"]);
     assert_eq!(detail["prequeue"], Value::Null);
     let statuses = app.state.cluster.job_statuses().await.unwrap();
@@ -123,13 +139,21 @@ async fn over_quota_a_job_is_prequeued_with_its_reason_and_position(app: TestApp
         .iter()
         .find(|r| r["resource"] == "nvidia.com/a100")
         .unwrap();
-    assert_eq!((a100["usage"].as_str(), a100["request"].as_str(), a100["limit"].as_str()), (Some("2"), Some("2"), Some("2")));
+    assert_eq!(
+        (a100["usage"].as_str(), a100["request"].as_str(), a100["limit"].as_str()),
+        (Some("2"), Some("2"), Some("2"))
+    );
     let (_, third) = call(&app, "POST", "/api/v1/jobs", &bob, Some(job("three", gpu))).await;
     let id = third["job"]["id"].as_i64().unwrap();
     let (_, detail) = call(&app, "GET", &format!("/api/v1/jobs/{id}"), &bob, None).await;
     assert_eq!(detail["prequeue"]["position"], 2);
     assert_eq!(detail["prequeue"]["reasons"][0]["code"], "quota");
-    let kinds: Vec<&str> = detail["events"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = detail["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
     assert_eq!(kinds, ["submitted", "prequeued"]);
     // Nothing of a prequeued job reaches the cluster.
     let statuses = app.state.cluster.job_statuses().await.unwrap();
@@ -142,7 +166,12 @@ async fn over_quota_a_job_is_prequeued_with_its_reason_and_position(app: TestApp
     // The summary shows the quota, the usage and what waits.
     let (_, summary) = call(&app, "GET", "/api/v1/me/resource-summary?queue=default", &bob, None).await;
     assert_eq!(summary["jobs"], json!({"running": 0, "pending": 1, "prequeued": 2}));
-    let a100 = summary["resources"].as_array().unwrap().iter().find(|r| r["resource"] == "nvidia.com/a100").unwrap();
+    let a100 = summary["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["resource"] == "nvidia.com/a100")
+        .unwrap();
     assert_eq!(a100["used"], "2");
     assert_eq!(a100["prequeued"], "4");
     assert_eq!(a100["limit"], "2");
@@ -167,39 +196,141 @@ async fn every_refusal_answers_its_code_and_writes_nothing(app: TestApp) {
         (job("Bad_Name", json!({"cpu": "1"})), 422, "validation_failed"),
         (job("neg", json!({"cpu": "-1"})), 422, "validation_failed"),
         (job("huge", json!({"cpu": "100000"})), 422, "unschedulable"),
-        ({ let mut j = job("q", json!({"cpu": "1"})); j["queue"] = json!("nope"); j }, 404, "queue_not_found"),
-        ({ let mut j = job("bf", json!({"cpu": "1"})); j["scheduleType"] = json!("backfill"); j }, 409, "backfill_disabled"),
-        ({ let mut j = job("pin", json!({"cpu": "1"})); j["tasks"][0]["nodeNames"] = json!(["ghost"]); j }, 422, "validation_failed"),
-        ({ let mut j = job("tf", json!({"cpu": "1"})); j["kind"] = json!("tensorflow"); j["scheduleType"] = json!("backfill");
-           j["tasks"] = json!([{"name": "ps", "replicas": 1, "image": "x", "resources": {}}, {"name": "worker", "replicas": 1, "image": "x", "resources": {}}]); j },
-         422, "backfill_kind_unsupported"),
-        ({ let mut j = job("many", json!({"cpu": "1"})); j["tasks"][0]["replicas"] = json!(1001); j }, 422, "validation_failed"),
-        ({ let mut j = job("extra", json!({"cpu": "1"})); j["surprise"] = json!(1); j }, 422, "validation_failed"),
+        (
+            {
+                let mut j = job("q", json!({"cpu": "1"}));
+                j["queue"] = json!("nope");
+                j
+            },
+            404,
+            "queue_not_found",
+        ),
+        (
+            {
+                let mut j = job("bf", json!({"cpu": "1"}));
+                j["scheduleType"] = json!("backfill");
+                j
+            },
+            409,
+            "backfill_disabled",
+        ),
+        (
+            {
+                let mut j = job("pin", json!({"cpu": "1"}));
+                j["tasks"][0]["nodeNames"] = json!(["ghost"]);
+                j
+            },
+            422,
+            "validation_failed",
+        ),
+        (
+            {
+                let mut j = job("tf", json!({"cpu": "1"}));
+                j["kind"] = json!("tensorflow");
+                j["scheduleType"] = json!("backfill");
+                j["tasks"] = json!([{"name": "ps", "replicas": 1, "image": "x", "resources": {}}, {"name": "worker", "replicas": 1, "image": "x", "resources": {}}]);
+                j
+            },
+            422,
+            "backfill_kind_unsupported",
+        ),
+        (
+            {
+                let mut j = job("many", json!({"cpu": "1"}));
+                j["tasks"][0]["replicas"] = json!(1001);
+                j
+            },
+            422,
+            "validation_failed",
+        ),
+        (
+            {
+                let mut j = job("extra", json!({"cpu": "1"}));
+                j["surprise"] = json!(1);
+                j
+            },
+            422,
+            "validation_failed",
+        ),
     ];
     for (body, status, want) in cases {
         let (got, answer) = call(&app, "POST", "/api/v1/jobs", &carol, Some(body.clone())).await;
         assert_eq!((got.as_u16(), code(&answer)), (status, want), "{body}: {answer}");
     }
     // The offending field is named.
-    let (_, answer) = call(&app, "POST", "/api/v1/jobs", &carol, Some(job("neg", json!({"cpu": "-1"})))).await;
-    assert_eq!(answer["error"]["details"]["fields"][0]["field"], "tasks[0].resources.cpu");
+    let (_, answer) = call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &carol,
+        Some(job("neg", json!({"cpu": "-1"}))),
+    )
+    .await;
+    assert_eq!(
+        answer["error"]["details"]["fields"][0]["field"],
+        "tasks[0].resources.cpu"
+    );
     // A private queue.
-    let (status, _) = call(&app, "POST", "/api/v1/admin/queues", &admin, Some(json!({"name": "private", "open": false}))).await;
+    let (status, _) = call(
+        &app,
+        "POST",
+        "/api/v1/admin/queues",
+        &admin,
+        Some(json!({"name": "private", "open": false})),
+    )
+    .await;
     assert_eq!(status, 201);
     let mut private = job("p", json!({"cpu": "1"}));
     private["queue"] = json!("private");
     let (status, answer) = call(&app, "POST", "/api/v1/jobs", &carol, Some(private)).await;
     assert_eq!((status.as_u16(), code(&answer)), (403, "queue_forbidden"));
     // Hard quota.
-    settings(&app, &admin, json!({"queueQuotaEnabled": true, "maxPrequeuedJobsPerUser": 1})).await;
+    settings(
+        &app,
+        &admin,
+        json!({"queueQuotaEnabled": true, "maxPrequeuedJobsPerUser": 1}),
+    )
+    .await;
     quota(&app, &admin, "default", json!({"cpu": "8"})).await;
-    let (status, answer) = call(&app, "POST", "/api/v1/jobs", &carol, Some(job("big", json!({"cpu": "9"})))).await;
-    assert_eq!((status.as_u16(), code(&answer)), (422, "quota_request_exceeds_limit"), "{answer}");
+    let (status, answer) = call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &carol,
+        Some(job("big", json!({"cpu": "9"}))),
+    )
+    .await;
+    assert_eq!(
+        (status.as_u16(), code(&answer)),
+        (422, "quota_request_exceeds_limit"),
+        "{answer}"
+    );
     // The prequeue cap.
-    call(&app, "POST", "/api/v1/jobs", &carol, Some(job("a", json!({"cpu": "8"})))).await;
-    let (_, waiting) = call(&app, "POST", "/api/v1/jobs", &carol, Some(job("b", json!({"cpu": "8"})))).await;
+    call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &carol,
+        Some(job("a", json!({"cpu": "8"}))),
+    )
+    .await;
+    let (_, waiting) = call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &carol,
+        Some(job("b", json!({"cpu": "8"}))),
+    )
+    .await;
     assert_eq!(waiting["admission"]["decision"], "prequeued");
-    let (status, answer) = call(&app, "POST", "/api/v1/jobs", &carol, Some(job("c", json!({"cpu": "8"})))).await;
+    let (status, answer) = call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &carol,
+        Some(job("c", json!({"cpu": "8"}))),
+    )
+    .await;
     assert_eq!((status.as_u16(), code(&answer)), (429, "prequeue_full"));
     let (_, list) = call(&app, "GET", "/api/v1/jobs", &carol, None).await;
     assert_eq!(list["total"], 2, "only the two accepted jobs were written: {list}");
@@ -226,14 +357,32 @@ async fn a_sub_queue_capacity_holds_jobs_of_every_user_below_it(app: TestApp) {
         assert_eq!(status, 201, "{body}");
     }
     // Tree errors.
-    let (status, body) = call(&app, "PUT", "/api/v1/admin/queues/nlp", &admin,
-        Some(json!({"name": "nlp", "open": true, "parent": "nlp-llm"}))).await;
+    let (status, body) = call(
+        &app,
+        "PUT",
+        "/api/v1/admin/queues/nlp",
+        &admin,
+        Some(json!({"name": "nlp", "open": true, "parent": "nlp-llm"})),
+    )
+    .await;
     assert_eq!((status.as_u16(), code(&body)), (422, "queue_cycle"));
-    let (status, body) = call(&app, "POST", "/api/v1/admin/queues", &admin,
-        Some(json!({"name": "x", "open": true, "parent": "nlp", "capacity": {"nvidia.com/a100": "5"}}))).await;
+    let (status, body) = call(
+        &app,
+        "POST",
+        "/api/v1/admin/queues",
+        &admin,
+        Some(json!({"name": "x", "open": true, "parent": "nlp", "capacity": {"nvidia.com/a100": "5"}})),
+    )
+    .await;
     assert_eq!((status.as_u16(), code(&body)), (422, "capacity_exceeds_parent"));
-    let (status, body) = call(&app, "POST", "/api/v1/admin/queues", &admin,
-        Some(json!({"name": "y", "open": true, "parent": "ghost"}))).await;
+    let (status, body) = call(
+        &app,
+        "POST",
+        "/api/v1/admin/queues",
+        &admin,
+        Some(json!({"name": "y", "open": true, "parent": "ghost"})),
+    )
+    .await;
     assert_eq!((status.as_u16(), code(&body)), (422, "parent_not_found"));
     let (status, body) = call(&app, "DELETE", "/api/v1/admin/queues/nlp", &admin, None).await;
     assert_eq!((status.as_u16(), code(&body)), (409, "queue_has_children"));
@@ -255,7 +404,12 @@ async fn a_sub_queue_capacity_holds_jobs_of_every_user_below_it(app: TestApp) {
     assert_eq!(nlp["used"]["nvidia.com/a100"], "3");
     // The summary names the ancestor that holds the job.
     let (_, summary) = call(&app, "GET", "/api/v1/me/resource-summary?queue=nlp-mt", &erin, None).await;
-    let levels: Vec<&str> = summary["queues"].as_array().unwrap().iter().map(|q| q["queue"].as_str().unwrap()).collect();
+    let levels: Vec<&str> = summary["queues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["queue"].as_str().unwrap())
+        .collect();
     assert_eq!(levels, ["nlp-mt", "nlp"]);
     // A queue with unfinished jobs stays.
     let (status, body) = call(&app, "DELETE", "/api/v1/admin/queues/nlp-llm", &admin, None).await;
@@ -267,10 +421,20 @@ async fn delete_removes_a_job_from_the_prequeue_or_the_cluster_once(app: TestApp
     let admin = app.admin_token().await;
     let frank = app.user_token("frank").await;
     let grace = app.user_token("grace").await;
-    let (_, running) = call(&app, "POST", "/api/v1/jobs", &frank, Some(job("r", json!({"cpu": "1"})))).await;
+    let (_, running) = call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &frank,
+        Some(job("r", json!({"cpu": "1"}))),
+    )
+    .await;
     let id = running["job"]["id"].as_i64().unwrap();
     // Another user sees nothing, for every verb.
-    for (method, path) in [("GET", format!("/api/v1/jobs/{id}")), ("DELETE", format!("/api/v1/jobs/{id}"))] {
+    for (method, path) in [
+        ("GET", format!("/api/v1/jobs/{id}")),
+        ("DELETE", format!("/api/v1/jobs/{id}")),
+    ] {
         let (status, body) = call(&app, method, &path, &grace, None).await;
         assert_eq!((status.as_u16(), code(&body)), (404, "job_not_found"), "{method}");
     }
@@ -282,17 +446,42 @@ async fn delete_removes_a_job_from_the_prequeue_or_the_cluster_once(app: TestApp
     assert_eq!(detail["phase"], "Deleted");
     assert!(detail["finishedAt"].is_string());
     // The lock: admins only, and not on a finished job.
-    let (_, other) = call(&app, "POST", "/api/v1/jobs", &frank, Some(job("s", json!({"cpu": "1"})))).await;
+    let (_, other) = call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &frank,
+        Some(job("s", json!({"cpu": "1"}))),
+    )
+    .await;
     let other = other["job"]["id"].as_i64().unwrap();
-    let (status, body) = call(&app, "PUT", &format!("/api/v1/admin/jobs/{other}/lock"), &admin,
-        Some(json!({"until": "2099-01-01T00:00:00Z"}))).await;
+    let (status, body) = call(
+        &app,
+        "PUT",
+        &format!("/api/v1/admin/jobs/{other}/lock"),
+        &admin,
+        Some(json!({"until": "2099-01-01T00:00:00Z"})),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["lockedUntil"], "2099-01-01T00:00:00Z");
-    let (status, _) = call(&app, "PUT", &format!("/api/v1/admin/jobs/{other}/lock"), &frank,
-        Some(json!({"until": null}))).await;
+    let (status, _) = call(
+        &app,
+        "PUT",
+        &format!("/api/v1/admin/jobs/{other}/lock"),
+        &frank,
+        Some(json!({"until": null})),
+    )
+    .await;
     assert_eq!(status, 403);
-    let (status, body) = call(&app, "PUT", &format!("/api/v1/admin/jobs/{id}/lock"), &admin,
-        Some(json!({"until": null}))).await;
+    let (status, body) = call(
+        &app,
+        "PUT",
+        &format!("/api/v1/admin/jobs/{id}/lock"),
+        &admin,
+        Some(json!({"until": null})),
+    )
+    .await;
     assert_eq!((status.as_u16(), code(&body)), (409, "already_finished"));
     // Lists filter by phase and, for admins, by user.
     let (_, deleted) = call(&app, "GET", "/api/v1/jobs?phase=Deleted", &frank, None).await;
@@ -304,22 +493,47 @@ async fn delete_removes_a_job_from_the_prequeue_or_the_cluster_once(app: TestApp
     let (status, bad) = call(&app, "GET", "/api/v1/jobs?phase=Sleeping", &frank, None).await;
     assert_eq!((status.as_u16(), code(&bad)), (422, "validation_failed"));
 }
-both!(delete_and_lock, delete_removes_a_job_from_the_prequeue_or_the_cluster_once);
+both!(
+    delete_and_lock,
+    delete_removes_a_job_from_the_prequeue_or_the_cluster_once
+);
 
 async fn a_prequeued_job_deleted_never_reaches_the_cluster(app: TestApp) {
     let admin = app.admin_token().await;
     let heidi = app.user_token("heidi").await;
     settings(&app, &admin, json!({"queueQuotaEnabled": true})).await;
     quota(&app, &admin, "default", json!({"cpu": "1"})).await;
-    call(&app, "POST", "/api/v1/jobs", &heidi, Some(job("a", json!({"cpu": "1"})))).await;
-    let (_, waiting) = call(&app, "POST", "/api/v1/jobs", &heidi, Some(job("b", json!({"cpu": "1"})))).await;
+    call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &heidi,
+        Some(job("a", json!({"cpu": "1"}))),
+    )
+    .await;
+    let (_, waiting) = call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &heidi,
+        Some(job("b", json!({"cpu": "1"}))),
+    )
+    .await;
     let id = waiting["job"]["id"].as_i64().unwrap();
     let (status, _) = call(&app, "DELETE", &format!("/api/v1/jobs/{id}"), &heidi, None).await;
     assert_eq!(status, 204);
     let (_, detail) = call(&app, "GET", &format!("/api/v1/jobs/{id}"), &heidi, None).await;
     assert_eq!(detail["phase"], "Deleted");
     assert_eq!(detail["prequeue"], Value::Null);
-    assert!(!app.state.cluster.job_statuses().await.unwrap().iter().any(|s| s.job_id == id));
+    assert!(
+        !app.state
+            .cluster
+            .job_statuses()
+            .await
+            .unwrap()
+            .iter()
+            .any(|s| s.job_id == id)
+    );
 }
 both!(delete_prequeued, a_prequeued_job_deleted_never_reaches_the_cluster);
 
@@ -347,7 +561,9 @@ async fn the_same_idempotency_key_answers_the_first_answer_and_creates_nothing(a
     let (_, list) = call(&app, "GET", "/api/v1/jobs", &ivan, None).await;
     assert_eq!(list["total"], 1);
     // Concurrent retries with one key create one job.
-    let futures: Vec<_> = (0..8).map(|_| submit("key-2", job("race", json!({"cpu": "1"})))).collect();
+    let futures: Vec<_> = (0..8)
+        .map(|_| submit("key-2", job("race", json!({"cpu": "1"}))))
+        .collect();
     let answers = futures::future::join_all(futures).await;
     let ids: std::collections::BTreeSet<i64> = answers
         .iter()
@@ -360,7 +576,10 @@ async fn the_same_idempotency_key_answers_the_first_answer_and_creates_nothing(a
     let (_, list) = call(&app, "GET", "/api/v1/jobs", &ivan, None).await;
     assert_eq!(list["total"], 2);
 }
-both!(idempotency, the_same_idempotency_key_answers_the_first_answer_and_creates_nothing);
+both!(
+    idempotency,
+    the_same_idempotency_key_answers_the_first_answer_and_creates_nothing
+);
 
 async fn concurrent_submissions_never_exceed_a_quota_or_a_shared_capacity(app: TestApp) {
     let admin = app.admin_token().await;
@@ -368,15 +587,36 @@ async fn concurrent_submissions_never_exceed_a_quota_or_a_shared_capacity(app: T
     quota(&app, &admin, "default", json!({"cpu": "4"})).await;
     let judy = app.user_token("judy").await;
     let futures: Vec<_> = (0..12)
-        .map(|i| call(&app, "POST", "/api/v1/jobs", &judy, Some(job(&format!("j{i}"), json!({"cpu": "1"})))))
+        .map(|i| {
+            call(
+                &app,
+                "POST",
+                "/api/v1/jobs",
+                &judy,
+                Some(job(&format!("j{i}"), json!({"cpu": "1"}))),
+            )
+        })
         .collect();
     let answers = futures::future::join_all(futures).await;
-    let activated = answers.iter().filter(|(_, a)| a["admission"]["decision"] == "activated").count();
+    let activated = answers
+        .iter()
+        .filter(|(_, a)| a["admission"]["decision"] == "activated")
+        .count();
     assert_eq!(activated, 4, "exactly the quota's worth is activated");
     // Sibling queues under one capped parent, different users.
-    for (name, parent, capacity) in [("team", None, Some(json!({"cpu": "6"}))), ("team-a", Some("team"), None), ("team-b", Some("team"), None)] {
-        let (status, body) = call(&app, "POST", "/api/v1/admin/queues", &admin,
-            Some(json!({"name": name, "open": true, "parent": parent, "capacity": capacity}))).await;
+    for (name, parent, capacity) in [
+        ("team", None, Some(json!({"cpu": "6"}))),
+        ("team-a", Some("team"), None),
+        ("team-b", Some("team"), None),
+    ] {
+        let (status, body) = call(
+            &app,
+            "POST",
+            "/api/v1/admin/queues",
+            &admin,
+            Some(json!({"name": name, "open": true, "parent": parent, "capacity": capacity})),
+        )
+        .await;
         assert_eq!(status, 201, "{body}");
     }
     let app = &app;
@@ -394,13 +634,19 @@ async fn concurrent_submissions_never_exceed_a_quota_or_a_shared_capacity(app: T
                 (t.clone(), j)
             })
         })
-        .map(|(t, j)| async move { call(&app, "POST", "/api/v1/jobs", &t, Some(j)).await })
+        .map(|(t, j)| async move { call(app, "POST", "/api/v1/jobs", &t, Some(j)).await })
         .collect();
     let answers = futures::future::join_all(futures).await;
-    let activated = answers.iter().filter(|(_, a)| a["admission"]["decision"] == "activated").count();
+    let activated = answers
+        .iter()
+        .filter(|(_, a)| a["admission"]["decision"] == "activated")
+        .count();
     assert_eq!(activated, 6, "exactly the parent's capacity is activated");
 }
-both!(concurrency, concurrent_submissions_never_exceed_a_quota_or_a_shared_capacity);
+both!(
+    concurrency,
+    concurrent_submissions_never_exceed_a_quota_or_a_shared_capacity
+);
 
 async fn settings_are_validated_as_a_whole_and_applied_at_once(app: TestApp) {
     let admin = app.admin_token().await;
@@ -413,7 +659,12 @@ async fn settings_are_validated_as_a_whole_and_applied_at_once(app: TestApp) {
     bad["prequeueCandidateSize"] = json!(-5);
     let (status, body) = call(&app, "PUT", "/api/v1/admin/prequeue-config", &admin, Some(bad)).await;
     assert_eq!(status, 422);
-    let fields: Vec<&str> = body["error"]["details"]["fields"].as_array().unwrap().iter().map(|f| f["field"].as_str().unwrap()).collect();
+    let fields: Vec<&str> = body["error"]["details"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["field"].as_str().unwrap())
+        .collect();
     assert_eq!(fields, ["normalJobWaitingToleranceSeconds", "prequeueCandidateSize"]);
     let (_, unchanged) = call(&app, "GET", "/api/v1/admin/prequeue-config", &admin, None).await;
     assert_eq!(unchanged, config);
@@ -422,8 +673,16 @@ async fn settings_are_validated_as_a_whole_and_applied_at_once(app: TestApp) {
     let (status, _) = call(&app, "PUT", "/api/v1/admin/prequeue-config", &admin, Some(partial)).await;
     assert_eq!(status, 422, "PUT takes every field");
     let (_, status_before) = call(&app, "GET", "/api/v1/prequeue/status", &kim, None).await;
-    assert_eq!(status_before, json!({"backfillEnabled": false, "queueQuotaEnabled": false}));
-    settings(&app, &admin, json!({"backfillEnabled": true, "activationOrder": "fairShare"})).await;
+    assert_eq!(
+        status_before,
+        json!({"backfillEnabled": false, "queueQuotaEnabled": false})
+    );
+    settings(
+        &app,
+        &admin,
+        json!({"backfillEnabled": true, "activationOrder": "fairShare"}),
+    )
+    .await;
     let (_, status_after) = call(&app, "GET", "/api/v1/prequeue/status", &kim, None).await;
     assert_eq!(status_after["backfillEnabled"], true);
     let mut backfill = job("elastic", json!({"cpu": "1"}));
@@ -434,42 +693,109 @@ async fn settings_are_validated_as_a_whole_and_applied_at_once(app: TestApp) {
     assert_eq!(body["job"]["waitingToleranceSeconds"], Value::Null);
     // Quotas: one rule per queue, validated.
     quota(&app, &admin, "default", json!({"cpu": "2"})).await;
-    let (status, body) = call(&app, "POST", "/api/v1/admin/queue-quotas", &admin,
-        Some(json!({"queue": "default", "limits": {"cpu": "1"}}))).await;
+    let (status, body) = call(
+        &app,
+        "POST",
+        "/api/v1/admin/queue-quotas",
+        &admin,
+        Some(json!({"queue": "default", "limits": {"cpu": "1"}})),
+    )
+    .await;
     assert_eq!((status.as_u16(), code(&body)), (409, "quota_exists"));
-    let (status, body) = call(&app, "POST", "/api/v1/admin/queue-quotas", &admin,
-        Some(json!({"queue": "nope", "limits": {"cpu": "1"}}))).await;
+    let (status, body) = call(
+        &app,
+        "POST",
+        "/api/v1/admin/queue-quotas",
+        &admin,
+        Some(json!({"queue": "nope", "limits": {"cpu": "1"}})),
+    )
+    .await;
     assert_eq!((status.as_u16(), code(&body)), (422, "queue_not_found"));
-    let (status, body) = call(&app, "PUT", "/api/v1/admin/queue-quotas/999", &admin,
-        Some(json!({"queue": "default", "limits": {"cpu": "1"}}))).await;
+    let (status, body) = call(
+        &app,
+        "PUT",
+        "/api/v1/admin/queue-quotas/999",
+        &admin,
+        Some(json!({"queue": "default", "limits": {"cpu": "1"}})),
+    )
+    .await;
     assert_eq!((status.as_u16(), code(&body)), (404, "quota_not_found"));
     let (_, rules) = call(&app, "GET", "/api/v1/admin/queue-quotas", &admin, None).await;
     let id = rules[0]["id"].as_i64().unwrap();
-    let (status, body) = call(&app, "PUT", &format!("/api/v1/admin/queue-quotas/{id}"), &admin,
-        Some(json!({"queue": "default", "limits": {"cpu": "-1"}, "maxActiveJobs": 0}))).await;
+    let (status, body) = call(
+        &app,
+        "PUT",
+        &format!("/api/v1/admin/queue-quotas/{id}"),
+        &admin,
+        Some(json!({"queue": "default", "limits": {"cpu": "-1"}, "maxActiveJobs": 0})),
+    )
+    .await;
     assert_eq!(status, 422);
-    let fields: Vec<&str> = body["error"]["details"]["fields"].as_array().unwrap().iter().map(|f| f["field"].as_str().unwrap()).collect();
+    let fields: Vec<&str> = body["error"]["details"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["field"].as_str().unwrap())
+        .collect();
     assert_eq!(fields, ["limits.cpu", "maxActiveJobs"]);
-    let (status, _) = call(&app, "DELETE", &format!("/api/v1/admin/queue-quotas/{id}"), &admin, None).await;
+    let (status, _) = call(
+        &app,
+        "DELETE",
+        &format!("/api/v1/admin/queue-quotas/{id}"),
+        &admin,
+        None,
+    )
+    .await;
     assert_eq!(status, 204);
 }
-both!(settings_and_quotas, settings_are_validated_as_a_whole_and_applied_at_once);
+both!(
+    settings_and_quotas,
+    settings_are_validated_as_a_whole_and_applied_at_once
+);
 
 async fn preview_decides_without_writing(app: TestApp) {
     let admin = app.admin_token().await;
     let lee = app.user_token("lee").await;
     settings(&app, &admin, json!({"queueQuotaEnabled": true})).await;
     quota(&app, &admin, "default", json!({"cpu": "2"})).await;
-    let (status, preview) = call(&app, "POST", "/api/v1/jobs/preview", &lee, Some(job("p", json!({"cpu": "2"})))).await;
+    let (status, preview) = call(
+        &app,
+        "POST",
+        "/api/v1/jobs/preview",
+        &lee,
+        Some(job("p", json!({"cpu": "2"}))),
+    )
+    .await;
     assert_eq!(status, 200, "{preview}");
     assert_eq!(preview["decision"], "activated");
     assert_eq!(preview["quota"]["enabled"], true);
-    call(&app, "POST", "/api/v1/jobs", &lee, Some(job("real", json!({"cpu": "2"})))).await;
-    let (_, preview) = call(&app, "POST", "/api/v1/jobs/preview", &lee, Some(job("p", json!({"cpu": "1"})))).await;
+    call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &lee,
+        Some(job("real", json!({"cpu": "2"}))),
+    )
+    .await;
+    let (_, preview) = call(
+        &app,
+        "POST",
+        "/api/v1/jobs/preview",
+        &lee,
+        Some(job("p", json!({"cpu": "1"}))),
+    )
+    .await;
     assert_eq!(preview["decision"], "prequeued");
     assert_eq!(preview["reasons"][0]["code"], "quota");
     assert_eq!(preview["quota"]["exceeded"], true);
-    let (status, body) = call(&app, "POST", "/api/v1/jobs/preview", &lee, Some(job("p", json!({"cpu": "3"})))).await;
+    let (status, body) = call(
+        &app,
+        "POST",
+        "/api/v1/jobs/preview",
+        &lee,
+        Some(job("p", json!({"cpu": "3"}))),
+    )
+    .await;
     assert_eq!((status.as_u16(), code(&body)), (422, "quota_request_exceeds_limit"));
     let (_, list) = call(&app, "GET", "/api/v1/jobs", &lee, None).await;
     assert_eq!(list["total"], 1);
@@ -492,8 +818,14 @@ async fn read_events(res: reqwest::Response, want: usize) -> Vec<(i64, Value)> {
         text.push_str(&String::from_utf8_lossy(&chunk));
         while let Some(end) = text.find("\n\n") {
             let block: String = text.drain(..end + 2).collect();
-            let id = block.lines().find_map(|l| l.strip_prefix("id:")).map(|v| v.trim().parse::<i64>().unwrap());
-            let data = block.lines().find_map(|l| l.strip_prefix("data:")).map(|v| serde_json::from_str(v.trim()).unwrap());
+            let id = block
+                .lines()
+                .find_map(|l| l.strip_prefix("id:"))
+                .map(|v| v.trim().parse::<i64>().unwrap());
+            let data = block
+                .lines()
+                .find_map(|l| l.strip_prefix("data:"))
+                .map(|v| serde_json::from_str(v.trim()).unwrap());
             if let (Some(id), Some(data)) = (id, data) {
                 events.push((id, data));
             }
@@ -514,27 +846,73 @@ async fn the_event_stream_resumes_after_a_reconnect_without_losing_an_event(app:
     };
     let res = open(None).await.unwrap();
     assert_eq!(res.status(), 200);
-    assert!(res.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
-    call(&app, "POST", "/api/v1/jobs", &mia, Some(job("one", json!({"cpu": "1"})))).await;
-    call(&app, "POST", "/api/v1/jobs", &noah, Some(job("not-mine", json!({"cpu": "1"})))).await;
+    assert!(
+        res.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &mia,
+        Some(job("one", json!({"cpu": "1"}))),
+    )
+    .await;
+    call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &noah,
+        Some(job("not-mine", json!({"cpu": "1"}))),
+    )
+    .await;
     let first = read_events(res, 2).await;
-    assert_eq!(first.iter().map(|(_, e)| e["kind"].as_str().unwrap()).collect::<Vec<_>>(), ["submitted", "activated"]);
+    assert_eq!(
+        first
+            .iter()
+            .map(|(_, e)| e["kind"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["submitted", "activated"]
+    );
     let last = first[1].0;
     // Disconnected: events written meanwhile arrive after the reconnect.
-    call(&app, "POST", "/api/v1/jobs", &mia, Some(job("two", json!({"cpu": "1"})))).await;
+    call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &mia,
+        Some(job("two", json!({"cpu": "1"}))),
+    )
+    .await;
     let res = open(Some(last)).await.unwrap();
     let resumed = read_events(res, 2).await;
     assert!(resumed.iter().all(|(id, _)| *id > last));
     let job_ids: Vec<i64> = resumed.iter().map(|(_, e)| e["jobId"].as_i64().unwrap()).collect();
     assert_eq!(job_ids[0], job_ids[1]);
-    assert_ne!(job_ids[0], first[0].1["jobId"].as_i64().unwrap(), "only the new job's events");
+    assert_ne!(
+        job_ids[0],
+        first[0].1["jobId"].as_i64().unwrap(),
+        "only the new job's events"
+    );
 }
-both!(event_stream, the_event_stream_resumes_after_a_reconnect_without_losing_an_event);
+both!(
+    event_stream,
+    the_event_stream_resumes_after_a_reconnect_without_losing_an_event
+);
 
 async fn another_users_job_is_404_for_every_operation_on_it(app: TestApp) {
     let owner = app.user_token("olga").await;
     let stranger = app.user_token("piet").await;
-    let (_, created) = call(&app, "POST", "/api/v1/jobs", &owner, Some(job("mine", json!({"cpu": "1"})))).await;
+    let (_, created) = call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &owner,
+        Some(job("mine", json!({"cpu": "1"}))),
+    )
+    .await;
     let id = created["job"]["id"].as_i64().unwrap();
     let spec = app.get_json("/api/openapi.json", None).await;
     let mut checked = Vec::new();
@@ -545,7 +923,11 @@ async fn another_users_job_is_404_for_every_operation_on_it(app: TestApp) {
         for method in item.as_object().unwrap().keys() {
             let concrete = path.replace("{id}", &id.to_string());
             let (status, body) = call(&app, &method.to_uppercase(), &concrete, &stranger, Some(json!({}))).await;
-            assert_eq!((status.as_u16(), code(&body)), (404, "job_not_found"), "{method} {path}");
+            assert_eq!(
+                (status.as_u16(), code(&body)),
+                (404, "job_not_found"),
+                "{method} {path}"
+            );
             checked.push(format!("{method} {path}"));
         }
     }

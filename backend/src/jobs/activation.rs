@@ -157,7 +157,11 @@ async fn mark_pending(
     Ok(ActivationOutcome::Activated(row))
 }
 
-async fn record_failure(db: &DatabaseConnection, claimed: &job::Model, error: &str) -> Result<ActivationOutcome, DbErr> {
+async fn record_failure(
+    db: &DatabaseConnection,
+    claimed: &job::Model,
+    error: &str,
+) -> Result<ActivationOutcome, DbErr> {
     let now = Utc::now();
     let attempts = claimed.attempts.saturating_add(1);
     let gave_up = attempts >= MAX_ATTEMPTS;
@@ -184,13 +188,23 @@ async fn record_failure(db: &DatabaseConnection, claimed: &job::Model, error: &s
         .ok_or_else(|| DbErr::RecordNotFound(format!("job {}", claimed.id)))?;
     let details = serde_json::json!({ "error": error, "attempts": attempts, "maxAttempts": MAX_ATTEMPTS });
     if gave_up {
-        events::record(&txn, &row, EventKind::Failed, format!("gave up after {attempts} failed creates: {error}"), Some(details), now).await?;
+        events::record(
+            &txn,
+            &row,
+            EventKind::Failed,
+            format!("gave up after {attempts} failed creates: {error}"),
+            Some(details),
+            now,
+        )
+        .await?;
     } else {
         events::record(
             &txn,
             &row,
             EventKind::ActivationFailed,
-            format!("creating it in the cluster failed (attempt {attempts} of {MAX_ATTEMPTS}); retrying later: {error}"),
+            format!(
+                "creating it in the cluster failed (attempt {attempts} of {MAX_ATTEMPTS}); retrying later: {error}"
+            ),
             Some(details),
             now,
         )

@@ -100,7 +100,11 @@ fn rejection_error(rejection: &SubmitRejection) -> ApiError {
                 _ => StatusCode::UNPROCESSABLE_ENTITY,
             };
             let error = ApiError::new(status, rejection.code(), rejection.to_string());
-            if details.is_null() { error } else { error.with_details(details) }
+            if details.is_null() {
+                error
+            } else {
+                error.with_details(details)
+            }
         }
     }
 }
@@ -131,12 +135,13 @@ async fn submit_job(
     headers: HeaderMap,
     ApiJson(body): ApiJson<JobBody>,
 ) -> ApiResult<(StatusCode, Json<SubmitResponse>)> {
-    let key = match headers.get(IDEMPOTENCY_KEY) {
-        Some(value) => Some(value.to_str().map_err(|_| {
-            ApiError::validation(vec![FieldError::new("Idempotency-Key", "must be visible ASCII")])
-        })?),
-        None => None,
-    };
+    let key =
+        match headers.get(IDEMPOTENCY_KEY) {
+            Some(value) => Some(value.to_str().map_err(|_| {
+                ApiError::validation(vec![FieldError::new("Idempotency-Key", "must be visible ASCII")])
+            })?),
+            None => None,
+        };
     let response = jobs::submit(context(&state), &user, &body, key).await?;
     Ok((StatusCode::CREATED, Json(response)))
 }
@@ -440,8 +445,7 @@ async fn resource_summary(
 ) -> ApiResult<Json<ResourceSummary>> {
     let queue = query.queue.unwrap_or_else(|| queues::DEFAULT_QUEUE.to_string());
     queues::usable(&state.db_read, &user, &queue).await?;
-    let summary =
-        jobs::summary::resource_summary(&state.db_read, state.settings.current(), user.id, &queue).await?;
+    let summary = jobs::summary::resource_summary(&state.db_read, state.settings.current(), user.id, &queue).await?;
     Ok(Json(summary))
 }
 

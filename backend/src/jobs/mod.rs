@@ -42,7 +42,7 @@ use self::entity::job;
 use self::events::EventKind;
 use crate::cluster::{Cluster, ClusterError};
 use crate::prequeue::{
-    JobSnapshot, NodeSnapshot, QueueTree, Reason, Snapshot, SubmitDecision, SubmitRejection, Submission,
+    JobSnapshot, NodeSnapshot, QueueTree, Reason, Snapshot, Submission, SubmitDecision, SubmitRejection,
     decide_submission,
 };
 use crate::queues::{self, QueueError};
@@ -357,7 +357,8 @@ pub async fn submit(
     ctx.signals.events_written();
     let row = match decision {
         SubmitDecision::Activated => {
-            let outcome = activation::activate_claimed(ctx.db, ctx.cluster, &row, config.preemption_grace_period_seconds).await?;
+            let outcome =
+                activation::activate_claimed(ctx.db, ctx.cluster, &row, config.preemption_grace_period_seconds).await?;
             ctx.signals.events_written();
             match outcome {
                 ActivationOutcome::Activated(row) | ActivationOutcome::CreateFailed { job: row, .. } => row,
@@ -414,7 +415,9 @@ async fn insert_job(
         preemption_policy: Set(body.preemption_policy.unwrap_or_default().as_str().to_string()),
         phase: Set(phase.as_str().to_string()),
         waiting_tolerance_seconds: Set(tolerance),
-        timeout_at: Set(tolerance.and_then(|t| Duration::try_seconds(t)).and_then(|d| now.checked_add_signed(d))),
+        timeout_at: Set(tolerance
+            .and_then(Duration::try_seconds)
+            .and_then(|d| now.checked_add_signed(d))),
         tasks: Set(json(&body.tasks)?),
         resources: Set(json(request)?),
         request_milli: Set(compact::encode_request(request)),
@@ -524,12 +527,11 @@ pub async fn list(
 
 /// The job `id` if `actor` may see it: its owner or an admin. Anyone else gets `NotFound`, as
 /// if it did not exist.
-pub async fn visible(
-    db: &impl ConnectionTrait,
-    actor: &users::entity::Model,
-    id: i64,
-) -> Result<job::Model, JobError> {
-    let row = job::Entity::find_by_id(id).one(db).await?.ok_or(JobError::NotFound(id))?;
+pub async fn visible(db: &impl ConnectionTrait, actor: &users::entity::Model, id: i64) -> Result<job::Model, JobError> {
+    let row = job::Entity::find_by_id(id)
+        .one(db)
+        .await?
+        .ok_or(JobError::NotFound(id))?;
     let admin = users::role_of(actor) == anteroom_shared::api::Role::Admin;
     if row.owner_id != actor.id && !admin {
         return Err(JobError::NotFound(id));
@@ -624,14 +626,24 @@ pub async fn delete(ctx: Context<'_>, actor: &users::entity::Model, id: i64) -> 
             return Ok(());
         }
         drop(txn);
-        row = job::Entity::find_by_id(id).one(ctx.db).await?.ok_or(JobError::NotFound(id))?;
+        row = job::Entity::find_by_id(id)
+            .one(ctx.db)
+            .await?
+            .ok_or(JobError::NotFound(id))?;
     }
-    Err(JobError::Db(DbErr::Custom(format!("job {id} kept changing phase during its delete"))))
+    Err(JobError::Db(DbErr::Custom(format!(
+        "job {id} kept changing phase during its delete"
+    ))))
 }
 
 /// `PUT /api/v1/admin/jobs/{id}/lock`: a locked job is never preempted before `until`;
 /// `None` unlocks.
-pub async fn lock(ctx: Context<'_>, admin: &users::entity::Model, id: i64, until: Option<DateTime<Utc>>) -> Result<Job, JobError> {
+pub async fn lock(
+    ctx: Context<'_>,
+    admin: &users::entity::Model,
+    id: i64,
+    until: Option<DateTime<Utc>>,
+) -> Result<Job, JobError> {
     let txn = crate::store::write_transaction(ctx.db).await?;
     let row = visible(&txn, admin, id).await?;
     let phase = phase_of(&row)?;
@@ -644,10 +656,25 @@ pub async fn lock(ctx: Context<'_>, admin: &users::entity::Model, id: i64, until
     active.updated_at = Set(now);
     let row = active.update(&txn).await?;
     let (kind, message) = match until {
-        Some(until) => (EventKind::Locked, format!("locked against preemption until {} by {}", until.to_rfc3339(), admin.username)),
+        Some(until) => (
+            EventKind::Locked,
+            format!(
+                "locked against preemption until {} by {}",
+                until.to_rfc3339(),
+                admin.username
+            ),
+        ),
         None => (EventKind::Unlocked, format!("unlocked by {}", admin.username)),
     };
-    events::record(&txn, &row, kind, message, Some(serde_json::json!({ "until": until, "by": admin.username })), now).await?;
+    events::record(
+        &txn,
+        &row,
+        kind,
+        message,
+        Some(serde_json::json!({ "until": until, "by": admin.username })),
+        now,
+    )
+    .await?;
     txn.commit().await?;
     ctx.signals.events_written();
     Ok(to_api(&row)?)

@@ -175,7 +175,8 @@ impl Feed {
             }
         }
         // A full batch of unsettled events: move on anyway rather than re-read it for ever.
-        if rows.len() as u64 == BATCH && self.sent.len() as u64 >= BATCH
+        if rows.len() as u64 == BATCH
+            && self.sent.len() as u64 >= BATCH
             && let Some(&last) = self.sent.iter().next_back()
         {
             self.floor = self.floor.max(last);

@@ -109,8 +109,12 @@ pub async fn resource_summary(
         ResourceList::new(),
     );
     for row in rows {
-        let Ok(phase) = JobPhase::from_str(&row.phase) else { continue };
-        let Ok(request) = compact::decode_request(&row.request_milli) else { continue };
+        let Ok(phase) = JobPhase::from_str(&row.phase) else {
+            continue;
+        };
+        let Ok(request) = compact::decode_request(&row.request_milli) else {
+            continue;
+        };
         let backfill = row.schedule_type == ScheduleType::Backfill.as_str();
         let counts = if backfill { &mut backfill_jobs } else { &mut jobs };
         match phase {
@@ -176,4 +180,3 @@ pub async fn resource_summary(
         queues,
     })
 }
-

@@ -80,10 +80,7 @@ fn task_problems(i: usize, task: &TaskBody, push: &mut impl FnMut(String, &str))
     }
     let bytes: usize = task.command.iter().map(String::len).sum();
     if task.command.len() > MAX_COMMAND_ARGS || bytes > MAX_COMMAND_BYTES {
-        push(
-            format!("tasks[{i}].command"),
-            "at most 256 arguments and 64 KiB in all",
-        );
+        push(format!("tasks[{i}].command"), "at most 256 arguments and 64 KiB in all");
     }
     if let Some(j) = task.command.iter().position(|a| a.contains('\0')) {
         push(format!("tasks[{i}].command[{j}]"), "must not contain NUL");
@@ -100,9 +97,8 @@ fn task_problems(i: usize, task: &TaskBody, push: &mut impl FnMut(String, &str))
         push(format!("tasks[{i}].nodeNames"), "at most 64 nodes");
     }
     for (j, node) in task.node_names.iter().enumerate() {
-        let ok = !node.is_empty()
-            && node.len() <= 253
-            && node.split('.').all(|label| dns_label_problem(label).is_none());
+        let ok =
+            !node.is_empty() && node.len() <= 253 && node.split('.').all(|label| dns_label_problem(label).is_none());
         if !ok {
             push(format!("tasks[{i}].nodeNames[{j}]"), "must be a node's host name");
         }
@@ -177,7 +173,10 @@ mod tests {
         assert!(fields(&body(JobKind::Jupyter, vec![task("main", 1)])).is_empty());
         assert_eq!(fields(&body(JobKind::Webide, vec![task("main", 2)])), ["tasks"]);
         assert!(fields(&body(JobKind::Custom, vec![task("main", 8)])).is_empty());
-        assert_eq!(fields(&body(JobKind::Custom, vec![task("a", 1), task("b", 1)])), ["tasks"]);
+        assert_eq!(
+            fields(&body(JobKind::Custom, vec![task("a", 1), task("b", 1)])),
+            ["tasks"]
+        );
         assert!(fields(&body(JobKind::Pytorch, vec![task("master", 1), task("worker", 4)])).is_empty());
         assert!(fields(&body(JobKind::Pytorch, vec![task("master", 1)])).is_empty());
         assert_eq!(fields(&body(JobKind::Pytorch, vec![task("master", 2)])), ["tasks"]);

@@ -10,9 +10,7 @@
 use std::collections::HashMap;
 
 pub use anteroom_shared::scheduling::{ConfigFieldError, PrequeueConfig};
-use anteroom_shared::scheduling::{
-    JobKind, JobPhase, NodeSet, PreemptionPolicy, Quantity, ResourceList, ScheduleType,
-};
+use anteroom_shared::scheduling::{JobKind, JobPhase, NodeSet, PreemptionPolicy, Quantity, ResourceList, ScheduleType};
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 

@@ -147,7 +147,10 @@ async fn create_queue(
     tracing::info!(queue = %saved.name, by = %admin.username, "queue created");
     state.signals.wake_watcher();
     let view = admin_view(&state, Some(&saved.name)).await?;
-    let queue = view.into_iter().next().ok_or_else(|| ApiError::internal(anyhow::anyhow!("queue vanished")))?;
+    let queue = view
+        .into_iter()
+        .next()
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("queue vanished")))?;
     Ok((StatusCode::CREATED, Json(queue)))
 }
 
@@ -178,7 +181,10 @@ async fn replace_queue(
     tracing::info!(queue = %saved.name, by = %admin.username, "queue replaced");
     state.signals.wake_watcher();
     let view = admin_view(&state, Some(&saved.name)).await?;
-    let queue = view.into_iter().next().ok_or_else(|| ApiError::internal(anyhow::anyhow!("queue vanished")))?;
+    let queue = view
+        .into_iter()
+        .next()
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("queue vanished")))?;
     Ok(Json(queue))
 }
 

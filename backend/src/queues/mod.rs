@@ -175,7 +175,8 @@ pub async fn members(db: &impl ConnectionTrait) -> Result<HashMap<String, Vec<St
         .from(Alias::new("queue_members"))
         .inner_join(
             Alias::new("users"),
-            Expr::col((Alias::new("users"), Alias::new("id"))).equals((Alias::new("queue_members"), Alias::new("user_id"))),
+            Expr::col((Alias::new("users"), Alias::new("id")))
+                .equals((Alias::new("queue_members"), Alias::new("user_id"))),
         )
         .order_by((Alias::new("users"), Alias::new("username")), sea_orm::Order::Asc)
         .to_owned();
@@ -236,9 +237,7 @@ pub fn resource_name_problem(name: &str) -> Option<&'static str> {
     if let Some(prefix) = prefix
         && (prefix.is_empty()
             || prefix.len() > 253
-            || !prefix
-                .split('.')
-                .all(|label| dns_label_problem(label).is_none()))
+            || !prefix.split('.').all(|label| dns_label_problem(label).is_none()))
     {
         return Some("the prefix before '/' must be a DNS subdomain");
     }
@@ -418,4 +417,3 @@ async fn unfinished_jobs(db: &impl ConnectionTrait, name: &str) -> Result<u64, D
         .map_or(0, |c| c.n);
     Ok(u64::try_from(count).unwrap_or(0))
 }
-

@@ -47,8 +47,7 @@ pub fn to_api(row: &entity::Model) -> Result<QueueQuotaRule, DbErr> {
 }
 
 fn limits_of(row: &entity::Model) -> Result<ResourceList, DbErr> {
-    serde_json::from_str(&row.limits)
-        .map_err(|e| DbErr::Custom(format!("quota {}: unreadable limits: {e}", row.id)))
+    serde_json::from_str(&row.limits).map_err(|e| DbErr::Custom(format!("quota {}: unreadable limits: {e}", row.id)))
 }
 
 /// Every rule as the core sees it.
@@ -84,7 +83,11 @@ fn validate(body: &QueueQuotaBody) -> Result<(), QuotaError> {
         }
     }
     if let Err(errors) = rule.validate() {
-        problems.extend(errors.iter().map(|e: &QuotaFieldError| (e.field().to_string(), e.to_string())));
+        problems.extend(
+            errors
+                .iter()
+                .map(|e: &QuotaFieldError| (e.field().to_string(), e.to_string())),
+        );
     }
     if body.max_active_jobs.is_some_and(|n| n > i32::MAX as u32) {
         problems.push(("maxActiveJobs".into(), format!("at most {}", i32::MAX)));
@@ -97,7 +100,11 @@ fn validate(body: &QueueQuotaBody) -> Result<(), QuotaError> {
 }
 
 /// Creates (`id = None`) or replaces a rule.
-pub async fn save(db: &DatabaseConnection, body: &QueueQuotaBody, id: Option<i64>) -> Result<QueueQuotaRule, QuotaError> {
+pub async fn save(
+    db: &DatabaseConnection,
+    body: &QueueQuotaBody,
+    id: Option<i64>,
+) -> Result<QueueQuotaRule, QuotaError> {
     validate(body)?;
     let txn = crate::store::write_transaction(db).await?;
     if queues::entity::queue::Entity::find_by_id(body.queue.clone())

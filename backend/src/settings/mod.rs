@@ -72,7 +72,11 @@ impl Settings {
     }
 
     /// Validates `config` as a whole and stores it; nothing is written when a field is invalid.
-    pub async fn save(&self, db: &impl ConnectionTrait, config: PrequeueConfig) -> Result<PrequeueConfig, SettingsError> {
+    pub async fn save(
+        &self,
+        db: &impl ConnectionTrait,
+        config: PrequeueConfig,
+    ) -> Result<PrequeueConfig, SettingsError> {
         config.validate().map_err(SettingsError::Invalid)?;
         let row = entity::Entity::find_by_id(ROW)
             .one(db)
@@ -147,4 +151,3 @@ fn from_row(row: &entity::Model) -> Option<PrequeueConfig> {
         preemption_grace_period_seconds: row.preemption_grace_period_seconds,
     })
 }
-

@@ -135,4 +135,3 @@ impl PrequeueConfig {
         if errors.is_empty() { Ok(()) } else { Err(errors) }
     }
 }
-
