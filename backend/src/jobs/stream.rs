@@ -5,7 +5,7 @@
 //! Event ids come from the database in insert order, but on PostgreSQL two transactions may
 //! commit out of id order (id 7 visible before id 6). So the stream does not trust a single
 //! cursor: it keeps re-reading the last few seconds of ids above a *floor* and sends what it has
-//! not sent yet; the floor only passes events older than [`SETTLE`]. A commit delayed longer
+//! not sent yet; the floor only passes events older than `SETTLE` (5 s). A commit delayed longer
 //! than that could be missed — transactions that write events are short (milliseconds).
 
 use std::collections::{BTreeSet, VecDeque};

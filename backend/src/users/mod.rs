@@ -156,7 +156,7 @@ pub fn role_of(model: &entity::Model) -> Role {
     }
 }
 
-/// The API view of a user with the queues they may submit to ([`queue_names`]).
+/// The API view of a user with the queues they may submit to ([`queue_names_of`]).
 pub fn to_api(model: &entity::Model, queues: Vec<String>) -> User {
     User {
         id: model.id,
