@@ -13,7 +13,7 @@ enum IdempotencyKeys {
     Key,
     RequestHash,
     JobId,
-    Response,
+    Admission,
     CreatedAt,
 }
 
@@ -30,7 +30,7 @@ impl MigrationTrait for Migration {
                     .col(ColumnDef::new(K::Key).string_len(255).not_null())
                     .col(ColumnDef::new(K::RequestHash).string_len(64).not_null())
                     .col(ColumnDef::new(K::JobId).big_integer().not_null())
-                    .col(ColumnDef::new(K::Response).text().not_null())
+                    .col(ColumnDef::new(K::Admission).text().not_null())
                     .col(ColumnDef::new(K::CreatedAt).timestamp_with_time_zone().not_null())
                     .primary_key(Index::create().col(K::UserId).col(K::Key))
                     .to_owned(),

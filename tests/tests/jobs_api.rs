@@ -334,7 +334,33 @@ async fn every_refusal_answers_its_code_and_writes_nothing(app: TestApp) {
     assert_eq!((status.as_u16(), code(&answer)), (429, "prequeue_full"));
     let (_, list) = call(&app, "GET", "/api/v1/jobs", &carol, None).await;
     assert_eq!(list["total"], 2, "only the two accepted jobs were written: {list}");
+    assert_eq!(count(&app, "jobs").await, 2);
+    assert_eq!(
+        count(&app, "job_events").await,
+        4,
+        "a: submitted, activated; b: submitted, prequeued"
+    );
+    // Step 1 comes before step 2: a bad quantity in an unknown queue is 422, not 404.
+    let mut both = job("neg", json!({"cpu": "-1"}));
+    both["queue"] = json!("nope");
+    let (status, answer) = call(&app, "POST", "/api/v1/jobs", &carol, Some(both)).await;
+    assert_eq!((status.as_u16(), code(&answer)), (422, "validation_failed"));
 }
+
+async fn count(app: &TestApp, table: &str) -> i64 {
+    use sea_orm::{ConnectionTrait, Statement};
+    let db = &app.state.db;
+    let row = db
+        .query_one_raw(Statement::from_string(
+            db.get_database_backend(),
+            format!("SELECT COUNT(*) AS n FROM {table}"),
+        ))
+        .await
+        .unwrap()
+        .unwrap();
+    row.try_get::<i64>("", "n").unwrap()
+}
+
 both!(refusals, every_refusal_answers_its_code_and_writes_nothing);
 
 async fn a_sub_queue_capacity_holds_jobs_of_every_user_below_it(app: TestApp) {
@@ -710,7 +736,7 @@ async fn settings_are_validated_as_a_whole_and_applied_at_once(app: TestApp) {
         Some(json!({"queue": "nope", "limits": {"cpu": "1"}})),
     )
     .await;
-    assert_eq!((status.as_u16(), code(&body)), (422, "queue_not_found"));
+    assert_eq!((status.as_u16(), code(&body)), (404, "queue_not_found"));
     let (status, body) = call(
         &app,
         "PUT",
@@ -852,7 +878,7 @@ async fn the_event_stream_resumes_after_a_reconnect_without_losing_an_event(app:
             .unwrap()
             .starts_with("text/event-stream")
     );
-    call(
+    let (_, one) = call(
         &app,
         "POST",
         "/api/v1/jobs",
@@ -860,7 +886,7 @@ async fn the_event_stream_resumes_after_a_reconnect_without_losing_an_event(app:
         Some(job("one", json!({"cpu": "1"}))),
     )
     .await;
-    call(
+    let (_, theirs) = call(
         &app,
         "POST",
         "/api/v1/jobs",
@@ -868,17 +894,7 @@ async fn the_event_stream_resumes_after_a_reconnect_without_losing_an_event(app:
         Some(job("not-mine", json!({"cpu": "1"}))),
     )
     .await;
-    let first = read_events(res, 2).await;
-    assert_eq!(
-        first
-            .iter()
-            .map(|(_, e)| e["kind"].as_str().unwrap())
-            .collect::<Vec<_>>(),
-        ["submitted", "activated"]
-    );
-    let last = first[1].0;
-    // Disconnected: events written meanwhile arrive after the reconnect.
-    call(
+    let (_, two) = call(
         &app,
         "POST",
         "/api/v1/jobs",
@@ -886,17 +902,65 @@ async fn the_event_stream_resumes_after_a_reconnect_without_losing_an_event(app:
         Some(job("two", json!({"cpu": "1"}))),
     )
     .await;
-    let res = open(Some(last)).await.unwrap();
-    let resumed = read_events(res, 2).await;
-    assert!(resumed.iter().all(|(id, _)| *id > last));
-    let job_ids: Vec<i64> = resumed.iter().map(|(_, e)| e["jobId"].as_i64().unwrap()).collect();
-    assert_eq!(job_ids[0], job_ids[1]);
-    assert_ne!(
-        job_ids[0],
-        first[0].1["jobId"].as_i64().unwrap(),
-        "only the new job's events"
+    let (one, theirs, two) = (job_id(&one), job_id(&theirs), job_id(&two));
+    // Noah's events were written between Mia's: a leak would show them third and fourth.
+    let first = read_events(res, 4).await;
+    let jobs: Vec<i64> = first.iter().map(|(_, e)| e["jobId"].as_i64().unwrap()).collect();
+    assert_eq!(jobs, [one, one, two, two], "only the caller's events, in order");
+    assert!(!jobs.contains(&theirs));
+    assert_eq!(
+        first
+            .iter()
+            .map(|(_, e)| e["kind"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["submitted", "activated", "submitted", "activated"]
     );
+    let last = first[1].0;
+    // Reconnect after the second event: what followed it arrives again, then what came later.
+    call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &mia,
+        Some(job("three", json!({"cpu": "1"}))),
+    )
+    .await;
+    let res = open(Some(last)).await.unwrap();
+    let resumed = read_events(res, 4).await;
+    assert!(resumed.iter().all(|(id, _)| *id > last));
+    assert_eq!(resumed[0].0, first[2].0, "resumes right after Last-Event-ID");
+    assert_eq!(resumed[1].0, first[3].0);
+    assert!(resumed[2..].iter().all(|(_, e)| e["jobId"].as_i64() != Some(two)));
 }
+
+fn job_id(answer: &Value) -> i64 {
+    answer["job"]["id"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("no job in {answer}"))
+}
+
+async fn a_session_that_ends_ends_its_stream(app: TestApp) {
+    let quinn = app.user_token("quinn").await;
+    let mut res = app
+        .client
+        .get(app.url("/api/v1/jobs/events/stream"))
+        .bearer_auth(&quinn)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let (status, _) = call(&app, "POST", "/api/v1/auth/logout", &quinn, None).await;
+    assert_eq!(status, 204);
+    // The stream ends within its re-authorization period (5 s) and a poll; heartbeats are 15 s
+    // apart, so an open stream would still be silent at 12 s.
+    let end = tokio::time::timeout(Duration::from_secs(12), async {
+        while let Ok(Some(_)) = res.chunk().await {}
+    })
+    .await;
+    assert!(end.is_ok(), "the stream of a logged-out session ended");
+}
+both!(stream_ends_with_session, a_session_that_ends_ends_its_stream);
+
 both!(
     event_stream,
     the_event_stream_resumes_after_a_reconnect_without_losing_an_event
@@ -937,3 +1001,63 @@ async fn another_users_job_is_404_for_every_operation_on_it(app: TestApp) {
     assert_eq!(still["phase"], "Pending", "the stranger changed nothing");
 }
 both!(authorization, another_users_job_is_404_for_every_operation_on_it);
+
+async fn a_cluster_that_refuses_the_create_leaves_the_job_activating_and_answers_201(app: TestApp) {
+    let admin = app.admin_token().await;
+    let rita = app.user_token("rita").await;
+    let (status, _) = call(
+        &app,
+        "POST",
+        "/api/v1/admin/queues",
+        &admin,
+        Some(json!({"name": "gone", "open": true})),
+    )
+    .await;
+    assert_eq!(status, 201);
+    // The cluster forgets the queue behind Anteroom's back: its creates are refused.
+    app.state.cluster.remove_queue("gone").await.unwrap();
+    let mut body = job("doomed", json!({"cpu": "1"}));
+    body["queue"] = json!("gone");
+    let (status, answer) = call(&app, "POST", "/api/v1/jobs", &rita, Some(body)).await;
+    assert_eq!(status, 201, "{answer}");
+    assert_eq!(answer["admission"]["decision"], "activated");
+    assert_eq!(answer["job"]["phase"], "Activating", "left for the watcher to retry");
+    let id = job_id(&answer);
+    let (_, detail) = call(&app, "GET", &format!("/api/v1/jobs/{id}"), &rita, None).await;
+    let kinds: Vec<&str> = detail["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["submitted", "activation_failed"]);
+    assert_eq!(detail["events"][1]["details"]["attempts"], 1);
+}
+both!(
+    cluster_refusal,
+    a_cluster_that_refuses_the_create_leaves_the_job_activating_and_answers_201
+);
+
+async fn the_default_queue_stays_an_open_root(app: TestApp) {
+    let admin = app.admin_token().await;
+    for body in [
+        json!({"name": "default", "open": false}),
+        json!({"name": "default", "open": true, "parent": "other"}),
+    ] {
+        let (status, answer) = call(&app, "PUT", "/api/v1/admin/queues/default", &admin, Some(body)).await;
+        assert_eq!((status.as_u16(), code(&answer)), (422, "validation_failed"), "{answer}");
+    }
+    let (status, answer) = call(&app, "DELETE", "/api/v1/admin/queues/default", &admin, None).await;
+    assert_eq!((status.as_u16(), code(&answer)), (409, "queue_protected"));
+    let (status, answer) = call(
+        &app,
+        "PUT",
+        "/api/v1/admin/queues/default",
+        &admin,
+        Some(json!({"name": "default", "displayName": "Everyone", "open": true})),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["displayName"], "Everyone");
+}
+both!(default_queue, the_default_queue_stays_an_open_root);

@@ -125,8 +125,8 @@ pub mod idempotency_key {
         pub request_hash: String,
         /// The job it created.
         pub job_id: i64,
-        /// The first answer's body (JSON).
-        pub response: String,
+        /// The first answer's admission (JSON): a repeat answers the same job with it.
+        pub admission: String,
         /// When the key was first used; ignored after 24 h.
         pub created_at: DateTimeUtc,
     }

@@ -177,10 +177,11 @@ async fn preview_job(
 #[into_params(parameter_in = Query)]
 #[allow(dead_code)]
 struct JobListParams {
-    /// 1-based page number.
+    /// 1-based page number (default 1, at most 1,000,000).
+    #[param(minimum = 1, maximum = 1_000_000)]
     page: Option<u64>,
-    /// Items per page (≤ 500).
-    #[param(rename = "pageSize")]
+    /// Items per page (default 50, at most 500).
+    #[param(rename = "pageSize", minimum = 1, maximum = 500)]
     page_size: Option<u64>,
     /// Phases (any of).
     phase: Option<Vec<JobPhase>>,
@@ -198,10 +199,11 @@ struct JobListParams {
 #[into_params(parameter_in = Query)]
 #[allow(dead_code)]
 struct AdminJobListParams {
-    /// 1-based page number.
+    /// 1-based page number (default 1, at most 1,000,000).
+    #[param(minimum = 1, maximum = 1_000_000)]
     page: Option<u64>,
-    /// Items per page (≤ 500).
-    #[param(rename = "pageSize")]
+    /// Items per page (default 50, at most 500).
+    #[param(rename = "pageSize", minimum = 1, maximum = 500)]
     page_size: Option<u64>,
     /// Phases (any of).
     phase: Option<Vec<JobPhase>>,

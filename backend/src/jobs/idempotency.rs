@@ -3,9 +3,8 @@
 //! refused (`idempotency_key_reused`). The key row is written in the submission's own
 //! transaction, so a job and its key exist together or not at all.
 
-use anteroom_shared::api::jobs::{JobBody, SubmitResponse};
+use anteroom_shared::api::jobs::{Admission, JobBody};
 use chrono::{DateTime, Duration, Utc};
-use sea_orm::sea_query::Expr;
 use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set};
 use sha2::{Digest, Sha256};
 
@@ -46,35 +45,31 @@ pub async fn find(
         .filter(|row| row.created_at > now - retention()))
 }
 
-/// The first answer again, if the body is the same.
-pub fn replay(first: &key_row::Model, hash: &str) -> Result<SubmitResponse, JobError> {
+/// The first answer's admission, if the body is the same.
+pub fn admission_of(first: &key_row::Model, hash: &str) -> Result<Admission, JobError> {
     if first.request_hash != hash {
         return Err(JobError::IdempotencyKeyReused);
     }
-    serde_json::from_str(&first.response)
-        .map_err(|e| JobError::Db(DbErr::Custom(format!("unreadable stored answer: {e}"))))
+    serde_json::from_str(&first.admission)
+        .map_err(|e| JobError::Db(DbErr::Custom(format!("unreadable stored admission: {e}"))))
 }
 
-/// Remembers a key with the answer known at commit time; [`store_response`] replaces it with
-/// the final answer once activation has run. Expired keys are dropped on the way.
+/// Remembers a key with its job and admission, in the submission's transaction.
 pub async fn insert(
     db: &impl ConnectionTrait,
     user: i64,
     key: &str,
     hash: &str,
-    response: &SubmitResponse,
+    job_id: i64,
+    admission: &Admission,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {
-    key_row::Entity::delete_many()
-        .filter(key_row::Column::CreatedAt.lte(now - retention()))
-        .exec(db)
-        .await?;
     key_row::ActiveModel {
         user_id: Set(user),
         key: Set(key.to_owned()),
         request_hash: Set(hash.to_owned()),
-        job_id: Set(response.job.id),
-        response: Set(serde_json::to_string(response).map_err(|e| DbErr::Custom(e.to_string()))?),
+        job_id: Set(job_id),
+        admission: Set(serde_json::to_string(admission).map_err(|e| DbErr::Custom(e.to_string()))?),
         created_at: Set(now),
     }
     .insert(db)
@@ -82,19 +77,14 @@ pub async fn insert(
     Ok(())
 }
 
-/// Stores the final answer of a keyed submission.
-pub async fn store_response(
-    db: &impl ConnectionTrait,
-    user: i64,
-    key: &str,
-    response: &SubmitResponse,
-) -> Result<(), DbErr> {
-    let text = serde_json::to_string(response).map_err(|e| DbErr::Custom(e.to_string()))?;
-    key_row::Entity::update_many()
-        .col_expr(key_row::Column::Response, Expr::value(text))
-        .filter(key_row::Column::UserId.eq(user))
-        .filter(key_row::Column::Key.eq(key))
+/// Drops keys older than 24 h, outside any submission's transaction (a failure only leaves
+/// them for the next time).
+pub async fn forget_expired(db: &impl ConnectionTrait, now: DateTime<Utc>) {
+    let result = key_row::Entity::delete_many()
+        .filter(key_row::Column::CreatedAt.lte(now - retention()))
         .exec(db)
-        .await?;
-    Ok(())
+        .await;
+    if let Err(e) = result {
+        tracing::warn!(error = %e, "dropping expired idempotency keys failed");
+    }
 }

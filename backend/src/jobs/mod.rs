@@ -25,7 +25,7 @@ use std::str::FromStr;
 
 use anteroom_shared::api::jobs::{
     Admission, Decision, Job, JobBody, JobDetail, JobEventItem, PrequeueStanding, PrequeuedJob, Preview,
-    SubmitResponse, TaskBody, WaitReason,
+    SubmitResponse, WaitReason,
 };
 use anteroom_shared::scheduling::{
     JobKind, JobPhase, PreemptionPolicy, ResourceList, ScheduleType, TaskResources, is_single_node, job_explicit_nodes,
@@ -133,32 +133,91 @@ pub fn to_api(row: &job::Model) -> Result<Job, DbErr> {
     })
 }
 
-/// The scheduling fields of a stored job, as the core reads them (from the compact columns:
-/// no JSON but the node list, and that only when it is not empty).
-pub fn snapshot_of(row: &job::Model) -> Result<JobSnapshot, DbErr> {
-    let tasks: Vec<TaskBody> = serde_json::from_str(&row.tasks).map_err(|_| corrupt(row, "tasks"))?;
-    Ok(JobSnapshot {
-        id: row.id,
-        owner: row.owner_id,
-        queue: row.queue.clone(),
-        kind: JobKind::from_str(&row.kind).map_err(|_| corrupt(row, "kind"))?,
-        schedule_type: ScheduleType::from_str(&row.schedule_type).map_err(|_| corrupt(row, "schedule type"))?,
-        phase: phase_of(row)?,
-        preemption_policy: PreemptionPolicy::from_str(&row.preemption_policy).map_err(|_| corrupt(row, "policy"))?,
-        submitted_at: row.submitted_at,
-        started_at: row.started_at,
-        waiting_tolerance_seconds: row.waiting_tolerance_seconds,
-        resources: compact::decode_request(&row.request_milli).map_err(|_| corrupt(row, "request"))?,
-        explicit_nodes: compact::decode_nodes(&row.explicit_nodes),
-        single_node: row.single_node && tasks.len() == 1,
-        nodes: if row.nodes == "[]" {
-            Vec::new()
-        } else {
-            serde_json::from_str(&row.nodes).map_err(|_| corrupt(row, "nodes"))?
-        },
-        locked_until: row.locked_until,
-        tolerations: Vec::new(),
-    })
+/// The scheduling columns of a job: what the core needs, without the JSON of its tasks and
+/// resources. The submit path and the watcher's snapshot read jobs through this.
+#[derive(Debug, Clone, FromQueryResult)]
+pub struct SchedulingRow {
+    /// Id.
+    pub id: i64,
+    /// Owner.
+    pub owner_id: i64,
+    /// Queue.
+    pub queue: String,
+    /// Kind word.
+    pub kind: String,
+    /// Schedule type word.
+    pub schedule_type: String,
+    /// Phase word.
+    pub phase: String,
+    /// Policy word.
+    pub preemption_policy: String,
+    /// Submission time.
+    pub submitted_at: DateTime<Utc>,
+    /// Pods started.
+    pub started_at: Option<DateTime<Utc>>,
+    /// Waiting tolerance.
+    pub waiting_tolerance_seconds: Option<i64>,
+    /// `name=milli` pairs.
+    pub request_milli: String,
+    /// Comma-joined host names.
+    pub explicit_nodes: String,
+    /// One task, one replica.
+    pub single_node: bool,
+    /// Pod nodes (JSON array).
+    pub nodes: String,
+    /// Admin lock.
+    pub locked_until: Option<DateTime<Utc>>,
+}
+
+impl SchedulingRow {
+    /// A select of these columns from `jobs`; filter it, then `.into_model::<SchedulingRow>()`.
+    pub fn select() -> sea_orm::Select<job::Entity> {
+        use job::Column as C;
+        job::Entity::find().select_only().columns([
+            C::Id,
+            C::OwnerId,
+            C::Queue,
+            C::Kind,
+            C::ScheduleType,
+            C::Phase,
+            C::PreemptionPolicy,
+            C::SubmittedAt,
+            C::StartedAt,
+            C::WaitingToleranceSeconds,
+            C::RequestMilli,
+            C::ExplicitNodes,
+            C::SingleNode,
+            C::Nodes,
+            C::LockedUntil,
+        ])
+    }
+
+    /// The core's view of the job.
+    pub fn to_snapshot(&self) -> Result<JobSnapshot, DbErr> {
+        let corrupt = |what: &str| DbErr::Custom(format!("job {}: unreadable {what}", self.id));
+        Ok(JobSnapshot {
+            id: self.id,
+            owner: self.owner_id,
+            queue: self.queue.clone(),
+            kind: JobKind::from_str(&self.kind).map_err(|_| corrupt("kind"))?,
+            schedule_type: ScheduleType::from_str(&self.schedule_type).map_err(|_| corrupt("schedule type"))?,
+            phase: JobPhase::from_str(&self.phase).map_err(|_| corrupt("phase"))?,
+            preemption_policy: PreemptionPolicy::from_str(&self.preemption_policy).map_err(|_| corrupt("policy"))?,
+            submitted_at: self.submitted_at,
+            started_at: self.started_at,
+            waiting_tolerance_seconds: self.waiting_tolerance_seconds,
+            resources: compact::decode_request(&self.request_milli).map_err(|_| corrupt("request"))?,
+            explicit_nodes: compact::decode_nodes(&self.explicit_nodes),
+            single_node: self.single_node,
+            nodes: if self.nodes == "[]" {
+                Vec::new()
+            } else {
+                serde_json::from_str(&self.nodes).map_err(|_| corrupt("nodes"))?
+            },
+            locked_until: self.locked_until,
+            tolerations: Vec::new(),
+        })
+    }
 }
 
 /// The tasks as the core sees them.
@@ -211,21 +270,24 @@ async fn decision_snapshot(
     } else {
         (Vec::new(), Vec::new())
     };
-    let mut rows: Vec<job::Model> = Vec::new();
+    let mut rows: Vec<SchedulingRow> = Vec::new();
     if config.blocking_enabled() {
-        rows = job::Entity::find()
+        rows = SchedulingRow::select()
             .filter(job::Column::Queue.eq(queue))
             .filter(job::Column::Phase.is_in([JobPhase::Prequeue.as_str(), JobPhase::Pending.as_str()]))
             .filter(job::Column::ScheduleType.eq(ScheduleType::Normal.as_str()))
             .filter(job::Column::TimeoutAt.lt(now))
+            .into_model::<SchedulingRow>()
             .all(db)
             .await?;
     }
+    // Step 6 only needs to know whether the caller has reached the maximum: at most that many.
     let limit = u64::try_from(config.max_prequeued_jobs_per_user.max(1)).unwrap_or(u64::MAX);
-    let own = job::Entity::find()
+    let own = SchedulingRow::select()
         .filter(job::Column::OwnerId.eq(owner))
         .filter(job::Column::Phase.eq(JobPhase::Prequeue.as_str()))
         .limit(limit)
+        .into_model::<SchedulingRow>()
         .all(db)
         .await?;
     for row in own {
@@ -233,7 +295,10 @@ async fn decision_snapshot(
             rows.push(row);
         }
     }
-    let jobs = rows.iter().map(snapshot_of).collect::<Result<Vec<_>, _>>()?;
+    let jobs = rows
+        .iter()
+        .map(SchedulingRow::to_snapshot)
+        .collect::<Result<Vec<_>, _>>()?;
     let snapshot = Snapshot {
         config,
         queues: specs,
@@ -246,18 +311,25 @@ async fn decision_snapshot(
     Ok((snapshot, tree))
 }
 
-/// Steps 1–2: the body's rules, then the caller's right to the queue.
+/// Steps 1–2: the body's rules (its own fields, then its quantities and node names, which need
+/// the cluster's nodes), then the caller's right to the queue. Answers the nodes for the
+/// decision.
 async fn check_body_and_queue(
-    db: &impl ConnectionTrait,
+    ctx: Context<'_>,
     user: &users::entity::Model,
     body: &JobBody,
-) -> Result<(), JobError> {
+    tasks: &[TaskResources],
+) -> Result<Vec<NodeSnapshot>, JobError> {
     let problems = validate::problems(body);
     if !problems.is_empty() {
         return Err(JobError::Invalid(problems));
     }
-    queues::usable(db, user, &body.queue).await?;
-    Ok(())
+    anteroom_shared::scheduling::job_resources(tasks).map_err(SubmitRejection::from)?;
+    // Outside any transaction: the cluster may be slow, and the simulated one reads the store.
+    let nodes = ctx.cluster.nodes().await?;
+    crate::prequeue::check_node_names(tasks, &nodes)?;
+    queues::usable(ctx.db_read, user, &body.queue).await?;
+    Ok(nodes)
 }
 
 fn submission<'a>(user: &users::entity::Model, body: &'a JobBody, tasks: &'a [TaskResources]) -> Submission<'a> {
@@ -274,12 +346,11 @@ fn submission<'a>(user: &users::entity::Model, body: &'a JobBody, tasks: &'a [Ta
 
 /// `POST /api/v1/jobs/preview`: steps 1–7 against the current state, nothing written.
 pub async fn preview(ctx: Context<'_>, user: &users::entity::Model, body: &JobBody) -> Result<Preview, JobError> {
-    check_body_and_queue(ctx.db_read, user, body).await?;
-    let nodes = ctx.cluster.nodes().await?;
+    let tasks = task_resources(body);
+    let nodes = check_body_and_queue(ctx, user, body, &tasks).await?;
     let now = Utc::now();
     let config = ctx.settings.current();
     let (snapshot, tree) = decision_snapshot(ctx.db_read, config, nodes, user.id, &body.queue, now).await?;
-    let tasks = task_resources(body);
     let decision = decide_submission(&snapshot, &tree, &submission(user, body, &tasks), now)?;
     let request = anteroom_shared::scheduling::job_resources(&tasks).map_err(SubmitRejection::from)?;
     let check = crate::prequeue::QuotaView::new(&snapshot, &tree).limit_check(user.id, &body.queue, &request);
@@ -299,8 +370,10 @@ fn admission_parts(decision: &SubmitDecision) -> (Decision, Vec<WaitReason>) {
 }
 
 /// `POST /api/v1/jobs`: steps 1–10 of `spec/prequeue.md` §4. Nothing is written when a step
-/// refuses; steps 5–8 hold the queue tree's turn; activation runs after the commit, outside any
-/// transaction. With an idempotency key, a repeat of the same body answers the first answer.
+/// refuses; steps 5–8 hold the queue tree's turn (and the caller's, for the per-user prequeue
+/// cap across trees); activation runs after the commit, outside any transaction. With an
+/// idempotency key, a repeat of the same body answers the first answer (the same job, as it
+/// stands now, with the first admission).
 pub async fn submit(
     ctx: Context<'_>,
     user: &users::entity::Model,
@@ -312,58 +385,73 @@ pub async fn submit(
     if let Some(key) = key
         && let Some(first) = idempotency::find(ctx.db_read, user.id, key, Utc::now()).await?
     {
-        return idempotency::replay(&first, &hash);
+        return replay(ctx, &first, &hash).await;
     }
-    check_body_and_queue(ctx.db_read, user, body).await?;
-    // Outside the transaction: the cluster may be slow, and the simulated one reads the store.
-    let nodes = ctx.cluster.nodes().await?;
-    let config = ctx.settings.current();
     let tasks = task_resources(body);
-    let txn = crate::store::write_transaction(ctx.db).await?;
-    let now = Utc::now();
-    let (snapshot, tree) = {
+    let nodes = check_body_and_queue(ctx, user, body, &tasks).await?;
+    let config = ctx.settings.current();
+    let request = anteroom_shared::scheduling::job_resources(&tasks).map_err(SubmitRejection::from)?;
+    // A queue write may move the queue to another tree between reading its root and holding
+    // that root's lock: then read again under the new one.
+    let mut attempt = 0;
+    let (txn, snapshot, tree, now) = loop {
+        attempt += 1;
+        let txn = crate::store::write_transaction(ctx.db).await?;
         let root = queues::tree(&txn).await?.1.root_of(&body.queue).to_owned();
         crate::store::lock_queue_tree(&txn, &root).await?;
-        decision_snapshot(&txn, config.clone(), nodes, user.id, &body.queue, now).await?
+        crate::store::lock_named(&txn, &format!("anteroom-user:{}", user.id)).await?;
+        let now = Utc::now();
+        let (snapshot, tree) =
+            decision_snapshot(&txn, config.clone(), nodes.clone(), user.id, &body.queue, now).await?;
+        if tree.root_of(&body.queue) == root || attempt >= 3 {
+            break (txn, snapshot, tree, now);
+        }
     };
+    // Step 2 again under the lock: the queue may have been deleted, or the caller removed from
+    // it, since the first check.
+    queues::usable(&txn, user, &body.queue).await?;
     if let Some(key) = key
         && let Some(first) = idempotency::find(&txn, user.id, key, now).await?
     {
-        return idempotency::replay(&first, &hash);
+        drop(txn);
+        return replay(ctx, &first, &hash).await;
     }
     let decision = decide_submission(&snapshot, &tree, &submission(user, body, &tasks), now)?;
-    let request = anteroom_shared::scheduling::job_resources(&tasks).map_err(SubmitRejection::from)?;
     let row = insert_job(&txn, user, body, &tasks, &request, &decision, &config, now).await?;
     let (decision_word, reasons) = admission_parts(&decision);
     let admission = Admission {
         decision: decision_word,
         reasons,
     };
-    if let Some(key) = key {
-        let provisional = SubmitResponse {
-            job: to_api(&row)?,
-            admission: admission.clone(),
-        };
-        if let Err(e) = idempotency::insert(&txn, user.id, key, &hash, &provisional, now).await {
-            drop(txn);
-            // The same key committed by a concurrent request (another queue tree's turn).
-            if let Some(first) = idempotency::find(ctx.db, user.id, key, Utc::now()).await? {
-                return idempotency::replay(&first, &hash);
-            }
-            return Err(e.into());
+    if let Some(key) = key
+        && let Err(e) = idempotency::insert(&txn, user.id, key, &hash, row.id, &admission, now).await
+    {
+        drop(txn);
+        // The same key committed meanwhile by a request into another queue tree.
+        if let Some(first) = idempotency::find(ctx.db, user.id, key, Utc::now()).await? {
+            return replay(ctx, &first, &hash).await;
         }
+        return Err(e.into());
     }
     txn.commit().await?;
     ctx.signals.events_written();
+    if key.is_some() {
+        idempotency::forget_expired(ctx.db, Utc::now()).await;
+    }
+    // From here on the job exists: whatever fails answers 201 with the job as stored (§4 step
+    // 9); a job left `Activating` is the watcher's to finish.
     let row = match decision {
         SubmitDecision::Activated => {
             let outcome =
-                activation::activate_claimed(ctx.db, ctx.cluster, &row, config.preemption_grace_period_seconds).await?;
-            ctx.signals.events_written();
+                activation::activate_claimed(ctx.db, ctx.cluster, &row, config.preemption_grace_period_seconds).await;
             match outcome {
-                ActivationOutcome::Activated(row) | ActivationOutcome::CreateFailed { job: row, .. } => row,
-                // Deleted while the create was in flight: answer what is stored now.
-                ActivationOutcome::Superseded => job::Entity::find_by_id(row.id).one(ctx.db).await?.unwrap_or(row),
+                Ok(ActivationOutcome::Activated(activated)) => activated,
+                Ok(ActivationOutcome::CreateFailed { job, .. }) => job,
+                Ok(ActivationOutcome::Superseded) => current(ctx.db, row).await,
+                Err(e) => {
+                    tracing::error!(job = row.id, error = %e, "recording an activation failed; the watcher will repair it");
+                    row
+                }
             }
         }
         SubmitDecision::Prequeued { .. } => {
@@ -371,14 +459,37 @@ pub async fn submit(
             row
         }
     };
-    let response = SubmitResponse {
+    ctx.signals.events_written();
+    Ok(SubmitResponse {
         job: to_api(&row)?,
         admission,
-    };
-    if let Some(key) = key {
-        idempotency::store_response(ctx.db, user.id, key, &response).await?;
+    })
+}
+
+/// The row as stored now, or `row` if it cannot be read.
+async fn current(db: &DatabaseConnection, row: job::Model) -> job::Model {
+    match job::Entity::find_by_id(row.id).one(db).await {
+        Ok(Some(now)) => now,
+        _ => row,
     }
-    Ok(response)
+}
+
+/// The answer to a repeated idempotency key: the same job as it stands now, with the first
+/// admission; or `idempotency_key_reused` for another body.
+async fn replay(
+    ctx: Context<'_>,
+    first: &entity::idempotency_key::Model,
+    hash: &str,
+) -> Result<SubmitResponse, JobError> {
+    let admission = idempotency::admission_of(first, hash)?;
+    let row = job::Entity::find_by_id(first.job_id)
+        .one(ctx.db)
+        .await?
+        .ok_or(JobError::NotFound(first.job_id))?;
+    Ok(SubmitResponse {
+        job: to_api(&row)?,
+        admission,
+    })
 }
 
 /// Step 8: the row (`Prequeue`, or `Activating` = claimed for the activation that follows) and
@@ -645,16 +756,28 @@ pub async fn lock(
     until: Option<DateTime<Utc>>,
 ) -> Result<Job, JobError> {
     let txn = crate::store::write_transaction(ctx.db).await?;
-    let row = visible(&txn, admin, id).await?;
-    let phase = phase_of(&row)?;
-    if phase.is_terminal() {
-        return Err(JobError::AlreadyFinished(id, phase));
-    }
+    visible(&txn, admin, id).await?;
     let now = Utc::now();
-    let mut active: job::ActiveModel = row.into();
-    active.locked_until = Set(until);
-    active.updated_at = Set(now);
-    let row = active.update(&txn).await?;
+    let terminal: Vec<&str> = JobPhase::ALL
+        .iter()
+        .filter(|p| p.is_terminal())
+        .map(|p| p.as_str())
+        .collect();
+    // Compare-and-set against a delete or a finish committing meanwhile.
+    let updated = job::Entity::update_many()
+        .col_expr(job::Column::LockedUntil, Expr::value(until))
+        .col_expr(job::Column::UpdatedAt, Expr::value(now))
+        .filter(job::Column::Id.eq(id))
+        .filter(job::Column::Phase.is_not_in(terminal))
+        .exec(&txn)
+        .await?;
+    let row = job::Entity::find_by_id(id)
+        .one(&txn)
+        .await?
+        .ok_or(JobError::NotFound(id))?;
+    if updated.rows_affected == 0 {
+        return Err(JobError::AlreadyFinished(id, phase_of(&row)?));
+    }
     let (kind, message) = match until {
         Some(until) => (
             EventKind::Locked,

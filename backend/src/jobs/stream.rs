@@ -2,15 +2,20 @@
 //! it works across replicas; `id:` is the event id, and a client that reconnects with
 //! `Last-Event-ID` gets everything after it.
 //!
-//! Event ids come from the database in insert order, but on PostgreSQL two transactions may
-//! commit out of id order (id 7 visible before id 6). So the stream does not trust a single
-//! cursor: it keeps re-reading the last few seconds of ids above a *floor* and sends what it has
-//! not sent yet; the floor only passes events older than `SETTLE` (5 s). A commit delayed longer
-//! than that could be missed — transactions that write events are short (milliseconds).
+//! On SQLite the one writer commits events in id order, so a cursor is exact. On PostgreSQL two
+//! transactions may commit out of id order (id 7 visible before id 6), so the stream keeps
+//! re-reading the ids of the last few seconds above a *floor* and sends what it has not sent
+//! yet; the floor only passes events written more than 5 s ago. An event whose transaction
+//! took longer than that to commit after writing it could be missed, and an event that arrives
+//! late is sent after a higher id (a client resuming from that higher id may then see it
+//! twice: clients dedupe by id). Transactions that write events last milliseconds.
+//!
+//! Each stream reads at most every 200 ms however many writes wake it, and checks every 5 s
+//! that its caller may still read (a logout, a role change or a deletion ends it).
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::convert::Infallible;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anteroom_shared::api::ErrorBody;
 use axum::extract::State;
@@ -29,8 +34,12 @@ use crate::signals::Signals;
 use crate::state::AppState;
 use crate::users;
 
-/// How long after its write an event may still appear below newer ones.
+/// How long after its write an event may still appear below newer ones (PostgreSQL).
 const SETTLE: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
+/// The least time between two reads of one stream.
+const DEBOUNCE: Duration = Duration::from_millis(200);
+/// How often a stream checks that its caller may still read it.
+const REAUTHORIZE: Duration = Duration::from_secs(5);
 /// How often the store is read when no local write woke the stream (writes of other replicas).
 const POLL: Duration = Duration::from_secs(1);
 /// Events read per query.
@@ -63,7 +72,8 @@ pub struct StreamQuery {
     responses(
         (status = 200, description = "`text/event-stream` of `job` events whose data is a JobEventItem", content_type = "text/event-stream", body = String),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
-        (status = 422, description = "`validation_failed`: an unknown user or a bad Last-Event-ID", body = ErrorBody),
+        (status = 404, description = "`user_not_found`: the `user` filter names no user", body = ErrorBody),
+        (status = 422, description = "`validation_failed`: a bad Last-Event-ID", body = ErrorBody),
     )
 )]
 pub async fn job_events_stream(
@@ -81,7 +91,10 @@ pub async fn job_events_stream(
                 .filter(users::entity::Column::Username.eq(name))
                 .one(&state.db_read)
                 .await?
-                .ok_or_else(|| ApiError::validation(vec![FieldError::new("user", "no such user")]))?
+                .ok_or_else(|| {
+                    ApiError::not_found("user_not_found", format!("no user named {name:?}"))
+                        .with_details(serde_json::json!({ "field": "user" }))
+                })?
                 .id,
         ),
     };
@@ -98,13 +111,21 @@ pub async fn job_events_stream(
         Some(id) => id.max(0),
         None => events::latest_id(&state.db_read).await?,
     };
+    let settle = match state.db_read.get_database_backend() {
+        sea_orm::DbBackend::Postgres => SETTLE,
+        _ => chrono::TimeDelta::zero(),
+    };
     let feed = Feed {
         db: state.db_read.clone(),
         signals: state.signals.clone(),
         filter: FeedFilter { owner, job: query.job },
         floor,
-        sent: BTreeSet::new(),
+        settle,
+        sent: BTreeMap::new(),
         ready: VecDeque::new(),
+        caller: (user.id, user.token_version, user.role.clone()),
+        authorized_at: Instant::now(),
+        read_at: None,
     };
     let stream = futures::stream::unfold(feed, |mut feed| async move {
         let event = feed.next().await?;
@@ -124,23 +145,39 @@ struct Feed {
     filter: FeedFilter,
     /// Every event at or below it was sent or filtered out.
     floor: i64,
-    /// Ids above the floor already sent.
-    sent: BTreeSet<i64>,
+    /// How long an event may stay above the floor (0 on SQLite: ids commit in order).
+    settle: chrono::TimeDelta,
+    /// Ids above the floor already sent, with when they were written.
+    sent: BTreeMap<i64, chrono::DateTime<Utc>>,
     ready: VecDeque<Event>,
+    /// Who opened the stream: id, token version and role at the time.
+    caller: (i64, i64, String),
+    authorized_at: Instant,
+    read_at: Option<Instant>,
 }
 
 impl Feed {
-    /// The next event to send; `None` when the server shuts down.
+    /// The next event to send; `None` when the server shuts down or the caller's session ended.
     async fn next(&mut self) -> Option<Event> {
         loop {
             if let Some(event) = self.ready.pop_front() {
                 return Some(event);
+            }
+            if self.authorized_at.elapsed() >= REAUTHORIZE {
+                if !self.still_authorized().await {
+                    return None;
+                }
+                self.authorized_at = Instant::now();
+            }
+            if let Some(at) = self.read_at {
+                tokio::time::sleep(DEBOUNCE.saturating_sub(at.elapsed())).await;
             }
             let signals = self.signals.clone();
             let written = signals.events().notified();
             tokio::pin!(written);
             // Registered before reading: a commit after the read still wakes us.
             written.as_mut().enable();
+            self.read_at = Some(Instant::now());
             if let Err(e) = self.read().await {
                 tracing::warn!(error = %e, "reading job events for a stream failed; retrying");
             }
@@ -155,34 +192,49 @@ impl Feed {
         }
     }
 
+    /// The caller still exists with the same token version and role (a database error keeps
+    /// the stream: it is checked again later).
+    async fn still_authorized(&self) -> bool {
+        let (id, version, role) = &self.caller;
+        match users::find_by_id(&self.db, *id).await {
+            Ok(Some(user)) => user.token_version == *version && &user.role == role,
+            Ok(None) => false,
+            Err(_) => true,
+        }
+    }
+
     /// Reads what is above the floor, queues what was not sent, and raises the floor over
     /// events old enough that nothing can commit below them any more.
     async fn read(&mut self) -> Result<(), sea_orm::DbErr> {
-        let rows = events::after(&self.db, self.floor, self.filter, BATCH).await?;
-        let settled = Utc::now() - SETTLE;
-        let mut still_settling = false;
+        let newest = self.sent.keys().next_back().copied().unwrap_or(self.floor);
+        // New events first, so a burst never stalls the stream behind re-reads.
+        let mut rows = events::after(&self.db, newest, self.filter, BATCH).await?;
+        if newest > self.floor {
+            // PostgreSQL only: ids below the newest sent that committed late.
+            let late = events::after(&self.db, self.floor, self.filter, BATCH).await?;
+            rows.extend(
+                late.into_iter()
+                    .filter(|r| r.id < newest && !self.sent.contains_key(&r.id)),
+            );
+            rows.sort_by_key(|r| r.id);
+        }
         for row in &rows {
-            if self.sent.insert(row.id) {
+            if self.sent.insert(row.id, row.created_at).is_none() {
                 let item = events::to_api(row);
                 let data = serde_json::to_string(&item).unwrap_or_default();
                 self.ready
                     .push_back(Event::default().id(row.id.to_string()).event("job").data(data));
             }
-            if row.created_at < settled && !still_settling {
-                self.floor = row.id;
-            } else {
-                still_settling = true;
+        }
+        let settled = Utc::now() - self.settle;
+        // The floor passes the sent events, in id order, while they are settled.
+        while let Some((&id, &at)) = self.sent.first_key_value() {
+            if at > settled && !self.settle.is_zero() {
+                break;
             }
+            self.floor = id;
+            self.sent.remove(&id);
         }
-        // A full batch of unsettled events: move on anyway rather than re-read it for ever.
-        if rows.len() as u64 == BATCH
-            && self.sent.len() as u64 >= BATCH
-            && let Some(&last) = self.sent.iter().next_back()
-        {
-            self.floor = self.floor.max(last);
-        }
-        let floor = self.floor;
-        self.sent.retain(|&id| id > floor);
         Ok(())
     }
 }

@@ -211,7 +211,10 @@ pub fn decide_submission(
 
 /// Every explicit node of every task must be a node of the cluster (the snapshot's nodes,
 /// whatever their state: a cordoned node is still a node the job may wait for).
-fn check_node_names(tasks: &[TaskResources], nodes: &[super::snapshot::NodeSnapshot]) -> Result<(), SubmitRejection> {
+pub fn check_node_names(
+    tasks: &[TaskResources],
+    nodes: &[super::snapshot::NodeSnapshot],
+) -> Result<(), SubmitRejection> {
     if tasks.iter().all(|t| t.node_names.is_empty()) {
         return Ok(());
     }

@@ -207,6 +207,12 @@ fn check_body(body: &QueueBody) -> Result<(), QueueError> {
     {
         return Err(QueueError::Invalid("displayName".into(), problem.into()));
     }
+    if body.name == DEFAULT_QUEUE && (!body.open || body.parent.is_some()) {
+        return Err(QueueError::Invalid(
+            if body.open { "parent" } else { "open" }.into(),
+            "the default queue stays an open root queue".into(),
+        ));
+    }
     if body.parent.as_deref() == Some(body.name.as_str()) {
         return Err(QueueTreeError::Cycle {
             queue: body.name.clone(),
@@ -279,8 +285,41 @@ async fn member_ids(db: &impl ConnectionTrait, usernames: &[String]) -> Result<V
     Ok(ids)
 }
 
-/// Creates (`replace = None`) or replaces the queue `body.name`: validates the whole tree with
-/// the change applied, tells the cluster, then writes queue and members in one transaction.
+/// The queue tree with `body` applied, validated as a whole (no cycle, known parents, no
+/// capacity above an ancestor's), and the queues whose tree changes: the old and the new root.
+fn apply(specs: &mut Vec<QueueSpec>, body: &QueueBody) -> Result<Vec<String>, QueueError> {
+    let before = QueueTree::new_lenient(specs);
+    let mut roots = vec![before.root_of(&body.name).to_owned()];
+    let spec = QueueSpec {
+        name: body.name.clone(),
+        parent: body.parent.clone(),
+        capacity: body.capacity.clone(),
+    };
+    match specs.iter_mut().find(|s| s.name == body.name) {
+        Some(slot) => *slot = spec,
+        None => specs.push(spec),
+    }
+    let after = QueueTree::new(specs)?;
+    roots.push(after.root_of(&body.name).to_owned());
+    roots.sort();
+    roots.dedup();
+    Ok(roots)
+}
+
+/// Takes the queue-write lock, then the tree locks of `roots` (sorted): decisions in those trees
+/// wait until the change is committed (PostgreSQL; SQLite's single writer does this alone).
+async fn lock_for_queue_write(txn: &sea_orm::DatabaseTransaction, roots: &[String]) -> Result<(), DbErr> {
+    crate::store::lock_named(txn, "anteroom-queues").await?;
+    for root in roots {
+        crate::store::lock_queue_tree(txn, root).await?;
+    }
+    Ok(())
+}
+
+/// Creates (`replace = None`) or replaces the queue `body.name`: validated against the whole
+/// tree with the change applied, then the cluster is told, then queue and members are written
+/// in one transaction that holds the queue-write lock and the locks of the trees it changes
+/// (and validates again under them, in case another write came first).
 pub async fn save(
     db: &DatabaseConnection,
     cluster: &dyn Cluster,
@@ -296,10 +335,19 @@ pub async fn save(
             format!("must equal the queue in the path ({path_name:?}): queues are not renamed"),
         ));
     }
+    let check_existing = |existing: &Option<queue::Model>| match (replace, existing) {
+        (None, Some(_)) => Err(QueueError::Exists(body.name.clone())),
+        (Some(name), None) => Err(QueueError::NotFound(name.to_owned())),
+        _ => Ok(()),
+    };
+    // A first check outside any lock, so a refused write tells the cluster nothing.
+    check_existing(&queue::Entity::find_by_id(body.name.clone()).one(db).await?)?;
+    apply(&mut specs(db).await?, body)?;
+    member_ids(db, &body.members).await?;
     // Before the transaction: the simulated cluster writes through the same single SQLite
-    // writer, and nothing slow belongs inside a write lock. Telling the cluster about a queue
-    // whose write then fails leaves only a harmless unused queue there (Volcano's `open`
-    // means "accepts jobs", unlike ours, which means "open to every user").
+    // writer, and nothing slow belongs inside a write lock. If the write below fails after
+    // all, the cluster keeps a harmless unused queue (Volcano's `open` means "accepts jobs",
+    // unlike ours, which means "open to every user").
     cluster
         .sync_queue(&ClusterQueue {
             name: body.name.clone(),
@@ -307,23 +355,11 @@ pub async fn save(
         })
         .await?;
     let txn = crate::store::write_transaction(db).await?;
+    crate::store::lock_named(&txn, "anteroom-queues").await?;
     let existing = queue::Entity::find_by_id(body.name.clone()).one(&txn).await?;
-    match (replace, &existing) {
-        (None, Some(_)) => return Err(QueueError::Exists(body.name.clone())),
-        (Some(name), None) => return Err(QueueError::NotFound(name.to_owned())),
-        _ => {}
-    }
-    let mut specs = specs(&txn).await?;
-    let spec = QueueSpec {
-        name: body.name.clone(),
-        parent: body.parent.clone(),
-        capacity: body.capacity.clone(),
-    };
-    match specs.iter_mut().find(|s| s.name == body.name) {
-        Some(slot) => *slot = spec,
-        None => specs.push(spec),
-    }
-    QueueTree::new(&specs)?;
+    check_existing(&existing)?;
+    let roots = apply(&mut specs(&txn).await?, body)?;
+    lock_for_queue_write(&txn, &roots).await?;
     let ids = member_ids(&txn, &body.members).await?;
     let now = Utc::now();
     let capacity = body
@@ -368,10 +404,16 @@ pub async fn delete(db: &DatabaseConnection, cluster: &dyn Cluster, name: &str) 
         return Err(QueueError::Protected);
     }
     let txn = crate::store::write_transaction(db).await?;
+    crate::store::lock_named(&txn, "anteroom-queues").await?;
     queue::Entity::find_by_id(name.to_owned())
         .one(&txn)
         .await?
         .ok_or_else(|| QueueError::NotFound(name.to_owned()))?;
+    // Submissions into this queue hold its tree's lock from their access check to their
+    // insert: once we hold it, every one of them has committed (and is counted below) or will
+    // find the queue gone.
+    let (_, tree) = tree(&txn).await?;
+    crate::store::lock_queue_tree(&txn, tree.root_of(name)).await?;
     let children = queue::Entity::find()
         .filter(queue::Column::Parent.eq(name))
         .all(&txn)

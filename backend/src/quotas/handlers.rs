@@ -26,8 +26,9 @@ impl From<QuotaError> for ApiError {
         match e {
             QuotaError::NotFound(_) => ApiError::not_found("quota_not_found", message),
             QuotaError::Exists(_) => ApiError::new(StatusCode::CONFLICT, "quota_exists", message),
-            QuotaError::UnknownQueue(_) => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "queue_not_found", message)
-                .with_details(serde_json::json!({ "field": "queue" })),
+            QuotaError::UnknownQueue(_) => {
+                ApiError::not_found("queue_not_found", message).with_details(serde_json::json!({ "field": "queue" }))
+            }
             QuotaError::Invalid(problems) => ApiError::validation(
                 problems
                     .into_iter()
@@ -67,7 +68,8 @@ async fn list_quotas(State(state): State<AppState>) -> ApiResult<Json<Vec<QueueQ
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
         (status = 409, description = "`quota_exists`: the queue has a rule", body = ErrorBody),
-        (status = 422, description = "`validation_failed` naming the fields; `queue_not_found`", body = ErrorBody),
+        (status = 404, description = "`queue_not_found`: the body names an unknown queue", body = ErrorBody),
+        (status = 422, description = "`validation_failed` naming the fields", body = ErrorBody),
     )
 )]
 async fn create_quota(
@@ -91,9 +93,9 @@ async fn create_quota(
         (status = 200, description = "Replaced", body = QueueQuotaRule),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
-        (status = 404, description = "`quota_not_found`", body = ErrorBody),
+        (status = 404, description = "`quota_not_found`; `queue_not_found` (the body names an unknown queue)", body = ErrorBody),
         (status = 409, description = "`quota_exists`: another rule has that queue", body = ErrorBody),
-        (status = 422, description = "`validation_failed` naming the fields; `queue_not_found`", body = ErrorBody),
+        (status = 422, description = "`validation_failed` naming the fields", body = ErrorBody),
     )
 )]
 async fn replace_quota(
@@ -118,6 +120,7 @@ async fn replace_quota(
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
         (status = 404, description = "`quota_not_found`", body = ErrorBody),
+        (status = 422, description = "`validation_failed`: the id is not a number", body = ErrorBody),
     )
 )]
 async fn delete_quota(State(state): State<AppState>, ApiPath(id): ApiPath<i64>) -> ApiResult<StatusCode> {

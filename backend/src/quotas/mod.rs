@@ -107,6 +107,9 @@ pub async fn save(
 ) -> Result<QueueQuotaRule, QuotaError> {
     validate(body)?;
     let txn = crate::store::write_transaction(db).await?;
+    // Queue and quota writes take turns (PostgreSQL), so two creates for one queue cannot both
+    // pass the check below: the second sees the first and answers `quota_exists`.
+    crate::store::lock_named(&txn, "anteroom-queues").await?;
     if queues::entity::queue::Entity::find_by_id(body.queue.clone())
         .one(&txn)
         .await?

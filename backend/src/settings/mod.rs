@@ -72,14 +72,19 @@ impl Settings {
     }
 
     /// Validates `config` as a whole and stores it; nothing is written when a field is invalid.
+    ///
+    /// Writes take turns, and the value kept in memory afterwards is read back from the
+    /// database, so concurrent writes cannot leave memory holding the one that committed first.
     pub async fn save(
         &self,
-        db: &impl ConnectionTrait,
+        db: &sea_orm::DatabaseConnection,
         config: PrequeueConfig,
     ) -> Result<PrequeueConfig, SettingsError> {
         config.validate().map_err(SettingsError::Invalid)?;
+        let txn = crate::store::write_transaction(db).await?;
+        crate::store::lock_named(&txn, "anteroom-settings").await?;
         let row = entity::Entity::find_by_id(ROW)
-            .one(db)
+            .one(&txn)
             .await?
             .ok_or_else(|| DbErr::RecordNotFound("prequeue_config row 1".into()))?;
         let mut active = row.into_active_model();
@@ -94,8 +99,9 @@ impl Settings {
         active.activation_order = Set(config.activation_order.as_str().to_string());
         active.preemption_grace_period_seconds = Set(config.preemption_grace_period_seconds);
         active.updated_at = Set(Utc::now());
-        active.update(db).await?;
-        self.current.send_replace(config.clone());
+        active.update(&txn).await?;
+        txn.commit().await?;
+        self.refresh(db).await?;
         Ok(config)
     }
 

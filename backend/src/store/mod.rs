@@ -119,16 +119,26 @@ pub async fn write_transaction(db: &DatabaseConnection) -> Result<DatabaseTransa
 
 /// Serialises the decisions on one queue tree (`spec/prequeue.md` §4 step 8): submissions
 /// and the watcher's activations into any queue under `root` read usage, decide and write while
-/// holding it, so two decisions cannot both slip under a shared limit. PostgreSQL: a
-/// transaction-scoped advisory lock keyed by the root's name, which also holds across
-/// replicas. SQLite: nothing to do, the caller's [`write_transaction`] already holds the one
-/// write lock of the database.
+/// holding it, so two decisions cannot both slip under a shared limit. Queue writes take the
+/// locks of every tree they change, so a decision never runs against a tree being rebuilt.
 pub async fn lock_queue_tree(txn: &DatabaseTransaction, root: &str) -> Result<(), DbErr> {
+    lock_named(txn, &format!("anteroom-queue-tree:{root}")).await
+}
+
+/// Holds a named lock until the transaction ends. PostgreSQL: a transaction-scoped advisory
+/// lock keyed by the name's hash, which also holds across replicas. SQLite: nothing to do, the
+/// caller's [`write_transaction`] already holds the one write lock of the database.
+///
+/// Names in use: `anteroom-queue-tree:<root>` ([`lock_queue_tree`]), `anteroom-queues` (queue
+/// and quota writes), `anteroom-user:<id>` (one user's submissions across trees),
+/// `anteroom-settings`. Callers that take several take the tree locks first, then the user
+/// lock; queue writes take `anteroom-queues` first, then tree locks in name order.
+pub async fn lock_named(txn: &DatabaseTransaction, name: &str) -> Result<(), DbErr> {
     if txn.get_database_backend() == DbBackend::Postgres {
         txn.execute_raw(Statement::from_sql_and_values(
             DbBackend::Postgres,
             "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-            [format!("anteroom-queue-tree:{root}").into()],
+            [name.into()],
         ))
         .await?;
     }

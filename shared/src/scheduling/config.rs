@@ -16,20 +16,27 @@ pub struct PrequeueConfig {
     /// Master switch for per-user quotas and queue capacities.
     pub queue_quota_enabled: bool,
     /// Copied into each new normal job: how long it may wait before it blocks others.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub normal_job_waiting_tolerance_seconds: i64,
     /// Watcher ticker period.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub activate_ticker_interval_seconds: i64,
     /// Upper bound on activations per round (combined with the candidate size by `min`).
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub max_total_activations_per_round: i64,
     /// Batch size of a round.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub prequeue_candidate_size: i64,
     /// A backfill job younger than this (since it started running) is not preempted.
+    #[cfg_attr(feature = "openapi", schema(minimum = 0))]
     pub backfill_min_runtime_seconds: i64,
     /// Submissions beyond this many prequeued jobs of one user are refused.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub max_prequeued_jobs_per_user: i64,
     /// `fcfs` or `fairShare`.
     pub activation_order: ActivationOrder,
     /// Grace period of a preempted job's pods.
+    #[cfg_attr(feature = "openapi", schema(minimum = 0))]
     pub preemption_grace_period_seconds: i64,
 }
 
