@@ -7,6 +7,7 @@
 #   ./anteroom.sh test   the whole suite: fmt, clippy, unit + integration + browser tests,
 #                        store tests also on a throwaway PostgreSQL; installs what is missing
 #                        (rustfmt, clippy, cargo-nextest, chromium, PostgreSQL, python3-venv)
+#   ./anteroom.sh bench-api   the jobs API under load against the release server
 #
 # Both install only what they need and are safe to run again. Nothing is downloaded from
 # outside crates.io and Debian's archive.
@@ -216,8 +217,18 @@ cmd_test() {
   say "all checks passed in $((SECONDS - t0)) s"
 }
 
+# The jobs API under load (docs/performance.md): the release server over real HTTP on SQLite.
+# Arguments: [seconds per measurement, default 10] [concurrency, default 16].
+cmd_bench_api() {
+  ensure_rust
+  say "building the release server and the load tool"
+  cargo build "${LOCKED[@]}" --release -q -p anteroom -p anteroom-tests --bin anteroom --bin api-bench
+  "$CARGO_TARGET_DIR/release/api-bench" "$CARGO_TARGET_DIR/release/anteroom" "$@"
+}
+
 case "${1:-}" in
   run) shift; cmd_run "$@" ;;
   test) shift; cmd_test "$@" ;;
-  *) echo "usage: ./anteroom.sh run | test"; exit 2 ;;
+  bench-api) shift; cmd_bench_api "$@" ;;
+  *) echo "usage: ./anteroom.sh run | test | bench-api [seconds] [concurrency]"; exit 2 ;;
 esac
