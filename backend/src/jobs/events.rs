@@ -69,6 +69,26 @@ pub async fn record(
     .await
 }
 
+/// Appends several events to `job`'s timeline in one statement, in order.
+pub async fn record_all(
+    db: &impl ConnectionTrait,
+    job: &job::Model,
+    entries: Vec<(EventKind, String, Option<serde_json::Value>)>,
+    at: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    let rows = entries.into_iter().map(|(kind, message, details)| event::ActiveModel {
+        job_id: Set(job.id),
+        owner_id: Set(job.owner_id),
+        kind: Set(kind.as_str().to_string()),
+        message: Set(message),
+        details: Set(details.map(|d| d.to_string())),
+        created_at: Set(at),
+        ..Default::default()
+    });
+    event::Entity::insert_many(rows).exec_without_returning(db).await?;
+    Ok(())
+}
+
 /// The API view of an event.
 pub fn to_api(row: &event::Model) -> JobEventItem {
     JobEventItem {

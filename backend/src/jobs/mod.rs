@@ -251,11 +251,11 @@ async fn decision_snapshot(
     db: &impl ConnectionTrait,
     config: anteroom_shared::scheduling::PrequeueConfig,
     nodes: Vec<NodeSnapshot>,
+    (specs, tree): (Vec<crate::prequeue::QueueSpec>, QueueTree),
     owner: i64,
     queue: &str,
     now: DateTime<Utc>,
 ) -> Result<(Snapshot, QueueTree), DbErr> {
-    let (specs, tree) = queues::tree(db).await?;
     let (quota_rules, usage) = if config.queue_quota_enabled {
         let root = tree.root_of(queue).to_owned();
         let family: Vec<String> = specs
@@ -350,7 +350,8 @@ pub async fn preview(ctx: Context<'_>, user: &users::entity::Model, body: &JobBo
     let nodes = check_body_and_queue(ctx, user, body, &tasks).await?;
     let now = Utc::now();
     let config = ctx.settings.current();
-    let (snapshot, tree) = decision_snapshot(ctx.db_read, config, nodes, user.id, &body.queue, now).await?;
+    let queues = queues::tree(ctx.db_read).await?;
+    let (snapshot, tree) = decision_snapshot(ctx.db_read, config, nodes, queues, user.id, &body.queue, now).await?;
     let decision = decide_submission(&snapshot, &tree, &submission(user, body, &tasks), now)?;
     let request = anteroom_shared::scheduling::job_resources(&tasks).map_err(SubmitRejection::from)?;
     let check = crate::prequeue::QuotaView::new(&snapshot, &tree).limit_check(user.id, &body.queue, &request);
@@ -397,19 +398,30 @@ pub async fn submit(
     let (txn, snapshot, tree, now) = loop {
         attempt += 1;
         let txn = crate::store::write_transaction(ctx.db).await?;
-        let root = queues::tree(&txn).await?.1.root_of(&body.queue).to_owned();
+        // One read of the queues serves the lock, the decision and step 2 again.
+        let rows = queues::all(&txn).await?;
+        let (specs, tree) = queues::tree_of(&rows)?;
+        let root = tree.root_of(&body.queue).to_owned();
         crate::store::lock_queue_tree(&txn, &root).await?;
         crate::store::lock_named(&txn, &format!("anteroom-user:{}", user.id)).await?;
+        let (specs, tree) = if attempt == 1 && txn.get_database_backend() != sea_orm::DbBackend::Postgres {
+            // SQLite: nothing changed since the read above, which already held the write lock.
+            (specs, tree)
+        } else {
+            let rows = queues::all(&txn).await?;
+            queues::tree_of(&rows)?
+        };
+        if tree.root_of(&body.queue) != root && attempt < 3 {
+            continue;
+        }
+        // Step 2 again under the lock: the queue may have been deleted, or the caller removed
+        // from it, since the first check.
+        queues::usable_among(&txn, &rows, user, &body.queue).await?;
         let now = Utc::now();
         let (snapshot, tree) =
-            decision_snapshot(&txn, config.clone(), nodes.clone(), user.id, &body.queue, now).await?;
-        if tree.root_of(&body.queue) == root || attempt >= 3 {
-            break (txn, snapshot, tree, now);
-        }
+            decision_snapshot(&txn, config.clone(), nodes.clone(), (specs, tree), user.id, &body.queue, now).await?;
+        break (txn, snapshot, tree, now);
     };
-    // Step 2 again under the lock: the queue may have been deleted, or the caller removed from
-    // it, since the first check.
-    queues::usable(&txn, user, &body.queue).await?;
     if let Some(key) = key
         && let Some(first) = idempotency::find(&txn, user.id, key, now).await?
     {
@@ -550,31 +562,20 @@ async fn insert_job(
     }
     .insert(txn)
     .await?;
-    events::record(
-        txn,
-        &row,
-        EventKind::Submitted,
-        format!("submitted to queue {:?}", row.queue),
-        None,
-        now,
-    )
-    .await?;
+    let mut first = vec![(EventKind::Submitted, format!("submitted to queue {:?}", row.queue), None)];
     if let Some(reasons) = reasons {
         let message = reasons
             .iter()
             .map(|r| r.message.as_str())
             .collect::<Vec<_>>()
             .join("; ");
-        events::record(
-            txn,
-            &row,
+        first.push((
             EventKind::Prequeued,
             format!("waiting in the prequeue: {message}"),
             Some(serde_json::json!({ "reasons": reasons })),
-            now,
-        )
-        .await?;
+        ));
     }
+    events::record_all(txn, &row, first, now).await?;
     Ok(row)
 }
 

@@ -116,9 +116,35 @@ pub async fn specs(db: &impl ConnectionTrait) -> Result<Vec<QueueSpec>, DbErr> {
 
 /// The tree as stored (lenient: what is stored was validated on write).
 pub async fn tree(db: &impl ConnectionTrait) -> Result<(Vec<QueueSpec>, QueueTree), DbErr> {
-    let specs = specs(db).await?;
+    tree_of(&all(db).await?)
+}
+
+/// The tree of queue rows already read.
+pub fn tree_of(rows: &[queue::Model]) -> Result<(Vec<QueueSpec>, QueueTree), DbErr> {
+    let specs: Vec<QueueSpec> = rows.iter().map(spec_of).collect::<Result<_, _>>()?;
     let tree = QueueTree::new_lenient(&specs);
     Ok((specs, tree))
+}
+
+/// [`usable`] against queue rows already read (one query fewer; the membership is read only
+/// for a queue that is not open, and not for an admin).
+pub async fn usable_among(
+    db: &impl ConnectionTrait,
+    rows: &[queue::Model],
+    user: &users::entity::Model,
+    name: &str,
+) -> Result<(), QueueError> {
+    let row = rows
+        .iter()
+        .find(|q| q.name == name)
+        .ok_or_else(|| QueueError::NotFound(name.to_owned()))?;
+    if row.open || users::role_of(user) == anteroom_shared::api::Role::Admin {
+        return Ok(());
+    }
+    match member::Entity::find_by_id((name.to_owned(), user.id)).one(db).await? {
+        Some(_) => Ok(()),
+        None => Err(QueueError::Forbidden(name.to_owned())),
+    }
 }
 
 /// The queue `name` if `user` may submit to it: admins may use every queue, users the open
