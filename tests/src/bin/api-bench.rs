@@ -47,7 +47,7 @@ impl Server {
             .env("ANTEROOM_JWT_SECRET", "bench-secret-bench-secret-bench-secret")
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(if std::env::var("PROBE").is_ok() { Stdio::inherit() } else { Stdio::null() })
             .kill_on_drop(true)
             .spawn()
             .with_context(|| format!("starting {}", binary.display()))?;
@@ -286,6 +286,34 @@ async fn seed(data: &Path, owner: i64, count: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The floor every request stands on: authentication (token check, user reload) and the HTTP
+/// stack, with an answer from memory.
+async fn floor(binary: &Path, seconds: u64, concurrency: usize) -> anyhow::Result<String> {
+    let dir = tempfile::tempdir()?;
+    let server = Arc::new(Server::start(binary, dir.path()).await?);
+    let (_, tokens) = server.accounts().await?;
+    let tokens = Arc::new(tokens);
+    let s = server.clone();
+    let mut figures = load(seconds, concurrency, 200, move |w, _| {
+        let (s, tokens) = (s.clone(), tokens.clone());
+        async move {
+            s.call(
+                reqwest::Method::GET,
+                "/api/v1/prequeue/status",
+                &tokens[w % tokens.len()],
+                None,
+            )
+            .await
+        }
+    })
+    .await;
+    let row = figures.row("GET /api/v1/prequeue/status (auth only)", concurrency);
+    if let Ok(server) = Arc::try_unwrap(server) {
+        server.stop().await;
+    }
+    Ok(row)
+}
+
 async fn list_page(binary: &Path, seconds: u64, concurrency: usize) -> anyhow::Result<String> {
     let dir = tempfile::tempdir()?;
     let server = Server::start(binary, dir.path()).await?;
@@ -332,6 +360,8 @@ async fn main() -> anyhow::Result<()> {
         "| what | concurrency | answered | errors | rate | p50 | p99 | max |".to_string(),
         "|---|---|---|---|---|---|---|---|".to_string(),
     ];
+    rows.push(floor(&binary, seconds, concurrency).await?);
+    eprintln!("{}", rows.last().unwrap());
     rows.push(submissions(&binary, seconds, concurrency, false).await?);
     eprintln!("{}", rows.last().unwrap());
     rows.push(submissions(&binary, seconds, concurrency, true).await?);
