@@ -363,6 +363,7 @@ fn bench_submission(c: &mut Criterion) {
         node_names: Vec::new(),
     }];
     let submission = Submission {
+        owner_prequeued: None,
         owner: 7,
         queue: &leaves[0],
         kind: JobKind::Custom,

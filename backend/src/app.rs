@@ -64,6 +64,8 @@ pub async fn prepare(config: Config) -> anyhow::Result<Prepared> {
             .await
             .context("reading the prequeue settings")?,
     );
+    let sequencer = (db.get_database_backend() == sea_orm::DbBackend::Sqlite)
+        .then(|| crate::jobs::admit::Sequencer::start(db.clone()));
     let first_admin = users::ensure_first_admin(
         &db,
         config.admin_password.as_ref().map(|s| s.expose()),
@@ -82,6 +84,7 @@ pub async fn prepare(config: Config) -> anyhow::Result<Prepared> {
             passwords: Arc::new(PasswordWork::for_this_machine()),
             settings,
             signals: crate::signals::Signals::default(),
+            sequencer,
         },
         first_admin,
     })

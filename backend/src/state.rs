@@ -38,4 +38,7 @@ pub struct AppState {
     pub settings: Arc<Settings>,
     /// Wake-ups for the watcher and the event streams, and the shutdown notice.
     pub signals: Signals,
+    /// SQLite only: the task that admits job submissions in batches (one writer, so they take
+    /// turns anyway); `None` on PostgreSQL.
+    pub sequencer: Option<crate::jobs::admit::Sequencer>,
 }

@@ -54,6 +54,7 @@ fn context(state: &AppState) -> Context<'_> {
         cluster: state.cluster.as_ref(),
         settings: &state.settings,
         signals: &state.signals,
+        sequencer: state.sequencer.as_ref(),
     }
 }
 

@@ -13,6 +13,7 @@
 //! - `handlers.rs`, `stream.rs`: the HTTP face (REST and Server-Sent Events).
 
 pub mod activation;
+pub mod admit;
 pub mod entity;
 pub mod events;
 pub mod handlers;
@@ -24,8 +25,8 @@ pub mod validate;
 use std::str::FromStr;
 
 use anteroom_shared::api::jobs::{
-    Admission, Decision, Job, JobBody, JobDetail, JobEventItem, PrequeueStanding, PrequeuedJob, Preview,
-    SubmitResponse, WaitReason,
+    Decision, Job, JobBody, JobDetail, JobEventItem, PrequeueStanding, PrequeuedJob, Preview, SubmitResponse,
+    WaitReason,
 };
 use anteroom_shared::scheduling::{
     JobKind, JobPhase, PreemptionPolicy, ResourceList, ScheduleType, TaskResources, is_single_node, job_explicit_nodes,
@@ -67,6 +68,9 @@ pub struct Context<'a> {
     pub settings: &'a Settings,
     /// Wake-ups for the watcher and the event streams.
     pub signals: &'a Signals,
+    /// SQLite: the task that admits submissions in batches; PostgreSQL: `None` (each
+    /// submission takes its queue tree's lock in a transaction of its own).
+    pub sequencer: Option<&'a admit::Sequencer>,
 }
 
 /// What a jobs operation can fail on; the handlers map each to a status and a stable code.
@@ -247,15 +251,17 @@ pub fn wait_reason(reason: &Reason) -> WaitReason {
 /// queries: the queue tree, the quota rules and usage of the submitted queue's whole tree (only
 /// when quotas are on), the timed-out jobs of the queue that may block it (only when blocking
 /// is on) and the caller's prequeued jobs (up to the per-user maximum, for step 6).
+#[allow(clippy::too_many_arguments)]
 async fn decision_snapshot(
     db: &impl ConnectionTrait,
     config: anteroom_shared::scheduling::PrequeueConfig,
     nodes: Vec<NodeSnapshot>,
-    (specs, tree): (Vec<crate::prequeue::QueueSpec>, QueueTree),
+    specs: &[crate::prequeue::QueueSpec],
+    tree: &QueueTree,
     owner: i64,
     queue: &str,
     now: DateTime<Utc>,
-) -> Result<(Snapshot, QueueTree), DbErr> {
+) -> Result<(Snapshot, u64), DbErr> {
     let (quota_rules, usage) = if config.queue_quota_enabled {
         let root = tree.root_of(queue).to_owned();
         let family: Vec<String> = specs
@@ -281,34 +287,31 @@ async fn decision_snapshot(
             .all(db)
             .await?;
     }
-    // Step 6 only needs to know whether the caller has reached the maximum: at most that many.
+    // Step 6 only needs to know whether the caller has reached the maximum: count at most that
+    // many, whatever the backlog.
     let limit = u64::try_from(config.max_prequeued_jobs_per_user.max(1)).unwrap_or(u64::MAX);
-    let own = SchedulingRow::select()
+    let owner_prequeued = job::Entity::find()
+        .select_only()
+        .column(job::Column::Id)
         .filter(job::Column::OwnerId.eq(owner))
         .filter(job::Column::Phase.eq(JobPhase::Prequeue.as_str()))
         .limit(limit)
-        .into_model::<SchedulingRow>()
-        .all(db)
+        .count(db)
         .await?;
-    for row in own {
-        if !rows.iter().any(|r| r.id == row.id) {
-            rows.push(row);
-        }
-    }
     let jobs = rows
         .iter()
         .map(SchedulingRow::to_snapshot)
         .collect::<Result<Vec<_>, _>>()?;
     let snapshot = Snapshot {
         config,
-        queues: specs,
+        queues: specs.to_vec(),
         quotas: quota_rules,
         jobs,
         usage,
         nodes,
         preemptions_in_flight: Vec::new(),
     };
-    Ok((snapshot, tree))
+    Ok((snapshot, owner_prequeued))
 }
 
 /// Steps 1–2: the body's rules (its own fields, then its quantities and node names, which need
@@ -332,7 +335,12 @@ async fn check_body_and_queue(
     Ok(nodes)
 }
 
-fn submission<'a>(user: &users::entity::Model, body: &'a JobBody, tasks: &'a [TaskResources]) -> Submission<'a> {
+fn submission<'a>(
+    user: &users::entity::Model,
+    body: &'a JobBody,
+    tasks: &'a [TaskResources],
+    owner_prequeued: u64,
+) -> Submission<'a> {
     Submission {
         owner: user.id,
         queue: &body.queue,
@@ -341,6 +349,7 @@ fn submission<'a>(user: &users::entity::Model, body: &'a JobBody, tasks: &'a [Ta
         preemption_policy: body.preemption_policy.unwrap_or_default(),
         tasks,
         tolerations: &[],
+        owner_prequeued: Some(owner_prequeued),
     }
 }
 
@@ -350,9 +359,10 @@ pub async fn preview(ctx: Context<'_>, user: &users::entity::Model, body: &JobBo
     let nodes = check_body_and_queue(ctx, user, body, &tasks).await?;
     let now = Utc::now();
     let config = ctx.settings.current();
-    let queues = queues::tree(ctx.db_read).await?;
-    let (snapshot, tree) = decision_snapshot(ctx.db_read, config, nodes, queues, user.id, &body.queue, now).await?;
-    let decision = decide_submission(&snapshot, &tree, &submission(user, body, &tasks), now)?;
+    let (specs, tree) = queues::tree(ctx.db_read).await?;
+    let (snapshot, prequeued) =
+        decision_snapshot(ctx.db_read, config, nodes, &specs, &tree, user.id, &body.queue, now).await?;
+    let decision = decide_submission(&snapshot, &tree, &submission(user, body, &tasks, prequeued), now)?;
     let request = anteroom_shared::scheduling::job_resources(&tasks).map_err(SubmitRejection::from)?;
     let check = crate::prequeue::QuotaView::new(&snapshot, &tree).limit_check(user.id, &body.queue, &request);
     let (decision, reasons) = admission_parts(&decision);
@@ -392,60 +402,38 @@ pub async fn submit(
     let nodes = check_body_and_queue(ctx, user, body, &tasks).await?;
     let config = ctx.settings.current();
     let request = anteroom_shared::scheduling::job_resources(&tasks).map_err(SubmitRejection::from)?;
-    // A queue write may move the queue to another tree between reading its root and holding
-    // that root's lock: then read again under the new one.
-    let mut attempt = 0;
-    let (txn, snapshot, tree, now) = loop {
-        attempt += 1;
-        let txn = crate::store::write_transaction(ctx.db).await?;
-        // One read of the queues serves the lock, the decision and step 2 again.
-        let rows = queues::all(&txn).await?;
-        let (specs, tree) = queues::tree_of(&rows)?;
-        let root = tree.root_of(&body.queue).to_owned();
-        crate::store::lock_queue_tree(&txn, &root).await?;
-        crate::store::lock_named(&txn, &format!("anteroom-user:{}", user.id)).await?;
-        let (specs, tree) = if attempt == 1 && txn.get_database_backend() != sea_orm::DbBackend::Postgres {
-            // SQLite: nothing changed since the read above, which already held the write lock.
-            (specs, tree)
-        } else {
-            let rows = queues::all(&txn).await?;
-            queues::tree_of(&rows)?
-        };
-        if tree.root_of(&body.queue) != root && attempt < 3 {
-            continue;
-        }
-        // Step 2 again under the lock: the queue may have been deleted, or the caller removed
-        // from it, since the first check.
-        queues::usable_among(&txn, &rows, user, &body.queue).await?;
-        let now = Utc::now();
-        let (snapshot, tree) =
-            decision_snapshot(&txn, config.clone(), nodes.clone(), (specs, tree), user.id, &body.queue, now).await?;
-        break (txn, snapshot, tree, now);
+    let pending = admit::Pending {
+        user: user.clone(),
+        body: body.clone(),
+        tasks,
+        request,
+        nodes,
+        key: key.map(|k| (k.to_owned(), hash.clone())),
+        config: config.clone(),
     };
-    if let Some(key) = key
-        && let Some(first) = idempotency::find(&txn, user.id, key, now).await?
-    {
-        drop(txn);
-        return replay(ctx, &first, &hash).await;
-    }
-    let decision = decide_submission(&snapshot, &tree, &submission(user, body, &tasks), now)?;
-    let row = insert_job(&txn, user, body, &tasks, &request, &decision, &config, now).await?;
-    let (decision_word, reasons) = admission_parts(&decision);
-    let admission = Admission {
-        decision: decision_word,
-        reasons,
+    let admitted = match ctx.sequencer {
+        Some(sequencer) => sequencer.admit(pending).await,
+        None => admit::admit_alone(ctx.db, &pending).await,
     };
-    if let Some(key) = key
-        && let Err(e) = idempotency::insert(&txn, user.id, key, &hash, row.id, &admission, now).await
-    {
-        drop(txn);
-        // The same key committed meanwhile by a request into another queue tree.
-        if let Some(first) = idempotency::find(ctx.db, user.id, key, Utc::now()).await? {
-            return replay(ctx, &first, &hash).await;
+    let (row, decision, admission) = match admitted {
+        Ok(admit::Admitted::New {
+            row,
+            decision,
+            admission,
+        }) => (row, decision, admission),
+        Ok(admit::Admitted::Replay(first)) => return replay(ctx, &first, &hash).await,
+        Err(JobError::Db(e)) if key.is_some() => {
+            // The same key committed meanwhile by a request into another queue tree
+            // (PostgreSQL): the unique key refused ours.
+            if let Some(key) = key
+                && let Some(first) = idempotency::find(ctx.db, user.id, key, Utc::now()).await?
+            {
+                return replay(ctx, &first, &hash).await;
+            }
+            return Err(JobError::Db(e));
         }
-        return Err(e.into());
-    }
-    txn.commit().await?;
+        Err(e) => return Err(e),
+    };
     ctx.signals.events_written();
     if key.is_some() {
         idempotency::forget_expired(ctx.db, Utc::now()).await;
@@ -562,7 +550,11 @@ async fn insert_job(
     }
     .insert(txn)
     .await?;
-    let mut first = vec![(EventKind::Submitted, format!("submitted to queue {:?}", row.queue), None)];
+    let mut first = vec![(
+        EventKind::Submitted,
+        format!("submitted to queue {:?}", row.queue),
+        None,
+    )];
     if let Some(reasons) = reasons {
         let message = reasons
             .iter()

@@ -32,6 +32,10 @@ pub struct Submission<'a> {
     pub tasks: &'a [TaskResources],
     /// Pod tolerations.
     pub tolerations: &'a [Toleration],
+    /// How many jobs the caller has in the prequeue, when the caller counted them (the store
+    /// counts up to the maximum instead of loading them); `None`: counted from the snapshot's
+    /// jobs.
+    pub owner_prequeued: Option<u64>,
 }
 
 /// What happens to an accepted submission.
@@ -176,11 +180,14 @@ pub fn decide_submission(
         }
     }
     // Step 6: the caller's prequeue is full.
-    let prequeued = snapshot
-        .jobs
-        .iter()
-        .filter(|j| j.owner == job.owner && j.phase == JobPhase::Prequeue)
-        .count() as i64;
+    let prequeued = match job.owner_prequeued {
+        Some(n) => i64::try_from(n).unwrap_or(i64::MAX),
+        None => snapshot
+            .jobs
+            .iter()
+            .filter(|j| j.owner == job.owner && j.phase == JobPhase::Prequeue)
+            .count() as i64,
+    };
     if prequeued >= config.max_prequeued_jobs_per_user {
         return Err(SubmitRejection::PrequeueFull {
             prequeued,
@@ -272,6 +279,7 @@ mod tests {
 
     fn submit<'a>(tasks: &'a [TaskResources], schedule_type: ScheduleType) -> Submission<'a> {
         Submission {
+            owner_prequeued: None,
             owner: 7,
             queue: "default",
             kind: JobKind::Custom,

@@ -47,7 +47,11 @@ impl Server {
             .env("ANTEROOM_JWT_SECRET", "bench-secret-bench-secret-bench-secret")
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
-            .stderr(if std::env::var("PROBE").is_ok() { Stdio::inherit() } else { Stdio::null() })
+            .stderr(if std::env::var("PROBE").is_ok() {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            })
             .kill_on_drop(true)
             .spawn()
             .with_context(|| format!("starting {}", binary.display()))?;

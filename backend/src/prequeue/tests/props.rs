@@ -477,6 +477,7 @@ proptest! {
             node_names: Vec::new(),
         }];
         let submission = Submission {
+            owner_prequeued: None,
             owner: job.owner,
             queue: &job.queue,
             kind: job.kind,

@@ -1,0 +1,213 @@
+//! Steps 2–8 of a submission under the queue tree's turn (`spec/prequeue.md` §4 step 8): the
+//! access check again, the idempotency key, the decision and the writes, in a write
+//! transaction. Two ways to run it:
+//!
+//! - [`admit_alone`] (PostgreSQL): one submission per transaction, holding the advisory locks
+//!   of its queue tree and of its owner, so submissions into other trees run in parallel.
+//! - [`Sequencer`] (SQLite): the database has one writer, so submissions take turns anyway;
+//!   one task admits every submission waiting at that moment, in arrival order, in one
+//!   transaction. Each sees the ones before it (they are in the same transaction), so the
+//!   decisions are exactly those of one-at-a-time — but the transaction's start, its commit,
+//!   the queue read and the hand-over of the connection are paid once per batch instead of
+//!   once per submission (see `docs/performance.md`).
+
+use anteroom_shared::api::jobs::{Admission, JobBody};
+use anteroom_shared::scheduling::{PrequeueConfig, ResourceList, TaskResources};
+use chrono::{DateTime, Utc};
+use sea_orm::{ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr};
+use tokio::sync::{mpsc, oneshot};
+
+use super::entity::{idempotency_key, job};
+use super::{JobError, admission_parts, decision_snapshot, idempotency, insert_job, submission};
+use crate::prequeue::{NodeSnapshot, QueueSpec, QueueTree, SubmitDecision, decide_submission};
+use crate::queues::{self, entity::queue};
+use crate::users;
+
+/// A submission that passed steps 1–2 outside the lock, with everything the rest needs.
+#[derive(Debug)]
+pub struct Pending {
+    /// The caller.
+    pub user: users::entity::Model,
+    /// The body.
+    pub body: JobBody,
+    /// Its tasks as the core sees them.
+    pub tasks: Vec<TaskResources>,
+    /// Σ replicas × requests.
+    pub request: ResourceList,
+    /// The cluster's nodes, read before the lock.
+    pub nodes: Vec<NodeSnapshot>,
+    /// The idempotency key and the body's hash.
+    pub key: Option<(String, String)>,
+    /// The settings of this submission.
+    pub config: PrequeueConfig,
+}
+
+/// What became of a submission under the lock.
+#[derive(Debug)]
+pub enum Admitted {
+    /// Written: the row (`Prequeue` or `Activating`), the decision and the admission.
+    New {
+        /// The row.
+        row: job::Model,
+        /// The core's decision.
+        decision: SubmitDecision,
+        /// The decision as the API answers it.
+        admission: Admission,
+    },
+    /// The key was used before: the first answer is to be replayed.
+    Replay(idempotency_key::Model),
+}
+
+/// Steps 2–8 for one submission inside `txn`, against the queue rows read in it.
+async fn admit_one(
+    txn: &DatabaseTransaction,
+    rows: &[queue::Model],
+    (specs, tree): (&[QueueSpec], &QueueTree),
+    p: &Pending,
+    now: DateTime<Utc>,
+) -> Result<Admitted, JobError> {
+    // Step 2 again under the lock: the queue may have been deleted, or the caller removed from
+    // it, since the first check.
+    queues::usable_among(txn, rows, &p.user, &p.body.queue).await?;
+    if let Some((key, _)) = &p.key
+        && let Some(first) = idempotency::find(txn, p.user.id, key, now).await?
+    {
+        return Ok(Admitted::Replay(first));
+    }
+    let (snapshot, prequeued) = decision_snapshot(
+        txn,
+        p.config.clone(),
+        p.nodes.clone(),
+        specs,
+        tree,
+        p.user.id,
+        &p.body.queue,
+        now,
+    )
+    .await?;
+    let decision = decide_submission(&snapshot, tree, &submission(&p.user, &p.body, &p.tasks, prequeued), now)?;
+    let row = insert_job(txn, &p.user, &p.body, &p.tasks, &p.request, &decision, &p.config, now).await?;
+    let (word, reasons) = admission_parts(&decision);
+    let admission = Admission {
+        decision: word,
+        reasons,
+    };
+    if let Some((key, hash)) = &p.key {
+        idempotency::insert(txn, p.user.id, key, hash, row.id, &admission, now).await?;
+    }
+    Ok(Admitted::New {
+        row,
+        decision,
+        admission,
+    })
+}
+
+/// One submission in a transaction of its own, holding the locks of its queue tree and its
+/// owner (PostgreSQL; on SQLite the write transaction alone serialises).
+pub async fn admit_alone(db: &DatabaseConnection, p: &Pending) -> Result<Admitted, JobError> {
+    // A queue write may move the queue to another tree between reading its root and holding
+    // that root's lock: then read again under the new one.
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let txn = crate::store::write_transaction(db).await?;
+        let rows = queues::all(&txn).await?;
+        let root = queues::tree_of(&rows)?.1.root_of(&p.body.queue).to_owned();
+        crate::store::lock_queue_tree(&txn, &root).await?;
+        crate::store::lock_named(&txn, &format!("anteroom-user:{}", p.user.id)).await?;
+        let rows = if txn.get_database_backend() == DbBackend::Postgres {
+            queues::all(&txn).await?
+        } else {
+            rows
+        };
+        let (specs, tree) = queues::tree_of(&rows)?;
+        if tree.root_of(&p.body.queue) != root && attempt < 3 {
+            continue;
+        }
+        let admitted = admit_one(&txn, &rows, (&specs, &tree), p, Utc::now()).await?;
+        if matches!(admitted, Admitted::New { .. }) {
+            txn.commit().await?;
+        }
+        return Ok(admitted);
+    }
+}
+
+/// Most submissions admitted in one transaction.
+const MAX_BATCH: usize = 64;
+
+type Reply = oneshot::Sender<Result<Admitted, JobError>>;
+
+/// The SQLite admission task: submissions queue here and are admitted in batches.
+#[derive(Debug, Clone)]
+pub struct Sequencer {
+    queue: mpsc::Sender<(Pending, Reply)>,
+}
+
+impl Sequencer {
+    /// Starts the task on `db` (the writer). It ends when the last handle is dropped.
+    pub fn start(db: DatabaseConnection) -> Sequencer {
+        let (tx, rx) = mpsc::channel(4 * MAX_BATCH);
+        tokio::spawn(run(db, rx));
+        Sequencer { queue: tx }
+    }
+
+    /// Admits `p` in the next batch.
+    pub async fn admit(&self, p: Pending) -> Result<Admitted, JobError> {
+        let (reply, answer) = oneshot::channel();
+        let closed = || JobError::Db(DbErr::Custom("the admission task has stopped".into()));
+        self.queue.send((p, reply)).await.map_err(|_| closed())?;
+        answer.await.map_err(|_| closed())?
+    }
+}
+
+async fn run(db: DatabaseConnection, mut rx: mpsc::Receiver<(Pending, Reply)>) {
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        let results = admit_batch(&db, &batch).await;
+        for ((_, reply), result) in batch.drain(..).zip(results) {
+            let _ = reply.send(result);
+        }
+    }
+}
+
+/// Admits a batch in one transaction; a database error fails the whole batch (nothing of it
+/// is committed), a refusal fails only its submission (a refusal writes nothing).
+async fn admit_batch(db: &DatabaseConnection, batch: &[(Pending, Reply)]) -> Vec<Result<Admitted, JobError>> {
+    let fail_all = |e: DbErr| -> Vec<Result<Admitted, JobError>> {
+        let message = e.to_string();
+        let unavailable = crate::store::is_unavailable(&e);
+        batch
+            .iter()
+            .map(|_| {
+                Err(JobError::Db(if unavailable {
+                    DbErr::Conn(sea_orm::RuntimeErr::Internal(message.clone()))
+                } else {
+                    DbErr::Custom(message.clone())
+                }))
+            })
+            .collect()
+    };
+    let txn = match crate::store::write_transaction(db).await {
+        Ok(txn) => txn,
+        Err(e) => return fail_all(e),
+    };
+    let rows = match queues::all(&txn).await {
+        Ok(rows) => rows,
+        Err(e) => return fail_all(e),
+    };
+    let (specs, tree) = match queues::tree_of(&rows) {
+        Ok(t) => t,
+        Err(e) => return fail_all(e),
+    };
+    let mut results = Vec::with_capacity(batch.len());
+    for (p, _) in batch {
+        match admit_one(&txn, &rows, (&specs, &tree), p, Utc::now()).await {
+            Err(JobError::Db(e)) => return fail_all(e),
+            other => results.push(other),
+        }
+    }
+    match txn.commit().await {
+        Ok(()) => results,
+        Err(e) => fail_all(e),
+    }
+}
