@@ -88,7 +88,7 @@ impl MigrationTrait for Migration {
             )
             .await?;
         // The watcher's snapshot and the prequeue walk: phase, then submission order.
-        let indexes: [(&str, Vec<Jobs>); 4] = [
+        let indexes: [(&str, Vec<Jobs>); 5] = [
             ("jobs_by_phase", vec![Jobs::Phase, Jobs::SubmittedAt, Jobs::Id]),
             // Usage of one user in one queue; a user's prequeued count.
             (
@@ -102,6 +102,9 @@ impl MigrationTrait for Migration {
                 "jobs_by_queue_phase",
                 vec![Jobs::Queue, Jobs::Phase, Jobs::SubmittedAt, Jobs::Id],
             ),
+            // The timed-out jobs of a queue that may block a submission: a range, not a scan of
+            // every waiting job.
+            ("jobs_by_queue_timeout", vec![Jobs::Queue, Jobs::Phase, Jobs::TimeoutAt]),
         ];
         for (name, cols) in indexes {
             let mut index = Index::create();
