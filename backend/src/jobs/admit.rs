@@ -161,9 +161,24 @@ impl Sequencer {
 }
 
 async fn run(db: DatabaseConnection, mut rx: mpsc::Receiver<(Pending, Reply)>) {
+    use futures::FutureExt;
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        let results = admit_batch(&db, &batch).await;
+        // A panic fails this batch (its transaction is dropped, so nothing of it is written),
+        // not every submission after it.
+        let results = match std::panic::AssertUnwindSafe(admit_batch(&db, &batch))
+            .catch_unwind()
+            .await
+        {
+            Ok(results) => results,
+            Err(_) => {
+                tracing::error!(submissions = batch.len(), "admitting a batch of submissions panicked");
+                batch
+                    .iter()
+                    .map(|_| Err(JobError::Db(DbErr::Custom("admitting the submission failed".into()))))
+                    .collect()
+            }
+        };
         for ((_, reply), result) in batch.drain(..).zip(results) {
             let _ = reply.send(result);
         }
