@@ -47,8 +47,8 @@ pub struct Pending {
 pub enum Admitted {
     /// Written: the row (`Prequeue` or `Activating`), the decision and the admission.
     New {
-        /// The row.
-        row: job::Model,
+        /// The row (boxed: this enum travels through a channel).
+        row: Box<job::Model>,
         /// The core's decision.
         decision: SubmitDecision,
         /// The decision as the API answers it.
@@ -96,7 +96,7 @@ async fn admit_one(
         idempotency::insert(txn, p.user.id, key, hash, row.id, &admission, now).await?;
     }
     Ok(Admitted::New {
-        row,
+        row: Box::new(row),
         decision,
         admission,
     })

@@ -420,7 +420,7 @@ pub async fn submit(
             row,
             decision,
             admission,
-        }) => (row, decision, admission),
+        }) => (*row, decision, admission),
         Ok(admit::Admitted::Replay(first)) => return replay(ctx, &first, &hash).await,
         Err(JobError::Db(e)) if key.is_some() => {
             // The same key committed meanwhile by a request into another queue tree
