@@ -601,6 +601,22 @@ async fn the_same_idempotency_key_answers_the_first_answer_and_creates_nothing(a
     assert_eq!(ids.len(), 1);
     let (_, list) = call(&app, "GET", "/api/v1/jobs", &ivan, None).await;
     assert_eq!(list["total"], 2);
+    // A key last used more than 24 h ago is free again, even with another body.
+    execute(
+        &app,
+        "UPDATE idempotency_keys SET created_at = '2000-01-01 00:00:00+00:00'",
+    )
+    .await;
+    let (status, again) = submit("key-1", job("later", json!({"cpu": "1"}))).await;
+    assert_eq!(status, StatusCode::CREATED, "{again}");
+    assert_ne!(job_id(&again), job_id(&first));
+    let (_, list) = call(&app, "GET", "/api/v1/jobs", &ivan, None).await;
+    assert_eq!(list["total"], 3);
+}
+
+async fn execute(app: &TestApp, sql: &str) {
+    use sea_orm::ConnectionTrait;
+    app.state.db.execute_unprepared(sql).await.unwrap();
 }
 both!(
     idempotency,
@@ -830,8 +846,9 @@ async fn preview_decides_without_writing(app: TestApp) {
 }
 both!(preview, preview_decides_without_writing);
 
-/// Reads SSE `id:` lines from a stream until `want` events arrived.
-async fn read_events(res: reqwest::Response, want: usize) -> Vec<(i64, Value)> {
+/// Reads SSE events from a stream until `want` events with an id above `after` arrived (a
+/// PostgreSQL stream resumed after `after` may first repeat unsettled events: clients dedupe).
+async fn read_events_after(res: reqwest::Response, want: usize, after: i64) -> Vec<(i64, Value)> {
     let mut res = res;
     let mut text = String::new();
     let mut events = Vec::new();
@@ -852,7 +869,10 @@ async fn read_events(res: reqwest::Response, want: usize) -> Vec<(i64, Value)> {
                 .lines()
                 .find_map(|l| l.strip_prefix("data:"))
                 .map(|v| serde_json::from_str(v.trim()).unwrap());
-            if let (Some(id), Some(data)) = (id, data) {
+            if let (Some(id), Some(data)) = (id, data)
+                && id > after
+                && !events.iter().any(|(seen, _)| *seen == id)
+            {
                 events.push((id, data));
             }
         }
@@ -904,7 +924,7 @@ async fn the_event_stream_resumes_after_a_reconnect_without_losing_an_event(app:
     .await;
     let (one, theirs, two) = (job_id(&one), job_id(&theirs), job_id(&two));
     // Noah's events were written between Mia's: a leak would show them third and fourth.
-    let first = read_events(res, 4).await;
+    let first = read_events_after(res, 4, 0).await;
     let jobs: Vec<i64> = first.iter().map(|(_, e)| e["jobId"].as_i64().unwrap()).collect();
     assert_eq!(jobs, [one, one, two, two], "only the caller's events, in order");
     assert!(!jobs.contains(&theirs));
@@ -926,7 +946,7 @@ async fn the_event_stream_resumes_after_a_reconnect_without_losing_an_event(app:
     )
     .await;
     let res = open(Some(last)).await.unwrap();
-    let resumed = read_events(res, 4).await;
+    let resumed = read_events_after(res, 4, last).await;
     assert!(resumed.iter().all(|(id, _)| *id > last));
     assert_eq!(resumed[0].0, first[2].0, "resumes right after Last-Event-ID");
     assert_eq!(resumed[1].0, first[3].0);

@@ -121,8 +121,8 @@ async fn mark_pending(
     cluster: &dyn Cluster,
     claimed: &job::Model,
 ) -> Result<ActivationOutcome, DbErr> {
-    let now = Utc::now();
     let txn = crate::store::write_transaction(db).await?;
+    let now = Utc::now();
     let updated = job::Entity::update_many()
         .col_expr(job::Column::Phase, Expr::value(JobPhase::Pending.as_str()))
         .col_expr(job::Column::ActivatedAt, Expr::value(now))
@@ -162,10 +162,10 @@ async fn record_failure(
     claimed: &job::Model,
     error: &str,
 ) -> Result<ActivationOutcome, DbErr> {
-    let now = Utc::now();
     let attempts = claimed.attempts.saturating_add(1);
     let gave_up = attempts >= MAX_ATTEMPTS;
     let txn = crate::store::write_transaction(db).await?;
+    let now = Utc::now();
     let mut update = job::Entity::update_many()
         .col_expr(job::Column::Attempts, Expr::value(attempts))
         .col_expr(job::Column::LastError, Expr::value(error))

@@ -105,6 +105,11 @@ async fn admit_one(
 /// One submission in a transaction of its own, holding the locks of its queue tree and its
 /// owner (PostgreSQL; on SQLite the write transaction alone serialises).
 pub async fn admit_alone(db: &DatabaseConnection, p: &Pending) -> Result<Admitted, JobError> {
+    // Submissions of this process into one tree queue here, before taking a connection: the
+    // advisory lock serialises them anyway, and waiters holding pooled connections would
+    // starve every other request of the one PostgreSQL pool.
+    let turn = tree_turn(&p.body.queue);
+    let _turn = turn.lock().await;
     // A queue write may move the queue to another tree between reading its root and holding
     // that root's lock: then read again under the new one.
     let mut attempt = 0;
@@ -121,8 +126,14 @@ pub async fn admit_alone(db: &DatabaseConnection, p: &Pending) -> Result<Admitte
             rows
         };
         let (specs, tree) = queues::tree_of(&rows)?;
-        if tree.root_of(&p.body.queue) != root && attempt < 3 {
-            continue;
+        if tree.root_of(&p.body.queue) != root {
+            if attempt < 3 {
+                continue;
+            }
+            return Err(JobError::Db(DbErr::Custom(format!(
+                "the tree of queue {:?} kept changing during the submission",
+                p.body.queue
+            ))));
         }
         let admitted = admit_one(&txn, &rows, (&specs, &tree), p, Utc::now()).await?;
         if matches!(admitted, Admitted::New { .. }) {
@@ -130,6 +141,18 @@ pub async fn admit_alone(db: &DatabaseConnection, p: &Pending) -> Result<Admitte
         }
         return Ok(admitted);
     }
+}
+
+/// The in-process turn of submissions into one queue (PostgreSQL). Keyed by the queue, not the
+/// root, which is only known with a connection: submissions into sibling queues still meet at
+/// the advisory lock. The map keeps one small entry per queue ever submitted to.
+fn tree_turn(queue: &str) -> std::sync::Arc<tokio::sync::Mutex<()>> {
+    static TURNS: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>>,
+    > = std::sync::OnceLock::new();
+    let turns = TURNS.get_or_init(Default::default);
+    let mut map = turns.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    map.entry(queue.to_owned()).or_default().clone()
 }
 
 /// Most submissions admitted in one transaction.
@@ -215,9 +238,16 @@ async fn admit_batch(db: &DatabaseConnection, batch: &[(Pending, Reply)]) -> Vec
         Err(e) => return fail_all(e),
     };
     let mut results = Vec::with_capacity(batch.len());
-    for (p, _) in batch {
+    for (p, reply) in batch {
+        if reply.is_closed() {
+            // The client hung up before its turn: nothing is written for it.
+            results.push(Err(JobError::Db(DbErr::Custom("the request was cancelled".into()))));
+            continue;
+        }
         match admit_one(&txn, &rows, (&specs, &tree), p, Utc::now()).await {
-            Err(JobError::Db(e)) => return fail_all(e),
+            // Any database error ends the batch: SQLite may have rolled the transaction back
+            // already, and nothing after it may run outside one.
+            Err(JobError::Db(e)) | Err(JobError::Queue(crate::queues::QueueError::Db(e))) => return fail_all(e),
             other => results.push(other),
         }
     }

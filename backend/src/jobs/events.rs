@@ -137,6 +137,16 @@ pub async fn after(
     query.order_by_asc(event::Column::Id).limit(limit).all(db).await
 }
 
+/// The id of the oldest event written at or after `since`, if any.
+pub async fn first_since(db: &impl ConnectionTrait, since: DateTime<Utc>) -> Result<Option<i64>, DbErr> {
+    Ok(event::Entity::find()
+        .filter(event::Column::CreatedAt.gte(since))
+        .order_by_asc(event::Column::Id)
+        .one(db)
+        .await?
+        .map(|e| e.id))
+}
+
 /// The id of the newest event (0 when there is none): where a stream without
 /// `Last-Event-ID` starts.
 pub async fn latest_id(db: &impl ConnectionTrait) -> Result<i64, DbErr> {

@@ -51,7 +51,7 @@ fn context(state: &AppState) -> Context<'_> {
     Context {
         db: &state.db,
         db_read: &state.db_read,
-        cluster: state.cluster.as_ref(),
+        cluster: &state.cluster,
         settings: &state.settings,
         signals: &state.signals,
         sequencer: state.sequencer.as_ref(),

@@ -64,6 +64,13 @@ pub async fn insert(
     admission: &Admission,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {
+    // An expired use of the same key is not a reuse: it makes room for this one.
+    key_row::Entity::delete_many()
+        .filter(key_row::Column::UserId.eq(user))
+        .filter(key_row::Column::Key.eq(key))
+        .filter(key_row::Column::CreatedAt.lte(now - retention()))
+        .exec(db)
+        .await?;
     key_row::ActiveModel {
         user_id: Set(user),
         key: Set(key.to_owned()),

@@ -63,7 +63,7 @@ pub struct Context<'a> {
     /// Reads that stand alone.
     pub db_read: &'a DatabaseConnection,
     /// Where jobs run.
-    pub cluster: &'a dyn Cluster,
+    pub cluster: &'a std::sync::Arc<dyn Cluster>,
     /// The prequeue settings.
     pub settings: &'a Settings,
     /// Wake-ups for the watcher and the event streams.
@@ -442,13 +442,18 @@ pub async fn submit(
     // 9); a job left `Activating` is the watcher's to finish.
     let row = match decision {
         SubmitDecision::Activated => {
+            // Detached: a client that hangs up now must not leave its job half-activated.
+            let (db, cluster, claimed) = (ctx.db.clone(), ctx.cluster.clone(), row.clone());
+            let grace = config.preemption_grace_period_seconds;
             let outcome =
-                activation::activate_claimed(ctx.db, ctx.cluster, &row, config.preemption_grace_period_seconds).await;
+                tokio::spawn(async move { activation::activate_claimed(&db, cluster.as_ref(), &claimed, grace).await })
+                    .await
+                    .map_err(|e| DbErr::Custom(format!("activation task: {e}")));
             match outcome {
-                Ok(ActivationOutcome::Activated(activated)) => activated,
-                Ok(ActivationOutcome::CreateFailed { job, .. }) => job,
-                Ok(ActivationOutcome::Superseded) => current(ctx.db, row).await,
-                Err(e) => {
+                Ok(Ok(ActivationOutcome::Activated(activated))) => activated,
+                Ok(Ok(ActivationOutcome::CreateFailed { job, .. })) => job,
+                Ok(Ok(ActivationOutcome::Superseded)) => current(ctx.db, row).await,
+                Ok(Err(e)) | Err(e) => {
                     tracing::error!(job = row.id, error = %e, "recording an activation failed; the watcher will repair it");
                     row
                 }
@@ -703,8 +708,10 @@ pub async fn delete(ctx: Context<'_>, actor: &users::entity::Model, id: i64) -> 
         if phase != JobPhase::Prequeue {
             ctx.cluster.delete_job(id, DELETE_GRACE_SECONDS).await?;
         }
-        let now = Utc::now();
         let txn = crate::store::write_transaction(ctx.db).await?;
+        // Taken inside the transaction: an event's time is close to its commit (the event
+        // stream's settle window relies on it).
+        let now = Utc::now();
         let updated = job::Entity::update_many()
             .col_expr(job::Column::Phase, Expr::value(JobPhase::Deleted.as_str()))
             .col_expr(job::Column::FinishedAt, Expr::value(now))

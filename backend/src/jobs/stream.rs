@@ -5,10 +5,11 @@
 //! On SQLite the one writer commits events in id order, so a cursor is exact. On PostgreSQL two
 //! transactions may commit out of id order (id 7 visible before id 6), so the stream keeps
 //! re-reading the ids of the last few seconds above a *floor* and sends what it has not sent
-//! yet; the floor only passes events written more than 5 s ago. An event whose transaction
-//! took longer than that to commit after writing it could be missed, and an event that arrives
-//! late is sent after a higher id (a client resuming from that higher id may then see it
-//! twice: clients dedupe by id). Transactions that write events last milliseconds.
+//! yet; the floor only passes events written more than 5 s ago, and a client resuming there
+//! gets the unsettled events again (clients dedupe by id). An event whose transaction took
+//! longer than 5 s to commit after writing it could be missed (transactions that write events
+//! last milliseconds, and take their time after they begin); replicas' clocks must agree to
+//! well within 5 s.
 //!
 //! Each stream reads at most every 200 ms however many writes wake it, and checks every 5 s
 //! that its caller may still read (a logout, a role change or a deletion ends it).
@@ -44,6 +45,8 @@ const REAUTHORIZE: Duration = Duration::from_secs(5);
 const POLL: Duration = Duration::from_secs(1);
 /// Events read per query.
 const BATCH: u64 = 500;
+/// Pages of unsettled ids re-read at most per read (PostgreSQL).
+const LATE_PAGES: usize = 20;
 /// Seconds between heartbeat comments.
 pub const HEARTBEAT_SECONDS: u64 = 15;
 
@@ -107,13 +110,19 @@ pub async fn job_events_stream(
         ),
         None => None,
     };
-    let floor = match header.or(query.last_event_id) {
-        Some(id) => id.max(0),
-        None => events::latest_id(&state.db_read).await?,
-    };
     let settle = match state.db_read.get_database_backend() {
         sea_orm::DbBackend::Postgres => SETTLE,
         _ => chrono::TimeDelta::zero(),
+    };
+    let floor = match header.or(query.last_event_id) {
+        // PostgreSQL: an event below the client's last one may have committed after it was
+        // sent; resume from before every unsettled event (the client dedupes by id).
+        Some(id) if !settle.is_zero() => {
+            let unsettled = events::first_since(&state.db_read, Utc::now() - settle).await?;
+            id.max(0).min(unsettled.map_or(i64::MAX, |first| first - 1))
+        }
+        Some(id) => id.max(0),
+        None => events::latest_id(&state.db_read).await?,
     };
     let feed = Feed {
         db: state.db_read.clone(),
@@ -210,12 +219,21 @@ impl Feed {
         // New events first, so a burst never stalls the stream behind re-reads.
         let mut rows = events::after(&self.db, newest, self.filter, BATCH).await?;
         if newest > self.floor {
-            // PostgreSQL only: ids below the newest sent that committed late.
-            let late = events::after(&self.db, self.floor, self.filter, BATCH).await?;
-            rows.extend(
-                late.into_iter()
-                    .filter(|r| r.id < newest && !self.sent.contains_key(&r.id)),
-            );
+            // PostgreSQL only: ids below the newest sent that committed late, page by page up to
+            // the newest (a busy stream has more than one page of unsettled ids).
+            let mut cursor = self.floor;
+            for _ in 0..LATE_PAGES {
+                let page = events::after(&self.db, cursor, self.filter, BATCH).await?;
+                let full = page.len() as u64 == BATCH;
+                cursor = page.last().map_or(newest, |r| r.id);
+                rows.extend(
+                    page.into_iter()
+                        .filter(|r| r.id < newest && !self.sent.contains_key(&r.id)),
+                );
+                if !full || cursor >= newest {
+                    break;
+                }
+            }
             rows.sort_by_key(|r| r.id);
         }
         for row in &rows {

@@ -101,7 +101,11 @@ impl Settings {
         active.updated_at = Set(Utc::now());
         active.update(&txn).await?;
         txn.commit().await?;
-        self.refresh(db).await?;
+        if let Err(e) = self.refresh(db).await {
+            // Stored: keep what was written until the next refresh reads it back.
+            tracing::warn!(error = %e, "reading the prequeue settings back failed");
+            self.current.send_replace(config.clone());
+        }
         Ok(config)
     }
 
