@@ -284,6 +284,55 @@ async fn every_refusal_answers_its_code_and_writes_nothing(app: TestApp) {
     private["queue"] = json!("private");
     let (status, answer) = call(&app, "POST", "/api/v1/jobs", &carol, Some(private)).await;
     assert_eq!((status.as_u16(), code(&answer)), (403, "queue_forbidden"));
+    let (status, answer) = call(&app, "GET", "/api/v1/me/resource-summary?queue=private", &carol, None).await;
+    assert_eq!((status.as_u16(), code(&answer)), (403, "queue_forbidden"));
+    let (status, answer) = call(
+        &app,
+        "POST",
+        "/api/v1/me/resource-limit-check",
+        &carol,
+        Some(json!({"queue": "private", "resources": {"cpu": "1"}})),
+    )
+    .await;
+    assert_eq!((status.as_u16(), code(&answer)), (403, "queue_forbidden"));
+    let (status, answer) = call(
+        &app,
+        "POST",
+        "/api/v1/me/resource-limit-check",
+        &carol,
+        Some(json!({"queue": "default", "resources": {"cpu": "-1"}})),
+    )
+    .await;
+    assert_eq!((status.as_u16(), code(&answer)), (422, "validation_failed"));
+    // A member may use it; the queue list shows it to members only.
+    let (status, _) = call(
+        &app,
+        "PUT",
+        "/api/v1/admin/queues/private",
+        &admin,
+        Some(json!({"name": "private", "open": false, "members": ["carol"]})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (_, mine) = call(&app, "GET", "/api/v1/queues", &carol, None).await;
+    let names: Vec<&str> = mine
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["default", "private"]);
+    let (_, me) = call(&app, "GET", "/api/v1/auth/me", &carol, None).await;
+    assert_eq!(me["queues"], json!(["default", "private"]));
+    let (status, _) = call(
+        &app,
+        "PUT",
+        "/api/v1/admin/queues/private",
+        &admin,
+        Some(json!({"name": "private", "open": false, "members": []})),
+    )
+    .await;
+    assert_eq!(status, 200);
     // Hard quota.
     settings(
         &app,
@@ -412,6 +461,49 @@ async fn a_sub_queue_capacity_holds_jobs_of_every_user_below_it(app: TestApp) {
     assert_eq!((status.as_u16(), code(&body)), (422, "parent_not_found"));
     let (status, body) = call(&app, "DELETE", "/api/v1/admin/queues/nlp", &admin, None).await;
     assert_eq!((status.as_u16(), code(&body)), (409, "queue_has_children"));
+    let (status, body) = call(
+        &app,
+        "POST",
+        "/api/v1/admin/queues",
+        &admin,
+        Some(json!({"name": "nlp", "open": true})),
+    )
+    .await;
+    assert_eq!((status.as_u16(), code(&body)), (409, "queue_exists"));
+    let (status, body) = call(
+        &app,
+        "PUT",
+        "/api/v1/admin/queues/ghost",
+        &admin,
+        Some(json!({"name": "ghost", "open": true})),
+    )
+    .await;
+    assert_eq!((status.as_u16(), code(&body)), (404, "queue_not_found"));
+    let (status, body) = call(&app, "DELETE", "/api/v1/admin/queues/ghost", &admin, None).await;
+    assert_eq!((status.as_u16(), code(&body)), (404, "queue_not_found"));
+    let (status, body) = call(
+        &app,
+        "PUT",
+        "/api/v1/admin/queues/nlp",
+        &admin,
+        Some(json!({"name": "other", "open": true})),
+    )
+    .await;
+    assert_eq!(
+        (status.as_u16(), code(&body)),
+        (422, "validation_failed"),
+        "queues are not renamed"
+    );
+    let (status, body) = call(
+        &app,
+        "POST",
+        "/api/v1/admin/queues",
+        &admin,
+        Some(json!({"name": "members", "open": false, "members": ["nobody"]})),
+    )
+    .await;
+    assert_eq!((status.as_u16(), code(&body)), (422, "validation_failed"));
+    assert_eq!(body["error"]["details"]["fields"][0]["field"], "members[0]");
     settings(&app, &admin, json!({"queueQuotaEnabled": true})).await;
     let mut a = job("a", json!({"nvidia.com/a100": "3"}));
     a["queue"] = json!("nlp-llm");
@@ -509,6 +601,15 @@ async fn delete_removes_a_job_from_the_prequeue_or_the_cluster_once(app: TestApp
     )
     .await;
     assert_eq!((status.as_u16(), code(&body)), (409, "already_finished"));
+    let (status, body) = call(
+        &app,
+        "PUT",
+        "/api/v1/admin/jobs/999999/lock",
+        &admin,
+        Some(json!({"until": null})),
+    )
+    .await;
+    assert_eq!((status.as_u16(), code(&body)), (404, "job_not_found"));
     // Lists filter by phase and, for admins, by user.
     let (_, deleted) = call(&app, "GET", "/api/v1/jobs?phase=Deleted", &frank, None).await;
     assert_eq!(deleted["total"], 1);

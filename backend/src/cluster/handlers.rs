@@ -120,7 +120,10 @@ async fn set_schedulable(
 ) -> ApiResult<Json<ClusterNode>> {
     state.cluster.set_node_schedulable(&name, body.schedulable).await?;
     tracing::info!(user.id = admin.id, "node schedulability changed");
-    // The watcher (next issue) is woken here when a node becomes schedulable.
+    if body.schedulable {
+        // Room may have appeared for waiting jobs: a full round (`spec/api.md`).
+        state.signals.wake_watcher();
+    }
     let node = state
         .cluster
         .nodes()
