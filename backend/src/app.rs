@@ -133,6 +133,17 @@ pub async fn serve(
         let (settings, db) = (state.settings.clone(), state.db_read.clone());
         tokio::spawn(async move { settings.refresh_periodically(&db, std::future::pending()).await })
     };
+    // The watcher and its status sync run while the server serves; both end when it closes.
+    let watcher = tokio::spawn(
+        crate::watcher::Watcher {
+            db: state.db.clone(),
+            cluster: state.cluster.clone(),
+            settings: state.settings.clone(),
+            signals: state.signals.clone(),
+        }
+        .run(),
+    );
+    let closer = state.signals.clone();
     let signals = state.signals.clone();
     let shutdown = async move {
         shutdown.await;
@@ -143,6 +154,15 @@ pub async fn serve(
     let router = http::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
     let served = axum::serve(listener, router).with_graceful_shutdown(shutdown).await;
     refresher.abort();
+    // The watcher ends at its next wait; give a round in flight a moment to finish its step
+    // (a claim left behind is repaired at the next start).
+    closer.close();
+    if tokio::time::timeout(std::time::Duration::from_secs(5), watcher)
+        .await
+        .is_err()
+    {
+        tracing::warn!("the prequeue watcher did not finish its round within 5 s");
+    }
     served
 }
 

@@ -23,6 +23,8 @@ pub enum EventKind {
     ActivationFailed,
     /// Gave up after too many failed creates, or the cluster reported a failure.
     Failed,
+    /// Ended in the cluster (completed, aborted, terminated).
+    Finished,
     /// Removed by its owner or an admin.
     Deleted,
     /// An admin lock set or changed.
@@ -40,6 +42,7 @@ impl EventKind {
             EventKind::Activated => "activated",
             EventKind::ActivationFailed => "activation_failed",
             EventKind::Failed => "failed",
+            EventKind::Finished => "finished",
             EventKind::Deleted => "deleted",
             EventKind::Locked => "locked",
             EventKind::Unlocked => "unlocked",

@@ -1,0 +1,211 @@
+//! The prequeue watcher (`spec/prequeue.md` §5): the loop around the pure core that lets held
+//! jobs into the cluster when their quota allows, and the status sync that tells it when
+//! quota frees up. All I/O of the prequeue lives here; the decisions stay in
+//! [`crate::prequeue`].
+//!
+//! This first part runs rounds of activation (snapshot, FCFS or fair-share selection by the
+//! core, a re-check of each selected job's quota and capacities under its queue tree's turn,
+//! then the one activation path of [`crate::jobs::activation`]) and the status sync
+//! ([`sync`]). Not yet: preemption, the repair of stale `Activating` claims and their backoff,
+//! reasons rewritten every round, the lease that elects one watcher among replicas, and
+//! metrics (issue 16).
+
+pub mod sync;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anteroom_shared::scheduling::JobPhase;
+use chrono::Utc;
+use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, QueryFilter};
+
+use crate::cluster::Cluster;
+use crate::jobs::SchedulingRow;
+use crate::jobs::activation::{self, ActivationOutcome};
+use crate::jobs::entity::job;
+use crate::prequeue::{QuotaView, Snapshot, select_round, usage_from_jobs};
+use crate::settings::Settings;
+use crate::signals::Signals;
+use crate::{queues, quotas};
+
+/// What one round did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RoundReport {
+    /// Prequeued jobs when the round began.
+    pub prequeued: usize,
+    /// Jobs created in the cluster.
+    pub activated: Vec<i64>,
+    /// Selected jobs not activated: no longer prequeued, over a limit when re-checked under the
+    /// lock, or their create failed.
+    pub skipped: usize,
+    /// Eligible jobs were left for the next round.
+    pub more_work: bool,
+}
+
+/// The watcher's dependencies.
+#[derive(Clone)]
+pub struct Watcher {
+    /// The writer.
+    pub db: DatabaseConnection,
+    /// Where jobs run.
+    pub cluster: Arc<dyn Cluster>,
+    /// The prequeue settings.
+    pub settings: Arc<Settings>,
+    /// Wake-ups.
+    pub signals: Signals,
+}
+
+/// The jobs a round reads: waiting, being activated, and everything occupying.
+fn round_phases() -> Vec<&'static str> {
+    JobPhase::ALL
+        .iter()
+        .filter(|p| **p == JobPhase::Prequeue || p.is_occupying())
+        .map(|p| p.as_str())
+        .collect()
+}
+
+impl Watcher {
+    /// One snapshot in a constant number of queries (§5 step 1): settings, queues, quotas, the
+    /// scheduling columns of every waiting or occupying job, and the nodes.
+    pub async fn snapshot(&self) -> Result<Snapshot, DbErr> {
+        let (specs, _) = queues::tree(&self.db).await?;
+        let rows = SchedulingRow::select()
+            .filter(job::Column::Phase.is_in(round_phases()))
+            .into_model::<SchedulingRow>()
+            .all(&self.db)
+            .await?;
+        let jobs = rows
+            .iter()
+            .map(SchedulingRow::to_snapshot)
+            .collect::<Result<Vec<_>, _>>()?;
+        let nodes = self
+            .cluster
+            .nodes()
+            .await
+            .map_err(|e| DbErr::Custom(format!("reading the cluster's nodes: {e}")))?;
+        Ok(Snapshot {
+            config: self.settings.current(),
+            queues: specs,
+            quotas: quotas::all(&self.db).await?,
+            usage: usage_from_jobs(&jobs),
+            jobs,
+            nodes,
+            preemptions_in_flight: Vec::new(),
+        })
+    }
+
+    /// One round: select with the core, then activate each selected job that still fits.
+    pub async fn round(&self) -> Result<RoundReport, DbErr> {
+        let snapshot = self.snapshot().await?;
+        let now = Utc::now();
+        let outcome = match select_round(&snapshot, now) {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                tracing::error!(error = %e, "the prequeue round cannot run on these rules");
+                return Ok(RoundReport::default());
+            }
+        };
+        let mut report = RoundReport {
+            prequeued: snapshot.jobs.iter().filter(|j| j.phase == JobPhase::Prequeue).count(),
+            more_work: outcome.more_work,
+            ..RoundReport::default()
+        };
+        for id in outcome.selected {
+            match self.activate(id).await? {
+                Some(id) => report.activated.push(id),
+                None => report.skipped += 1,
+            }
+        }
+        Ok(report)
+    }
+
+    /// Claims one selected job under its queue tree's turn, re-checking its quota and the
+    /// capacities on its path against the usage committed now (a submission may have taken the
+    /// room since the snapshot), then creates it in the cluster outside the transaction.
+    async fn activate(&self, id: i64) -> Result<Option<i64>, DbErr> {
+        let txn = crate::store::write_transaction(&self.db).await?;
+        let Some(row) = SchedulingRow::select()
+            .filter(job::Column::Id.eq(id))
+            .filter(job::Column::Phase.eq(JobPhase::Prequeue.as_str()))
+            .into_model::<SchedulingRow>()
+            .one(&txn)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let (specs, tree) = queues::tree(&txn).await?;
+        let root = tree.root_of(&row.queue).to_owned();
+        crate::store::lock_queue_tree(&txn, &root).await?;
+        let family: Vec<String> = specs
+            .iter()
+            .filter(|s| tree.root_of(&s.name) == root)
+            .map(|s| s.name.clone())
+            .collect();
+        let config = self.settings.current();
+        let check = Snapshot {
+            config: config.clone(),
+            queues: specs.clone(),
+            quotas: quotas::all(&txn).await?,
+            usage: queues::usage::usage_rows(&txn, Some(&family), None).await?,
+            ..Snapshot::default()
+        };
+        let job = row.to_snapshot()?;
+        let reasons =
+            QuotaView::new(&check, &tree).soft_reasons(job.owner, &job.queue, job.schedule_type, &job.resources);
+        if !reasons.is_empty() {
+            return Ok(None);
+        }
+        let Some(claimed) = activation::claim(&txn, id, Utc::now()).await? else {
+            return Ok(None);
+        };
+        txn.commit().await?;
+        self.signals.events_written();
+        let outcome = activation::activate_claimed(
+            &self.db,
+            self.cluster.as_ref(),
+            &claimed,
+            config.preemption_grace_period_seconds,
+        )
+        .await?;
+        self.signals.events_written();
+        Ok(match outcome {
+            ActivationOutcome::Activated(_) => Some(id),
+            _ => None,
+        })
+    }
+
+    /// Runs rounds until the server shuts down: on the ticker (`activateTickerIntervalSeconds`,
+    /// read anew each time), on a wake-up signal, and again at once while a round reports more
+    /// work. The status sync runs beside it.
+    pub async fn run(self) {
+        let sync = tokio::spawn(sync::run(self.db.clone(), self.cluster.clone(), self.signals.clone()));
+        loop {
+            let more = match self.round().await {
+                Ok(report) => {
+                    if !report.activated.is_empty() {
+                        tracing::info!(
+                            activated = report.activated.len(),
+                            prequeued = report.prequeued,
+                            "prequeue round"
+                        );
+                    }
+                    report.more_work && !report.activated.is_empty()
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "a prequeue round failed; retrying on the next tick");
+                    false
+                }
+            };
+            if more {
+                continue;
+            }
+            let seconds = self.settings.current().activate_ticker_interval_seconds.clamp(1, 3600) as u64;
+            tokio::select! {
+                () = self.signals.watcher().notified() => {}
+                () = tokio::time::sleep(Duration::from_secs(seconds)) => {}
+                () = self.signals.closed() => break,
+            }
+        }
+        sync.abort();
+    }
+}

@@ -1,0 +1,176 @@
+//! Status sync (`spec/prequeue.md` §5, "Status sync"): the cluster's job phases, pod nodes,
+//! start times and failure reasons flow back to the store. A job that finishes or vanishes
+//! wakes the watcher, since its quota is free again.
+
+use std::str::FromStr;
+
+use anteroom_shared::scheduling::JobPhase;
+use chrono::{DateTime, Utc};
+use sea_orm::sea_query::Expr;
+use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter};
+
+use crate::cluster::{JobEvent, JobStatus};
+use crate::jobs::entity::job;
+use crate::jobs::events::{self, EventKind};
+use crate::signals::Signals;
+
+/// What applying one observation did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    /// Nothing to change (unknown job, same state, or the store already past it).
+    Nothing,
+    /// Phase or nodes updated.
+    Updated,
+    /// The job reached a terminal phase: quota was freed.
+    Finished,
+}
+
+/// Applies one cluster event to the store.
+pub async fn apply(db: &DatabaseConnection, event: &JobEvent) -> Result<Applied, DbErr> {
+    match event {
+        JobEvent::Status(status) => apply_status(db, status).await,
+        JobEvent::Gone { job_id, observed_at } => apply_gone(db, *job_id, *observed_at).await,
+    }
+}
+
+/// Phases the cluster may move a job out of. `Prequeue` is not in the cluster; terminal
+/// phases, `Deleted` and `Preempted` included, are final in the store.
+fn syncable(phase: JobPhase) -> bool {
+    !phase.is_terminal() && phase != JobPhase::Prequeue
+}
+
+async fn apply_status(db: &DatabaseConnection, status: &JobStatus) -> Result<Applied, DbErr> {
+    let Some(row) = job::Entity::find_by_id(status.job_id).one(db).await? else {
+        return Ok(Applied::Nothing);
+    };
+    let Ok(current) = JobPhase::from_str(&row.phase) else {
+        return Ok(Applied::Nothing);
+    };
+    // An `Activating` job seen in the cluster was created: the activation path records that
+    // itself (`Pending` and its event); sync only moves it on once it is `Pending`.
+    if !syncable(current) || current == JobPhase::Activating {
+        return Ok(Applied::Nothing);
+    }
+    let nodes = serde_json::to_string(&status.nodes).map_err(|e| DbErr::Custom(e.to_string()))?;
+    if current == status.phase && row.nodes == nodes && row.started_at == status.started_at {
+        return Ok(Applied::Nothing);
+    }
+    let txn = crate::store::write_transaction(db).await?;
+    let finished = status.phase.is_terminal();
+    let mut update = job::Entity::update_many()
+        .col_expr(job::Column::Phase, Expr::value(status.phase.as_str()))
+        .col_expr(job::Column::Nodes, Expr::value(nodes))
+        .col_expr(job::Column::StartedAt, Expr::value(status.started_at))
+        .col_expr(job::Column::UpdatedAt, Expr::value(Utc::now()))
+        .filter(job::Column::Id.eq(row.id))
+        // Compare-and-set: a delete or another observation may have moved it meanwhile.
+        .filter(job::Column::Phase.eq(current.as_str()));
+    if finished {
+        update = update.col_expr(job::Column::FinishedAt, Expr::value(status.observed_at));
+        if let Some(failure) = &status.failure {
+            update = update.col_expr(job::Column::LastError, Expr::value(failure.clone()));
+        }
+    }
+    if update.exec(&txn).await?.rows_affected == 0 {
+        return Ok(Applied::Nothing);
+    }
+    if finished {
+        let (kind, message) = match (status.phase, &status.failure) {
+            (JobPhase::Failed, Some(why)) => (EventKind::Failed, format!("failed in the cluster: {why}")),
+            (JobPhase::Failed, None) => (EventKind::Failed, "failed in the cluster".to_string()),
+            (phase, _) => (EventKind::Finished, format!("finished: {phase}")),
+        };
+        events::record(&txn, &row, kind, message, None, Utc::now()).await?;
+    }
+    txn.commit().await?;
+    Ok(if finished { Applied::Finished } else { Applied::Updated })
+}
+
+/// A job no longer in the cluster: if the store still has it occupying, it ended without the
+/// store hearing how (deleted by hand in the cluster, or its terminal status was missed).
+async fn apply_gone(db: &DatabaseConnection, id: i64, observed_at: DateTime<Utc>) -> Result<Applied, DbErr> {
+    let Some(row) = job::Entity::find_by_id(id).one(db).await? else {
+        return Ok(Applied::Nothing);
+    };
+    let Ok(current) = JobPhase::from_str(&row.phase) else {
+        return Ok(Applied::Nothing);
+    };
+    // `Activating`: the create may still be in flight; the activation path and the repair
+    // of stale claims decide, not a disappearance seen now.
+    if !syncable(current) || current == JobPhase::Activating {
+        return Ok(Applied::Nothing);
+    }
+    let txn = crate::store::write_transaction(db).await?;
+    let updated = job::Entity::update_many()
+        .col_expr(job::Column::Phase, Expr::value(JobPhase::Failed.as_str()))
+        .col_expr(job::Column::FinishedAt, Expr::value(observed_at))
+        .col_expr(job::Column::LastError, Expr::value("the job vanished from the cluster"))
+        .col_expr(job::Column::UpdatedAt, Expr::value(Utc::now()))
+        .filter(job::Column::Id.eq(id))
+        .filter(job::Column::Phase.eq(current.as_str()))
+        .exec(&txn)
+        .await?;
+    if updated.rows_affected == 0 {
+        return Ok(Applied::Nothing);
+    }
+    events::record(
+        &txn,
+        &row,
+        EventKind::Failed,
+        "the job vanished from the cluster",
+        None,
+        Utc::now(),
+    )
+    .await?;
+    txn.commit().await?;
+    Ok(Applied::Finished)
+}
+
+/// Follows the cluster's status stream until `shutdown`, resyncing from
+/// [`crate::cluster::Cluster::job_statuses`] at start and whenever the stream lagged; wakes
+/// the watcher when a job finished.
+pub async fn run(db: DatabaseConnection, cluster: std::sync::Arc<dyn crate::cluster::Cluster>, signals: Signals) {
+    let mut events = cluster.subscribe();
+    let mut resync = true;
+    loop {
+        if resync {
+            match cluster.job_statuses().await {
+                Ok(statuses) => {
+                    for status in statuses {
+                        note(&db, &signals, &JobEvent::Status(status)).await;
+                    }
+                    resync = false;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "listing the cluster's jobs for a status resync failed");
+                    tokio::select! {
+                        () = tokio::time::sleep(std::time::Duration::from_secs(5)) => continue,
+                        () = signals.closed() => return,
+                    }
+                }
+            }
+        }
+        tokio::select! {
+            received = events.recv() => match received {
+                Ok(event) => note(&db, &signals, &event).await,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, "the status stream lagged; resyncing");
+                    resync = true;
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            },
+            () = signals.closed() => return,
+        }
+    }
+}
+
+async fn note(db: &DatabaseConnection, signals: &Signals, event: &JobEvent) {
+    match apply(db, event).await {
+        Ok(Applied::Finished) => {
+            signals.events_written();
+            signals.wake_watcher();
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "storing a cluster status failed"),
+    }
+}
