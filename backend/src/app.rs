@@ -137,6 +137,7 @@ pub async fn serve(
     let watcher = tokio::spawn(
         crate::watcher::Watcher {
             db: state.db.clone(),
+            db_read: state.db_read.clone(),
             cluster: state.cluster.clone(),
             settings: state.settings.clone(),
             signals: state.signals.clone(),

@@ -28,6 +28,9 @@ use crate::settings::Settings;
 use crate::signals::Signals;
 use crate::{queues, quotas};
 
+/// The least time from the start of one woken round to the next.
+const MIN_ROUND_GAP: Duration = Duration::from_millis(250);
+
 /// What one round did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RoundReport {
@@ -45,8 +48,10 @@ pub struct RoundReport {
 /// The watcher's dependencies.
 #[derive(Clone)]
 pub struct Watcher {
-    /// The writer.
+    /// The writer (claims, activation).
     pub db: DatabaseConnection,
+    /// The snapshot is read here (SQLite: beside the one writer, not on it).
+    pub db_read: DatabaseConnection,
     /// Where jobs run.
     pub cluster: Arc<dyn Cluster>,
     /// The prequeue settings.
@@ -68,11 +73,11 @@ impl Watcher {
     /// One snapshot in a constant number of queries (§5 step 1): settings, queues, quotas, the
     /// scheduling columns of every waiting or occupying job, and the nodes.
     pub async fn snapshot(&self) -> Result<Snapshot, DbErr> {
-        let (specs, _) = queues::tree(&self.db).await?;
+        let (specs, _) = queues::tree(&self.db_read).await?;
         let rows = SchedulingRow::select()
             .filter(job::Column::Phase.is_in(round_phases()))
             .into_model::<SchedulingRow>()
-            .all(&self.db)
+            .all(&self.db_read)
             .await?;
         let jobs = rows
             .iter()
@@ -86,7 +91,7 @@ impl Watcher {
         Ok(Snapshot {
             config: self.settings.current(),
             queues: specs,
-            quotas: quotas::all(&self.db).await?,
+            quotas: quotas::all(&self.db_read).await?,
             usage: usage_from_jobs(&jobs),
             jobs,
             nodes,
@@ -180,6 +185,7 @@ impl Watcher {
     pub async fn run(self) {
         let sync = tokio::spawn(sync::run(self.db.clone(), self.cluster.clone(), self.signals.clone()));
         loop {
+            let started = std::time::Instant::now();
             let more = match self.round().await {
                 Ok(report) => {
                     if !report.activated.is_empty() {
@@ -201,7 +207,11 @@ impl Watcher {
             }
             let seconds = self.settings.current().activate_ticker_interval_seconds.clamp(1, 3600) as u64;
             tokio::select! {
-                () = self.signals.watcher().notified() => {}
+                () = self.signals.watcher().notified() => {
+                    // Wake-ups come with every prequeued submission: under a flood, at most
+                    // one round per `MIN_ROUND_GAP` (a round reads every waiting job).
+                    tokio::time::sleep(MIN_ROUND_GAP.saturating_sub(started.elapsed())).await;
+                }
                 () = tokio::time::sleep(Duration::from_secs(seconds)) => {}
                 () = self.signals.closed() => break,
             }
