@@ -1170,6 +1170,33 @@ async fn a_cluster_that_refuses_the_create_leaves_the_job_activating_and_answers
         .collect();
     assert_eq!(kinds, ["submitted", "activation_failed"]);
     assert_eq!(detail["events"][1]["details"]["attempts"], 1);
+    // The cluster has the queue again: after its backoff (2 s) the watcher's repair creates
+    // the job. Polled, not timed (the ticker is 5 s).
+    app.state
+        .cluster
+        .sync_queue(&anteroom::cluster::ClusterQueue {
+            name: "gone".into(),
+            open: true,
+        })
+        .await
+        .unwrap();
+    let mut phase = String::new();
+    for _ in 0..100 {
+        let (_, detail) = call(&app, "GET", &format!("/api/v1/jobs/{id}"), &rita, None).await;
+        phase = detail["phase"].as_str().unwrap().to_string();
+        if phase != "Activating" {
+            let kinds: Vec<&str> = detail["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["kind"].as_str().unwrap())
+                .collect();
+            assert_eq!(kinds, ["submitted", "activation_failed", "activated"]);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(matches!(phase.as_str(), "Pending" | "Running"), "repaired: {phase}");
 }
 both!(
     cluster_refusal,

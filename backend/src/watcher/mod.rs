@@ -6,8 +6,8 @@
 //! This first part runs rounds of activation (snapshot, FCFS or fair-share selection by the
 //! core, a re-check of each selected job's quota and capacities under its queue tree's turn,
 //! then the one activation path of [`crate::jobs::activation`]) and the status sync
-//! ([`sync`]). Not yet: preemption, the repair of stale `Activating` claims and their backoff,
-//! reasons rewritten every round, the lease that elects one watcher among replicas, and
+//! ([`sync`]), and the repair of `Activating` jobs whose create failed (after their backoff) or
+//! whose claim went stale. Not yet: preemption, reasons rewritten every round, the lease that elects one watcher among replicas, and
 //! metrics (issue 16).
 
 pub mod sync;
@@ -27,6 +27,11 @@ use crate::prequeue::{QuotaView, Snapshot, select_round, usage_from_jobs};
 use crate::settings::Settings;
 use crate::signals::Signals;
 use crate::{queues, quotas};
+
+/// A claim older than this without a recorded outcome is re-driven (`spec/prequeue.md` §5).
+const STALE_CLAIM_SECONDS: i64 = 60;
+/// Jobs driven again per round at most (the rest wait for the next round).
+const REPAIRS_PER_ROUND: u64 = 100;
 
 /// The least time from the start of one woken round to the next.
 const MIN_ROUND_GAP: Duration = Duration::from_millis(250);
@@ -99,8 +104,58 @@ impl Watcher {
         })
     }
 
-    /// One round: select with the core, then activate each selected job that still fits.
+    /// Repair (§5 step 2): `Activating` jobs whose create failed and whose backoff has passed,
+    /// or whose claim is older than a minute (a crash between claim and `Pending`), are driven
+    /// again — re-claimed by compare-and-set on their claim, so two drivers never both create.
+    /// "Already exists" counts as success, so a job created before a crash is not doubled.
+    pub async fn repair(&self, now: chrono::DateTime<Utc>) -> Result<usize, DbErr> {
+        use sea_orm::{Condition, EntityTrait, QueryOrder, QuerySelect};
+        let stale = now - chrono::Duration::seconds(STALE_CLAIM_SECONDS);
+        let due = job::Entity::find()
+            .filter(job::Column::Phase.eq(JobPhase::Activating.as_str()))
+            .filter(
+                Condition::any().add(job::Column::NextAttemptAt.lte(now)).add(
+                    Condition::all()
+                        .add(job::Column::NextAttemptAt.is_null())
+                        .add(job::Column::ClaimedAt.lt(stale)),
+                ),
+            )
+            .order_by_asc(job::Column::Id)
+            .limit(REPAIRS_PER_ROUND)
+            .all(&self.db)
+            .await?;
+        let grace = self.settings.current().preemption_grace_period_seconds;
+        let mut driven = 0;
+        for row in due {
+            let updated = job::Entity::update_many()
+                .col_expr(job::Column::ClaimedAt, sea_orm::sea_query::Expr::value(now))
+                .col_expr(
+                    job::Column::NextAttemptAt,
+                    sea_orm::sea_query::Expr::value(Option::<chrono::DateTime<Utc>>::None),
+                )
+                .filter(job::Column::Id.eq(row.id))
+                .filter(job::Column::Phase.eq(JobPhase::Activating.as_str()))
+                .filter(job::Column::Attempts.eq(row.attempts))
+                .filter(match row.claimed_at {
+                    Some(at) => job::Column::ClaimedAt.eq(at),
+                    None => job::Column::ClaimedAt.is_null(),
+                })
+                .exec(&self.db)
+                .await?;
+            if updated.rows_affected == 0 {
+                continue;
+            }
+            activation::activate_claimed(&self.db, self.cluster.as_ref(), &row, grace).await?;
+            self.signals.events_written();
+            driven += 1;
+        }
+        Ok(driven)
+    }
+
+    /// One round: repair, then select with the core and activate each selected job that still
+    /// fits.
     pub async fn round(&self) -> Result<RoundReport, DbErr> {
+        self.repair(Utc::now()).await?;
         let snapshot = self.snapshot().await?;
         let now = Utc::now();
         let outcome = match select_round(&snapshot, now) {
