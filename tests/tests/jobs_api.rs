@@ -1278,3 +1278,38 @@ both!(
     watcher_activation,
     a_held_job_starts_when_the_job_holding_its_quota_finishes
 );
+
+/// The metrics recorder is one per process: this test proves something under `cargo nextest`
+/// (a process per test, as `./anteroom.sh test` runs it), where no other app records.
+#[tokio::test]
+async fn the_watcher_reports_its_rounds_and_the_prequeue_length_on_metrics() {
+    let app = TestApp::builder().start().await;
+    let admin = app.admin_token().await;
+    let tina = app.user_token("tina").await;
+    settings(&app, &admin, json!({"queueQuotaEnabled": true})).await;
+    quota(&app, &admin, "default", json!({"cpu": "1"})).await;
+    call(&app, "POST", "/api/v1/jobs", &tina, Some(job("a", json!({"cpu": "1"})))).await;
+    call(&app, "POST", "/api/v1/jobs", &tina, Some(job("b", json!({"cpu": "1"})))).await;
+    // The prequeued submission wakes the watcher; its round records the metrics. Polled.
+    let mut text = String::new();
+    for _ in 0..50 {
+        text = app
+            .client
+            .get(app.url("/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        if text.contains("anteroom_prequeue_round_seconds")
+            && text.contains("anteroom_prequeue_jobs{queue=\"default\"}")
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(text.contains("anteroom_prequeue_round_seconds"), "{text}");
+    assert!(text.contains("anteroom_prequeue_jobs{queue=\"default\"}"), "{text}");
+    assert!(text.contains("anteroom_prequeue_activations_total"), "{text}");
+}

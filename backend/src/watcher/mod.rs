@@ -7,8 +7,11 @@
 //! core, a re-check of each selected job's quota and capacities under its queue tree's turn,
 //! then the one activation path of [`crate::jobs::activation`]) and the status sync
 //! ([`sync`]), and the repair of `Activating` jobs whose create failed (after their backoff) or
-//! whose claim went stale. Not yet: preemption, reasons rewritten every round, the lease that elects one watcher among replicas, and
-//! metrics (issue 16).
+//! whose claim went stale. Metrics on `/metrics`: `anteroom_prequeue_jobs{queue}`,
+//! `anteroom_prequeue_activations_total`, `anteroom_prequeue_round_seconds`,
+//! `anteroom_prequeue_activation_wait_seconds`. Not yet: preemption, reasons rewritten every
+//! round, the lease that elects one watcher among replicas, the preemption and failure counters
+//! and the leader gauge (issue 16).
 
 pub mod sync;
 
@@ -19,6 +22,8 @@ use anteroom_shared::scheduling::JobPhase;
 use chrono::Utc;
 use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, QueryFilter};
 
+use axum_prometheus::metrics;
+
 use crate::cluster::Cluster;
 use crate::jobs::SchedulingRow;
 use crate::jobs::activation::{self, ActivationOutcome};
@@ -27,6 +32,19 @@ use crate::prequeue::{QuotaView, Snapshot, select_round, usage_from_jobs};
 use crate::settings::Settings;
 use crate::signals::Signals;
 use crate::{queues, quotas};
+
+/// `anteroom_prequeue_jobs{queue}`: prequeued jobs per queue, every queue (0 included, so a
+/// queue that emptied does not keep its last value).
+fn record_prequeue_lengths(snapshot: &Snapshot) {
+    let mut counts: std::collections::BTreeMap<&str, u64> =
+        snapshot.queues.iter().map(|q| (q.name.as_str(), 0)).collect();
+    for job in snapshot.jobs.iter().filter(|j| j.phase == JobPhase::Prequeue) {
+        *counts.entry(job.queue.as_str()).or_default() += 1;
+    }
+    for (queue, count) in counts {
+        metrics::gauge!("anteroom_prequeue_jobs", "queue" => queue.to_owned()).set(count as f64);
+    }
+}
 
 /// A claim older than this without a recorded outcome is re-driven (`spec/prequeue.md` §5).
 const STALE_CLAIM_SECONDS: i64 = 60;
@@ -155,8 +173,10 @@ impl Watcher {
     /// One round: repair, then select with the core and activate each selected job that still
     /// fits.
     pub async fn round(&self) -> Result<RoundReport, DbErr> {
+        let started = std::time::Instant::now();
         self.repair(Utc::now()).await?;
         let snapshot = self.snapshot().await?;
+        record_prequeue_lengths(&snapshot);
         let now = Utc::now();
         let outcome = match select_round(&snapshot, now) {
             Ok(outcome) => outcome,
@@ -176,6 +196,8 @@ impl Watcher {
                 None => report.skipped += 1,
             }
         }
+        metrics::counter!("anteroom_prequeue_activations_total").increment(report.activated.len() as u64);
+        metrics::histogram!("anteroom_prequeue_round_seconds").record(started.elapsed().as_secs_f64());
         Ok(report)
     }
 
@@ -229,7 +251,11 @@ impl Watcher {
         .await?;
         self.signals.events_written();
         Ok(match outcome {
-            ActivationOutcome::Activated(_) => Some(id),
+            ActivationOutcome::Activated(activated) => {
+                let waited = (Utc::now() - activated.submitted_at).num_milliseconds().max(0) as f64 / 1000.0;
+                metrics::histogram!("anteroom_prequeue_activation_wait_seconds").record(waited);
+                Some(id)
+            }
             _ => None,
         })
     }
