@@ -11,17 +11,24 @@
 //!   the queue read and the hand-over of the connection are paid once per batch instead of
 //!   once per submission (see `docs/performance.md`).
 
-use anteroom_shared::api::jobs::{Admission, JobBody};
-use anteroom_shared::scheduling::{PrequeueConfig, ResourceList, TaskResources};
-use chrono::{DateTime, Utc};
-use sea_orm::{ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr};
+use anteroom_shared::api::jobs::{Admission, Decision, JobBody, WaitReason};
+use anteroom_shared::scheduling::{
+    JobPhase, PrequeueConfig, ResourceList, ScheduleType, TaskResources, is_single_node, job_explicit_nodes,
+};
+use chrono::{DateTime, Duration, Utc};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr,
+    EntityTrait, PaginatorTrait, QueryFilter, QuerySelect, Set,
+};
 use tokio::sync::{mpsc, oneshot};
 
 use super::entity::{idempotency_key, job};
-use super::{JobError, admission_parts, decision_snapshot, idempotency, insert_job, submission};
-use crate::prequeue::{NodeSnapshot, QueueSpec, QueueTree, SubmitDecision, decide_submission};
+use super::events::{self, EventKind};
+use super::{JobError, SchedulingRow, idempotency, wait_reason};
+use crate::prequeue::{NodeSnapshot, QueueSpec, QueueTree, Snapshot, Submission, SubmitDecision, decide_submission};
 use crate::queues::{self, entity::queue};
-use crate::users;
+use crate::store::compact;
+use crate::{quotas, users};
 
 /// A submission that passed steps 1–2 outside the lock, with everything the rest needs.
 #[derive(Debug)]
@@ -255,4 +262,179 @@ async fn admit_batch(db: &DatabaseConnection, batch: &[(Pending, Reply)]) -> Vec
         Ok(()) => results,
         Err(e) => fail_all(e),
     }
+}
+
+/// Everything one decision reads (`spec/prequeue.md` §4 steps 5–7), in a constant number of
+/// queries: the queue tree, the quota rules and usage of the submitted queue's whole tree (only
+/// when quotas are on), the timed-out jobs of the queue that may block it (only when blocking
+/// is on) and the caller's prequeued jobs (up to the per-user maximum, for step 6).
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn decision_snapshot(
+    db: &impl ConnectionTrait,
+    config: anteroom_shared::scheduling::PrequeueConfig,
+    nodes: Vec<NodeSnapshot>,
+    specs: &[crate::prequeue::QueueSpec],
+    tree: &QueueTree,
+    owner: i64,
+    queue: &str,
+    now: DateTime<Utc>,
+) -> Result<(Snapshot, u64), DbErr> {
+    let (quota_rules, usage) = if config.queue_quota_enabled {
+        let root = tree.root_of(queue).to_owned();
+        let family: Vec<String> = specs
+            .iter()
+            .filter(|s| tree.root_of(&s.name) == root)
+            .map(|s| s.name.clone())
+            .collect();
+        (
+            quotas::all(db).await?,
+            queues::usage::usage_rows(db, Some(&family), None).await?,
+        )
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let mut rows: Vec<SchedulingRow> = Vec::new();
+    if config.blocking_enabled() {
+        rows = SchedulingRow::select()
+            .filter(job::Column::Queue.eq(queue))
+            .filter(job::Column::Phase.is_in([JobPhase::Prequeue.as_str(), JobPhase::Pending.as_str()]))
+            .filter(job::Column::ScheduleType.eq(ScheduleType::Normal.as_str()))
+            .filter(job::Column::TimeoutAt.lt(now))
+            .into_model::<SchedulingRow>()
+            .all(db)
+            .await?;
+    }
+    // Step 6 only needs to know whether the caller has reached the maximum: count at most that
+    // many, whatever the backlog.
+    let limit = u64::try_from(config.max_prequeued_jobs_per_user.max(1)).unwrap_or(u64::MAX);
+    let owner_prequeued = job::Entity::find()
+        .select_only()
+        .column(job::Column::Id)
+        .filter(job::Column::OwnerId.eq(owner))
+        .filter(job::Column::Phase.eq(JobPhase::Prequeue.as_str()))
+        .limit(limit)
+        .count(db)
+        .await?;
+    let jobs = rows
+        .iter()
+        .map(SchedulingRow::to_snapshot)
+        .collect::<Result<Vec<_>, _>>()?;
+    let snapshot = Snapshot {
+        config,
+        queues: specs.to_vec(),
+        quotas: quota_rules,
+        jobs,
+        usage,
+        nodes,
+        preemptions_in_flight: Vec::new(),
+    };
+    Ok((snapshot, owner_prequeued))
+}
+
+pub(super) fn submission<'a>(
+    user: &users::entity::Model,
+    body: &'a JobBody,
+    tasks: &'a [TaskResources],
+    owner_prequeued: u64,
+) -> Submission<'a> {
+    Submission {
+        owner: user.id,
+        queue: &body.queue,
+        kind: body.kind,
+        schedule_type: body.schedule_type,
+        preemption_policy: body.preemption_policy.unwrap_or_default(),
+        tasks,
+        tolerations: &[],
+        owner_prequeued: Some(owner_prequeued),
+    }
+}
+
+pub(super) fn admission_parts(decision: &SubmitDecision) -> (Decision, Vec<WaitReason>) {
+    match decision {
+        SubmitDecision::Activated => (Decision::Activated, Vec::new()),
+        SubmitDecision::Prequeued { reasons } => (Decision::Prequeued, reasons.iter().map(wait_reason).collect()),
+    }
+}
+
+/// Step 8: the row (`Prequeue`, or `Activating` = claimed for the activation that follows) and
+/// its first events.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn insert_job(
+    txn: &impl ConnectionTrait,
+    user: &users::entity::Model,
+    body: &JobBody,
+    tasks: &[TaskResources],
+    request: &ResourceList,
+    decision: &SubmitDecision,
+    config: &anteroom_shared::scheduling::PrequeueConfig,
+    now: DateTime<Utc>,
+) -> Result<job::Model, DbErr> {
+    let normal = body.schedule_type == ScheduleType::Normal;
+    let tolerance = normal.then_some(config.normal_job_waiting_tolerance_seconds);
+    let reasons = match decision {
+        SubmitDecision::Prequeued { reasons } => Some(reasons.iter().map(wait_reason).collect::<Vec<_>>()),
+        SubmitDecision::Activated => None,
+    };
+    let phase = if reasons.is_some() {
+        JobPhase::Prequeue
+    } else {
+        JobPhase::Activating
+    };
+    let row = job::ActiveModel {
+        name: Set(body.name.clone()),
+        kind: Set(body.kind.as_str().to_string()),
+        queue: Set(body.queue.clone()),
+        owner_id: Set(user.id),
+        owner_name: Set(user.username.clone()),
+        schedule_type: Set(body.schedule_type.as_str().to_string()),
+        preemption_policy: Set(body.preemption_policy.unwrap_or_default().as_str().to_string()),
+        phase: Set(phase.as_str().to_string()),
+        waiting_tolerance_seconds: Set(tolerance),
+        timeout_at: Set(tolerance
+            .and_then(Duration::try_seconds)
+            .and_then(|d| now.checked_add_signed(d))),
+        tasks: Set(json(&body.tasks)?),
+        resources: Set(json(request)?),
+        request_milli: Set(compact::encode_request(request)),
+        explicit_nodes: Set(compact::encode_nodes(&job_explicit_nodes(tasks))),
+        single_node: Set(is_single_node(tasks)),
+        nodes: Set("[]".to_string()),
+        wait_reasons: Set(reasons.as_ref().map(json).transpose()?),
+        submitted_at: Set(now),
+        activated_at: Set(None),
+        started_at: Set(None),
+        finished_at: Set(None),
+        locked_until: Set(None),
+        updated_at: Set(now),
+        claimed_at: Set((phase == JobPhase::Activating).then_some(now)),
+        attempts: Set(0),
+        next_attempt_at: Set(None),
+        last_error: Set(None),
+        ..Default::default()
+    }
+    .insert(txn)
+    .await?;
+    let mut first = vec![(
+        EventKind::Submitted,
+        format!("submitted to queue {:?}", row.queue),
+        None,
+    )];
+    if let Some(reasons) = reasons {
+        let message = reasons
+            .iter()
+            .map(|r| r.message.as_str())
+            .collect::<Vec<_>>()
+            .join("; ");
+        first.push((
+            EventKind::Prequeued,
+            format!("waiting in the prequeue: {message}"),
+            Some(serde_json::json!({ "reasons": reasons })),
+        ));
+    }
+    events::record_all(txn, &row, first, now).await?;
+    Ok(row)
+}
+
+pub(super) fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, DbErr> {
+    serde_json::to_string(value).map_err(|e| DbErr::Custom(format!("serializing a job: {e}")))
 }

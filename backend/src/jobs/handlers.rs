@@ -195,30 +195,6 @@ struct JobListParams {
     queue: Option<Vec<String>>,
 }
 
-/// The admin's list filters: those of a user's list plus owners.
-#[derive(Debug, Default, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)]
-struct AdminJobListParams {
-    /// 1-based page number (default 1, at most 1,000,000).
-    #[param(minimum = 1, maximum = 1_000_000)]
-    page: Option<u64>,
-    /// Items per page (default 50, at most 500).
-    #[param(rename = "pageSize", minimum = 1, maximum = 500)]
-    page_size: Option<u64>,
-    /// Phases (any of).
-    phase: Option<Vec<JobPhase>>,
-    /// Schedule types (any of).
-    #[param(rename = "scheduleType")]
-    schedule_type: Option<Vec<ScheduleType>>,
-    /// Kinds (any of).
-    kind: Option<Vec<JobKind>>,
-    /// Queues (any of).
-    queue: Option<Vec<String>>,
-    /// Owners by username (any of).
-    user: Option<Vec<String>>,
-}
-
 /// A job list's query, parsed by hand: serde's form decoder cannot collect repeated keys.
 /// Unknown parameters are ignored; a value that does not parse is a 422 naming it.
 struct JobListQuery {
@@ -308,7 +284,10 @@ async fn list_jobs(
     path = "/api/v1/admin/jobs",
     tag = "jobs",
     security(("bearer" = [])),
-    params(AdminJobListParams),
+    params(
+        JobListParams,
+        ("user" = Option<Vec<String>>, Query, description = "Owners by username (any of)."),
+    ),
     responses(
         (status = 200, description = "One page of jobs", body = Page<Job>),
         (status = 401, description = "`unauthorized`", body = ErrorBody),

@@ -6,9 +6,11 @@
 //! transaction, and drives activation through [`activation`], the path the watcher uses too.
 //!
 //! - `validate.rs`: step 1, the body's own rules.
+//! - `admit.rs`: steps 2–8 under the queue tree's turn (batched on SQLite).
 //! - `activation.rs`: claim, create in the cluster, `Pending` — the one activation path.
 //! - `events.rs`: the timeline and the stream's feed.
 //! - `idempotency.rs`: `Idempotency-Key` on submit.
+//! - `reads.rs`: lists, one job with its timeline and standing, the admin's prequeue list.
 //! - `summary.rs`: the resource summary and the limit check.
 //! - `handlers.rs`, `stream.rs`: the HTTP face (REST and Server-Sent Events).
 
@@ -18,39 +20,37 @@ pub mod entity;
 pub mod events;
 pub mod handlers;
 pub mod idempotency;
+mod reads;
 pub mod stream;
 pub mod summary;
 pub mod validate;
 
+pub use reads::{JobFilter, detail, list, position, prequeued, visible};
+
 use std::str::FromStr;
 
 use anteroom_shared::api::jobs::{
-    Decision, Job, JobBody, JobDetail, JobEventItem, PrequeueStanding, PrequeuedJob, Preview, SubmitResponse,
-    WaitReason,
+    Job, JobBody, JobDetail, JobEventItem, PrequeueStanding, PrequeuedJob, Preview, SubmitResponse, WaitReason,
 };
-use anteroom_shared::scheduling::{
-    JobKind, JobPhase, PreemptionPolicy, ResourceList, ScheduleType, TaskResources, is_single_node, job_explicit_nodes,
-};
-use chrono::{DateTime, Duration, Utc};
+use anteroom_shared::scheduling::{JobKind, JobPhase, PreemptionPolicy, ScheduleType, TaskResources};
+use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, FromQueryResult,
-    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement,
+    ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, FromQueryResult, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect, Statement,
 };
 
 use self::activation::ActivationOutcome;
+use self::admit::{admission_parts, decision_snapshot, submission};
 use self::entity::job;
 use self::events::EventKind;
 use crate::cluster::{Cluster, ClusterError};
-use crate::prequeue::{
-    JobSnapshot, NodeSnapshot, QueueTree, Reason, Snapshot, Submission, SubmitDecision, SubmitRejection,
-    decide_submission,
-};
+use crate::prequeue::{JobSnapshot, NodeSnapshot, Reason, SubmitDecision, SubmitRejection, decide_submission};
 use crate::queues::{self, QueueError};
 use crate::settings::Settings;
 use crate::signals::Signals;
 use crate::store::compact;
-use crate::{quotas, users};
+use crate::users;
 
 /// How long a user's or admin's delete gives the pods to exit (Kubernetes' default).
 pub const DELETE_GRACE_SECONDS: u32 = 30;
@@ -247,73 +247,6 @@ pub fn wait_reason(reason: &Reason) -> WaitReason {
     }
 }
 
-/// Everything one decision reads (`spec/prequeue.md` §4 steps 5–7), in a constant number of
-/// queries: the queue tree, the quota rules and usage of the submitted queue's whole tree (only
-/// when quotas are on), the timed-out jobs of the queue that may block it (only when blocking
-/// is on) and the caller's prequeued jobs (up to the per-user maximum, for step 6).
-#[allow(clippy::too_many_arguments)]
-async fn decision_snapshot(
-    db: &impl ConnectionTrait,
-    config: anteroom_shared::scheduling::PrequeueConfig,
-    nodes: Vec<NodeSnapshot>,
-    specs: &[crate::prequeue::QueueSpec],
-    tree: &QueueTree,
-    owner: i64,
-    queue: &str,
-    now: DateTime<Utc>,
-) -> Result<(Snapshot, u64), DbErr> {
-    let (quota_rules, usage) = if config.queue_quota_enabled {
-        let root = tree.root_of(queue).to_owned();
-        let family: Vec<String> = specs
-            .iter()
-            .filter(|s| tree.root_of(&s.name) == root)
-            .map(|s| s.name.clone())
-            .collect();
-        (
-            quotas::all(db).await?,
-            queues::usage::usage_rows(db, Some(&family), None).await?,
-        )
-    } else {
-        (Vec::new(), Vec::new())
-    };
-    let mut rows: Vec<SchedulingRow> = Vec::new();
-    if config.blocking_enabled() {
-        rows = SchedulingRow::select()
-            .filter(job::Column::Queue.eq(queue))
-            .filter(job::Column::Phase.is_in([JobPhase::Prequeue.as_str(), JobPhase::Pending.as_str()]))
-            .filter(job::Column::ScheduleType.eq(ScheduleType::Normal.as_str()))
-            .filter(job::Column::TimeoutAt.lt(now))
-            .into_model::<SchedulingRow>()
-            .all(db)
-            .await?;
-    }
-    // Step 6 only needs to know whether the caller has reached the maximum: count at most that
-    // many, whatever the backlog.
-    let limit = u64::try_from(config.max_prequeued_jobs_per_user.max(1)).unwrap_or(u64::MAX);
-    let owner_prequeued = job::Entity::find()
-        .select_only()
-        .column(job::Column::Id)
-        .filter(job::Column::OwnerId.eq(owner))
-        .filter(job::Column::Phase.eq(JobPhase::Prequeue.as_str()))
-        .limit(limit)
-        .count(db)
-        .await?;
-    let jobs = rows
-        .iter()
-        .map(SchedulingRow::to_snapshot)
-        .collect::<Result<Vec<_>, _>>()?;
-    let snapshot = Snapshot {
-        config,
-        queues: specs.to_vec(),
-        quotas: quota_rules,
-        jobs,
-        usage,
-        nodes,
-        preemptions_in_flight: Vec::new(),
-    };
-    Ok((snapshot, owner_prequeued))
-}
-
 /// Steps 1–2: the body's rules (its own fields, then its quantities and node names, which need
 /// the cluster's nodes), then the caller's right to the queue. Answers the nodes for the
 /// decision.
@@ -335,24 +268,6 @@ async fn check_body_and_queue(
     Ok(nodes)
 }
 
-fn submission<'a>(
-    user: &users::entity::Model,
-    body: &'a JobBody,
-    tasks: &'a [TaskResources],
-    owner_prequeued: u64,
-) -> Submission<'a> {
-    Submission {
-        owner: user.id,
-        queue: &body.queue,
-        kind: body.kind,
-        schedule_type: body.schedule_type,
-        preemption_policy: body.preemption_policy.unwrap_or_default(),
-        tasks,
-        tolerations: &[],
-        owner_prequeued: Some(owner_prequeued),
-    }
-}
-
 /// `POST /api/v1/jobs/preview`: steps 1–7 against the current state, nothing written.
 pub async fn preview(ctx: Context<'_>, user: &users::entity::Model, body: &JobBody) -> Result<Preview, JobError> {
     let tasks = task_resources(body);
@@ -371,13 +286,6 @@ pub async fn preview(ctx: Context<'_>, user: &users::entity::Model, body: &JobBo
         reasons,
         quota: summary::limit_check_to_api(check),
     })
-}
-
-fn admission_parts(decision: &SubmitDecision) -> (Decision, Vec<WaitReason>) {
-    match decision {
-        SubmitDecision::Activated => (Decision::Activated, Vec::new()),
-        SubmitDecision::Prequeued { reasons } => (Decision::Prequeued, reasons.iter().map(wait_reason).collect()),
-    }
 }
 
 /// `POST /api/v1/jobs`: steps 1–10 of `spec/prequeue.md` §4. Nothing is written when a step
@@ -497,201 +405,6 @@ async fn replay(
     })
 }
 
-/// Step 8: the row (`Prequeue`, or `Activating` = claimed for the activation that follows) and
-/// its first events.
-#[allow(clippy::too_many_arguments)]
-async fn insert_job(
-    txn: &impl ConnectionTrait,
-    user: &users::entity::Model,
-    body: &JobBody,
-    tasks: &[TaskResources],
-    request: &ResourceList,
-    decision: &SubmitDecision,
-    config: &anteroom_shared::scheduling::PrequeueConfig,
-    now: DateTime<Utc>,
-) -> Result<job::Model, DbErr> {
-    let normal = body.schedule_type == ScheduleType::Normal;
-    let tolerance = normal.then_some(config.normal_job_waiting_tolerance_seconds);
-    let reasons = match decision {
-        SubmitDecision::Prequeued { reasons } => Some(reasons.iter().map(wait_reason).collect::<Vec<_>>()),
-        SubmitDecision::Activated => None,
-    };
-    let phase = if reasons.is_some() {
-        JobPhase::Prequeue
-    } else {
-        JobPhase::Activating
-    };
-    let row = job::ActiveModel {
-        name: Set(body.name.clone()),
-        kind: Set(body.kind.as_str().to_string()),
-        queue: Set(body.queue.clone()),
-        owner_id: Set(user.id),
-        owner_name: Set(user.username.clone()),
-        schedule_type: Set(body.schedule_type.as_str().to_string()),
-        preemption_policy: Set(body.preemption_policy.unwrap_or_default().as_str().to_string()),
-        phase: Set(phase.as_str().to_string()),
-        waiting_tolerance_seconds: Set(tolerance),
-        timeout_at: Set(tolerance
-            .and_then(Duration::try_seconds)
-            .and_then(|d| now.checked_add_signed(d))),
-        tasks: Set(json(&body.tasks)?),
-        resources: Set(json(request)?),
-        request_milli: Set(compact::encode_request(request)),
-        explicit_nodes: Set(compact::encode_nodes(&job_explicit_nodes(tasks))),
-        single_node: Set(is_single_node(tasks)),
-        nodes: Set("[]".to_string()),
-        wait_reasons: Set(reasons.as_ref().map(json).transpose()?),
-        submitted_at: Set(now),
-        activated_at: Set(None),
-        started_at: Set(None),
-        finished_at: Set(None),
-        locked_until: Set(None),
-        updated_at: Set(now),
-        claimed_at: Set((phase == JobPhase::Activating).then_some(now)),
-        attempts: Set(0),
-        next_attempt_at: Set(None),
-        last_error: Set(None),
-        ..Default::default()
-    }
-    .insert(txn)
-    .await?;
-    let mut first = vec![(
-        EventKind::Submitted,
-        format!("submitted to queue {:?}", row.queue),
-        None,
-    )];
-    if let Some(reasons) = reasons {
-        let message = reasons
-            .iter()
-            .map(|r| r.message.as_str())
-            .collect::<Vec<_>>()
-            .join("; ");
-        first.push((
-            EventKind::Prequeued,
-            format!("waiting in the prequeue: {message}"),
-            Some(serde_json::json!({ "reasons": reasons })),
-        ));
-    }
-    events::record_all(txn, &row, first, now).await?;
-    Ok(row)
-}
-
-fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, DbErr> {
-    serde_json::to_string(value).map_err(|e| DbErr::Custom(format!("serializing a job: {e}")))
-}
-
-/// Which jobs a list shows.
-#[derive(Debug, Clone, Default)]
-pub struct JobFilter {
-    /// Only this owner's (users see only their own).
-    pub owner: Option<i64>,
-    /// Only these owners, by username (admins).
-    pub users: Vec<String>,
-    /// Any of these phases.
-    pub phases: Vec<JobPhase>,
-    /// Any of these schedule types.
-    pub schedule_types: Vec<ScheduleType>,
-    /// Any of these kinds.
-    pub kinds: Vec<JobKind>,
-    /// Any of these queues.
-    pub queues: Vec<String>,
-}
-
-/// One page of jobs, newest first, and how many match.
-pub async fn list(
-    db: &impl ConnectionTrait,
-    filter: &JobFilter,
-    offset: u64,
-    limit: u64,
-) -> Result<(Vec<Job>, u64), DbErr> {
-    let mut query = job::Entity::find();
-    if let Some(owner) = filter.owner {
-        query = query.filter(job::Column::OwnerId.eq(owner));
-    }
-    if !filter.users.is_empty() {
-        query = query.filter(job::Column::OwnerName.is_in(filter.users.iter().map(String::as_str)));
-    }
-    if !filter.phases.is_empty() {
-        query = query.filter(job::Column::Phase.is_in(filter.phases.iter().map(|p| p.as_str())));
-    }
-    if !filter.schedule_types.is_empty() {
-        query = query.filter(job::Column::ScheduleType.is_in(filter.schedule_types.iter().map(|s| s.as_str())));
-    }
-    if !filter.kinds.is_empty() {
-        query = query.filter(job::Column::Kind.is_in(filter.kinds.iter().map(|k| k.as_str())));
-    }
-    if !filter.queues.is_empty() {
-        query = query.filter(job::Column::Queue.is_in(filter.queues.iter().map(String::as_str)));
-    }
-    let total = query.clone().count(db).await?;
-    let rows = query
-        .order_by_desc(job::Column::Id)
-        .offset(offset)
-        .limit(limit)
-        .all(db)
-        .await?;
-    let jobs = rows.iter().map(to_api).collect::<Result<Vec<_>, _>>()?;
-    Ok((jobs, total))
-}
-
-/// The job `id` if `actor` may see it: its owner or an admin. Anyone else gets `NotFound`, as
-/// if it did not exist.
-pub async fn visible(db: &impl ConnectionTrait, actor: &users::entity::Model, id: i64) -> Result<job::Model, JobError> {
-    let row = job::Entity::find_by_id(id)
-        .one(db)
-        .await?
-        .ok_or(JobError::NotFound(id))?;
-    let admin = users::role_of(actor) == anteroom_shared::api::Role::Admin;
-    if row.owner_id != actor.id && !admin {
-        return Err(JobError::NotFound(id));
-    }
-    Ok(row)
-}
-
-/// 1-based position of a prequeued job among the prequeued jobs of its queue, in
-/// (submittedAt, id) order.
-pub async fn position(db: &impl ConnectionTrait, row: &job::Model) -> Result<u64, DbErr> {
-    let before = job::Entity::find()
-        .filter(job::Column::Queue.eq(&row.queue))
-        .filter(job::Column::Phase.eq(JobPhase::Prequeue.as_str()))
-        .filter(
-            Condition::any().add(job::Column::SubmittedAt.lt(row.submitted_at)).add(
-                Condition::all()
-                    .add(job::Column::SubmittedAt.eq(row.submitted_at))
-                    .add(job::Column::Id.lt(row.id)),
-            ),
-        )
-        .count(db)
-        .await?;
-    Ok(before + 1)
-}
-
-fn stored_reasons(row: &job::Model) -> Vec<WaitReason> {
-    row.wait_reasons
-        .as_deref()
-        .and_then(|r| serde_json::from_str(r).ok())
-        .unwrap_or_default()
-}
-
-/// `GET /api/v1/jobs/{id}`: the job, its timeline and, while prequeued, where it stands.
-pub async fn detail(db: &impl ConnectionTrait, actor: &users::entity::Model, id: i64) -> Result<JobDetail, JobError> {
-    let row = visible(db, actor, id).await?;
-    let events: Vec<JobEventItem> = events::of_job(db, id).await?;
-    let prequeue = if phase_of(&row)? == JobPhase::Prequeue {
-        Some(PrequeueStanding {
-            position: position(db, &row).await?,
-            reasons: stored_reasons(&row),
-        })
-    } else {
-        None
-    };
-    Ok(JobDetail {
-        job: to_api(&row)?,
-        events,
-        prequeue,
-    })
-}
-
 /// `DELETE /api/v1/jobs/{id}` (`spec/prequeue.md` §6). A prequeued job becomes `Deleted` by
 /// compare-and-set; if the watcher claimed it meanwhile, it is deleted in the cluster like any
 /// other. Any other unfinished job is deleted in the cluster first (a cluster that does not
@@ -801,42 +514,4 @@ pub async fn lock(
     txn.commit().await?;
     ctx.signals.events_written();
     Ok(to_api(&row)?)
-}
-
-/// `GET /api/v1/admin/prequeue`: every prequeued job in (submittedAt, id) order with its
-/// position in its queue and its reasons, one page at a time.
-pub async fn prequeued(db: &impl ConnectionTrait, offset: u64, limit: u64) -> Result<(Vec<PrequeuedJob>, u64), DbErr> {
-    #[derive(FromQueryResult)]
-    struct Ranked {
-        id: i64,
-        position: i64,
-    }
-    let total = job::Entity::find()
-        .filter(job::Column::Phase.eq(JobPhase::Prequeue.as_str()))
-        .count(db)
-        .await?;
-    // Window functions: SQLite ≥ 3.25 and PostgreSQL both have ROW_NUMBER; the bounds are
-    // validated integers, the phase a constant.
-    let sql = format!(
-        "SELECT id, position FROM (SELECT id, submitted_at, ROW_NUMBER() OVER (PARTITION BY queue ORDER BY submitted_at, id) AS position FROM jobs WHERE phase = 'Prequeue') ranked ORDER BY submitted_at, id LIMIT {limit} OFFSET {offset}"
-    );
-    let ranked = Ranked::find_by_statement(Statement::from_string(db.get_database_backend(), sql))
-        .all(db)
-        .await?;
-    let rows = job::Entity::find()
-        .filter(job::Column::Id.is_in(ranked.iter().map(|r| r.id)))
-        .all(db)
-        .await?;
-    let mut out = Vec::with_capacity(ranked.len());
-    for r in ranked {
-        // A job activated between the two queries is left out of this page.
-        if let Some(row) = rows.iter().find(|row| row.id == r.id) {
-            out.push(PrequeuedJob {
-                job: to_api(row)?,
-                position: u64::try_from(r.position).unwrap_or(0),
-                reasons: stored_reasons(row),
-            });
-        }
-    }
-    Ok((out, total))
 }

@@ -1,0 +1,142 @@
+use super::*;
+use std::collections::HashMap;
+
+fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+    let map: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    move |k| map.get(k).cloned()
+}
+
+fn no_file() -> CliOverrides {
+    // Tests run in backend/, which holds no anteroom.toml; the file layer has its own tests.
+    CliOverrides::default()
+}
+
+#[test]
+fn defaults_give_sqlite_in_the_data_dir_and_the_simulated_cluster() {
+    let c = Config::load(&no_file(), &env_of(&[])).unwrap();
+    assert_eq!(c.listen, "127.0.0.1:8080".parse().unwrap());
+    assert_eq!(c.cluster, ClusterKind::Sim);
+    assert_eq!(c.database_url, "sqlite://data/anteroom.db?mode=rwc");
+    assert!(c.jwt_secret.is_none());
+}
+
+#[test]
+fn environment_overrides_defaults_and_cli_overrides_environment() {
+    let env = env_of(&[("ANTEROOM_LISTEN", "0.0.0.0:9000"), ("ANTEROOM_CLUSTER", "kube")]);
+    let c = Config::load(&no_file(), &env).unwrap();
+    assert_eq!(c.listen, "0.0.0.0:9000".parse().unwrap());
+    assert_eq!(c.cluster, ClusterKind::Kube);
+    let cli = CliOverrides {
+        listen: Some("127.0.0.1:7000".into()),
+        ..CliOverrides::default()
+    };
+    let c = Config::load(&cli, &env).unwrap();
+    assert_eq!(c.listen, "127.0.0.1:7000".parse().unwrap());
+}
+
+#[test]
+fn a_bad_value_names_the_setting_and_where_it_came_from() {
+    let err = Config::load(&no_file(), &env_of(&[("ANTEROOM_LISTEN", "nonsense")])).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("`listen`"), "{msg}");
+    assert!(msg.contains("ANTEROOM_LISTEN"), "{msg}");
+    let err = Config::load(&no_file(), &env_of(&[("ANTEROOM_CLUSTER", "nomad")])).unwrap_err();
+    assert!(err.to_string().contains("`cluster`"));
+    let err = Config::load(&no_file(), &env_of(&[("ANTEROOM_DATABASE_URL", "mysql://x")])).unwrap_err();
+    assert!(err.to_string().contains("`database_url`"));
+    let err = Config::load(&no_file(), &env_of(&[("ANTEROOM_JWT_SECRET", "short")])).unwrap_err();
+    assert!(err.to_string().contains("at least 32 bytes"));
+}
+
+#[test]
+fn kube_priority_classes_and_ttl_are_optional_and_validated() {
+    let c = Config::load(&no_file(), &env_of(&[])).unwrap();
+    assert_eq!(
+        (
+            c.kube_priority_class_normal,
+            c.kube_priority_class_backfill,
+            c.kube_ttl_seconds_after_finished
+        ),
+        (None, None, None)
+    );
+    let env = env_of(&[
+        ("ANTEROOM_KUBE_PRIORITY_CLASS_NORMAL", ""),
+        ("ANTEROOM_KUBE_PRIORITY_CLASS_BACKFILL", "anteroom-backfill"),
+        ("ANTEROOM_KUBE_TTL_SECONDS_AFTER_FINISHED", "3600"),
+    ]);
+    let c = Config::load(&no_file(), &env).unwrap();
+    assert_eq!(c.kube_priority_class_normal, None, "empty means none");
+    assert_eq!(c.kube_priority_class_backfill.as_deref(), Some("anteroom-backfill"));
+    assert_eq!(c.kube_ttl_seconds_after_finished, Some(3600));
+    let err = Config::load(
+        &no_file(),
+        &env_of(&[("ANTEROOM_KUBE_PRIORITY_CLASS_NORMAL", "High_Priority")]),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("`kube_priority_class_normal`") && err.contains("PriorityClass"),
+        "{err}"
+    );
+    let err = Config::load(
+        &no_file(),
+        &env_of(&[("ANTEROOM_KUBE_TTL_SECONDS_AFTER_FINISHED", "-1")]),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("`kube_ttl_seconds_after_finished`"), "{err}");
+}
+
+#[test]
+fn the_file_layer_sits_between_defaults_and_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("anteroom.toml");
+    std::fs::write(&path, "listen = \"127.0.0.1:8181\"\ncluster = \"kube\"\n").unwrap();
+    let cli = CliOverrides {
+        config_file: Some(path.clone()),
+        ..CliOverrides::default()
+    };
+    let c = Config::load(&cli, &env_of(&[("ANTEROOM_CLUSTER", "sim")])).unwrap();
+    assert_eq!(c.listen, "127.0.0.1:8181".parse().unwrap());
+    assert_eq!(c.cluster, ClusterKind::Sim);
+}
+
+#[test]
+fn an_unknown_key_in_the_file_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("anteroom.toml");
+    std::fs::write(&path, "lisen = \"127.0.0.1:8181\"\n").unwrap();
+    let cli = CliOverrides {
+        config_file: Some(path),
+        ..CliOverrides::default()
+    };
+    let err = Config::load(&cli, &env_of(&[])).unwrap_err();
+    assert!(err.to_string().contains("`lisen`"), "{err}");
+}
+
+#[test]
+fn secrets_can_come_from_a_file_and_never_print() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("secret");
+    std::fs::write(&path, "0123456789abcdef0123456789abcdef\n").unwrap();
+    let env = env_of(&[("ANTEROOM_JWT_SECRET_FILE", path.to_str().unwrap())]);
+    let c = Config::load(&no_file(), &env).unwrap();
+    assert_eq!(
+        c.jwt_secret.as_ref().unwrap().expose(),
+        "0123456789abcdef0123456789abcdef"
+    );
+    assert!(!format!("{c:?}").contains("0123456789"));
+}
+
+#[test]
+fn the_database_url_and_its_password_never_print() {
+    let env = env_of(&[(
+        "ANTEROOM_DATABASE_URL",
+        "postgres://anteroom:hunter2-db-pass@db.internal/anteroom",
+    )]);
+    let c = Config::load(&no_file(), &env).unwrap();
+    let shown = format!("{c:?}");
+    assert!(!shown.contains("hunter2"), "{shown}");
+    assert!(!shown.contains("db.internal"), "{shown}");
+    assert!(shown.contains("database_url: postgres:***"), "{shown}");
+}

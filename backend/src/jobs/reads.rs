@@ -1,0 +1,154 @@
+//! Reading jobs: one page of a list with its filters, one job with its timeline and (while it
+//! waits) its position and reasons, and the admin's list of every waiting job.
+
+use super::*;
+
+/// Which jobs a list shows.
+#[derive(Debug, Clone, Default)]
+pub struct JobFilter {
+    /// Only this owner's (users see only their own).
+    pub owner: Option<i64>,
+    /// Only these owners, by username (admins).
+    pub users: Vec<String>,
+    /// Any of these phases.
+    pub phases: Vec<JobPhase>,
+    /// Any of these schedule types.
+    pub schedule_types: Vec<ScheduleType>,
+    /// Any of these kinds.
+    pub kinds: Vec<JobKind>,
+    /// Any of these queues.
+    pub queues: Vec<String>,
+}
+
+/// One page of jobs, newest first, and how many match.
+pub async fn list(
+    db: &impl ConnectionTrait,
+    filter: &JobFilter,
+    offset: u64,
+    limit: u64,
+) -> Result<(Vec<Job>, u64), DbErr> {
+    let mut query = job::Entity::find();
+    if let Some(owner) = filter.owner {
+        query = query.filter(job::Column::OwnerId.eq(owner));
+    }
+    if !filter.users.is_empty() {
+        query = query.filter(job::Column::OwnerName.is_in(filter.users.iter().map(String::as_str)));
+    }
+    if !filter.phases.is_empty() {
+        query = query.filter(job::Column::Phase.is_in(filter.phases.iter().map(|p| p.as_str())));
+    }
+    if !filter.schedule_types.is_empty() {
+        query = query.filter(job::Column::ScheduleType.is_in(filter.schedule_types.iter().map(|s| s.as_str())));
+    }
+    if !filter.kinds.is_empty() {
+        query = query.filter(job::Column::Kind.is_in(filter.kinds.iter().map(|k| k.as_str())));
+    }
+    if !filter.queues.is_empty() {
+        query = query.filter(job::Column::Queue.is_in(filter.queues.iter().map(String::as_str)));
+    }
+    let total = query.clone().count(db).await?;
+    let rows = query
+        .order_by_desc(job::Column::Id)
+        .offset(offset)
+        .limit(limit)
+        .all(db)
+        .await?;
+    let jobs = rows.iter().map(to_api).collect::<Result<Vec<_>, _>>()?;
+    Ok((jobs, total))
+}
+
+/// The job `id` if `actor` may see it: its owner or an admin. Anyone else gets `NotFound`, as
+/// if it did not exist.
+pub async fn visible(db: &impl ConnectionTrait, actor: &users::entity::Model, id: i64) -> Result<job::Model, JobError> {
+    let row = job::Entity::find_by_id(id)
+        .one(db)
+        .await?
+        .ok_or(JobError::NotFound(id))?;
+    let admin = users::role_of(actor) == anteroom_shared::api::Role::Admin;
+    if row.owner_id != actor.id && !admin {
+        return Err(JobError::NotFound(id));
+    }
+    Ok(row)
+}
+
+/// 1-based position of a prequeued job among the prequeued jobs of its queue, in
+/// (submittedAt, id) order.
+pub async fn position(db: &impl ConnectionTrait, row: &job::Model) -> Result<u64, DbErr> {
+    let before = job::Entity::find()
+        .filter(job::Column::Queue.eq(&row.queue))
+        .filter(job::Column::Phase.eq(JobPhase::Prequeue.as_str()))
+        .filter(
+            Condition::any().add(job::Column::SubmittedAt.lt(row.submitted_at)).add(
+                Condition::all()
+                    .add(job::Column::SubmittedAt.eq(row.submitted_at))
+                    .add(job::Column::Id.lt(row.id)),
+            ),
+        )
+        .count(db)
+        .await?;
+    Ok(before + 1)
+}
+
+fn stored_reasons(row: &job::Model) -> Vec<WaitReason> {
+    row.wait_reasons
+        .as_deref()
+        .and_then(|r| serde_json::from_str(r).ok())
+        .unwrap_or_default()
+}
+
+/// `GET /api/v1/jobs/{id}`: the job, its timeline and, while prequeued, where it stands.
+pub async fn detail(db: &impl ConnectionTrait, actor: &users::entity::Model, id: i64) -> Result<JobDetail, JobError> {
+    let row = visible(db, actor, id).await?;
+    let events: Vec<JobEventItem> = events::of_job(db, id).await?;
+    let prequeue = if phase_of(&row)? == JobPhase::Prequeue {
+        Some(PrequeueStanding {
+            position: position(db, &row).await?,
+            reasons: stored_reasons(&row),
+        })
+    } else {
+        None
+    };
+    Ok(JobDetail {
+        job: to_api(&row)?,
+        events,
+        prequeue,
+    })
+}
+
+/// `GET /api/v1/admin/prequeue`: every prequeued job in (submittedAt, id) order with its
+/// position in its queue and its reasons, one page at a time.
+pub async fn prequeued(db: &impl ConnectionTrait, offset: u64, limit: u64) -> Result<(Vec<PrequeuedJob>, u64), DbErr> {
+    #[derive(FromQueryResult)]
+    struct Ranked {
+        id: i64,
+        position: i64,
+    }
+    let total = job::Entity::find()
+        .filter(job::Column::Phase.eq(JobPhase::Prequeue.as_str()))
+        .count(db)
+        .await?;
+    // Window functions: SQLite ≥ 3.25 and PostgreSQL both have ROW_NUMBER; the bounds are
+    // validated integers, the phase a constant.
+    let sql = format!(
+        "SELECT id, position FROM (SELECT id, submitted_at, ROW_NUMBER() OVER (PARTITION BY queue ORDER BY submitted_at, id) AS position FROM jobs WHERE phase = 'Prequeue') ranked ORDER BY submitted_at, id LIMIT {limit} OFFSET {offset}"
+    );
+    let ranked = Ranked::find_by_statement(Statement::from_string(db.get_database_backend(), sql))
+        .all(db)
+        .await?;
+    let rows = job::Entity::find()
+        .filter(job::Column::Id.is_in(ranked.iter().map(|r| r.id)))
+        .all(db)
+        .await?;
+    let mut out = Vec::with_capacity(ranked.len());
+    for r in ranked {
+        // A job activated between the two queries is left out of this page.
+        if let Some(row) = rows.iter().find(|row| row.id == r.id) {
+            out.push(PrequeuedJob {
+                job: to_api(row)?,
+                position: u64::try_from(r.position).unwrap_or(0),
+                reasons: stored_reasons(row),
+            });
+        }
+    }
+    Ok((out, total))
+}
