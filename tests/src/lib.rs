@@ -10,6 +10,7 @@
 //! # }
 //! ```
 
+pub mod api;
 pub mod browser;
 pub mod postgres;
 

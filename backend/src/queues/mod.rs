@@ -159,33 +159,18 @@ pub async fn usable(
         .one(db)
         .await?
         .ok_or_else(|| QueueError::NotFound(name.to_owned()))?;
-    if row.open || users::role_of(user) == anteroom_shared::api::Role::Admin {
-        return Ok(row);
-    }
-    let member = member::Entity::find_by_id((name.to_owned(), user.id)).one(db).await?;
-    match member {
-        Some(_) => Ok(row),
-        None => Err(QueueError::Forbidden(name.to_owned())),
-    }
+    usable_among(db, std::slice::from_ref(&row), user, name).await?;
+    Ok(row)
 }
 
 /// The queues `user` may submit to, by name.
 pub async fn usable_by(db: &impl ConnectionTrait, user: &users::entity::Model) -> Result<Vec<queue::Model>, DbErr> {
-    let queues = all(db).await?;
-    if users::role_of(user) == anteroom_shared::api::Role::Admin {
-        return Ok(queues);
-    }
-    let memberships: Vec<String> = member::Entity::find()
-        .filter(member::Column::UserId.eq(user.id))
-        .all(db)
+    // One rule for "may use", the one `/auth/me` answers with.
+    let names = users::queue_names_of(db, std::slice::from_ref(user))
         .await?
-        .into_iter()
-        .map(|m| m.queue)
-        .collect();
-    Ok(queues
-        .into_iter()
-        .filter(|q| q.open || memberships.contains(&q.name))
-        .collect())
+        .remove(&user.id)
+        .unwrap_or_default();
+    Ok(all(db).await?.into_iter().filter(|q| names.contains(&q.name)).collect())
 }
 
 /// Usernames of each queue's members.

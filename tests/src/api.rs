@@ -1,0 +1,153 @@
+//! Helpers of the API tests: one call with a token, job bodies, settings and quota set-up,
+//! SSE reading, and `both!`, which runs a scenario on SQLite and on PostgreSQL.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::TestApp;
+
+/// Runs a scenario on SQLite and, as an ignored test run by `./anteroom.sh test`, on PostgreSQL.
+#[macro_export]
+macro_rules! both {
+    ($name:ident, $scenario:ident) => {
+        mod $name {
+            use super::*;
+
+            #[tokio::test]
+            async fn on_sqlite() {
+                $scenario($crate::TestApp::builder().start().await).await;
+            }
+
+            #[tokio::test]
+            #[ignore = "needs PostgreSQL"]
+            async fn on_postgres() {
+                let url = $crate::postgres::fresh_database(&$crate::postgres::server_url()).await;
+                $scenario($crate::TestApp::builder().database_url(url).start().await).await;
+            }
+        }
+    };
+}
+
+/// Sends `method path` with the token and an optional JSON body; the status and the JSON answer
+/// (`null` when empty).
+pub async fn call(app: &TestApp, method: &str, path: &str, token: &str, body: Option<Value>) -> (StatusCode, Value) {
+    let mut req = app
+        .client
+        .request(method.parse().unwrap(), app.url(path))
+        .bearer_auth(token);
+    if let Some(body) = body {
+        req = req.json(&body);
+    }
+    let res = req.send().await.expect("request");
+    let status = res.status();
+    let text = res.text().await.expect("body");
+    let value = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).expect("JSON")
+    };
+    (status, value)
+}
+
+/// A one-task custom job into `default` asking for `resources`.
+pub fn job(name: &str, resources: Value) -> Value {
+    json!({
+        "name": name,
+        "kind": "custom",
+        "queue": "default",
+        "tasks": [{"name": "main", "replicas": 1, "image": "busybox", "command": ["sleep", "3600"], "resources": resources}]
+    })
+}
+
+/// Changes some prequeue settings (the rest as they are); must succeed.
+pub async fn settings(app: &TestApp, admin: &str, change: Value) {
+    let (_, mut config) = call(app, "GET", "/api/v1/admin/prequeue-config", admin, None).await;
+    for (k, v) in change.as_object().unwrap() {
+        config[k] = v.clone();
+    }
+    let (status, body) = call(app, "PUT", "/api/v1/admin/prequeue-config", admin, Some(config)).await;
+    assert_eq!(status, 200, "{body}");
+}
+
+/// Creates the quota rule of `queue`; must succeed.
+pub async fn quota(app: &TestApp, admin: &str, queue: &str, limits: Value) -> Value {
+    let (status, body) = call(
+        app,
+        "POST",
+        "/api/v1/admin/queue-quotas",
+        admin,
+        Some(json!({"queue": queue, "limits": limits})),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    body
+}
+
+/// The error code of an answer (empty when it is not an error).
+pub fn code(body: &Value) -> &str {
+    body["error"]["code"].as_str().unwrap_or_default()
+}
+
+/// Rows of a table, read behind the API.
+pub async fn count(app: &TestApp, table: &str) -> i64 {
+    use sea_orm::{ConnectionTrait, Statement};
+    let db = &app.state.db;
+    let row = db
+        .query_one_raw(Statement::from_string(
+            db.get_database_backend(),
+            format!("SELECT COUNT(*) AS n FROM {table}"),
+        ))
+        .await
+        .unwrap()
+        .unwrap();
+    row.try_get::<i64>("", "n").unwrap()
+}
+
+/// Runs SQL behind the API (to age rows, say).
+pub async fn execute(app: &TestApp, sql: &str) {
+    use sea_orm::ConnectionTrait;
+    app.state.db.execute_unprepared(sql).await.unwrap();
+}
+
+/// The job id of a submit answer.
+pub fn job_id(answer: &Value) -> i64 {
+    answer["job"]["id"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("no job in {answer}"))
+}
+
+/// Reads SSE events from a stream until `want` events with an id above `after` arrived (a
+/// PostgreSQL stream resumed after `after` may first repeat unsettled events: clients dedupe).
+pub async fn read_events_after(res: reqwest::Response, want: usize, after: i64) -> Vec<(i64, Value)> {
+    let mut res = res;
+    let mut text = String::new();
+    let mut events = Vec::new();
+    while events.len() < want {
+        let chunk = tokio::time::timeout(Duration::from_secs(20), res.chunk())
+            .await
+            .expect("an event within 20 s")
+            .expect("bytes")
+            .expect("the stream stays open");
+        text.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(end) = text.find("\n\n") {
+            let block: String = text.drain(..end + 2).collect();
+            let id = block
+                .lines()
+                .find_map(|l| l.strip_prefix("id:"))
+                .map(|v| v.trim().parse::<i64>().unwrap());
+            let data = block
+                .lines()
+                .find_map(|l| l.strip_prefix("data:"))
+                .map(|v| serde_json::from_str(v.trim()).unwrap());
+            if let (Some(id), Some(data)) = (id, data)
+                && id > after
+                && !events.iter().any(|(seen, _)| *seen == id)
+            {
+                events.push((id, data));
+            }
+        }
+    }
+    events
+}

@@ -1,0 +1,341 @@
+//! What a submission may not do, over HTTP: every refusal with its code and nothing written,
+//! concurrent submissions never slipping under a quota or a shared capacity, and idempotent
+//! retries. Each scenario runs on SQLite and on PostgreSQL (`both!`).
+
+use anteroom_tests::api::*;
+use anteroom_tests::{TestApp, both};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+async fn every_refusal_answers_its_code_and_writes_nothing(app: TestApp) {
+    let admin = app.admin_token().await;
+    let carol = app.user_token("carol").await;
+    let cases: Vec<(Value, u16, &str)> = vec![
+        (job("Bad_Name", json!({"cpu": "1"})), 422, "validation_failed"),
+        (job("neg", json!({"cpu": "-1"})), 422, "validation_failed"),
+        (job("huge", json!({"cpu": "100000"})), 422, "unschedulable"),
+        (
+            {
+                let mut j = job("q", json!({"cpu": "1"}));
+                j["queue"] = json!("nope");
+                j
+            },
+            404,
+            "queue_not_found",
+        ),
+        (
+            {
+                let mut j = job("bf", json!({"cpu": "1"}));
+                j["scheduleType"] = json!("backfill");
+                j
+            },
+            409,
+            "backfill_disabled",
+        ),
+        (
+            {
+                let mut j = job("pin", json!({"cpu": "1"}));
+                j["tasks"][0]["nodeNames"] = json!(["ghost"]);
+                j
+            },
+            422,
+            "validation_failed",
+        ),
+        (
+            {
+                let mut j = job("tf", json!({"cpu": "1"}));
+                j["kind"] = json!("tensorflow");
+                j["scheduleType"] = json!("backfill");
+                j["tasks"] = json!([{"name": "ps", "replicas": 1, "image": "x", "resources": {}}, {"name": "worker", "replicas": 1, "image": "x", "resources": {}}]);
+                j
+            },
+            422,
+            "backfill_kind_unsupported",
+        ),
+        (
+            {
+                let mut j = job("many", json!({"cpu": "1"}));
+                j["tasks"][0]["replicas"] = json!(1001);
+                j
+            },
+            422,
+            "validation_failed",
+        ),
+        (
+            {
+                let mut j = job("extra", json!({"cpu": "1"}));
+                j["surprise"] = json!(1);
+                j
+            },
+            422,
+            "validation_failed",
+        ),
+    ];
+    for (body, status, want) in cases {
+        let (got, answer) = call(&app, "POST", "/api/v1/jobs", &carol, Some(body.clone())).await;
+        assert_eq!((got.as_u16(), code(&answer)), (status, want), "{body}: {answer}");
+    }
+    // The offending field is named.
+    let (_, answer) = call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &carol,
+        Some(job("neg", json!({"cpu": "-1"}))),
+    )
+    .await;
+    assert_eq!(
+        answer["error"]["details"]["fields"][0]["field"],
+        "tasks[0].resources.cpu"
+    );
+    // A private queue.
+    let (status, _) = call(
+        &app,
+        "POST",
+        "/api/v1/admin/queues",
+        &admin,
+        Some(json!({"name": "private", "open": false})),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let mut private = job("p", json!({"cpu": "1"}));
+    private["queue"] = json!("private");
+    let (status, answer) = call(&app, "POST", "/api/v1/jobs", &carol, Some(private)).await;
+    assert_eq!((status.as_u16(), code(&answer)), (403, "queue_forbidden"));
+    let (status, answer) = call(&app, "GET", "/api/v1/me/resource-summary?queue=private", &carol, None).await;
+    assert_eq!((status.as_u16(), code(&answer)), (403, "queue_forbidden"));
+    let (status, answer) = call(
+        &app,
+        "POST",
+        "/api/v1/me/resource-limit-check",
+        &carol,
+        Some(json!({"queue": "private", "resources": {"cpu": "1"}})),
+    )
+    .await;
+    assert_eq!((status.as_u16(), code(&answer)), (403, "queue_forbidden"));
+    let (status, answer) = call(
+        &app,
+        "POST",
+        "/api/v1/me/resource-limit-check",
+        &carol,
+        Some(json!({"queue": "default", "resources": {"cpu": "-1"}})),
+    )
+    .await;
+    assert_eq!((status.as_u16(), code(&answer)), (422, "validation_failed"));
+    // A member may use it; the queue list shows it to members only.
+    let (status, _) = call(
+        &app,
+        "PUT",
+        "/api/v1/admin/queues/private",
+        &admin,
+        Some(json!({"name": "private", "open": false, "members": ["carol"]})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (_, mine) = call(&app, "GET", "/api/v1/queues", &carol, None).await;
+    let names: Vec<&str> = mine
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["default", "private"]);
+    let (_, me) = call(&app, "GET", "/api/v1/auth/me", &carol, None).await;
+    assert_eq!(me["queues"], json!(["default", "private"]));
+    let (status, _) = call(
+        &app,
+        "PUT",
+        "/api/v1/admin/queues/private",
+        &admin,
+        Some(json!({"name": "private", "open": false, "members": []})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    // Hard quota.
+    settings(
+        &app,
+        &admin,
+        json!({"queueQuotaEnabled": true, "maxPrequeuedJobsPerUser": 1}),
+    )
+    .await;
+    quota(&app, &admin, "default", json!({"cpu": "8"})).await;
+    let (status, answer) = call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &carol,
+        Some(job("big", json!({"cpu": "9"}))),
+    )
+    .await;
+    assert_eq!(
+        (status.as_u16(), code(&answer)),
+        (422, "quota_request_exceeds_limit"),
+        "{answer}"
+    );
+    // The prequeue cap.
+    call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &carol,
+        Some(job("a", json!({"cpu": "8"}))),
+    )
+    .await;
+    let (_, waiting) = call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &carol,
+        Some(job("b", json!({"cpu": "8"}))),
+    )
+    .await;
+    assert_eq!(waiting["admission"]["decision"], "prequeued");
+    let (status, answer) = call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &carol,
+        Some(job("c", json!({"cpu": "8"}))),
+    )
+    .await;
+    assert_eq!((status.as_u16(), code(&answer)), (429, "prequeue_full"));
+    let (_, list) = call(&app, "GET", "/api/v1/jobs", &carol, None).await;
+    assert_eq!(list["total"], 2, "only the two accepted jobs were written: {list}");
+    assert_eq!(count(&app, "jobs").await, 2);
+    assert_eq!(
+        count(&app, "job_events").await,
+        4,
+        "a: submitted, activated; b: submitted, prequeued"
+    );
+    // Step 1 comes before step 2: a bad quantity in an unknown queue is 422, not 404.
+    let mut both = job("neg", json!({"cpu": "-1"}));
+    both["queue"] = json!("nope");
+    let (status, answer) = call(&app, "POST", "/api/v1/jobs", &carol, Some(both)).await;
+    assert_eq!((status.as_u16(), code(&answer)), (422, "validation_failed"));
+}
+both!(refusals, every_refusal_answers_its_code_and_writes_nothing);
+
+async fn the_same_idempotency_key_answers_the_first_answer_and_creates_nothing(app: TestApp) {
+    let ivan = app.user_token("ivan").await;
+    let submit = |key: &'static str, body: Value| {
+        let req = app
+            .client
+            .post(app.url("/api/v1/jobs"))
+            .bearer_auth(&ivan)
+            .header("Idempotency-Key", key)
+            .json(&body);
+        async move {
+            let res = req.send().await.unwrap();
+            (res.status(), res.json::<Value>().await.unwrap())
+        }
+    };
+    let body = job("once", json!({"cpu": "1"}));
+    let (s1, first) = submit("key-1", body.clone()).await;
+    let (s2, second) = submit("key-1", body.clone()).await;
+    assert_eq!((s1, s2), (StatusCode::CREATED, StatusCode::CREATED));
+    // The same job (as it stands now: the cluster may have started it) and the same admission.
+    assert_eq!(job_id(&second), job_id(&first));
+    assert_eq!(second["admission"], first["admission"]);
+    assert_eq!(second["job"]["submittedAt"], first["job"]["submittedAt"]);
+    let (s3, reused) = submit("key-1", job("other", json!({"cpu": "1"}))).await;
+    assert_eq!((s3.as_u16(), code(&reused)), (422, "idempotency_key_reused"));
+    let (_, list) = call(&app, "GET", "/api/v1/jobs", &ivan, None).await;
+    assert_eq!(list["total"], 1);
+    // Concurrent retries with one key create one job.
+    let futures: Vec<_> = (0..8)
+        .map(|_| submit("key-2", job("race", json!({"cpu": "1"}))))
+        .collect();
+    let answers = futures::future::join_all(futures).await;
+    let ids: std::collections::BTreeSet<i64> = answers
+        .iter()
+        .map(|(s, a)| {
+            assert_eq!(*s, StatusCode::CREATED, "{a}");
+            a["job"]["id"].as_i64().unwrap()
+        })
+        .collect();
+    assert_eq!(ids.len(), 1);
+    let (_, list) = call(&app, "GET", "/api/v1/jobs", &ivan, None).await;
+    assert_eq!(list["total"], 2);
+    // A key last used more than 24 h ago is free again, even with another body.
+    execute(
+        &app,
+        "UPDATE idempotency_keys SET created_at = '2000-01-01 00:00:00+00:00'",
+    )
+    .await;
+    let (status, again) = submit("key-1", job("later", json!({"cpu": "1"}))).await;
+    assert_eq!(status, StatusCode::CREATED, "{again}");
+    assert_ne!(job_id(&again), job_id(&first));
+    let (_, list) = call(&app, "GET", "/api/v1/jobs", &ivan, None).await;
+    assert_eq!(list["total"], 3);
+}
+both!(
+    concurrency,
+    concurrent_submissions_never_exceed_a_quota_or_a_shared_capacity
+);
+
+async fn concurrent_submissions_never_exceed_a_quota_or_a_shared_capacity(app: TestApp) {
+    let admin = app.admin_token().await;
+    settings(&app, &admin, json!({"queueQuotaEnabled": true})).await;
+    quota(&app, &admin, "default", json!({"cpu": "4"})).await;
+    let judy = app.user_token("judy").await;
+    let futures: Vec<_> = (0..12)
+        .map(|i| {
+            call(
+                &app,
+                "POST",
+                "/api/v1/jobs",
+                &judy,
+                Some(job(&format!("j{i}"), json!({"cpu": "1"}))),
+            )
+        })
+        .collect();
+    let answers = futures::future::join_all(futures).await;
+    let activated = answers
+        .iter()
+        .filter(|(_, a)| a["admission"]["decision"] == "activated")
+        .count();
+    assert_eq!(activated, 4, "exactly the quota's worth is activated");
+    // Sibling queues under one capped parent, different users.
+    for (name, parent, capacity) in [
+        ("team", None, Some(json!({"cpu": "6"}))),
+        ("team-a", Some("team"), None),
+        ("team-b", Some("team"), None),
+    ] {
+        let (status, body) = call(
+            &app,
+            "POST",
+            "/api/v1/admin/queues",
+            &admin,
+            Some(json!({"name": name, "open": true, "parent": parent, "capacity": capacity})),
+        )
+        .await;
+        assert_eq!(status, 201, "{body}");
+    }
+    let app = &app;
+    let mut tokens = Vec::new();
+    for i in 0..6 {
+        tokens.push(app.user_token(&format!("member{i}")).await);
+    }
+    let futures: Vec<_> = tokens
+        .iter()
+        .enumerate()
+        .flat_map(|(i, t)| {
+            (0..2).map(move |k| {
+                let mut j = job(&format!("m{i}-{k}"), json!({"cpu": "1"}));
+                j["queue"] = json!(if i % 2 == 0 { "team-a" } else { "team-b" });
+                (t.clone(), j)
+            })
+        })
+        .map(|(t, j)| async move { call(app, "POST", "/api/v1/jobs", &t, Some(j)).await })
+        .collect();
+    let answers = futures::future::join_all(futures).await;
+    let activated = answers
+        .iter()
+        .filter(|(_, a)| a["admission"]["decision"] == "activated")
+        .count();
+    assert_eq!(activated, 6, "exactly the parent's capacity is activated");
+}
+both!(
+    idempotency,
+    the_same_idempotency_key_answers_the_first_answer_and_creates_nothing
+);

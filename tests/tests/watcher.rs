@@ -1,0 +1,94 @@
+//! The prequeue watcher through the API: status sync and activation rounds, and its metrics.
+
+use std::time::Duration;
+
+use anteroom_tests::api::*;
+use anteroom_tests::{TestApp, both};
+use serde_json::json;
+
+async fn a_held_job_starts_when_the_job_holding_its_quota_finishes(app: TestApp) {
+    let admin = app.admin_token().await;
+    let sara = app.user_token("sara").await;
+    settings(&app, &admin, json!({"queueQuotaEnabled": true})).await;
+    quota(&app, &admin, "default", json!({"cpu": "2"})).await;
+    let mut short = job("short", json!({"cpu": "2"}));
+    short["tasks"][0]["command"] = json!(["sleep", "1"]);
+    let (_, first) = call(&app, "POST", "/api/v1/jobs", &sara, Some(short)).await;
+    assert_eq!(first["admission"]["decision"], "activated");
+    let (_, held) = call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &sara,
+        Some(job("held", json!({"cpu": "2"}))),
+    )
+    .await;
+    assert_eq!(held["admission"]["decision"], "prequeued");
+    let (first, held) = (job_id(&first), job_id(&held));
+    // The simulated cluster runs the first job for 1 s; its end is synced back, frees the
+    // quota and wakes the watcher, which activates the held job. Polled, not timed.
+    let mut phases = (String::new(), String::new());
+    for _ in 0..100 {
+        let (_, a) = call(&app, "GET", &format!("/api/v1/jobs/{first}"), &sara, None).await;
+        let (_, b) = call(&app, "GET", &format!("/api/v1/jobs/{held}"), &sara, None).await;
+        phases = (
+            a["phase"].as_str().unwrap().to_string(),
+            b["phase"].as_str().unwrap().to_string(),
+        );
+        if phases.1 != "Prequeue" {
+            let kinds: Vec<&str> = b["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["kind"].as_str().unwrap())
+                .collect();
+            assert_eq!(kinds, ["submitted", "prequeued", "activated"]);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(phases.0, "Completed", "the first job's end was synced back");
+    assert_ne!(
+        phases.1, "Prequeue",
+        "the held job was activated once the quota allowed"
+    );
+}
+both!(
+    watcher_activation,
+    a_held_job_starts_when_the_job_holding_its_quota_finishes
+);
+
+/// The metrics recorder is one per process: this test proves something under `cargo nextest`
+/// (a process per test, as `./anteroom.sh test` runs it), where no other app records.
+#[tokio::test]
+async fn the_watcher_reports_its_rounds_and_the_prequeue_length_on_metrics() {
+    let app = TestApp::builder().start().await;
+    let admin = app.admin_token().await;
+    let tina = app.user_token("tina").await;
+    settings(&app, &admin, json!({"queueQuotaEnabled": true})).await;
+    quota(&app, &admin, "default", json!({"cpu": "1"})).await;
+    call(&app, "POST", "/api/v1/jobs", &tina, Some(job("a", json!({"cpu": "1"})))).await;
+    call(&app, "POST", "/api/v1/jobs", &tina, Some(job("b", json!({"cpu": "1"})))).await;
+    // The prequeued submission wakes the watcher; its round records the metrics. Polled.
+    let mut text = String::new();
+    for _ in 0..50 {
+        text = app
+            .client
+            .get(app.url("/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        if text.contains("anteroom_prequeue_round_seconds")
+            && text.contains("anteroom_prequeue_jobs{queue=\"default\"}")
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(text.contains("anteroom_prequeue_round_seconds"), "{text}");
+    assert!(text.contains("anteroom_prequeue_jobs{queue=\"default\"}"), "{text}");
+    assert!(text.contains("anteroom_prequeue_activations_total"), "{text}");
+}
