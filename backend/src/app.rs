@@ -24,7 +24,13 @@ pub struct Prepared {
     pub state: AppState,
     /// Whether the first admin was created now, and with which password.
     pub first_admin: FirstAdmin,
+    /// The simulated cluster, when it is the one configured (tests driven by hand step it).
+    pub sim: Option<Arc<cluster::sim::SimulatedCluster>>,
 }
+
+/// A clock moved by hand, for tests that drive the watcher and the simulated cluster step by
+/// step: with it, neither the watcher loop nor the simulation's ticker runs.
+pub type HandClock = Arc<cluster::clock::ManualClock>;
 
 pub use crate::users::ADMIN_PASSWORD_FILE;
 
@@ -36,6 +42,16 @@ pub const JWT_SECRET_FILE: &str = "jwt-secret";
 /// password is shown only at the start that creates the admin, so a start that failed after
 /// creating it would lose the password for good.
 pub async fn prepare(config: Config) -> anyhow::Result<Prepared> {
+    prepare_with(config, None).await
+}
+
+/// [`prepare`], with time moved by hand when `hand_clock` is given (tests only).
+pub async fn prepare_with(config: Config, hand_clock: Option<HandClock>) -> anyhow::Result<Prepared> {
+    let driven_by_hand = hand_clock.is_some();
+    let clock: Arc<dyn cluster::clock::Clock> = match hand_clock {
+        Some(c) => c,
+        None => Arc::new(cluster::clock::SystemClock),
+    };
     crate::files::create_private_dir(&config.data_dir)
         .with_context(|| format!("creating the data directory {}", config.data_dir.display()))?;
     let db = store::connect(&config.database_url)
@@ -49,7 +65,7 @@ pub async fn prepare(config: Config) -> anyhow::Result<Prepared> {
         Some(s) => s.expose().as_bytes().to_vec(),
         None => load_or_create_secret(&config.data_dir.join(JWT_SECRET_FILE))?,
     };
-    let cluster = cluster::from_config(&config, &db)
+    let built = cluster::from_config(&config, &db, clock.clone(), !driven_by_hand)
         .await
         .context("connecting to the cluster")?;
     let tokens = Arc::new(TokenKeys::new(
@@ -79,14 +95,17 @@ pub async fn prepare(config: Config) -> anyhow::Result<Prepared> {
             db_read,
             config: Arc::new(config),
             tokens,
-            cluster,
+            cluster: built.cluster,
             login_throttle: Arc::new(LoginThrottle::default()),
             passwords: Arc::new(PasswordWork::for_this_machine()),
             settings,
             signals: crate::signals::Signals::default(),
             sequencer,
+            clock,
+            driven_by_hand,
         },
         first_admin,
+        sim: built.sim,
     })
 }
 
@@ -134,16 +153,12 @@ pub async fn serve(
         tokio::spawn(async move { settings.refresh_periodically(&db, std::future::pending()).await })
     };
     // The watcher and its status sync run while the server serves; both end when it closes.
-    let watcher = tokio::spawn(
-        crate::watcher::Watcher {
-            db: state.db.clone(),
-            db_read: state.db_read.clone(),
-            cluster: state.cluster.clone(),
-            settings: state.settings.clone(),
-            signals: state.signals.clone(),
-        }
-        .run(),
-    );
+    // Tests that drive time by hand run rounds themselves.
+    let watcher = if state.driven_by_hand {
+        tokio::spawn(async {})
+    } else {
+        tokio::spawn(crate::watcher::Watcher::new(&state).run())
+    };
     let closer = state.signals.clone();
     let signals = state.signals.clone();
     let shutdown = async move {

@@ -9,6 +9,7 @@ use sea_orm::DatabaseConnection;
 use crate::auth::throttle::LoginThrottle;
 use crate::auth::token::TokenKeys;
 use crate::cluster::Cluster;
+use crate::cluster::clock::Clock;
 use crate::config::Config;
 use crate::settings::Settings;
 use crate::signals::Signals;
@@ -41,4 +42,11 @@ pub struct AppState {
     /// SQLite only: the task that admits job submissions in batches (one writer, so they take
     /// turns anyway); `None` on PostgreSQL.
     pub sequencer: Option<crate::jobs::admit::Sequencer>,
+    /// Where "now" comes from for every job time the prequeue compares (submission,
+    /// timeouts, locks, activation): the system clock, or a hand-moved one in tests that drive
+    /// the simulated cluster and the watcher step by step.
+    pub clock: Arc<dyn Clock>,
+    /// True when tests drive the watcher and the simulated cluster by hand: then neither the
+    /// watcher loop nor the simulation's ticker runs.
+    pub driven_by_hand: bool,
 }

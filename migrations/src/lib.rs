@@ -14,6 +14,7 @@ mod m20261123_000009_queue_quotas;
 mod m20261123_000010_prequeue_config;
 mod m20261123_000011_leases;
 mod m20261123_000012_idempotency_keys;
+mod m20261123_000013_preemptions;
 
 /// Applies the migrations in order; used at start and by `anteroom migrate`.
 pub struct Migrator;
@@ -34,6 +35,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000010_prequeue_config::Migration),
             Box::new(m20261123_000011_leases::Migration),
             Box::new(m20261123_000012_idempotency_keys::Migration),
+            Box::new(m20261123_000013_preemptions::Migration),
         ]
     }
 }

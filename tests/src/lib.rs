@@ -12,6 +12,7 @@
 
 pub mod api;
 pub mod browser;
+pub mod driven;
 pub mod postgres;
 
 use std::net::SocketAddr;
@@ -59,6 +60,8 @@ pub struct TestApp {
     pub client: reqwest::Client,
     /// The application state, for tests that look behind the API.
     pub state: AppState,
+    /// The simulated cluster, when it runs (tests driven by hand step it).
+    pub sim: Option<std::sync::Arc<anteroom::cluster::sim::SimulatedCluster>>,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<JoinHandle<std::io::Result<()>>>,
     _data_dir: TempDir,
@@ -73,6 +76,7 @@ pub struct TestAppBuilder {
     database_url: Option<String>,
     configure: Option<ConfigChange>,
     passwords: Option<anteroom::users::password::PasswordWork>,
+    hand_clock: Option<app::HandClock>,
 }
 
 impl TestAppBuilder {
@@ -94,6 +98,13 @@ impl TestAppBuilder {
         self
     }
 
+    /// Time moves only by hand on this clock: no watcher loop, no simulation ticker (see
+    /// [`driven`]).
+    pub fn hand_clock(mut self, clock: app::HandClock) -> Self {
+        self.hand_clock = Some(clock);
+        self
+    }
+
     /// Starts the app: migrations, first admin, router, all as in production.
     pub async fn start(self) -> TestApp {
         let data_dir = tempfile::tempdir().expect("temp dir");
@@ -106,7 +117,9 @@ impl TestAppBuilder {
         if let Some(f) = self.configure {
             f(&mut config);
         }
-        let mut prepared = app::prepare(config).await.expect("the app prepares");
+        let mut prepared = app::prepare_with(config, self.hand_clock)
+            .await
+            .expect("the app prepares");
         if let Some(work) = self.passwords {
             prepared.state.passwords = std::sync::Arc::new(work);
         }
@@ -114,6 +127,7 @@ impl TestAppBuilder {
         let addr = listener.local_addr().expect("addr");
         let (tx, rx) = oneshot::channel::<()>();
         let state = prepared.state.clone();
+        let sim = prepared.sim.clone();
         let server = tokio::spawn(app::serve(listener, prepared.state, async {
             let _ = rx.await;
         }));
@@ -125,6 +139,7 @@ impl TestAppBuilder {
             addr,
             client,
             state,
+            sim,
             shutdown: Some(tx),
             server: Some(server),
             _data_dir: data_dir,

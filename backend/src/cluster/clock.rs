@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use chrono::{DateTime, Duration, Utc};
 
 /// Where "now" comes from.
-pub trait Clock: Send + Sync + 'static {
+pub trait Clock: Send + Sync + std::fmt::Debug + 'static {
     /// The current time.
     fn now(&self) -> DateTime<Utc>;
 }

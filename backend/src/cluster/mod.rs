@@ -270,23 +270,40 @@ pub fn resource_names_of(nodes: &[NodeSnapshot]) -> Vec<ResourceName> {
         .collect()
 }
 
-/// Builds the configured cluster. The simulated one keeps its state in `db` and runs a
-/// background task that advances it; that task stops when `shutdown` fires.
+/// The configured cluster, and the simulated one itself when that is what runs (tests that
+/// drive time by hand step it).
+pub struct Built {
+    /// The cluster jobs go to.
+    pub cluster: Arc<dyn Cluster>,
+    /// The simulation, when `cluster` is it.
+    pub sim: Option<Arc<sim::SimulatedCluster>>,
+}
+
+/// Builds the configured cluster. The simulated one keeps its state in `db`, reads time from
+/// `clock`, and (unless `ticking` is false, for tests that step it by hand) runs a background
+/// task that advances it until it is dropped.
 pub async fn from_config(
     config: &crate::config::Config,
     db: &sea_orm::DatabaseConnection,
-) -> Result<Arc<dyn Cluster>, ClusterError> {
+    clock: Arc<dyn clock::Clock>,
+    ticking: bool,
+) -> Result<Built, ClusterError> {
     match config.cluster {
         crate::config::ClusterKind::Sim => {
             let settings = sim::SimSettings::from_config(config)?;
-            let sim = sim::SimulatedCluster::open(db.clone(), settings, Arc::new(clock::SystemClock)).await?;
-            sim.spawn_ticker();
-            let cluster: Arc<dyn Cluster> = sim;
-            Ok(cluster)
+            let sim = sim::SimulatedCluster::open(db.clone(), settings, clock).await?;
+            if ticking {
+                sim.spawn_ticker();
+            }
+            let cluster: Arc<dyn Cluster> = sim.clone();
+            Ok(Built { cluster, sim: Some(sim) })
         }
         crate::config::ClusterKind::Kube => {
             let installation = installation::installation_id(db).await?;
-            kube::KubeCluster::connect(config, installation).await
+            Ok(Built {
+                cluster: kube::KubeCluster::connect(config, installation).await?,
+                sim: None,
+            })
         }
     }
 }

@@ -13,11 +13,41 @@ use anteroom_shared::api::jobs::TaskBody;
 use anteroom_shared::scheduling::{JobKind, JobPhase, PreemptionPolicy, ScheduleType};
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter};
+use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbErr, EntityTrait, QueryFilter};
 
 use super::entity::job;
 use super::events::{self, EventKind};
+use crate::cluster::clock::Clock;
 use crate::cluster::{Cluster, JobSpec, TaskSpec};
+use crate::store::lease::Fence;
+
+/// How a caller writes: on which connection, with which clock, and — the watcher — carrying
+/// its lease's fence, so that a replica that lost the lease writes nothing more.
+#[derive(Clone, Copy)]
+pub struct Writer<'a> {
+    /// The writer connection.
+    pub db: &'a DatabaseConnection,
+    /// Where "now" comes from.
+    pub clock: &'a dyn Clock,
+    /// The watcher's fence; `None` for the API (which holds no lease).
+    pub fence: Option<&'a Fence>,
+}
+
+impl Writer<'_> {
+    /// A write transaction with `now` read inside it (an event's time is close to its commit,
+    /// which the event stream's settle window relies on). `None` when the fence no longer
+    /// holds: the caller writes nothing.
+    pub async fn begin(&self) -> Result<Option<(DatabaseTransaction, DateTime<Utc>)>, DbErr> {
+        let txn = crate::store::write_transaction(self.db).await?;
+        let now = self.clock.now();
+        if let Some(fence) = self.fence
+            && !fence.holds(&txn, now).await?
+        {
+            return Ok(None);
+        }
+        Ok(Some((txn, now)))
+    }
+}
 
 /// Failed creates after which a job is `Failed` for good.
 pub const MAX_ATTEMPTS: i32 = 10;
@@ -45,6 +75,9 @@ pub enum ActivationOutcome {
     /// The job left `Activating` while its create was in flight (deleted): the cluster object
     /// was removed again.
     Superseded,
+    /// The watcher lost its lease before recording the outcome: nothing was written; the job
+    /// stays `Activating` for the next holder's repair ("already exists" counts as created).
+    LeaseLost,
 }
 
 /// Claims a prequeued job for activation: `Prequeue → Activating` only if it is still
@@ -104,25 +137,39 @@ pub fn job_spec(row: &job::Model, preemption_grace_seconds: i64) -> Result<JobSp
 /// in the cluster yet). A failed create counts an attempt, sets the backoff and writes an
 /// `activation_failed` event; the [`MAX_ATTEMPTS`]-th makes the job `Failed`.
 pub async fn activate_claimed(
-    db: &DatabaseConnection,
+    w: Writer<'_>,
     cluster: &dyn Cluster,
     claimed: &job::Model,
     preemption_grace_seconds: i64,
 ) -> Result<ActivationOutcome, DbErr> {
-    let spec = job_spec(claimed, preemption_grace_seconds)?;
-    match cluster.create_job(&spec).await {
-        Ok(()) => mark_pending(db, cluster, claimed).await,
-        Err(e) => record_failure(db, claimed, &e.to_string()).await,
+    match create(cluster, claimed, preemption_grace_seconds).await? {
+        Ok(()) => record_created(w, cluster, claimed).await,
+        Err(error) => record_failure(w, claimed, &error).await,
     }
 }
 
-async fn mark_pending(
-    db: &DatabaseConnection,
+/// The cluster create of a claimed job, outside any transaction: `Err(message)` when the
+/// cluster refused it ("already exists" with our label is success, so a re-drive after a
+/// crash does not double the job).
+pub async fn create(
+    cluster: &dyn Cluster,
+    claimed: &job::Model,
+    preemption_grace_seconds: i64,
+) -> Result<Result<(), String>, DbErr> {
+    let spec = job_spec(claimed, preemption_grace_seconds)?;
+    Ok(cluster.create_job(&spec).await.map_err(|e| e.to_string()))
+}
+
+/// After a successful create: `Activating → Pending` with an `activated` event, by
+/// compare-and-set; a job deleted meanwhile is removed from the cluster again.
+pub async fn record_created(
+    w: Writer<'_>,
     cluster: &dyn Cluster,
     claimed: &job::Model,
 ) -> Result<ActivationOutcome, DbErr> {
-    let txn = crate::store::write_transaction(db).await?;
-    let now = Utc::now();
+    let Some((txn, now)) = w.begin().await? else {
+        return Ok(ActivationOutcome::LeaseLost);
+    };
     let updated = job::Entity::update_many()
         .col_expr(job::Column::Phase, Expr::value(JobPhase::Pending.as_str()))
         .col_expr(job::Column::ActivatedAt, Expr::value(now))
@@ -157,15 +204,14 @@ async fn mark_pending(
     Ok(ActivationOutcome::Activated(row))
 }
 
-async fn record_failure(
-    db: &DatabaseConnection,
-    claimed: &job::Model,
-    error: &str,
-) -> Result<ActivationOutcome, DbErr> {
+/// After a failed create: one more attempt with its backoff and an `activation_failed` event,
+/// or `Failed` after [`MAX_ATTEMPTS`].
+pub async fn record_failure(w: Writer<'_>, claimed: &job::Model, error: &str) -> Result<ActivationOutcome, DbErr> {
     let attempts = claimed.attempts.saturating_add(1);
     let gave_up = attempts >= MAX_ATTEMPTS;
-    let txn = crate::store::write_transaction(db).await?;
-    let now = Utc::now();
+    let Some((txn, now)) = w.begin().await? else {
+        return Ok(ActivationOutcome::LeaseLost);
+    };
     let mut update = job::Entity::update_many()
         .col_expr(job::Column::Attempts, Expr::value(attempts))
         .col_expr(job::Column::LastError, Expr::value(error))

@@ -47,6 +47,8 @@ pub struct Pending {
     pub key: Option<(String, String)>,
     /// The settings of this submission.
     pub config: PrequeueConfig,
+    /// Where its submission time (and so its timeout) comes from.
+    pub clock: std::sync::Arc<dyn crate::cluster::clock::Clock>,
 }
 
 /// What became of a submission under the lock.
@@ -142,7 +144,7 @@ pub async fn admit_alone(db: &DatabaseConnection, p: &Pending) -> Result<Admitte
                 p.body.queue
             ))));
         }
-        let admitted = admit_one(&txn, &rows, (&specs, &tree), p, Utc::now()).await?;
+        let admitted = admit_one(&txn, &rows, (&specs, &tree), p, p.clock.now()).await?;
         if matches!(admitted, Admitted::New { .. }) {
             txn.commit().await?;
         }
@@ -251,7 +253,7 @@ async fn admit_batch(db: &DatabaseConnection, batch: &[(Pending, Reply)]) -> Vec
             results.push(Err(JobError::Db(DbErr::Custom("the request was cancelled".into()))));
             continue;
         }
-        match admit_one(&txn, &rows, (&specs, &tree), p, Utc::now()).await {
+        match admit_one(&txn, &rows, (&specs, &tree), p, p.clock.now()).await {
             // Any database error ends the batch: SQLite may have rolled the transaction back
             // already, and nothing after it may run outside one.
             Err(JobError::Db(e)) | Err(JobError::Queue(crate::queues::QueueError::Db(e))) => return fail_all(e),

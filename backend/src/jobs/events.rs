@@ -27,6 +27,10 @@ pub enum EventKind {
     Finished,
     /// Removed by its owner or an admin.
     Deleted,
+    /// Removed by the watcher to make room for a timed-out normal job (named in the event).
+    Preempted,
+    /// Backfill jobs were preempted to make room for this timed-out job (named in the event).
+    PreemptedFor,
     /// An admin lock set or changed.
     Locked,
     /// An admin lock removed.
@@ -44,6 +48,8 @@ impl EventKind {
             EventKind::Failed => "failed",
             EventKind::Finished => "finished",
             EventKind::Deleted => "deleted",
+            EventKind::Preempted => "preempted",
+            EventKind::PreemptedFor => "preempted_for",
             EventKind::Locked => "locked",
             EventKind::Unlocked => "unlocked",
         }

@@ -55,6 +55,7 @@ fn context(state: &AppState) -> Context<'_> {
         settings: &state.settings,
         signals: &state.signals,
         sequencer: state.sequencer.as_ref(),
+        clock: &state.clock,
     }
 }
 

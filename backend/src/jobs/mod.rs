@@ -71,6 +71,8 @@ pub struct Context<'a> {
     /// SQLite: the task that admits submissions in batches; PostgreSQL: `None` (each
     /// submission takes its queue tree's lock in a transaction of its own).
     pub sequencer: Option<&'a admit::Sequencer>,
+    /// Where "now" comes from for job times (submission, delete, lock, activation).
+    pub clock: &'a std::sync::Arc<dyn crate::cluster::clock::Clock>,
 }
 
 /// What a jobs operation can fail on; the handlers map each to a status and a stable code.
@@ -272,7 +274,7 @@ async fn check_body_and_queue(
 pub async fn preview(ctx: Context<'_>, user: &users::entity::Model, body: &JobBody) -> Result<Preview, JobError> {
     let tasks = task_resources(body);
     let nodes = check_body_and_queue(ctx, user, body, &tasks).await?;
-    let now = Utc::now();
+    let now = ctx.clock.now();
     let config = ctx.settings.current();
     let (specs, tree) = queues::tree(ctx.db_read).await?;
     let (snapshot, prequeued) =
@@ -318,6 +320,7 @@ pub async fn submit(
         nodes,
         key: key.map(|k| (k.to_owned(), hash.clone())),
         config: config.clone(),
+        clock: ctx.clock.clone(),
     };
     let admitted = match ctx.sequencer {
         Some(sequencer) => sequencer.admit(pending).await,
@@ -352,15 +355,22 @@ pub async fn submit(
         SubmitDecision::Activated => {
             // Detached: a client that hangs up now must not leave its job half-activated.
             let (db, cluster, claimed) = (ctx.db.clone(), ctx.cluster.clone(), row.clone());
+            let clock = ctx.clock.clone();
             let grace = config.preemption_grace_period_seconds;
-            let outcome =
-                tokio::spawn(async move { activation::activate_claimed(&db, cluster.as_ref(), &claimed, grace).await })
-                    .await
+            let outcome = tokio::spawn(async move {
+                let w = activation::Writer {
+                    db: &db,
+                    clock: clock.as_ref(),
+                    fence: None,
+                };
+                activation::activate_claimed(w, cluster.as_ref(), &claimed, grace).await
+            })
+            .await
                     .map_err(|e| DbErr::Custom(format!("activation task: {e}")));
             match outcome {
                 Ok(Ok(ActivationOutcome::Activated(activated))) => activated,
                 Ok(Ok(ActivationOutcome::CreateFailed { job, .. })) => job,
-                Ok(Ok(ActivationOutcome::Superseded)) => current(ctx.db, row).await,
+                Ok(Ok(ActivationOutcome::Superseded | ActivationOutcome::LeaseLost)) => current(ctx.db, row).await,
                 Ok(Err(e)) | Err(e) => {
                     tracing::error!(job = row.id, error = %e, "recording an activation failed; the watcher will repair it");
                     row
@@ -424,7 +434,7 @@ pub async fn delete(ctx: Context<'_>, actor: &users::entity::Model, id: i64) -> 
         let txn = crate::store::write_transaction(ctx.db).await?;
         // Taken inside the transaction: an event's time is close to its commit (the event
         // stream's settle window relies on it).
-        let now = Utc::now();
+        let now = ctx.clock.now();
         let updated = job::Entity::update_many()
             .col_expr(job::Column::Phase, Expr::value(JobPhase::Deleted.as_str()))
             .col_expr(job::Column::FinishedAt, Expr::value(now))
@@ -470,7 +480,7 @@ pub async fn lock(
 ) -> Result<Job, JobError> {
     let txn = crate::store::write_transaction(ctx.db).await?;
     visible(&txn, admin, id).await?;
-    let now = Utc::now();
+    let now = ctx.clock.now();
     let terminal: Vec<&str> = JobPhase::ALL
         .iter()
         .filter(|p| p.is_terminal())

@@ -8,6 +8,7 @@
 //! never wait behind a write or behind each other. PostgreSQL has one pool for both.
 
 pub mod compact;
+pub mod lease;
 
 use std::time::Duration;
 

@@ -1,77 +1,111 @@
 //! The prequeue watcher (`spec/prequeue.md` §5): the loop around the pure core that lets held
-//! jobs into the cluster when their quota allows, and the status sync that tells it when
-//! quota frees up. All I/O of the prequeue lives here; the decisions stay in
-//! [`crate::prequeue`].
+//! jobs into the cluster when their quota allows, preempts elastic jobs for normal jobs that
+//! waited too long, and tells every waiting job why it waits. All I/O of the prequeue lives
+//! here; the decisions stay in [`crate::prequeue`].
 //!
-//! This first part runs rounds of activation (snapshot, FCFS or fair-share selection by the
-//! core, a re-check of each selected job's quota and capacities under its queue tree's turn,
-//! then the one activation path of [`crate::jobs::activation`]) and the status sync
-//! ([`sync`]), and the repair of `Activating` jobs whose create failed (after their backoff) or
-//! whose claim went stale. Metrics on `/metrics`: `anteroom_prequeue_jobs{queue}`,
-//! `anteroom_prequeue_activations_total`, `anteroom_prequeue_round_seconds`,
-//! `anteroom_prequeue_activation_wait_seconds`. Not yet: preemption, reasons rewritten every
-//! round, the lease that elects one watcher among replicas, the preemption and failure counters
-//! and the leader gauge (issue 16).
+//! - [`Watcher::run`]: the loop, and leadership — one replica at a time holds the watcher's
+//!   lease ([`crate::store::lease`]); every write of a round carries its fence.
+//! - [`Watcher::round`]: repair, preemption ([`preempt`]), activation ([`activate`]), the
+//!   reasons of waiting jobs ([`reasons`]).
+//! - [`sync`]: cluster statuses back into the store.
+//!
+//! Crash safety does not depend on the order of a round's steps finishing: each step's writes
+//! are compare-and-set and their cluster calls idempotent, so killing the process anywhere and
+//! starting again converges ([`FaultPoint`] lets tests kill a round at the dangerous places).
 
+mod activate;
+pub mod entity;
+mod metrics;
+mod preempt;
+mod reasons;
 pub mod sync;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anteroom_shared::scheduling::JobPhase;
-use chrono::Utc;
 use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, QueryFilter};
 
-use axum_prometheus::metrics;
-
 use crate::cluster::Cluster;
+use crate::cluster::clock::Clock;
 use crate::jobs::SchedulingRow;
-use crate::jobs::activation::{self, ActivationOutcome};
+use crate::jobs::activation::Writer;
 use crate::jobs::entity::job;
-use crate::prequeue::{QuotaView, Snapshot, select_round, usage_from_jobs};
+use crate::prequeue::{PreparedRound, Snapshot, plan_preemption, usage_from_jobs};
 use crate::settings::Settings;
 use crate::signals::Signals;
+use crate::store::lease::{Fence, Lease, WATCHER_LEASE};
 use crate::{queues, quotas};
 
-/// `anteroom_prequeue_jobs{queue}`: prequeued jobs per queue, every queue (0 included, so a
-/// queue that emptied does not keep its last value).
-fn record_prequeue_lengths(snapshot: &Snapshot) {
-    let mut counts: std::collections::BTreeMap<&str, u64> =
-        snapshot.queues.iter().map(|q| (q.name.as_str(), 0)).collect();
-    for job in snapshot.jobs.iter().filter(|j| j.phase == JobPhase::Prequeue) {
-        *counts.entry(job.queue.as_str()).or_default() += 1;
-    }
-    for (queue, count) in counts {
-        metrics::gauge!("anteroom_prequeue_jobs", "queue" => queue.to_owned()).set(count as f64);
-    }
-}
-
-/// A claim older than this without a recorded outcome is re-driven (`spec/prequeue.md` §5).
-const STALE_CLAIM_SECONDS: i64 = 60;
-/// Jobs driven again per round at most (the rest wait for the next round).
-const REPAIRS_PER_ROUND: u64 = 100;
-
+/// How long a grant of the watcher's lease lasts without renewal: a crashed leader is replaced
+/// within this.
+pub const LEASE_TTL_SECONDS: i64 = 15;
+/// The leader renews at least this often (a third of the lease).
+const RENEW_EVERY: Duration = Duration::from_secs(5);
+/// A standby tries to take the lease this often: a released lease changes hands within it.
+const STANDBY_POLL: Duration = Duration::from_secs(1);
 /// The least time from the start of one woken round to the next.
 const MIN_ROUND_GAP: Duration = Duration::from_millis(250);
+
+/// A place in a round where tests kill it (`spec/prequeue.md` §5, "nothing lost, nothing
+/// doubled"): the round stops there as if the process died, writing nothing more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultPoint {
+    /// A job was claimed (`Activating` committed), before its cluster create.
+    AfterClaim,
+    /// The cluster create succeeded, before `Pending` was written.
+    AfterCreate,
+    /// `Pending` and its event were written.
+    AfterPending,
+    /// Victims were marked `Preempted` (and the plan stored), before their cluster deletes.
+    MidPreemption,
+}
+
+/// A test's hook: true at a point kills the round there.
+pub type FaultHook = Arc<dyn Fn(FaultPoint) -> bool + Send + Sync>;
+
+/// Why a round stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum WatcherError {
+    /// The store failed.
+    #[error(transparent)]
+    Db(#[from] DbErr),
+    /// The lease expired or was taken over: this replica stopped writing.
+    #[error("the watcher lease was lost")]
+    LeaseLost,
+    /// A test killed the round here.
+    #[error("fault injected at {0:?}")]
+    Injected(FaultPoint),
+}
 
 /// What one round did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RoundReport {
     /// Prequeued jobs when the round began.
     pub prequeued: usize,
+    /// `Activating` jobs driven again (failed creates after their backoff, stale claims).
+    pub repaired: usize,
     /// Jobs created in the cluster.
     pub activated: Vec<i64>,
     /// Selected jobs not activated: no longer prequeued, over a limit when re-checked under the
     /// lock, or their create failed.
     pub skipped: usize,
+    /// Jobs that became `Failed` after their last allowed create failed.
+    pub failed: usize,
+    /// Backfill jobs preempted (at most one plan a round).
+    pub preempted: Vec<i64>,
+    /// The job they were preempted for.
+    pub preempted_for: Option<i64>,
+    /// Waiting jobs whose stored reasons changed.
+    pub reasons_written: usize,
     /// Eligible jobs were left for the next round.
     pub more_work: bool,
 }
 
-/// The watcher's dependencies.
+/// The watcher's dependencies and its memory between rounds.
 #[derive(Clone)]
 pub struct Watcher {
-    /// The writer (claims, activation).
+    /// The writer (claims, activation, preemption, reasons).
     pub db: DatabaseConnection,
     /// The snapshot is read here (SQLite: beside the one writer, not on it).
     pub db_read: DatabaseConnection,
@@ -81,6 +115,13 @@ pub struct Watcher {
     pub settings: Arc<Settings>,
     /// Wake-ups.
     pub signals: Signals,
+    /// Where "now" comes from.
+    pub clock: Arc<dyn Clock>,
+    /// This replica's side of the watcher's lease.
+    pub lease: Lease,
+    /// Tests only: where to kill a round.
+    pub faults: Option<FaultHook>,
+    reasons: Arc<tokio::sync::Mutex<reasons::ReasonCache>>,
 }
 
 /// The jobs a round reads: waiting, being activated, and everything occupying.
@@ -93,8 +134,41 @@ fn round_phases() -> Vec<&'static str> {
 }
 
 impl Watcher {
+    /// The watcher of the app whose state this is (a new lease holder).
+    pub fn new(state: &crate::state::AppState) -> Self {
+        Watcher {
+            db: state.db.clone(),
+            db_read: state.db_read.clone(),
+            cluster: state.cluster.clone(),
+            settings: state.settings.clone(),
+            signals: state.signals.clone(),
+            clock: state.clock.clone(),
+            lease: Lease::for_this_process(WATCHER_LEASE, chrono::Duration::seconds(LEASE_TTL_SECONDS)),
+            faults: None,
+            reasons: Arc::default(),
+        }
+    }
+
+    /// How this watcher writes while `fence` holds.
+    fn writer<'a>(&'a self, fence: &'a Fence) -> Writer<'a> {
+        Writer {
+            db: &self.db,
+            clock: self.clock.as_ref(),
+            fence: Some(fence),
+        }
+    }
+
+    /// Stops the round here if a test asked for it.
+    fn fault(&self, point: FaultPoint) -> Result<(), WatcherError> {
+        match &self.faults {
+            Some(hook) if hook(point) => Err(WatcherError::Injected(point)),
+            _ => Ok(()),
+        }
+    }
+
     /// One snapshot in a constant number of queries (§5 step 1): settings, queues, quotas, the
-    /// scheduling columns of every waiting or occupying job, and the nodes.
+    /// scheduling columns of every waiting or occupying job, the nodes, and the preemptions
+    /// whose victims still terminate.
     pub async fn snapshot(&self) -> Result<Snapshot, DbErr> {
         let (specs, _) = queues::tree(&self.db_read).await?;
         let rows = SchedulingRow::select()
@@ -116,187 +190,160 @@ impl Watcher {
             queues: specs,
             quotas: quotas::all(&self.db_read).await?,
             usage: usage_from_jobs(&jobs),
+            preemptions_in_flight: preempt::in_flight(&self.db_read).await?,
             jobs,
             nodes,
-            preemptions_in_flight: Vec::new(),
         })
     }
 
-    /// Repair (§5 step 2): `Activating` jobs whose create failed and whose backoff has passed,
-    /// or whose claim is older than a minute (a crash between claim and `Pending`), are driven
-    /// again — re-claimed by compare-and-set on their claim, so two drivers never both create.
-    /// "Already exists" counts as success, so a job created before a crash is not doubled.
-    pub async fn repair(&self, now: chrono::DateTime<Utc>) -> Result<usize, DbErr> {
-        use sea_orm::{Condition, EntityTrait, QueryOrder, QuerySelect};
-        let stale = now - chrono::Duration::seconds(STALE_CLAIM_SECONDS);
-        let due = job::Entity::find()
-            .filter(job::Column::Phase.eq(JobPhase::Activating.as_str()))
-            .filter(
-                Condition::any().add(job::Column::NextAttemptAt.lte(now)).add(
-                    Condition::all()
-                        .add(job::Column::NextAttemptAt.is_null())
-                        .add(job::Column::ClaimedAt.lt(stale)),
-                ),
-            )
-            .order_by_asc(job::Column::Id)
-            .limit(REPAIRS_PER_ROUND)
-            .all(&self.db)
-            .await?;
-        let grace = self.settings.current().preemption_grace_period_seconds;
-        let mut driven = 0;
-        for row in due {
-            let updated = job::Entity::update_many()
-                .col_expr(job::Column::ClaimedAt, sea_orm::sea_query::Expr::value(now))
-                .col_expr(
-                    job::Column::NextAttemptAt,
-                    sea_orm::sea_query::Expr::value(Option::<chrono::DateTime<Utc>>::None),
-                )
-                .filter(job::Column::Id.eq(row.id))
-                .filter(job::Column::Phase.eq(JobPhase::Activating.as_str()))
-                .filter(job::Column::Attempts.eq(row.attempts))
-                .filter(match row.claimed_at {
-                    Some(at) => job::Column::ClaimedAt.eq(at),
-                    None => job::Column::ClaimedAt.is_null(),
-                })
-                .exec(&self.db)
-                .await?;
-            if updated.rows_affected == 0 {
-                continue;
-            }
-            activation::activate_claimed(&self.db, self.cluster.as_ref(), &row, grace).await?;
-            self.signals.events_written();
-            driven += 1;
-        }
-        Ok(driven)
-    }
-
-    /// One round: repair, then select with the core and activate each selected job that still
-    /// fits.
-    pub async fn round(&self) -> Result<RoundReport, DbErr> {
-        let started = std::time::Instant::now();
-        self.repair(Utc::now()).await?;
-        let snapshot = self.snapshot().await?;
-        record_prequeue_lengths(&snapshot);
-        let now = Utc::now();
-        let outcome = match select_round(&snapshot, now) {
-            Ok(outcome) => outcome,
-            Err(e) => {
-                tracing::error!(error = %e, "the prequeue round cannot run on these rules");
-                return Ok(RoundReport::default());
-            }
-        };
+    /// One round (§5) while `fence` holds the lease: repair, preemption, activation, reasons.
+    pub async fn round(&self, fence: &Fence) -> Result<RoundReport, WatcherError> {
+        let started = Instant::now();
+        let (repaired, failed) = self.repair(fence).await?;
         let mut report = RoundReport {
-            prequeued: snapshot.jobs.iter().filter(|j| j.phase == JobPhase::Prequeue).count(),
-            more_work: outcome.more_work,
+            repaired,
+            failed,
             ..RoundReport::default()
         };
-        for id in outcome.selected {
-            match self.activate(id).await? {
-                Some(id) => report.activated.push(id),
-                None => report.skipped += 1,
+        preempt::finish_deletes(self, fence).await?;
+        let snapshot = self.snapshot().await?;
+        metrics::prequeue_lengths(&snapshot);
+        let now = self.clock.now();
+        report.prequeued = snapshot.jobs.iter().filter(|j| j.phase == JobPhase::Prequeue).count();
+
+        if let Some(plan) = plan_preemption(&snapshot, now).plan {
+            report.preempted = preempt::execute(self, fence, &plan).await?;
+            if !report.preempted.is_empty() {
+                report.preempted_for = Some(plan.beneficiary);
             }
         }
-        metrics::counter!("anteroom_prequeue_activations_total").increment(report.activated.len() as u64);
-        metrics::histogram!("anteroom_prequeue_round_seconds").record(started.elapsed().as_secs_f64());
+
+        let prepared = match PreparedRound::new(&snapshot, now) {
+            Ok(prepared) => prepared,
+            Err(e) => {
+                tracing::error!(error = %e, "the prequeue round cannot run on these rules");
+                return Ok(report);
+            }
+        };
+        let outcome = prepared.select();
+        report.more_work = outcome.more_work;
+        for id in &outcome.selected {
+            match self.activate(*id, fence).await? {
+                activate::Result::Activated => report.activated.push(*id),
+                activate::Result::Failed => {
+                    report.failed += 1;
+                    report.skipped += 1;
+                }
+                activate::Result::NotNow => report.skipped += 1,
+            }
+        }
+        report.reasons_written = reasons::write(self, fence, &prepared, &outcome).await?;
+        metrics::round_done(&report, started.elapsed());
         Ok(report)
     }
 
-    /// Claims one selected job under its queue tree's turn, re-checking its quota and the
-    /// capacities on its path against the usage committed now (a submission may have taken the
-    /// room since the snapshot), then creates it in the cluster outside the transaction.
-    async fn activate(&self, id: i64) -> Result<Option<i64>, DbErr> {
-        let txn = crate::store::write_transaction(&self.db).await?;
-        let Some(row) = SchedulingRow::select()
-            .filter(job::Column::Id.eq(id))
-            .filter(job::Column::Phase.eq(JobPhase::Prequeue.as_str()))
-            .into_model::<SchedulingRow>()
-            .one(&txn)
-            .await?
-        else {
-            return Ok(None);
-        };
-        let (specs, tree) = queues::tree(&txn).await?;
-        let root = tree.root_of(&row.queue).to_owned();
-        crate::store::lock_queue_tree(&txn, &root).await?;
-        let family: Vec<String> = specs
-            .iter()
-            .filter(|s| tree.root_of(&s.name) == root)
-            .map(|s| s.name.clone())
-            .collect();
-        let config = self.settings.current();
-        let check = Snapshot {
-            config: config.clone(),
-            queues: specs.clone(),
-            quotas: quotas::all(&txn).await?,
-            usage: queues::usage::usage_rows(&txn, Some(&family), None).await?,
-            ..Snapshot::default()
-        };
-        let job = row.to_snapshot()?;
-        let reasons =
-            QuotaView::new(&check, &tree).soft_reasons(job.owner, &job.queue, job.schedule_type, &job.resources);
-        if !reasons.is_empty() {
-            return Ok(None);
-        }
-        let Some(claimed) = activation::claim(&txn, id, Utc::now()).await? else {
-            return Ok(None);
-        };
-        txn.commit().await?;
-        self.signals.events_written();
-        let outcome = activation::activate_claimed(
-            &self.db,
-            self.cluster.as_ref(),
-            &claimed,
-            config.preemption_grace_period_seconds,
-        )
-        .await?;
-        self.signals.events_written();
-        Ok(match outcome {
-            ActivationOutcome::Activated(activated) => {
-                let waited = (Utc::now() - activated.submitted_at).num_milliseconds().max(0) as f64 / 1000.0;
-                metrics::histogram!("anteroom_prequeue_activation_wait_seconds").record(waited);
-                Some(id)
-            }
-            _ => None,
-        })
-    }
-
-    /// Runs rounds until the server shuts down: on the ticker (`activateTickerIntervalSeconds`,
-    /// read anew each time), on a wake-up signal, and again at once while a round reports more
-    /// work. The status sync runs beside it.
+    /// Runs until the server shuts down: takes or renews the lease, and while holding it runs
+    /// rounds on the ticker (`activateTickerIntervalSeconds`, read anew each time), on a
+    /// wake-up signal, and again at once while a round reports more work. The status sync runs
+    /// beside it on every replica (its writes are compare-and-set on what the cluster says).
+    /// On shutdown the current step finishes and the lease is released, so a standby takes
+    /// over within [`STANDBY_POLL`].
     pub async fn run(self) {
         let sync = tokio::spawn(sync::run(self.db.clone(), self.cluster.clone(), self.signals.clone()));
+        let mut fence: Option<Fence> = None;
+        let mut renewed = Instant::now();
+        let mut round_due = true;
         loop {
-            let started = std::time::Instant::now();
-            let more = match self.round().await {
-                Ok(report) => {
-                    if !report.activated.is_empty() {
-                        tracing::info!(
-                            activated = report.activated.len(),
-                            prequeued = report.prequeued,
-                            "prequeue round"
-                        );
+            let was_leader = fence.is_some();
+            fence = self.hold_lease(fence, &mut renewed).await;
+            // A new leader starts with a round: the old one may have left work.
+            round_due |= fence.is_some() && !was_leader;
+            let mut more = false;
+            if let Some(f) = &fence
+                && round_due
+            {
+                match self.round(f).await {
+                    Ok(report) => {
+                        if !report.activated.is_empty() || !report.preempted.is_empty() {
+                            tracing::info!(
+                                activated = report.activated.len(),
+                                preempted = report.preempted.len(),
+                                prequeued = report.prequeued,
+                                "prequeue round"
+                            );
+                        }
+                        more = report.more_work && !report.activated.is_empty();
                     }
-                    report.more_work && !report.activated.is_empty()
+                    Err(WatcherError::LeaseLost) => {
+                        tracing::warn!("the watcher lease was lost during a round; standing by");
+                        metrics::leader(false);
+                        fence = None;
+                    }
+                    Err(e) => tracing::warn!(error = %e, "a prequeue round failed; retrying on the next tick"),
                 }
-                Err(e) => {
-                    tracing::warn!(error = %e, "a prequeue round failed; retrying on the next tick");
-                    false
-                }
-            };
+            }
             if more {
                 continue;
             }
-            let seconds = self.settings.current().activate_ticker_interval_seconds.clamp(1, 3600) as u64;
-            tokio::select! {
+            let started = Instant::now();
+            let ticker = Duration::from_secs(self.settings.current().activate_ticker_interval_seconds.clamp(1, 3600) as u64);
+            let wait = if fence.is_some() { ticker.min(RENEW_EVERY) } else { STANDBY_POLL };
+            round_due = tokio::select! {
                 () = self.signals.watcher().notified() => {
                     // Wake-ups come with every prequeued submission: under a flood, at most
                     // one round per `MIN_ROUND_GAP` (a round reads every waiting job).
                     tokio::time::sleep(MIN_ROUND_GAP.saturating_sub(started.elapsed())).await;
+                    true
                 }
-                () = tokio::time::sleep(Duration::from_secs(seconds)) => {}
+                () = tokio::time::sleep(wait) => wait == ticker,
                 () = self.signals.closed() => break,
+            };
+        }
+        if let Some(f) = fence {
+            match self.lease.release(&self.db, &f).await {
+                Ok(()) => tracing::info!("released the watcher lease"),
+                Err(e) => tracing::warn!(error = %e, "releasing the watcher lease failed; it expires by itself"),
             }
+            metrics::leader(false);
         }
         sync.abort();
+    }
+
+    /// Renews a held lease when due, or tries to take it: the fence to act under, if any.
+    async fn hold_lease(&self, fence: Option<Fence>, renewed: &mut Instant) -> Option<Fence> {
+        let now = self.clock.now();
+        match fence {
+            Some(f) if renewed.elapsed() < RENEW_EVERY => Some(f),
+            Some(f) => match self.lease.renew(&self.db, &f, now).await {
+                Ok(true) => {
+                    *renewed = Instant::now();
+                    Some(f)
+                }
+                Ok(false) => {
+                    tracing::warn!(fence = f.token, "the watcher lease expired or was taken over; standing by");
+                    metrics::leader(false);
+                    None
+                }
+                // Kept: its writes check the expiry themselves, so a lease that lapses while
+                // the store is unreachable stops them anyway.
+                Err(e) => {
+                    tracing::warn!(error = %e, "renewing the watcher lease failed");
+                    Some(f)
+                }
+            },
+            None => match self.lease.acquire(&self.db, now).await {
+                Ok(Some(f)) => {
+                    tracing::info!(fence = f.token, holder = %f.holder, "this replica now runs the prequeue watcher");
+                    metrics::leader(true);
+                    *renewed = Instant::now();
+                    Some(f)
+                }
+                Ok(None) => None,
+                Err(e) => {
+                    tracing::warn!(error = %e, "taking the watcher lease failed");
+                    None
+                }
+            },
+        }
     }
 }

@@ -74,6 +74,9 @@ async fn apply_status(db: &DatabaseConnection, status: &JobStatus) -> Result<App
     if update.exec(&txn).await?.rows_affected == 0 {
         return Ok(Applied::Nothing);
     }
+    if status.phase == JobPhase::Failed {
+        axum_prometheus::metrics::counter!("anteroom_prequeue_failed_total", "cause" => "cluster").increment(1);
+    }
     if finished {
         let (kind, message) = match (status.phase, &status.failure) {
             (JobPhase::Failed, Some(why)) => (EventKind::Failed, format!("failed in the cluster: {why}")),
@@ -89,6 +92,8 @@ async fn apply_status(db: &DatabaseConnection, status: &JobStatus) -> Result<App
 /// A job no longer in the cluster: if the store still has it occupying, it ended without the
 /// store hearing how (deleted by hand in the cluster, or its terminal status was missed).
 async fn apply_gone(db: &DatabaseConnection, id: i64, observed_at: DateTime<Utc>) -> Result<Applied, DbErr> {
+    // A preempted job's pods are gone: the room reserved on its node is free for everyone.
+    super::preempt::mark_gone(db, id, observed_at).await?;
     let Some(row) = job::Entity::find_by_id(id).one(db).await? else {
         return Ok(Applied::Nothing);
     };
@@ -136,8 +141,13 @@ pub async fn run(db: DatabaseConnection, cluster: std::sync::Arc<dyn crate::clus
         if resync {
             match cluster.job_statuses().await {
                 Ok(statuses) => {
+                    let present: std::collections::HashSet<i64> = statuses.iter().map(|s| s.job_id).collect();
+                    let now = statuses.iter().map(|s| s.observed_at).max().unwrap_or_else(Utc::now);
                     for status in statuses {
                         note(&db, &signals, &JobEvent::Status(status)).await;
+                    }
+                    if let Err(e) = super::preempt::mark_absent_gone(&db, &present, now).await {
+                        tracing::warn!(error = %e, "marking preempted jobs gone after a resync failed");
                     }
                     resync = false;
                 }

@@ -210,8 +210,9 @@ pub struct JobEventItem {
     pub id: i64,
     /// The job.
     pub job_id: i64,
-    /// `submitted`, `prequeued`, `activated`, `activation_failed`, `failed`, `deleted`,
-    /// `locked`, `unlocked`, …
+    /// `submitted`, `prequeued`, `activated`, `activation_failed`, `failed`, `finished`,
+    /// `deleted`, `preempted` (this job made room for the one named in `details`),
+    /// `preempted_for` (jobs were preempted for this one), `locked`, `unlocked`.
     pub kind: String,
     /// English text.
     pub message: String,

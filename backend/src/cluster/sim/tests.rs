@@ -236,6 +236,7 @@ async fn a_sleep_of_1e13_seconds_neither_kills_the_ticker_nor_runs_past_ten_year
 }
 
 /// A clock that panics on its first `panics` reads, like a bug in a step would.
+#[derive(Debug)]
 struct PanickingClock {
     clock: ManualClock,
     panics: AtomicU32,

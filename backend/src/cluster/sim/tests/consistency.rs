@@ -73,6 +73,7 @@ async fn a_change_that_panics_leaves_memory_as_it_was() {
 }
 
 /// A clock that records, at every read, whether the simulated cluster's lock was held.
+#[derive(Debug)]
 struct LockWitnessClock {
     clock: ManualClock,
     sim: OnceLock<Weak<SimulatedCluster>>,

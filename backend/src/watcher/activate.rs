@@ -1,0 +1,158 @@
+//! Activation by the watcher (`spec/prequeue.md` §5 steps 2 and 5): the selected jobs, and
+//! the repair of `Activating` jobs left behind — each through the one activation path of
+//! [`crate::jobs::activation`], with the watcher's fence on every write.
+
+use anteroom_shared::scheduling::JobPhase;
+use chrono::{DateTime, Utc};
+use sea_orm::sea_query::Expr;
+use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+
+use super::{FaultPoint, Watcher, WatcherError, metrics};
+use crate::jobs::SchedulingRow;
+use crate::jobs::activation::{self, ActivationOutcome};
+use crate::jobs::entity::job;
+use crate::prequeue::{QuotaView, Snapshot};
+use crate::store::lease::Fence;
+use crate::{queues, quotas};
+
+/// A claim older than this without a recorded outcome is re-driven (`spec/prequeue.md` §5).
+const STALE_CLAIM_SECONDS: i64 = 60;
+/// Jobs driven again per round at most (the rest wait for the next round).
+const REPAIRS_PER_ROUND: u64 = 100;
+
+/// What became of one selected job.
+pub(super) enum Result {
+    /// Created in the cluster, now `Pending`.
+    Activated,
+    /// Its last allowed create failed: now `Failed`.
+    Failed,
+    /// Not activated this round (no longer prequeued, over a limit under the lock, or a create
+    /// that failed and will be retried after its backoff).
+    NotNow,
+}
+
+type Outcome<T> = std::result::Result<T, WatcherError>;
+
+impl Watcher {
+    /// Repair (§5 step 2): `Activating` jobs whose create failed and whose backoff has passed,
+    /// or whose claim is older than a minute (a crash between claim and `Pending`), are driven
+    /// again — re-claimed by compare-and-set on their claim, so two drivers never both record.
+    /// "Already exists" counts as created, so a job created before a crash is not doubled.
+    /// Answers (jobs driven, jobs that became `Failed`).
+    pub(super) async fn repair(&self, fence: &Fence) -> Outcome<(usize, usize)> {
+        let now = self.clock.now();
+        let stale = now - chrono::Duration::seconds(STALE_CLAIM_SECONDS);
+        let due = job::Entity::find()
+            .filter(job::Column::Phase.eq(JobPhase::Activating.as_str()))
+            .filter(
+                Condition::any().add(job::Column::NextAttemptAt.lte(now)).add(
+                    Condition::all()
+                        .add(job::Column::NextAttemptAt.is_null())
+                        .add(job::Column::ClaimedAt.lt(stale)),
+                ),
+            )
+            .order_by_asc(job::Column::Id)
+            .limit(REPAIRS_PER_ROUND)
+            .all(&self.db)
+            .await?;
+        let (mut driven, mut failed) = (0, 0);
+        for row in due {
+            let Some((txn, now)) = self.writer(fence).begin().await? else {
+                return Err(WatcherError::LeaseLost);
+            };
+            let updated = job::Entity::update_many()
+                .col_expr(job::Column::ClaimedAt, Expr::value(now))
+                .col_expr(job::Column::NextAttemptAt, Expr::value(Option::<DateTime<Utc>>::None))
+                .filter(job::Column::Id.eq(row.id))
+                .filter(job::Column::Phase.eq(JobPhase::Activating.as_str()))
+                .filter(job::Column::Attempts.eq(row.attempts))
+                .filter(match row.claimed_at {
+                    Some(at) => job::Column::ClaimedAt.eq(at),
+                    None => job::Column::ClaimedAt.is_null(),
+                })
+                .exec(&txn)
+                .await?;
+            if updated.rows_affected == 0 {
+                continue;
+            }
+            txn.commit().await?;
+            if matches!(self.drive(&row, fence).await?, Result::Failed) {
+                failed += 1;
+            }
+            driven += 1;
+        }
+        Ok((driven, failed))
+    }
+
+    /// Claims one selected job under its queue tree's turn, re-checking its quota and the
+    /// capacities on its path against the usage committed now (a submission may have taken the
+    /// room since the snapshot), then drives it.
+    pub(super) async fn activate(&self, id: i64, fence: &Fence) -> Outcome<Result> {
+        let Some((txn, now)) = self.writer(fence).begin().await? else {
+            return Err(WatcherError::LeaseLost);
+        };
+        let Some(row) = SchedulingRow::select()
+            .filter(job::Column::Id.eq(id))
+            .filter(job::Column::Phase.eq(JobPhase::Prequeue.as_str()))
+            .into_model::<SchedulingRow>()
+            .one(&txn)
+            .await?
+        else {
+            return Ok(Result::NotNow);
+        };
+        let (specs, tree) = queues::tree(&txn).await?;
+        let root = tree.root_of(&row.queue).to_owned();
+        crate::store::lock_queue_tree(&txn, &root).await?;
+        let family: Vec<String> = specs
+            .iter()
+            .filter(|s| tree.root_of(&s.name) == root)
+            .map(|s| s.name.clone())
+            .collect();
+        let check = Snapshot {
+            config: self.settings.current(),
+            queues: specs.clone(),
+            quotas: quotas::all(&txn).await?,
+            usage: queues::usage::usage_rows(&txn, Some(&family), None).await?,
+            ..Snapshot::default()
+        };
+        let job = row.to_snapshot()?;
+        let reasons =
+            QuotaView::new(&check, &tree).soft_reasons(job.owner, &job.queue, job.schedule_type, &job.resources);
+        if !reasons.is_empty() {
+            return Ok(Result::NotNow);
+        }
+        let Some(claimed) = activation::claim(&txn, id, now).await? else {
+            return Ok(Result::NotNow);
+        };
+        txn.commit().await?;
+        self.signals.events_written();
+        self.drive(&claimed, fence).await
+    }
+
+    /// A claimed job: the cluster create outside any transaction, then its outcome recorded
+    /// under the fence.
+    async fn drive(&self, claimed: &job::Model, fence: &Fence) -> Outcome<Result> {
+        self.fault(FaultPoint::AfterClaim)?;
+        let grace = self.settings.current().preemption_grace_period_seconds;
+        let created = activation::create(self.cluster.as_ref(), claimed, grace).await?;
+        let outcome = match created {
+            Ok(()) => {
+                self.fault(FaultPoint::AfterCreate)?;
+                activation::record_created(self.writer(fence), self.cluster.as_ref(), claimed).await?
+            }
+            Err(error) => activation::record_failure(self.writer(fence), claimed, &error).await?,
+        };
+        self.signals.events_written();
+        match outcome {
+            ActivationOutcome::Activated(activated) => {
+                self.fault(FaultPoint::AfterPending)?;
+                let waited = (self.clock.now() - activated.submitted_at).num_milliseconds().max(0) as f64 / 1000.0;
+                metrics::activation_wait(waited);
+                Ok(Result::Activated)
+            }
+            ActivationOutcome::CreateFailed { job, .. } if job.phase == JobPhase::Failed.as_str() => Ok(Result::Failed),
+            ActivationOutcome::CreateFailed { .. } | ActivationOutcome::Superseded => Ok(Result::NotNow),
+            ActivationOutcome::LeaseLost => Err(WatcherError::LeaseLost),
+        }
+    }
+}

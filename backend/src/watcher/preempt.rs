@@ -1,0 +1,211 @@
+//! Executing a preemption plan (`spec/prequeue.md` §5 step 3). The core chose the plan
+//! ([`crate::prequeue::plan_preemption`]); here it happens, in an order that survives a crash:
+//!
+//! 1. One fenced transaction marks every victim `Preempted` (compare-and-set on `Running`:
+//!    if any victim moved meanwhile the whole plan is dropped and planned again next round),
+//!    writes a `preempted` event on each naming the beneficiary, a `preempted_for` event on the
+//!    beneficiary, and stores the plan (a `preemptions` row per victim).
+//! 2. The cluster deletes, with `preemptionGracePeriodSeconds` as the pods' grace; each
+//!    accepted delete is recorded. A delete not recorded (failed, or the process died first)
+//!    is issued again at the start of every round ([`finish_deletes`]): deletes are idempotent.
+//! 3. Status sync marks each victim gone when its pods are ([`mark_gone`]). Until then the
+//!    stored plan comes back into every snapshot ([`in_flight`]) so that neither the
+//!    beneficiary nor any other job plans against that node's terminating room.
+
+use std::collections::BTreeMap;
+
+use anteroom_shared::scheduling::JobPhase;
+use chrono::{DateTime, Utc};
+use sea_orm::sea_query::Expr;
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QuerySelect, Set};
+
+use super::entity::preemption;
+use super::{FaultPoint, Watcher, WatcherError};
+use crate::jobs::entity::job;
+use crate::jobs::events::{self, EventKind};
+use crate::prequeue::{InFlightPreemption, PreemptionPlan};
+use crate::store::lease::Fence;
+
+/// Deletes re-issued per round at most.
+const REDELETES_PER_ROUND: u64 = 100;
+
+/// Stored plans whose victims still terminate, one entry per (beneficiary, node).
+pub(super) async fn in_flight(db: &impl ConnectionTrait) -> Result<Vec<InFlightPreemption>, DbErr> {
+    let rows = preemption::Entity::find()
+        .filter(preemption::Column::GoneAt.is_null())
+        .all(db)
+        .await?;
+    let mut grouped: BTreeMap<(i64, String), Vec<i64>> = BTreeMap::new();
+    for row in rows {
+        grouped.entry((row.beneficiary_id, row.node)).or_default().push(row.victim_id);
+    }
+    Ok(grouped
+        .into_iter()
+        .map(|((beneficiary, node), mut victims)| {
+            victims.sort_unstable();
+            InFlightPreemption {
+                beneficiary,
+                node,
+                terminating_victims: victims,
+            }
+        })
+        .collect())
+}
+
+/// Status sync: the victim `id`'s pods are gone, so its room is no longer reserved.
+pub async fn mark_gone(db: &impl ConnectionTrait, id: i64, at: DateTime<Utc>) -> Result<(), DbErr> {
+    preemption::Entity::update_many()
+        .col_expr(preemption::Column::GoneAt, Expr::value(at))
+        .filter(preemption::Column::VictimId.eq(id))
+        .filter(preemption::Column::GoneAt.is_null())
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Status sync after a full listing: every victim still terminating in the store but absent
+/// from the cluster (`present`) is gone (its `Gone` event was missed).
+pub async fn mark_absent_gone(
+    db: &impl ConnectionTrait,
+    present: &std::collections::HashSet<i64>,
+    at: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    let terminating: Vec<i64> = preemption::Entity::find()
+        .filter(preemption::Column::GoneAt.is_null())
+        .select_only()
+        .column(preemption::Column::VictimId)
+        .into_tuple()
+        .all(db)
+        .await?;
+    for id in terminating.into_iter().filter(|id| !present.contains(id)) {
+        mark_gone(db, id, at).await?;
+    }
+    Ok(())
+}
+
+/// Executes `plan`: the victims preempted, in the store and then in the cluster. Returns the
+/// victims, or nothing when the plan went stale before it could be written.
+pub(super) async fn execute(w: &Watcher, fence: &Fence, plan: &PreemptionPlan) -> Result<Vec<i64>, WatcherError> {
+    let grace = w.settings.current().preemption_grace_period_seconds.max(0);
+    let Some((txn, now)) = w.writer(fence).begin().await? else {
+        return Err(WatcherError::LeaseLost);
+    };
+    let Some(beneficiary) = job::Entity::find_by_id(plan.beneficiary)
+        .filter(job::Column::Phase.eq(JobPhase::Pending.as_str()))
+        .one(&txn)
+        .await?
+    else {
+        return Ok(Vec::new());
+    };
+    let victims = job::Entity::find()
+        .filter(job::Column::Id.is_in(plan.victims.iter().copied()))
+        .all(&txn)
+        .await?;
+    if victims.len() != plan.victims.len() {
+        return Ok(Vec::new());
+    }
+    for victim in &victims {
+        let updated = job::Entity::update_many()
+            .col_expr(job::Column::Phase, Expr::value(JobPhase::Preempted.as_str()))
+            .col_expr(job::Column::FinishedAt, Expr::value(now))
+            .col_expr(job::Column::UpdatedAt, Expr::value(now))
+            .filter(job::Column::Id.eq(victim.id))
+            .filter(job::Column::Phase.eq(JobPhase::Running.as_str()))
+            .exec(&txn)
+            .await?;
+        if updated.rows_affected == 0 {
+            // It finished or was deleted since the snapshot: plan again next round.
+            return Ok(Vec::new());
+        }
+        events::record(
+            &txn,
+            victim,
+            EventKind::Preempted,
+            format!(
+                "preempted on node {} to make room for job {} ({}), which waited past its tolerance",
+                plan.node, beneficiary.id, beneficiary.name
+            ),
+            Some(serde_json::json!({
+                "beneficiary": beneficiary.id,
+                "beneficiaryName": beneficiary.name,
+                "node": plan.node,
+                "graceSeconds": grace,
+            })),
+            now,
+        )
+        .await?;
+        preemption::ActiveModel {
+            victim_id: Set(victim.id),
+            beneficiary_id: Set(beneficiary.id),
+            node: Set(plan.node.clone()),
+            grace_seconds: Set(grace),
+            created_at: Set(now),
+            deleted_at: Set(None),
+            gone_at: Set(None),
+        }
+        .insert(&txn)
+        .await?;
+    }
+    let names: Vec<String> = victims.iter().map(|v| format!("{} ({})", v.id, v.name)).collect();
+    events::record(
+        &txn,
+        &beneficiary,
+        EventKind::PreemptedFor,
+        format!(
+            "{} elastic job(s) preempted on node {} to make room for this job: {}",
+            victims.len(),
+            plan.node,
+            names.join(", ")
+        ),
+        Some(serde_json::json!({
+            "victims": plan.victims,
+            "node": plan.node,
+            "deficit": plan.deficit,
+        })),
+        now,
+    )
+    .await?;
+    txn.commit().await?;
+    w.signals.events_written();
+    w.fault(FaultPoint::MidPreemption)?;
+    delete_in_cluster(w, fence, &plan.victims, grace).await?;
+    Ok(plan.victims.clone())
+}
+
+/// Deletes stored plans' victims whose delete the cluster has not accepted yet (a failure, or
+/// a crash between the store write and the delete).
+pub(super) async fn finish_deletes(w: &Watcher, fence: &Fence) -> Result<(), WatcherError> {
+    let pending = preemption::Entity::find()
+        .filter(preemption::Column::DeletedAt.is_null())
+        .limit(REDELETES_PER_ROUND)
+        .all(&w.db)
+        .await?;
+    for row in pending {
+        delete_in_cluster(w, fence, &[row.victim_id], row.grace_seconds).await?;
+    }
+    Ok(())
+}
+
+async fn delete_in_cluster(w: &Watcher, fence: &Fence, victims: &[i64], grace: i64) -> Result<(), WatcherError> {
+    let grace = u32::try_from(grace.max(0)).unwrap_or(u32::MAX);
+    let mut accepted = Vec::with_capacity(victims.len());
+    for &id in victims {
+        match w.cluster.delete_job(id, grace).await {
+            Ok(()) => accepted.push(id),
+            Err(e) => tracing::warn!(job = id, error = %e, "deleting a preempted job failed; retrying next round"),
+        }
+    }
+    if accepted.is_empty() {
+        return Ok(());
+    }
+    let Some((txn, now)) = w.writer(fence).begin().await? else {
+        return Err(WatcherError::LeaseLost);
+    };
+    preemption::Entity::update_many()
+        .col_expr(preemption::Column::DeletedAt, Expr::value(now))
+        .filter(preemption::Column::VictimId.is_in(accepted))
+        .exec(&txn)
+        .await?;
+    txn.commit().await?;
+    Ok(())
+}
