@@ -23,6 +23,27 @@ use tokio::sync::{Mutex, broadcast};
 
 use crate::TestApp;
 
+/// Runs a scenario (an `async fn(Option<String>)` taking the database URL, `None` for SQLite)
+/// on SQLite and on a throwaway PostgreSQL database (ignored without one, like `both!`).
+#[macro_export]
+macro_rules! both_driven {
+    ($name:ident, $scenario:ident) => {
+        mod $name {
+            #[tokio::test]
+            async fn on_sqlite() {
+                super::$scenario(None).await;
+            }
+
+            #[tokio::test]
+            #[ignore = "needs PostgreSQL"]
+            async fn on_postgres() {
+                let url = $crate::postgres::fresh_database(&$crate::postgres::server_url()).await;
+                super::$scenario(Some(url)).await;
+            }
+        }
+    };
+}
+
 /// Where the hand clock starts: a fixed instant, so runs do not depend on the day.
 pub fn epoch() -> chrono::DateTime<chrono::Utc> {
     chrono::DateTime::parse_from_rfc3339("2026-11-23T08:00:00Z")
@@ -116,8 +137,9 @@ impl Driven {
         self.settle().await;
     }
 
-    /// Steps the simulated cluster at the current time and applies its events to the store
-    /// (the status sync's work, done here so the test knows when it is over).
+    /// Steps the simulated cluster at the current time and applies its events to the store,
+    /// then a full resync (the status sync's work, done here so the test knows when it is
+    /// over).
     pub async fn settle(&self) {
         self.sim.step().await.expect("the simulation steps");
         let mut events = self.events.lock().await;
@@ -130,6 +152,9 @@ impl Driven {
                 Err(e) => panic!("the test missed cluster events: {e}"),
             }
         }
+        sync::resync(&self.app.state.db, self.sim.as_ref(), &self.app.state.signals)
+            .await
+            .expect("resync");
     }
 }
 

@@ -3,6 +3,7 @@
 //! simulated cluster steps and the watcher runs a round only when the test says so.
 
 use anteroom_tests::api::*;
+use anteroom_tests::both_driven;
 use anteroom_tests::driven::Driven;
 use serde_json::{Value, json};
 
@@ -19,26 +20,6 @@ name = "cpu-0"
 cpu = "64"
 memory = "256Gi"
 "#;
-
-/// Runs a scenario (an `async fn(Option<String>)` taking the database URL) on SQLite and on a
-/// throwaway PostgreSQL database.
-macro_rules! both_driven {
-    ($name:ident, $scenario:ident) => {
-        mod $name {
-            #[tokio::test]
-            async fn on_sqlite() {
-                super::$scenario(None).await;
-            }
-
-            #[tokio::test]
-            #[ignore = "needs PostgreSQL"]
-            async fn on_postgres() {
-                let url = anteroom_tests::postgres::fresh_database(&anteroom_tests::postgres::server_url()).await;
-                super::$scenario(Some(url)).await;
-            }
-        }
-    };
-}
 
 /// Submits; answers the job id and the answer.
 async fn submit(d: &Driven, token: &str, body: Value) -> (i64, Value) {
@@ -300,6 +281,17 @@ async fn minimum_runtime_and_admin_locks_protect_elastic_jobs(db: Option<String>
     let report = d.round().await;
     assert_eq!(report.preempted, [victims[0], victims[1]]);
     assert_eq!(phase(&d, &admin, victims[2]).await, "Running");
+    // Every kind of row is here now (running with a start and nodes, locked, pending,
+    // preempted): the snapshot's packed read (SQLite) gives what the plain read gives.
+    let phases = ["Prequeue", "Activating", "Pending", "Running", "Preempted"];
+    let db = &d.app.state.db;
+    let mut packed = anteroom::jobs::packed::scheduling_rows(db, &phases).await.unwrap();
+    let mut plain = anteroom::jobs::packed::plain_rows(db, &phases).await.unwrap();
+    packed.sort_by_key(|r| r.id);
+    plain.sort_by_key(|r| r.id);
+    assert_eq!(packed.len(), 4);
+    assert!(plain.iter().any(|r| r.locked_until.is_some() && r.started_at.is_some() && r.nodes != "[]"));
+    assert_eq!(packed, plain);
 }
 both_driven!(protection, minimum_runtime_and_admin_locks_protect_elastic_jobs);
 

@@ -20,6 +20,7 @@ pub mod entity;
 pub mod events;
 pub mod handlers;
 pub mod idempotency;
+pub mod packed;
 mod reads;
 pub mod stream;
 pub mod summary;
@@ -141,7 +142,7 @@ pub fn to_api(row: &job::Model) -> Result<Job, DbErr> {
 
 /// The scheduling columns of a job: what the core needs, without the JSON of its tasks and
 /// resources. The submit path and the watcher's snapshot read jobs through this.
-#[derive(Debug, Clone, FromQueryResult)]
+#[derive(Debug, Clone, PartialEq, Eq, FromQueryResult)]
 pub struct SchedulingRow {
     /// Id.
     pub id: i64,

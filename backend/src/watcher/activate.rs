@@ -84,49 +84,95 @@ impl Watcher {
         Ok((driven, failed))
     }
 
-    /// Claims one selected job under its queue tree's turn, re-checking its quota and the
-    /// capacities on its path against the usage committed now (a submission may have taken the
-    /// room since the snapshot), then drives it.
-    pub(super) async fn activate(&self, id: i64, fence: &Fence) -> Outcome<Result> {
+    /// Claims the selected jobs tree by tree, then drives each claimed one. Per queue tree one
+    /// transaction under that tree's turn reads its queues, quotas and usage once and re-checks
+    /// each of its selected jobs, in selection order, against the usage committed now plus the
+    /// jobs claimed before it (a submission may have taken the room since the snapshot).
+    /// Answers each selected job's result, in selection order.
+    pub(super) async fn activate_selected(&self, selected: &[i64], fence: &Fence) -> Outcome<Vec<(i64, Result)>> {
+        let mut rows: Vec<SchedulingRow> = Vec::with_capacity(selected.len());
+        for chunk in selected.chunks(500) {
+            rows.extend(
+                SchedulingRow::select()
+                    .filter(job::Column::Id.is_in(chunk.iter().copied()))
+                    .filter(job::Column::Phase.eq(JobPhase::Prequeue.as_str()))
+                    .into_model::<SchedulingRow>()
+                    .all(&self.db)
+                    .await?,
+            );
+        }
+        let order: std::collections::HashMap<i64, usize> = selected.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+        rows.sort_by_key(|r| order[&r.id]);
+        let (_, tree) = queues::tree(&self.db).await?;
+        let mut by_root: Vec<(String, Vec<SchedulingRow>)> = Vec::new();
+        for row in rows {
+            let root = tree.root_of(&row.queue).to_owned();
+            match by_root.iter_mut().find(|(r, _)| *r == root) {
+                Some((_, group)) => group.push(row),
+                None => by_root.push((root, vec![row])),
+            }
+        }
+        let mut results: std::collections::HashMap<i64, Result> = std::collections::HashMap::new();
+        for (root, group) in by_root {
+            for claimed in self.claim_in_tree(&root, group, fence).await? {
+                let id = claimed.id;
+                results.insert(id, self.drive(&claimed, fence).await?);
+            }
+        }
+        Ok(selected
+            .iter()
+            .map(|id| (*id, results.remove(id).unwrap_or(Result::NotNow)))
+            .collect())
+    }
+
+    /// One tree's claims in one fenced transaction under the tree's turn.
+    async fn claim_in_tree(&self, root: &str, group: Vec<SchedulingRow>, fence: &Fence) -> Outcome<Vec<job::Model>> {
         let Some((txn, now)) = self.writer(fence).begin().await? else {
             return Err(WatcherError::LeaseLost);
         };
-        let Some(row) = SchedulingRow::select()
-            .filter(job::Column::Id.eq(id))
-            .filter(job::Column::Phase.eq(JobPhase::Prequeue.as_str()))
-            .into_model::<SchedulingRow>()
-            .one(&txn)
-            .await?
-        else {
-            return Ok(Result::NotNow);
-        };
+        crate::store::lock_queue_tree(&txn, root).await?;
+        // Read under the turn: a queue may have moved to another tree meanwhile.
         let (specs, tree) = queues::tree(&txn).await?;
-        let root = tree.root_of(&row.queue).to_owned();
-        crate::store::lock_queue_tree(&txn, &root).await?;
         let family: Vec<String> = specs
             .iter()
             .filter(|s| tree.root_of(&s.name) == root)
             .map(|s| s.name.clone())
             .collect();
-        let check = Snapshot {
+        let mut check = Snapshot {
             config: self.settings.current(),
             queues: specs.clone(),
             quotas: quotas::all(&txn).await?,
             usage: queues::usage::usage_rows(&txn, Some(&family), None).await?,
             ..Snapshot::default()
         };
-        let job = row.to_snapshot()?;
-        let reasons =
-            QuotaView::new(&check, &tree).soft_reasons(job.owner, &job.queue, job.schedule_type, &job.resources);
-        if !reasons.is_empty() {
-            return Ok(Result::NotNow);
+        let mut claimed = Vec::with_capacity(group.len());
+        for row in group {
+            if tree.root_of(&row.queue) != root {
+                continue;
+            }
+            let mut job = row.to_snapshot()?;
+            let reasons = QuotaView::new(&check, &tree).soft_reasons(
+                job.owner,
+                &job.queue,
+                job.schedule_type,
+                &job.resources,
+            );
+            if !reasons.is_empty() {
+                continue;
+            }
+            let Some(model) = activation::claim(&txn, row.id, now).await? else {
+                continue;
+            };
+            // Claimed is occupying: the next job of this tree sees it in the usage.
+            job.phase = JobPhase::Activating;
+            check.usage.extend(crate::prequeue::usage_from_jobs([&job]));
+            claimed.push(model);
         }
-        let Some(claimed) = activation::claim(&txn, id, now).await? else {
-            return Ok(Result::NotNow);
-        };
         txn.commit().await?;
-        self.signals.events_written();
-        self.drive(&claimed, fence).await
+        if !claimed.is_empty() {
+            self.signals.events_written();
+        }
+        Ok(claimed)
     }
 
     /// A claimed job: the cluster create outside any transaction, then its outcome recorded

@@ -131,26 +131,42 @@ async fn apply_gone(db: &DatabaseConnection, id: i64, observed_at: DateTime<Utc>
     Ok(Applied::Finished)
 }
 
-/// Follows the cluster's status stream until `shutdown`, resyncing from
-/// [`crate::cluster::Cluster::job_statuses`] at start and whenever the stream lagged; wakes
-/// the watcher when a job finished.
+/// How often the whole cluster is listed again even when the stream did not lag: a status
+/// that arrived while its job was still `Activating` in the store (the create and its `Pending`
+/// write race the cluster's first events) is otherwise not seen again until the job changes.
+pub const RESYNC_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Lists every job in the cluster and applies each status; preempted jobs absent from the
+/// listing are marked gone. Used at start, after a lagged stream, every [`RESYNC_EVERY`], and
+/// by tests that step the simulation by hand.
+pub async fn resync(
+    db: &DatabaseConnection,
+    cluster: &dyn crate::cluster::Cluster,
+    signals: &Signals,
+) -> Result<(), crate::cluster::ClusterError> {
+    let statuses = cluster.job_statuses().await?;
+    let present: std::collections::HashSet<i64> = statuses.iter().map(|s| s.job_id).collect();
+    let now = statuses.iter().map(|s| s.observed_at).max().unwrap_or_else(Utc::now);
+    for status in statuses {
+        note(db, signals, &JobEvent::Status(status)).await;
+    }
+    if let Err(e) = super::preempt::mark_absent_gone(db, &present, now).await {
+        tracing::warn!(error = %e, "marking preempted jobs gone after a resync failed");
+    }
+    Ok(())
+}
+
+/// Follows the cluster's status stream until shutdown, resyncing ([`resync`]) at start, every
+/// [`RESYNC_EVERY`] and whenever the stream lagged; wakes the watcher when a job finished.
 pub async fn run(db: DatabaseConnection, cluster: std::sync::Arc<dyn crate::cluster::Cluster>, signals: Signals) {
     let mut events = cluster.subscribe();
-    let mut resync = true;
+    let mut resync_due = true;
+    let mut next_resync = tokio::time::Instant::now();
     loop {
-        if resync {
-            match cluster.job_statuses().await {
-                Ok(statuses) => {
-                    let present: std::collections::HashSet<i64> = statuses.iter().map(|s| s.job_id).collect();
-                    let now = statuses.iter().map(|s| s.observed_at).max().unwrap_or_else(Utc::now);
-                    for status in statuses {
-                        note(&db, &signals, &JobEvent::Status(status)).await;
-                    }
-                    if let Err(e) = super::preempt::mark_absent_gone(&db, &present, now).await {
-                        tracing::warn!(error = %e, "marking preempted jobs gone after a resync failed");
-                    }
-                    resync = false;
-                }
+        if resync_due {
+            next_resync = tokio::time::Instant::now() + RESYNC_EVERY;
+            match resync(&db, cluster.as_ref(), &signals).await {
+                Ok(()) => resync_due = false,
                 Err(e) => {
                     tracing::warn!(error = %e, "listing the cluster's jobs for a status resync failed");
                     tokio::select! {
@@ -165,10 +181,11 @@ pub async fn run(db: DatabaseConnection, cluster: std::sync::Arc<dyn crate::clus
                 Ok(event) => note(&db, &signals, &event).await,
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::warn!(missed, "the status stream lagged; resyncing");
-                    resync = true;
+                    resync_due = true;
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
             },
+            () = tokio::time::sleep_until(next_resync) => resync_due = true,
             () = signals.closed() => return,
         }
     }

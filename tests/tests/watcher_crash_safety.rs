@@ -1,0 +1,307 @@
+//! Nothing lost, nothing doubled (`spec/prequeue.md` §5): a round killed at each dangerous
+//! place, then a new watcher (a restarted process: another lease holder, nothing in memory);
+//! two watchers over one store; a watcher whose lease was taken over writes nothing. Time
+//! moves by hand ([`anteroom_tests::driven`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use anteroom::cluster::Cluster;
+use anteroom::cluster::clock::Clock;
+use anteroom::watcher::{FaultPoint, Watcher, WatcherError};
+use anteroom_tests::api::*;
+use anteroom_tests::both_driven;
+use anteroom_tests::driven::Driven;
+use sea_orm::{ConnectionTrait, Statement};
+use serde_json::json;
+
+/// Jobs per phase in the store.
+async fn phases(d: &Driven) -> BTreeMap<i64, String> {
+    let db = &d.app.state.db;
+    db.query_all_raw(Statement::from_string(db.get_database_backend(), "SELECT id, phase FROM jobs"))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.try_get::<i64>("", "id").unwrap(), r.try_get::<String>("", "phase").unwrap()))
+        .collect()
+}
+
+/// `activated` events per job.
+async fn activations(d: &Driven) -> BTreeMap<i64, i64> {
+    let db = &d.app.state.db;
+    db.query_all_raw(Statement::from_string(
+        db.get_database_backend(),
+        "SELECT job_id, COUNT(*) AS n FROM job_events WHERE kind = 'activated' GROUP BY job_id",
+    ))
+    .await
+    .unwrap()
+    .into_iter()
+    .map(|r| (r.try_get::<i64>("", "job_id").unwrap(), r.try_get::<i64>("", "n").unwrap()))
+    .collect()
+}
+
+/// Jobs still `Prequeue` or `Activating`.
+async fn waiting(d: &Driven) -> usize {
+    phases(d)
+        .await
+        .values()
+        .filter(|p| *p == "Prequeue" || *p == "Activating")
+        .count()
+}
+
+/// The jobs the cluster has, each once (a second object of one job would be a second status).
+async fn in_cluster(d: &Driven) -> BTreeSet<i64> {
+    let statuses = d.sim.job_statuses().await.unwrap();
+    let ids: BTreeSet<i64> = statuses.iter().map(|s| s.job_id).collect();
+    assert_eq!(ids.len(), statuses.len(), "a job exists twice in the cluster: {statuses:?}");
+    ids
+}
+
+/// `count` prequeued 1-CPU jobs of one user, held by a quota that a first job fills and that is
+/// then lifted, so all may start at the next round. Answers the first job (in the cluster
+/// already) and the prequeued ones.
+async fn prequeued_jobs(d: &Driven, count: usize) -> (i64, Vec<i64>) {
+    let admin = d.app.admin_token().await;
+    let una = d.app.user_token("una").await;
+    settings(
+        &d.app,
+        &admin,
+        json!({"queueQuotaEnabled": true, "maxPrequeuedJobsPerUser": 10_000}),
+    )
+    .await;
+    quota(&d.app, &admin, "default", json!({"cpu": "1"})).await;
+    let (_, first) = call(&d.app, "POST", "/api/v1/jobs", &una, Some(job("first", json!({"cpu": "1"})))).await;
+    assert_eq!(first["admission"]["decision"], "activated");
+    // Sixteen at a time: a thousand one by one would take most of the test's time.
+    let mut ids = Vec::new();
+    for chunk in (0..count).collect::<Vec<_>>().chunks(16) {
+        let answers = futures::future::join_all(chunk.iter().map(|i| {
+            call(
+                &d.app,
+                "POST",
+                "/api/v1/jobs",
+                &una,
+                Some(job(&format!("j{i}"), json!({"cpu": "1"}))),
+            )
+        }))
+        .await;
+        for (status, answer) in answers {
+            assert_eq!(status, 201, "{answer}");
+            assert_eq!(answer["admission"]["decision"], "prequeued");
+            ids.push(job_id(&answer));
+        }
+    }
+    ids.sort_unstable();
+    settings(&d.app, &admin, json!({"queueQuotaEnabled": false})).await;
+    (job_id(&first), ids)
+}
+
+/// The cluster holds exactly `first` and `jobs`, each once.
+async fn assert_cluster_holds(d: &Driven, first: i64, jobs: &[i64]) {
+    let mut want: BTreeSet<i64> = jobs.iter().copied().collect();
+    want.insert(first);
+    assert_eq!(in_cluster(d).await, want);
+}
+
+/// A watcher that dies at `point`.
+fn dying_at(d: &Driven, point: FaultPoint) -> Watcher {
+    let mut w = Watcher::new(&d.app.state);
+    w.faults = Some(Arc::new(move |p| p == point));
+    w
+}
+
+/// After a kill: the dead holder's lease expires and stale claims age (a minute), then the
+/// new watcher runs rounds until nothing is left to do.
+async fn restart_and_settle(d: &Driven) {
+    for _ in 0..3 {
+        d.advance(61).await;
+        d.round().await;
+    }
+    d.settle().await;
+}
+
+async fn killed_activation_converges(point: FaultPoint, db: Option<String>) {
+    let d = Driven::start(db, "").await;
+    let (first, jobs) = prequeued_jobs(&d, 3).await;
+    let dying = dying_at(&d, point);
+    match d.try_round(&dying).await {
+        Err(WatcherError::Injected(p)) => assert_eq!(p, point),
+        other => panic!("the round should have died at {point:?}: {other:?}"),
+    }
+    restart_and_settle(&d).await;
+    let phases = phases(&d).await;
+    for id in &jobs {
+        assert_eq!(phases[id], "Running", "job {id} after a kill at {point:?}: {phases:?}");
+    }
+    assert_cluster_holds(&d, first, &jobs).await;
+    let activated = activations(&d).await;
+    for id in &jobs {
+        assert_eq!(activated.get(id), Some(&1), "one activation of {id}: {activated:?}");
+    }
+}
+
+async fn killed_after_claim(db: Option<String>) {
+    killed_activation_converges(FaultPoint::AfterClaim, db).await;
+}
+both_driven!(after_claim, killed_after_claim);
+
+async fn killed_after_create(db: Option<String>) {
+    killed_activation_converges(FaultPoint::AfterCreate, db).await;
+}
+both_driven!(after_create, killed_after_create);
+
+async fn killed_after_pending(db: Option<String>) {
+    killed_activation_converges(FaultPoint::AfterPending, db).await;
+}
+both_driven!(after_pending, killed_after_pending);
+
+const GPU_NODE: &str = r#"
+[[node]]
+name = "gpu-0"
+cpu = "64"
+memory = "512Gi"
+accelerators = { "nvidia.com/a100" = "8" }
+"#;
+
+async fn a_preemption_killed_before_its_deletes_is_finished_by_the_next_watcher(db: Option<String>) {
+    let d = Driven::start(db, GPU_NODE).await;
+    let admin = d.app.admin_token().await;
+    settings(
+        &d.app,
+        &admin,
+        json!({"backfillEnabled": true, "normalJobWaitingToleranceSeconds": 60, "backfillMinRuntimeSeconds": 0}),
+    )
+    .await;
+    let mut victims = Vec::new();
+    for gpus in [1, 2, 4] {
+        let mut body = job(&format!("nb{gpus}"), json!({"cpu": "1", "nvidia.com/a100": gpus.to_string()}));
+        body["kind"] = json!("jupyter");
+        body["scheduleType"] = json!("backfill");
+        let (_, answer) = call(&d.app, "POST", "/api/v1/jobs", &admin, Some(body)).await;
+        victims.push(job_id(&answer));
+    }
+    d.settle().await;
+    let (_, answer) = call(
+        &d.app,
+        "POST",
+        "/api/v1/jobs",
+        &admin,
+        Some(job("train", json!({"cpu": "1", "nvidia.com/a100": "4"}))),
+    )
+    .await;
+    let normal = job_id(&answer);
+    d.advance(61).await;
+    let dying = dying_at(&d, FaultPoint::MidPreemption);
+    assert!(matches!(
+        d.try_round(&dying).await,
+        Err(WatcherError::Injected(FaultPoint::MidPreemption))
+    ));
+    // Marked in the store, still running in the cluster: the delete never went out.
+    assert_eq!(phases(&d).await[&victims[2]], "Preempted");
+    assert!(in_cluster(&d).await.contains(&victims[2]));
+    // The next watcher deletes it (and plans nothing new meanwhile); after its grace the
+    // normal job runs; the other notebooks were never touched.
+    d.advance(16).await;
+    let report = d.round().await;
+    assert!(report.preempted.is_empty(), "{report:?}");
+    d.advance(31).await;
+    let phases = phases(&d).await;
+    assert_eq!(phases[&normal], "Running");
+    assert_eq!(phases[&victims[0]], "Running");
+    assert_eq!(phases[&victims[1]], "Running");
+    let cluster = in_cluster(&d).await;
+    assert!(!cluster.contains(&victims[2]), "the victim is gone from the cluster");
+    assert_eq!(cluster, BTreeSet::from([victims[0], victims[1], normal]));
+    assert_eq!(count(&d.app, "preemptions").await, 1, "one plan, stored once");
+}
+both_driven!(mid_preemption, a_preemption_killed_before_its_deletes_is_finished_by_the_next_watcher);
+
+async fn a_watcher_whose_lease_was_taken_over_writes_nothing(db: Option<String>) {
+    let d = Driven::start(db, "").await;
+    let (first, jobs) = prequeued_jobs(&d, 2).await;
+    let old = Watcher::new(&d.app.state);
+    let now = d.clock.now();
+    let stale = old.lease.acquire(&d.app.state.db, now).await.unwrap().expect("free lease");
+    // It pauses past its lease; another replica takes over.
+    d.clock.advance(chrono::Duration::seconds(16));
+    let new = Watcher::new(&d.app.state);
+    let fresh = new
+        .lease
+        .acquire(&d.app.state.db, d.clock.now())
+        .await
+        .unwrap()
+        .expect("the expired lease is taken");
+    assert!(fresh.token > stale.token);
+    // The old one wakes up and runs a round: refused before its first write.
+    assert!(matches!(old.round(&stale).await, Err(WatcherError::LeaseLost)));
+    let phases = phases(&d).await;
+    for id in &jobs {
+        assert_eq!(phases[id], "Prequeue", "nothing claimed by the stale watcher");
+    }
+    assert_cluster_holds(&d, first, &[]).await;
+    let report = new.round(&fresh).await.unwrap();
+    assert_eq!(report.activated, jobs);
+}
+both_driven!(fencing, a_watcher_whose_lease_was_taken_over_writes_nothing);
+
+async fn two_watchers_on_one_store_create_each_of_a_thousand_jobs_once(db: Option<String>) {
+    let d = Arc::new(Driven::start(db, "").await);
+    let admin = d.app.admin_token().await;
+    let (first, jobs) = prequeued_jobs(&d, 1000).await;
+    settings(&d.app, &admin, json!({"maxTotalActivationsPerRound": 100, "prequeueCandidateSize": 100})).await;
+    let mut tasks = Vec::new();
+    for _ in 0..2 {
+        let d = d.clone();
+        tasks.push(tokio::spawn(async move {
+            let w = Watcher::new(&d.app.state);
+            let mut fence = None;
+            let mut terms = 0;
+            for _ in 0..20_000 {
+                if waiting(&d).await == 0 {
+                    break;
+                }
+                let now = d.clock.now();
+                fence = match fence.take() {
+                    Some(f) if w.lease.renew(&d.app.state.db, &f, now).await.unwrap() => Some(f),
+                    _ => {
+                        let taken = w.lease.acquire(&d.app.state.db, now).await.unwrap();
+                        terms += usize::from(taken.is_some());
+                        taken
+                    }
+                };
+                match &fence {
+                    Some(f) => match w.round(f).await {
+                        Ok(_) => {}
+                        Err(WatcherError::LeaseLost) => fence = None,
+                        Err(e) => panic!("{e}"),
+                    },
+                    None => tokio::time::sleep(std::time::Duration::from_millis(1)).await,
+                }
+                // Leases lapse all the time: now and then the clock jumps past one.
+                if rand::random::<u8>() < 64 {
+                    d.clock.advance(chrono::Duration::seconds(16));
+                }
+            }
+            terms
+        }));
+    }
+    let mut terms = Vec::new();
+    for t in tasks {
+        terms.push(t.await.unwrap());
+    }
+    // Whatever a lost lease left half-done, the next rounds finish.
+    restart_and_settle(&d).await;
+    assert!(terms.iter().all(|t| *t > 0), "each watcher took the lease at times: {terms:?}");
+    let phases = phases(&d).await;
+    // The default cluster runs some; the rest wait in it (`Pending`): all were created.
+    let not_created: Vec<_> = jobs
+        .iter()
+        .filter(|id| phases[id] != "Running" && phases[id] != "Pending")
+        .collect();
+    assert!(not_created.is_empty(), "{} jobs not created", not_created.len());
+    assert_cluster_holds(&d, first, &jobs).await;
+    let activated = activations(&d).await;
+    assert_eq!(activated.len(), 1001);
+    assert!(activated.values().all(|n| *n == 1), "a job was activated twice");
+}
+both_driven!(two_watchers, two_watchers_on_one_store_create_each_of_a_thousand_jobs_once);
