@@ -8,6 +8,8 @@
 #                        store tests also on a throwaway PostgreSQL; installs what is missing
 #                        (rustfmt, clippy, cargo-nextest, chromium, PostgreSQL, python3-venv)
 #   ./anteroom.sh bench-api   the jobs API under load against the release server
+#   ./anteroom.sh bench-round the watcher's round at 10,000 and 100,000 waiting jobs, against
+#                             the reference's query pattern (add --postgres URL for PostgreSQL)
 #
 # Both install only what they need and are safe to run again. Nothing is downloaded from
 # outside crates.io and Debian's archive.
@@ -226,9 +228,17 @@ cmd_bench_api() {
   "$CARGO_TARGET_DIR/release/api-bench" "$CARGO_TARGET_DIR/release/anteroom" "$@"
 }
 
+cmd_bench_round() {
+  ensure_rust
+  say "building the round benchmark"
+  cargo build "${LOCKED[@]}" --release -q -p anteroom-tests --bin round-bench
+  "$CARGO_TARGET_DIR/release/round-bench" "$@"
+}
+
 case "${1:-}" in
   run) shift; cmd_run "$@" ;;
   test) shift; cmd_test "$@" ;;
   bench-api) shift; cmd_bench_api "$@" ;;
-  *) echo "usage: ./anteroom.sh run | test | bench-api [seconds] [concurrency]"; exit 2 ;;
+  bench-round) shift; cmd_bench_round "$@" ;;
+  *) echo "usage: ./anteroom.sh run | test | bench-api [seconds] [concurrency] | bench-round [jobs...] [--postgres URL]"; exit 2 ;;
 esac

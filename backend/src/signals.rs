@@ -55,6 +55,11 @@ impl Signals {
         self.closing.send_replace(true);
     }
 
+    /// True once [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        *self.closing.borrow()
+    }
+
     /// Resolves once [`close`](Self::close) was called (at once if it already was).
     pub async fn closed(&self) {
         let mut rx = self.closing.subscribe();

@@ -192,6 +192,12 @@ impl TestApp {
 
     /// Stops the server gracefully and waits for it.
     pub async fn stop(mut self) {
+        self.stop_server().await;
+    }
+
+    /// Stops the server gracefully and waits for it, keeping its data (and `state`) for the
+    /// test to look at.
+    pub async fn stop_server(&mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }

@@ -254,8 +254,11 @@ async fn no_preemption_when_the_job_fits_on_a_node_already(db: Option<String>) {
     // Created, but the simulation has not placed it yet: 4 GPUs are free for it.
     submit(&d, &admin, gpu_job("train", "custom", 4, "normal")).await;
     d.clock.advance(chrono::Duration::seconds(61));
-    assert!(d.round().await.preempted.is_empty());
+    let report = d.round().await;
+    assert!(report.preempted.is_empty() && report.preempted_for.is_none(), "{report:?}");
     assert_eq!(phase(&d, &admin, nb).await, "Running");
+    assert_eq!(count(&d.app, "preemptions").await, 0);
+    assert_eq!(count(&d.app, "job_events WHERE kind = 'preempted_for'").await, 0);
 }
 both_driven!(fits_already, no_preemption_when_the_job_fits_on_a_node_already);
 

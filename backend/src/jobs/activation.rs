@@ -72,8 +72,8 @@ pub enum ActivationOutcome {
         /// The job as stored now.
         job: job::Model,
     },
-    /// The job left `Activating` while its create was in flight (deleted): the cluster object
-    /// was removed again.
+    /// The job left our claim while its create was in flight: deleted (the cluster object
+    /// was removed again), or recorded by another driver (a repair, status sync).
     Superseded,
     /// The watcher lost its lease before recording the outcome: nothing was written; the job
     /// stays `Activating` for the next holder's repair ("already exists" counts as created).
@@ -177,13 +177,23 @@ pub async fn record_created(
         .col_expr(job::Column::NextAttemptAt, Expr::value(Option::<DateTime<Utc>>::None))
         .filter(job::Column::Id.eq(claimed.id))
         .filter(job::Column::Phase.eq(JobPhase::Activating.as_str()))
+        // Our claim still: a repair that re-claimed it (this create took over a minute) or
+        // status sync may have recorded it already.
+        .filter(same_claim(claimed))
         .exec(&txn)
         .await?;
     if updated.rows_affected == 0 {
+        let now_phase = job::Entity::find_by_id(claimed.id)
+            .one(&txn)
+            .await?
+            .and_then(|r| JobPhase::from_str(&r.phase).ok());
         drop(txn);
-        // Deleted meanwhile: the delete found nothing in the cluster, so remove what we made.
-        if let Err(e) = cluster.delete_job(claimed.id, 0).await {
-            tracing::warn!(job = claimed.id, error = %e, "removing a job created after it was deleted failed; status sync will retry");
+        // Deleted (or given up) meanwhile: the delete found nothing in the cluster yet, so
+        // remove what we made. Recorded by another driver: it is theirs, leave it.
+        if now_phase.is_none_or(|p| p.is_terminal())
+            && let Err(e) = cluster.delete_job(claimed.id, 0).await
+        {
+            tracing::warn!(job = claimed.id, error = %e, "removing a job created after it was deleted failed; the next status resync removes it");
         }
         return Ok(ActivationOutcome::Superseded);
     }
@@ -204,6 +214,14 @@ pub async fn record_created(
     Ok(ActivationOutcome::Activated(row))
 }
 
+/// The claim a driver holds: its claim time (a re-claim by the repair moves it).
+fn same_claim(claimed: &job::Model) -> sea_orm::Condition {
+    match claimed.claimed_at {
+        Some(at) => sea_orm::Condition::all().add(job::Column::ClaimedAt.eq(at)),
+        None => sea_orm::Condition::all().add(job::Column::ClaimedAt.is_null()),
+    }
+}
+
 /// After a failed create: one more attempt with its backoff and an `activation_failed` event,
 /// or `Failed` after [`MAX_ATTEMPTS`].
 pub async fn record_failure(w: Writer<'_>, claimed: &job::Model, error: &str) -> Result<ActivationOutcome, DbErr> {
@@ -217,7 +235,8 @@ pub async fn record_failure(w: Writer<'_>, claimed: &job::Model, error: &str) ->
         .col_expr(job::Column::LastError, Expr::value(error))
         .col_expr(job::Column::UpdatedAt, Expr::value(now))
         .filter(job::Column::Id.eq(claimed.id))
-        .filter(job::Column::Phase.eq(JobPhase::Activating.as_str()));
+        .filter(job::Column::Phase.eq(JobPhase::Activating.as_str()))
+        .filter(same_claim(claimed));
     update = if gave_up {
         update
             .col_expr(job::Column::Phase, Expr::value(JobPhase::Failed.as_str()))

@@ -57,6 +57,7 @@ impl Watcher {
             .await?;
         let (mut driven, mut failed) = (0, 0);
         for row in due {
+            self.renew_if_due(fence).await?;
             let Some((txn, now)) = self.writer(fence).begin().await? else {
                 return Err(WatcherError::LeaseLost);
             };
@@ -75,6 +76,11 @@ impl Watcher {
             if updated.rows_affected == 0 {
                 continue;
             }
+            // Driven as re-claimed: its outcome is recorded against this claim, as stored
+            // (PostgreSQL keeps microseconds, the clock has nanoseconds).
+            let Some(row) = job::Entity::find_by_id(row.id).one(&txn).await? else {
+                continue;
+            };
             txn.commit().await?;
             if matches!(self.drive(&row, fence).await?, Result::Failed) {
                 failed += 1;
@@ -114,7 +120,9 @@ impl Watcher {
         }
         let mut results: std::collections::HashMap<i64, Result> = std::collections::HashMap::new();
         for (root, group) in by_root {
+            self.renew_if_due(fence).await?;
             for claimed in self.claim_in_tree(&root, group, fence).await? {
+                self.renew_if_due(fence).await?;
                 let id = claimed.id;
                 results.insert(id, self.drive(&claimed, fence).await?);
             }
@@ -193,10 +201,13 @@ impl Watcher {
             ActivationOutcome::Activated(activated) => {
                 self.fault(FaultPoint::AfterPending)?;
                 let waited = (self.clock.now() - activated.submitted_at).num_milliseconds().max(0) as f64 / 1000.0;
-                metrics::activation_wait(waited);
+                metrics::activated(waited);
                 Ok(Result::Activated)
             }
-            ActivationOutcome::CreateFailed { job, .. } if job.phase == JobPhase::Failed.as_str() => Ok(Result::Failed),
+            ActivationOutcome::CreateFailed { job, .. } if job.phase == JobPhase::Failed.as_str() => {
+                metrics::gave_up();
+                Ok(Result::Failed)
+            }
             ActivationOutcome::CreateFailed { .. } | ActivationOutcome::Superseded => Ok(Result::NotNow),
             ActivationOutcome::LeaseLost => Err(WatcherError::LeaseLost),
         }

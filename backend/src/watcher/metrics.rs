@@ -5,7 +5,6 @@
 use anteroom_shared::scheduling::JobPhase;
 use axum_prometheus::metrics;
 
-use super::RoundReport;
 use crate::prequeue::Snapshot;
 
 /// `anteroom_prequeue_jobs{queue}`: prequeued jobs per queue, every queue (0 included, so a
@@ -21,23 +20,37 @@ pub(super) fn prequeue_lengths(snapshot: &Snapshot) {
     }
 }
 
-/// A round's counters and its duration: `anteroom_prequeue_activations_total`,
-/// `anteroom_prequeue_preempted_total`, `anteroom_prequeue_failed_total{cause="activation"}` (the cluster's failures count under
-/// `cause="cluster"`, in status sync),
-/// `anteroom_prequeue_round_seconds`.
-pub(super) fn round_done(report: &RoundReport, took: std::time::Duration) {
-    metrics::counter!("anteroom_prequeue_activations_total").increment(report.activated.len() as u64);
-    metrics::counter!("anteroom_prequeue_preempted_total").increment(report.preempted.len() as u64);
-    metrics::counter!("anteroom_prequeue_failed_total", "cause" => "activation").increment(report.failed as u64);
+/// `anteroom_prequeue_round_seconds`: a finished round's duration.
+pub(super) fn round_done(took: std::time::Duration) {
     metrics::histogram!("anteroom_prequeue_round_seconds").record(took.as_secs_f64());
 }
 
-/// `anteroom_prequeue_activation_wait_seconds`: from submission to activation.
-pub(super) fn activation_wait(seconds: f64) {
-    metrics::histogram!("anteroom_prequeue_activation_wait_seconds").record(seconds);
+/// One job activated: `anteroom_prequeue_activations_total`, and
+/// `anteroom_prequeue_activation_wait_seconds` (from submission to activation). Counted where
+/// it happens, so a round that fails later still counts what it did.
+pub(super) fn activated(waited_seconds: f64) {
+    metrics::counter!("anteroom_prequeue_activations_total").increment(1);
+    metrics::histogram!("anteroom_prequeue_activation_wait_seconds").record(waited_seconds);
+}
+
+/// One job `Failed` after its last allowed create: `anteroom_prequeue_failed_total{cause=
+/// "activation"}` (the cluster's own failures count under `cause="cluster"`, in status sync).
+pub(super) fn gave_up() {
+    metrics::counter!("anteroom_prequeue_failed_total", "cause" => "activation").increment(1);
+}
+
+/// Jobs preempted: `anteroom_prequeue_preempted_total`.
+pub(super) fn preempted(victims: usize) {
+    metrics::counter!("anteroom_prequeue_preempted_total").increment(victims as u64);
 }
 
 /// `anteroom_prequeue_leader`: 1 while this replica holds the watcher's lease.
 pub(super) fn leader(is_leader: bool) {
     metrics::gauge!("anteroom_prequeue_leader").set(if is_leader { 1.0 } else { 0.0 });
+    if is_leader {
+        // Present from the start (at 0), so a dashboard's rate has a series to work on.
+        metrics::counter!("anteroom_prequeue_activations_total").increment(0);
+        metrics::counter!("anteroom_prequeue_preempted_total").increment(0);
+        metrics::counter!("anteroom_prequeue_failed_total", "cause" => "activation").increment(0);
+    }
 }

@@ -121,6 +121,8 @@ pub struct Watcher {
     /// Tests only: where to kill a round.
     pub faults: Option<FaultHook>,
     reasons: Arc<tokio::sync::Mutex<reasons::ReasonCache>>,
+    /// When the lease was last taken or renewed.
+    renewed: Arc<std::sync::Mutex<Instant>>,
 }
 
 /// The jobs a round reads: waiting, being activated, and everything occupying.
@@ -145,6 +147,7 @@ impl Watcher {
             lease: Lease::for_this_process(WATCHER_LEASE, chrono::Duration::seconds(LEASE_TTL_SECONDS)),
             faults: None,
             reasons: Arc::default(),
+            renewed: Arc::new(std::sync::Mutex::new(Instant::now())),
         }
     }
 
@@ -247,7 +250,7 @@ impl Watcher {
             prequeued = report.prequeued,
             "prequeue round timing"
         );
-        metrics::round_done(&report, started.elapsed());
+        metrics::round_done(started.elapsed());
         Ok(report)
     }
 
@@ -260,17 +263,19 @@ impl Watcher {
     pub async fn run(self) {
         let sync = tokio::spawn(sync::run(self.db.clone(), self.cluster.clone(), self.signals.clone()));
         let mut fence: Option<Fence> = None;
-        let mut renewed = Instant::now();
-        let mut round_due = true;
+        let mut next_round = tokio::time::Instant::now();
         loop {
             let was_leader = fence.is_some();
-            fence = self.hold_lease(fence, &mut renewed).await;
-            // A new leader starts with a round: the old one may have left work.
-            round_due |= fence.is_some() && !was_leader;
+            fence = self.hold_lease(fence).await;
+            if fence.is_some() && !was_leader {
+                // A new leader starts with a round: the old one may have left work.
+                next_round = tokio::time::Instant::now();
+            }
             let mut more = false;
             if let Some(f) = &fence
-                && round_due
+                && tokio::time::Instant::now() >= next_round
             {
+                next_round = tokio::time::Instant::now() + self.ticker();
                 match self.round(f).await {
                     Ok(report) => {
                         if !report.activated.is_empty() || !report.preempted.is_empty() {
@@ -291,22 +296,31 @@ impl Watcher {
                     Err(e) => tracing::warn!(error = %e, "a prequeue round failed; retrying on the next tick"),
                 }
             }
+            if self.signals.is_closed() {
+                break;
+            }
             if more {
+                next_round = tokio::time::Instant::now();
                 continue;
             }
-            let started = Instant::now();
-            let ticker = Duration::from_secs(self.settings.current().activate_ticker_interval_seconds.clamp(1, 3600) as u64);
-            let wait = if fence.is_some() { ticker.min(RENEW_EVERY) } else { STANDBY_POLL };
-            round_due = tokio::select! {
+            let woke = tokio::time::Instant::now();
+            // The leader wakes for its next round or its next renewal, whichever comes first; a
+            // standby to try the lease again.
+            let until = if fence.is_some() {
+                next_round.min(woke + RENEW_EVERY.saturating_sub(self.since_renewal()))
+            } else {
+                woke + STANDBY_POLL
+            };
+            tokio::select! {
                 () = self.signals.watcher().notified() => {
                     // Wake-ups come with every prequeued submission: under a flood, at most
                     // one round per `MIN_ROUND_GAP` (a round reads every waiting job).
-                    tokio::time::sleep(MIN_ROUND_GAP.saturating_sub(started.elapsed())).await;
-                    true
+                    tokio::time::sleep(MIN_ROUND_GAP.saturating_sub(woke.elapsed())).await;
+                    next_round = tokio::time::Instant::now();
                 }
-                () = tokio::time::sleep(wait) => wait == ticker,
+                () = tokio::time::sleep_until(until) => {}
                 () = self.signals.closed() => break,
-            };
+            }
         }
         if let Some(f) = fence {
             match self.lease.release(&self.db, &f).await {
@@ -318,17 +332,36 @@ impl Watcher {
         sync.abort();
     }
 
+    /// `activateTickerIntervalSeconds`, read anew each time (a change applies at once).
+    fn ticker(&self) -> Duration {
+        Duration::from_secs(self.settings.current().activate_ticker_interval_seconds.clamp(1, 3600) as u64)
+    }
+
+    fn since_renewal(&self) -> Duration {
+        self.renewed.lock().expect("renewal time").elapsed()
+    }
+
+    /// Renews the lease when [`RENEW_EVERY`] has passed since the last renewal: called between
+    /// rounds and between the jobs of a long round, so a round that takes longer than the
+    /// lease does not lose it half-way. `LeaseLost` when it was lost.
+    async fn renew_if_due(&self, fence: &Fence) -> Result<(), WatcherError> {
+        if self.since_renewal() < RENEW_EVERY {
+            return Ok(());
+        }
+        if self.lease.renew(&self.db, fence, self.clock.now()).await? {
+            *self.renewed.lock().expect("renewal time") = Instant::now();
+            Ok(())
+        } else {
+            Err(WatcherError::LeaseLost)
+        }
+    }
+
     /// Renews a held lease when due, or tries to take it: the fence to act under, if any.
-    async fn hold_lease(&self, fence: Option<Fence>, renewed: &mut Instant) -> Option<Fence> {
-        let now = self.clock.now();
+    async fn hold_lease(&self, fence: Option<Fence>) -> Option<Fence> {
         match fence {
-            Some(f) if renewed.elapsed() < RENEW_EVERY => Some(f),
-            Some(f) => match self.lease.renew(&self.db, &f, now).await {
-                Ok(true) => {
-                    *renewed = Instant::now();
-                    Some(f)
-                }
-                Ok(false) => {
+            Some(f) => match self.renew_if_due(&f).await {
+                Ok(()) => Some(f),
+                Err(WatcherError::LeaseLost) => {
                     tracing::warn!(fence = f.token, "the watcher lease expired or was taken over; standing by");
                     metrics::leader(false);
                     None
@@ -340,11 +373,11 @@ impl Watcher {
                     Some(f)
                 }
             },
-            None => match self.lease.acquire(&self.db, now).await {
+            None => match self.lease.acquire(&self.db, self.clock.now()).await {
                 Ok(Some(f)) => {
                     tracing::info!(fence = f.token, holder = %f.holder, "this replica now runs the prequeue watcher");
                     metrics::leader(true);
-                    *renewed = Instant::now();
+                    *self.renewed.lock().expect("renewal time") = Instant::now();
                     Some(f)
                 }
                 Ok(None) => None,

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use anteroom_shared::scheduling::JobPhase;
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QuerySelect, Set};
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set};
 
 use super::entity::preemption;
 use super::{FaultPoint, Watcher, WatcherError};
@@ -64,21 +64,26 @@ pub async fn mark_gone(db: &impl ConnectionTrait, id: i64, at: DateTime<Utc>) ->
 }
 
 /// Status sync after a full listing: every victim still terminating in the store but absent
-/// from the cluster (`present`) is gone (its `Gone` event was missed).
+/// from the cluster (`present`) is gone (its `Gone` event was missed) — once its delete was
+/// accepted and its grace period has passed: a listing of job objects may miss a job whose
+/// object went first while its pods still terminate, and their room is still reserved.
 pub async fn mark_absent_gone(
     db: &impl ConnectionTrait,
     present: &std::collections::HashSet<i64>,
     at: DateTime<Utc>,
 ) -> Result<(), DbErr> {
-    let terminating: Vec<i64> = preemption::Entity::find()
+    let terminating = preemption::Entity::find()
         .filter(preemption::Column::GoneAt.is_null())
-        .select_only()
-        .column(preemption::Column::VictimId)
-        .into_tuple()
+        .filter(preemption::Column::DeletedAt.is_not_null())
         .all(db)
         .await?;
-    for id in terminating.into_iter().filter(|id| !present.contains(id)) {
-        mark_gone(db, id, at).await?;
+    for row in terminating {
+        let graced = row
+            .deleted_at
+            .is_some_and(|deleted| deleted + chrono::Duration::seconds(row.grace_seconds) <= at);
+        if graced && !present.contains(&row.victim_id) {
+            mark_gone(db, row.victim_id, at).await?;
+        }
     }
     Ok(())
 }
@@ -86,6 +91,11 @@ pub async fn mark_absent_gone(
 /// Executes `plan`: the victims preempted, in the store and then in the cluster. Returns the
 /// victims, or nothing when the plan went stale before it could be written.
 pub(super) async fn execute(w: &Watcher, fence: &Fence, plan: &PreemptionPlan) -> Result<Vec<i64>, WatcherError> {
+    if plan.victims.is_empty() {
+        // Nothing to free (the core never plans this; a plan without victims must not write
+        // a `preempted_for` event either).
+        return Ok(Vec::new());
+    }
     let grace = w.settings.current().preemption_grace_period_seconds.max(0);
     let Some((txn, now)) = w.writer(fence).begin().await? else {
         return Err(WatcherError::LeaseLost);
@@ -111,6 +121,12 @@ pub(super) async fn execute(w: &Watcher, fence: &Fence, plan: &PreemptionPlan) -
             .col_expr(job::Column::UpdatedAt, Expr::value(now))
             .filter(job::Column::Id.eq(victim.id))
             .filter(job::Column::Phase.eq(JobPhase::Running.as_str()))
+            // An admin may have locked it since the snapshot.
+            .filter(
+                sea_orm::Condition::any()
+                    .add(job::Column::LockedUntil.is_null())
+                    .add(job::Column::LockedUntil.lte(now)),
+            )
             .exec(&txn)
             .await?;
         if updated.rows_affected == 0 {
@@ -167,6 +183,7 @@ pub(super) async fn execute(w: &Watcher, fence: &Fence, plan: &PreemptionPlan) -
     .await?;
     txn.commit().await?;
     w.signals.events_written();
+    super::metrics::preempted(plan.victims.len());
     w.fault(FaultPoint::MidPreemption)?;
     delete_in_cluster(w, fence, &plan.victims, grace).await?;
     Ok(plan.victims.clone())
@@ -177,6 +194,7 @@ pub(super) async fn execute(w: &Watcher, fence: &Fence, plan: &PreemptionPlan) -
 pub(super) async fn finish_deletes(w: &Watcher, fence: &Fence) -> Result<(), WatcherError> {
     let pending = preemption::Entity::find()
         .filter(preemption::Column::DeletedAt.is_null())
+        .order_by_asc(preemption::Column::CreatedAt)
         .limit(REDELETES_PER_ROUND)
         .all(&w.db)
         .await?;

@@ -9,9 +9,10 @@
 //! - plus a rolling slice of [`REFRESH_PER_ROUND`] others whose figures (usage, limits) may
 //!   have moved while their causes stayed: explained again, written if the text differs.
 //!
-//! What was written is remembered by a hash of the stored JSON; a job this watcher has not
-//! written yet (a new leader, a restart) is compared with its stored reasons, so a takeover
-//! does not rewrite 100,000 rows. Positions are not stored: the API counts them at read time,
+//! What was written is remembered by a hash of the stored JSON, for the current lease term; a
+//! job not written in this term (a new leader, a restart, a lease lost and taken again) is
+//! compared with its stored reasons, so a takeover does not rewrite 100,000 rows and never
+//! trusts what another holder may have overwritten. Positions are not stored: the API counts them at read time,
 //! exactly.
 
 use std::collections::{HashMap, HashSet};
@@ -33,11 +34,14 @@ pub const REFRESH_PER_ROUND: usize = 1_000;
 /// Stored reasons read per query (a bound on the `IN` list).
 const READ_CHUNK: usize = 500;
 
-/// What this watcher last wrote per waiting job, and where the refresh goes on.
+/// What this watcher last wrote per waiting job, and where the refresh goes on — valid for
+/// one lease term only: another holder may have written since.
 #[derive(Debug, Default)]
 pub(super) struct ReasonCache {
     written: HashMap<i64, (WaitCauses, u64)>,
     cursor: usize,
+    /// The fence of the term it was filled in.
+    term: Option<i64>,
 }
 
 fn fingerprint(text: Option<&str>) -> u64 {
@@ -54,6 +58,13 @@ pub(super) async fn write(
     outcome: &RoundOutcome,
 ) -> Result<usize, WatcherError> {
     let mut cache = w.reasons.lock().await;
+    if cache.term != Some(fence.token) {
+        // A new term: what the last holder wrote is unknown; compare with the store again.
+        *cache = ReasonCache {
+            term: Some(fence.token),
+            ..ReasonCache::default()
+        };
+    }
     let waiting = &outcome.waiting;
     if cache.written.len() > waiting.len() {
         let ids: HashSet<i64> = waiting.iter().map(|j| j.id).collect();

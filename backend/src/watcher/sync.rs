@@ -23,6 +23,9 @@ pub enum Applied {
     Updated,
     /// The job reached a terminal phase: quota was freed.
     Finished,
+    /// The store has the job deleted or failed, the cluster still runs it (a create that
+    /// completed after the delete, whose clean-up failed): delete it there.
+    Orphan,
 }
 
 /// Applies one cluster event to the store.
@@ -46,11 +49,66 @@ async fn apply_status(db: &DatabaseConnection, status: &JobStatus) -> Result<App
     let Ok(current) = JobPhase::from_str(&row.phase) else {
         return Ok(Applied::Nothing);
     };
-    // An `Activating` job seen in the cluster was created: the activation path records that
-    // itself (`Pending` and its event); sync only moves it on once it is `Pending`.
-    if !syncable(current) || current == JobPhase::Activating {
+    if matches!(current, JobPhase::Deleted | JobPhase::Failed) && !status.phase.is_terminal() {
+        return Ok(Applied::Orphan);
+    }
+    if !syncable(current) {
         return Ok(Applied::Nothing);
     }
+    // An `Activating` job seen in the cluster was created. The activation path records that
+    // itself (`Pending` and its event) — unless it died first: then the job could run, finish
+    // and be purged from the cluster before the repair re-drives it a minute later, and run
+    // twice. So whoever sees it first records the creation, by compare-and-set.
+    if current == JobPhase::Activating {
+        if !record_created(db, &row).await? {
+            return Ok(Applied::Nothing);
+        }
+        let Some(row) = job::Entity::find_by_id(status.job_id).one(db).await? else {
+            return Ok(Applied::Nothing);
+        };
+        return apply_status_to(db, status, row, JobPhase::Pending).await;
+    }
+    apply_status_to(db, status, row, current).await
+}
+
+/// `Activating → Pending` with its `activated` event, because the cluster has the job.
+async fn record_created(db: &DatabaseConnection, row: &job::Model) -> Result<bool, DbErr> {
+    let txn = crate::store::write_transaction(db).await?;
+    let now = Utc::now();
+    let updated = job::Entity::update_many()
+        .col_expr(job::Column::Phase, Expr::value(JobPhase::Pending.as_str()))
+        .col_expr(job::Column::ActivatedAt, Expr::value(now))
+        .col_expr(job::Column::UpdatedAt, Expr::value(now))
+        .col_expr(job::Column::NextAttemptAt, Expr::value(Option::<DateTime<Utc>>::None))
+        .filter(job::Column::Id.eq(row.id))
+        .filter(job::Column::Phase.eq(JobPhase::Activating.as_str()))
+        .exec(&txn)
+        .await?;
+    if updated.rows_affected == 0 {
+        return Ok(false);
+    }
+    events::record(
+        &txn,
+        row,
+        EventKind::Activated,
+        format!(
+            "created in the cluster as {} (seen by status sync)",
+            crate::cluster::cluster_name(row.id)
+        ),
+        None,
+        now,
+    )
+    .await?;
+    txn.commit().await?;
+    Ok(true)
+}
+
+async fn apply_status_to(
+    db: &DatabaseConnection,
+    status: &JobStatus,
+    row: job::Model,
+    current: JobPhase,
+) -> Result<Applied, DbErr> {
     let nodes = serde_json::to_string(&status.nodes).map_err(|e| DbErr::Custom(e.to_string()))?;
     if current == status.phase && row.nodes == nodes && row.started_at == status.started_at {
         return Ok(Applied::Nothing);
@@ -148,7 +206,7 @@ pub async fn resync(
     let present: std::collections::HashSet<i64> = statuses.iter().map(|s| s.job_id).collect();
     let now = statuses.iter().map(|s| s.observed_at).max().unwrap_or_else(Utc::now);
     for status in statuses {
-        note(db, signals, &JobEvent::Status(status)).await;
+        note(db, cluster, signals, &JobEvent::Status(status)).await;
     }
     if let Err(e) = super::preempt::mark_absent_gone(db, &present, now).await {
         tracing::warn!(error = %e, "marking preempted jobs gone after a resync failed");
@@ -178,7 +236,7 @@ pub async fn run(db: DatabaseConnection, cluster: std::sync::Arc<dyn crate::clus
         }
         tokio::select! {
             received = events.recv() => match received {
-                Ok(event) => note(&db, &signals, &event).await,
+                Ok(event) => note(&db, cluster.as_ref(), &signals, &event).await,
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::warn!(missed, "the status stream lagged; resyncing");
                     resync_due = true;
@@ -191,11 +249,22 @@ pub async fn run(db: DatabaseConnection, cluster: std::sync::Arc<dyn crate::clus
     }
 }
 
-async fn note(db: &DatabaseConnection, signals: &Signals, event: &JobEvent) {
+async fn note(db: &DatabaseConnection, cluster: &dyn crate::cluster::Cluster, signals: &Signals, event: &JobEvent) {
     match apply(db, event).await {
         Ok(Applied::Finished) => {
             signals.events_written();
             signals.wake_watcher();
+        }
+        Ok(Applied::Orphan) => {
+            if let JobEvent::Status(status) = event {
+                tracing::warn!(job = status.job_id, "the cluster runs a job the store has ended; deleting it");
+                if let Err(e) = cluster
+                    .delete_job(status.job_id, crate::jobs::DELETE_GRACE_SECONDS)
+                    .await
+                {
+                    tracing::warn!(job = status.job_id, error = %e, "deleting an orphaned job failed; the next resync retries");
+                }
+            }
         }
         Ok(_) => {}
         Err(e) => tracing::warn!(error = %e, "storing a cluster status failed"),
