@@ -5,8 +5,8 @@
 //!
 //! - [`Watcher::run`]: the loop, and leadership — one replica at a time holds the watcher's
 //!   lease ([`crate::store::lease`]); every write of a round carries its fence.
-//! - [`Watcher::round`]: repair, preemption ([`preempt`]), activation ([`activate`]), the
-//!   reasons of waiting jobs ([`reasons`]).
+//! - [`Watcher::round`]: repair, preemption (`preempt.rs`), activation (`activate.rs`), the
+//!   reasons of waiting jobs (`reasons.rs`).
 //! - [`sync`]: cluster statuses back into the store.
 //!
 //! Crash safety does not depend on the order of a round's steps finishing: each step's writes
@@ -259,7 +259,7 @@ impl Watcher {
     /// wake-up signal, and again at once while a round reports more work. The status sync runs
     /// beside it on every replica (its writes are compare-and-set on what the cluster says).
     /// On shutdown the current step finishes and the lease is released, so a standby takes
-    /// over within [`STANDBY_POLL`].
+    /// over within a second (a standby tries every second).
     pub async fn run(self) {
         let sync = tokio::spawn(sync::run(self.db.clone(), self.cluster.clone(), self.signals.clone()));
         let mut fence: Option<Fence> = None;
