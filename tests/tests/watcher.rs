@@ -92,7 +92,10 @@ async fn the_watcher_reports_its_rounds_and_the_prequeue_length_on_metrics() {
     assert!(text.contains("anteroom_prequeue_round_seconds"), "{text}");
     assert!(text.contains("anteroom_prequeue_jobs{queue=\"default\"}"), "{text}");
     assert!(text.contains("anteroom_prequeue_activations_total"), "{text}");
-    assert!(text.contains("anteroom_prequeue_leader 1"), "this replica leads: {text}");
+    assert!(
+        text.contains("anteroom_prequeue_leader 1"),
+        "this replica leads: {text}"
+    );
     assert!(text.contains("anteroom_prequeue_preempted_total"), "{text}");
 }
 
@@ -107,7 +110,12 @@ async fn the_running_watcher_holds_the_lease_and_releases_it_on_shutdown(mut app
             ))
             .await
             .unwrap();
-        row.map(|r| (r.try_get::<String>("", "holder").unwrap(), r.try_get::<i64>("", "fence").unwrap()))
+        row.map(|r| {
+            (
+                r.try_get::<String>("", "holder").unwrap(),
+                r.try_get::<i64>("", "fence").unwrap(),
+            )
+        })
     };
     // The loop takes the lease at its start. Polled, not timed.
     let mut held = None;
@@ -122,13 +130,26 @@ async fn the_running_watcher_holds_the_lease_and_releases_it_on_shutdown(mut app
     assert!(!held.unwrap().0.is_empty(), "the watcher holds its lease");
     app.stop_server().await;
     let (after, same_fence) = holder().await.unwrap();
-    assert_eq!(after, "", "released on shutdown: the next replica need not wait for the expiry");
+    assert_eq!(
+        after, "",
+        "released on shutdown: the next replica need not wait for the expiry"
+    );
     assert_eq!(same_fence, fence);
     // A second holder gets it at once, with a greater fence.
     let next = anteroom::store::lease::Lease::for_this_process("prequeue-watcher", chrono::Duration::seconds(15));
-    let taken = next.acquire(&db, chrono::Utc::now()).await.unwrap().expect("free at once");
+    let taken = next
+        .acquire(&db, chrono::Utc::now())
+        .await
+        .unwrap()
+        .expect("free at once");
     assert!(taken.token > fence);
     let other = anteroom::store::lease::Lease::for_this_process("prequeue-watcher", chrono::Duration::seconds(15));
-    assert!(other.acquire(&db, chrono::Utc::now()).await.unwrap().is_none(), "held: no second holder");
+    assert!(
+        other.acquire(&db, chrono::Utc::now()).await.unwrap().is_none(),
+        "held: no second holder"
+    );
 }
-both!(watcher_lease, the_running_watcher_holds_the_lease_and_releases_it_on_shutdown);
+both!(
+    watcher_lease,
+    the_running_watcher_holds_the_lease_and_releases_it_on_shutdown
+);

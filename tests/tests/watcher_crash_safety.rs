@@ -18,12 +18,20 @@ use serde_json::json;
 /// Jobs per phase in the store.
 async fn phases(d: &Driven) -> BTreeMap<i64, String> {
     let db = &d.app.state.db;
-    db.query_all_raw(Statement::from_string(db.get_database_backend(), "SELECT id, phase FROM jobs"))
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| (r.try_get::<i64>("", "id").unwrap(), r.try_get::<String>("", "phase").unwrap()))
-        .collect()
+    db.query_all_raw(Statement::from_string(
+        db.get_database_backend(),
+        "SELECT id, phase FROM jobs",
+    ))
+    .await
+    .unwrap()
+    .into_iter()
+    .map(|r| {
+        (
+            r.try_get::<i64>("", "id").unwrap(),
+            r.try_get::<String>("", "phase").unwrap(),
+        )
+    })
+    .collect()
 }
 
 /// `activated` events per job.
@@ -36,7 +44,12 @@ async fn activations(d: &Driven) -> BTreeMap<i64, i64> {
     .await
     .unwrap()
     .into_iter()
-    .map(|r| (r.try_get::<i64>("", "job_id").unwrap(), r.try_get::<i64>("", "n").unwrap()))
+    .map(|r| {
+        (
+            r.try_get::<i64>("", "job_id").unwrap(),
+            r.try_get::<i64>("", "n").unwrap(),
+        )
+    })
     .collect()
 }
 
@@ -53,7 +66,11 @@ async fn waiting(d: &Driven) -> usize {
 async fn in_cluster(d: &Driven) -> BTreeSet<i64> {
     let statuses = d.sim.job_statuses().await.unwrap();
     let ids: BTreeSet<i64> = statuses.iter().map(|s| s.job_id).collect();
-    assert_eq!(ids.len(), statuses.len(), "a job exists twice in the cluster: {statuses:?}");
+    assert_eq!(
+        ids.len(),
+        statuses.len(),
+        "a job exists twice in the cluster: {statuses:?}"
+    );
     ids
 }
 
@@ -70,7 +87,14 @@ async fn prequeued_jobs(d: &Driven, count: usize) -> (i64, Vec<i64>) {
     )
     .await;
     quota(&d.app, &admin, "default", json!({"cpu": "1"})).await;
-    let (_, first) = call(&d.app, "POST", "/api/v1/jobs", &una, Some(job("first", json!({"cpu": "1"})))).await;
+    let (_, first) = call(
+        &d.app,
+        "POST",
+        "/api/v1/jobs",
+        &una,
+        Some(job("first", json!({"cpu": "1"}))),
+    )
+    .await;
     assert_eq!(first["admission"]["decision"], "activated");
     // Sixteen at a time: a thousand one by one would take most of the test's time.
     let mut ids = Vec::new();
@@ -174,7 +198,10 @@ async fn a_preemption_killed_before_its_deletes_is_finished_by_the_next_watcher(
     .await;
     let mut victims = Vec::new();
     for gpus in [1, 2, 4] {
-        let mut body = job(&format!("nb{gpus}"), json!({"cpu": "1", "nvidia.com/a100": gpus.to_string()}));
+        let mut body = job(
+            &format!("nb{gpus}"),
+            json!({"cpu": "1", "nvidia.com/a100": gpus.to_string()}),
+        );
         body["kind"] = json!("jupyter");
         body["scheduleType"] = json!("backfill");
         let (_, answer) = call(&d.app, "POST", "/api/v1/jobs", &admin, Some(body)).await;
@@ -214,14 +241,22 @@ async fn a_preemption_killed_before_its_deletes_is_finished_by_the_next_watcher(
     assert_eq!(cluster, BTreeSet::from([victims[0], victims[1], normal]));
     assert_eq!(count(&d.app, "preemptions").await, 1, "one plan, stored once");
 }
-both_driven!(mid_preemption, a_preemption_killed_before_its_deletes_is_finished_by_the_next_watcher);
+both_driven!(
+    mid_preemption,
+    a_preemption_killed_before_its_deletes_is_finished_by_the_next_watcher
+);
 
 async fn a_watcher_whose_lease_was_taken_over_writes_nothing(db: Option<String>) {
     let d = Driven::start(db, "").await;
     let (first, jobs) = prequeued_jobs(&d, 2).await;
     let old = Watcher::new(&d.app.state);
     let now = d.clock.now();
-    let stale = old.lease.acquire(&d.app.state.db, now).await.unwrap().expect("free lease");
+    let stale = old
+        .lease
+        .acquire(&d.app.state.db, now)
+        .await
+        .unwrap()
+        .expect("free lease");
     // It pauses past its lease; another replica takes over.
     d.clock.advance(chrono::Duration::seconds(16));
     let new = Watcher::new(&d.app.state);
@@ -248,7 +283,12 @@ async fn two_watchers_on_one_store_create_each_of_a_thousand_jobs_once(db: Optio
     let d = Arc::new(Driven::start(db, "").await);
     let admin = d.app.admin_token().await;
     let (first, jobs) = prequeued_jobs(&d, 1000).await;
-    settings(&d.app, &admin, json!({"maxTotalActivationsPerRound": 100, "prequeueCandidateSize": 100})).await;
+    settings(
+        &d.app,
+        &admin,
+        json!({"maxTotalActivationsPerRound": 100, "prequeueCandidateSize": 100}),
+    )
+    .await;
     let mut tasks = Vec::new();
     for _ in 0..2 {
         let d = d.clone();
@@ -304,7 +344,10 @@ async fn two_watchers_on_one_store_create_each_of_a_thousand_jobs_once(db: Optio
     assert_eq!(activated.len(), 1001);
     assert!(activated.values().all(|n| *n == 1), "a job was activated twice");
 }
-both_driven!(two_watchers, two_watchers_on_one_store_create_each_of_a_thousand_jobs_once);
+both_driven!(
+    two_watchers,
+    two_watchers_on_one_store_create_each_of_a_thousand_jobs_once
+);
 
 async fn a_status_seen_while_activating_records_the_creation_without_waiting_for_the_repair(db: Option<String>) {
     let d = Driven::start(db, "").await;
@@ -321,7 +364,10 @@ async fn a_status_seen_while_activating_records_the_creation_without_waiting_for
     assert_eq!(activations(&d).await.get(&jobs[0]), Some(&1));
     assert!(in_cluster(&d).await.contains(&jobs[0]));
 }
-both_driven!(sync_records_creation, a_status_seen_while_activating_records_the_creation_without_waiting_for_the_repair);
+both_driven!(
+    sync_records_creation,
+    a_status_seen_while_activating_records_the_creation_without_waiting_for_the_repair
+);
 
 async fn a_slow_first_driver_leaves_a_job_another_driver_recorded(db: Option<String>) {
     use anteroom::jobs::activation::{self, ActivationOutcome, Writer};
@@ -329,7 +375,10 @@ async fn a_slow_first_driver_leaves_a_job_another_driver_recorded(db: Option<Str
     let (_, jobs) = prequeued_jobs(&d, 1).await;
     let id = jobs[0];
     // A driver claims the job and its create hangs for over a minute ...
-    let claimed = activation::claim(&d.app.state.db, id, d.clock.now()).await.unwrap().unwrap();
+    let claimed = activation::claim(&d.app.state.db, id, d.clock.now())
+        .await
+        .unwrap()
+        .unwrap();
     d.clock.advance(chrono::Duration::seconds(61));
     // ... meanwhile the repair re-claims it, creates it and records it `Pending`.
     let report = d.round().await;
@@ -348,7 +397,10 @@ async fn a_slow_first_driver_leaves_a_job_another_driver_recorded(db: Option<Str
     assert!(in_cluster(&d).await.contains(&id), "the job still runs");
     assert_eq!(phases(&d).await[&id], "Running");
 }
-both_driven!(slow_first_driver, a_slow_first_driver_leaves_a_job_another_driver_recorded);
+both_driven!(
+    slow_first_driver,
+    a_slow_first_driver_leaves_a_job_another_driver_recorded
+);
 
 async fn a_job_created_after_its_delete_by_a_watcher_that_lost_its_lease_is_removed(db: Option<String>) {
     use anteroom::jobs::activation;
@@ -377,4 +429,7 @@ async fn a_job_created_after_its_delete_by_a_watcher_that_lost_its_lease_is_remo
     assert!(!in_cluster(&d).await.contains(&id), "the orphan was removed");
     assert_eq!(phases(&d).await[&id], "Deleted");
 }
-both_driven!(orphan, a_job_created_after_its_delete_by_a_watcher_that_lost_its_lease_is_removed);
+both_driven!(
+    orphan,
+    a_job_created_after_its_delete_by_a_watcher_that_lost_its_lease_is_removed
+);

@@ -122,7 +122,10 @@ async fn jobs_start_first_come_first_served_and_one_round_counts_its_own_selecti
     let now = &c["prequeue"]["reasons"][0]["details"]["resources"][0];
     assert_eq!(now["usage"], "4", "{c}");
 }
-both_driven!(fcfs, jobs_start_first_come_first_served_and_one_round_counts_its_own_selections);
+both_driven!(
+    fcfs,
+    jobs_start_first_come_first_served_and_one_round_counts_its_own_selections
+);
 
 async fn a_timed_out_normal_job_blocks_later_same_domain_jobs_in_its_queue_and_no_others(db: Option<String>) {
     let nodes = format!(
@@ -178,13 +181,23 @@ async fn a_timed_out_normal_job_blocks_later_same_domain_jobs_in_its_queue_and_n
     let (status, _) = call(&d.app, "DELETE", &format!("/api/v1/jobs/{}", waiting - 1), &ann, None).await;
     assert_eq!(status, 204);
     assert_eq!(d.round().await.activated, [waiting]);
-    assert!(d.round().await.activated.is_empty(), "pending and timed out, it still blocks");
+    assert!(
+        d.round().await.activated.is_empty(),
+        "pending and timed out, it still blocks"
+    );
     // The deleted job's pods terminate (up to 30 s), then Ann's job runs.
     d.advance(31).await;
     assert_eq!(phase(&d, &ann, waiting).await, "Running");
-    assert_eq!(d.round().await.activated, [gpu_same, cpu_same], "running, it blocks no more");
+    assert_eq!(
+        d.round().await.activated,
+        [gpu_same, cpu_same],
+        "running, it blocks no more"
+    );
 }
-both_driven!(blocking, a_timed_out_normal_job_blocks_later_same_domain_jobs_in_its_queue_and_no_others);
+both_driven!(
+    blocking,
+    a_timed_out_normal_job_blocks_later_same_domain_jobs_in_its_queue_and_no_others
+);
 
 /// Three running backfill notebooks taking 1, 2 and 4 of the node's 8 GPUs, and a normal
 /// 4-GPU job pending in the cluster (it does not fit), submitted after them. Answers
@@ -228,7 +241,10 @@ async fn preemption_takes_the_fewest_victims_and_not_again_while_they_terminate(
     let event = victim["events"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(event["kind"], "preempted");
     assert_eq!(event["details"]["beneficiary"], normal);
-    assert_eq!(kinds(&detail(&d, &admin, normal).await).last().unwrap(), "preempted_for");
+    assert_eq!(
+        kinds(&detail(&d, &admin, normal).await).last().unwrap(),
+        "preempted_for"
+    );
     // The victim terminates (grace: the admin's default); no second plan meanwhile.
     d.advance(5).await;
     assert!(d.round().await.preempted.is_empty(), "its victims still terminate");
@@ -238,7 +254,10 @@ async fn preemption_takes_the_fewest_victims_and_not_again_while_they_terminate(
     assert!(d.round().await.preempted.is_empty());
     assert_eq!(phase(&d, &admin, victims[1]).await, "Running");
 }
-both_driven!(preemption, preemption_takes_the_fewest_victims_and_not_again_while_they_terminate);
+both_driven!(
+    preemption,
+    preemption_takes_the_fewest_victims_and_not_again_while_they_terminate
+);
 
 async fn no_preemption_when_the_job_fits_on_a_node_already(db: Option<String>) {
     let d = Driven::start(db, GPU_NODES).await;
@@ -255,7 +274,10 @@ async fn no_preemption_when_the_job_fits_on_a_node_already(db: Option<String>) {
     submit(&d, &admin, gpu_job("train", "custom", 4, "normal")).await;
     d.clock.advance(chrono::Duration::seconds(61));
     let report = d.round().await;
-    assert!(report.preempted.is_empty() && report.preempted_for.is_none(), "{report:?}");
+    assert!(
+        report.preempted.is_empty() && report.preempted_for.is_none(),
+        "{report:?}"
+    );
     assert_eq!(phase(&d, &admin, nb).await, "Running");
     assert_eq!(count(&d.app, "preemptions").await, 0);
     assert_eq!(count(&d.app, "job_events WHERE kind = 'preempted_for'").await, 0);
@@ -293,7 +315,11 @@ async fn minimum_runtime_and_admin_locks_protect_elastic_jobs(db: Option<String>
     packed.sort_by_key(|r| r.id);
     plain.sort_by_key(|r| r.id);
     assert_eq!(packed.len(), 4);
-    assert!(plain.iter().any(|r| r.locked_until.is_some() && r.started_at.is_some() && r.nodes != "[]"));
+    assert!(
+        plain
+            .iter()
+            .any(|r| r.locked_until.is_some() && r.started_at.is_some() && r.nodes != "[]")
+    );
     assert_eq!(packed, plain);
 }
 both_driven!(protection, minimum_runtime_and_admin_locks_protect_elastic_jobs);
@@ -341,7 +367,10 @@ async fn a_job_held_by_an_ancestors_capacity_starts_when_a_sibling_queues_job_fi
     d.advance(31).await;
     assert_eq!(d.round().await.activated, [held]);
 }
-both_driven!(ancestor_capacity, a_job_held_by_an_ancestors_capacity_starts_when_a_sibling_queues_job_finishes);
+both_driven!(
+    ancestor_capacity,
+    a_job_held_by_an_ancestors_capacity_starts_when_a_sibling_queues_job_finishes
+);
 
 /// Ann's three and Bob's one job wait behind a full queue; the capacity is raised and a round
 /// may start two. Answers the started ones, in names.
@@ -460,7 +489,10 @@ async fn a_job_whose_create_always_fails_does_not_stop_the_jobs_behind_it(db: Op
     assert_eq!(events.iter().filter(|k| *k == "activation_failed").count(), 9);
     assert_eq!(events.last().unwrap(), "failed");
 }
-both_driven!(failing_create, a_job_whose_create_always_fails_does_not_stop_the_jobs_behind_it);
+both_driven!(
+    failing_create,
+    a_job_whose_create_always_fails_does_not_stop_the_jobs_behind_it
+);
 
 async fn a_config_change_applies_at_the_next_round(db: Option<String>) {
     let d = Driven::start(db, "").await;

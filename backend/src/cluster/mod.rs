@@ -296,7 +296,10 @@ pub async fn from_config(
                 sim.spawn_ticker();
             }
             let cluster: Arc<dyn Cluster> = sim.clone();
-            Ok(Built { cluster, sim: Some(sim) })
+            Ok(Built {
+                cluster,
+                sim: Some(sim),
+            })
         }
         crate::config::ClusterKind::Kube => {
             let installation = installation::installation_id(db).await?;

@@ -367,7 +367,7 @@ pub async fn submit(
                 activation::activate_claimed(w, cluster.as_ref(), &claimed, grace).await
             })
             .await
-                    .map_err(|e| DbErr::Custom(format!("activation task: {e}")));
+            .map_err(|e| DbErr::Custom(format!("activation task: {e}")));
             match outcome {
                 Ok(Ok(ActivationOutcome::Activated(activated))) => activated,
                 Ok(Ok(ActivationOutcome::CreateFailed { job, .. })) => job,

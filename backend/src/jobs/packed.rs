@@ -58,7 +58,8 @@ struct Packed {
 /// SQLite: the rows in one value; `None` when one does not parse (then read them plainly).
 async fn packed_rows(db: &impl ConnectionTrait, phases: &[&str]) -> Result<Option<Vec<SchedulingRow>>, DbErr> {
     let placeholders = vec!["?"; phases.len()].join(", ");
-    let sql = format!("SELECT group_concat({PACKED_COLUMNS}, char(30)) AS packed FROM jobs WHERE phase IN ({placeholders})");
+    let sql =
+        format!("SELECT group_concat({PACKED_COLUMNS}, char(30)) AS packed FROM jobs WHERE phase IN ({placeholders})");
     let values = phases.iter().map(|p| (*p).into());
     let Some(packed) = Packed::find_by_statement(Statement::from_sql_and_values(DbBackend::Sqlite, sql, values))
         .one(db)
@@ -112,7 +113,11 @@ fn parse(record: &str) -> Option<SchedulingRow> {
 
 /// Empty text is `None`; anything else must parse.
 fn optional<T>(text: &str, parse: impl Fn(&str) -> Option<T>) -> Option<Option<T>> {
-    if text.is_empty() { Some(None) } else { parse(text).map(Some) }
+    if text.is_empty() {
+        Some(None)
+    } else {
+        parse(text).map(Some)
+    }
 }
 
 /// A timestamp as SQLite holds it: RFC 3339 with `T` or a space, or without an offset (UTC).
@@ -125,11 +130,19 @@ fn timestamp(text: &str) -> Option<DateTime<Utc>> {
 /// `YYYY-MM-DD[T ]HH:MM:SS[.fraction][Z|±HH:MM]`.
 fn fast_timestamp(text: &str) -> Option<DateTime<Utc>> {
     let b = text.as_bytes();
-    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || (b[10] != b'T' && b[10] != b' ') || b[13] != b':' || b[16] != b':' {
+    if b.len() < 19
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || (b[10] != b'T' && b[10] != b' ')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
         return None;
     }
     let num = |from: usize, to: usize| -> Option<u32> {
-        b[from..to].iter().try_fold(0u32, |acc, c| c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0')))
+        b[from..to].iter().try_fold(0u32, |acc, c| {
+            c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0'))
+        })
     };
     let date = chrono::NaiveDate::from_ymd_opt(i32::try_from(num(0, 4)?).ok()?, num(5, 7)?, num(8, 10)?)?;
     let mut rest = &b[19..];
@@ -197,9 +210,28 @@ mod tests {
 
     #[test]
     fn a_record_with_a_field_too_many_or_too_few_does_not_parse() {
-        let good = ["7", "3", "default", "custom", "normal", "Prequeue", "Never", "2026-11-23T08:00:00Z", "", "60", "cpu=1000", "", "1", "[]", ""];
+        let good = [
+            "7",
+            "3",
+            "default",
+            "custom",
+            "normal",
+            "Prequeue",
+            "Never",
+            "2026-11-23T08:00:00Z",
+            "",
+            "60",
+            "cpu=1000",
+            "",
+            "1",
+            "[]",
+            "",
+        ];
         let row = parse(&good.join("\u{1f}")).expect("parses");
-        assert_eq!((row.id, row.owner_id, row.single_node, row.waiting_tolerance_seconds), (7, 3, true, Some(60)));
+        assert_eq!(
+            (row.id, row.owner_id, row.single_node, row.waiting_tolerance_seconds),
+            (7, 3, true, Some(60))
+        );
         assert_eq!(row.started_at, None);
         assert!(parse(&good[..14].join("\u{1f}")).is_none());
         let mut extra = good.to_vec();

@@ -96,12 +96,7 @@ impl Lease {
         let seed = Query::insert()
             .into_table(table())
             .columns([col("name"), col("holder"), col("fence"), col("expires_at")])
-            .values_panic([
-                self.name.as_str().into(),
-                "".into(),
-                0i64.into(),
-                released_at().into(),
-            ])
+            .values_panic([self.name.as_str().into(), "".into(), 0i64.into(), released_at().into()])
             .on_conflict(OnConflict::column(col("name")).do_nothing().to_owned())
             .to_owned();
         txn.execute_raw(backend.build(&seed)).await?;
@@ -144,7 +139,11 @@ impl Lease {
             .and_where(Expr::col(col("fence")).eq(fence.token))
             .and_where(Expr::col(col("expires_at")).gt(now))
             .to_owned();
-        Ok(db.execute_raw(db.get_database_backend().build(&stmt)).await?.rows_affected() == 1)
+        Ok(db
+            .execute_raw(db.get_database_backend().build(&stmt))
+            .await?
+            .rows_affected()
+            == 1)
     }
 
     /// Gives the lease up (on shutdown), so another replica takes it at its next try instead

@@ -107,7 +107,8 @@ impl Watcher {
                     .await?,
             );
         }
-        let order: std::collections::HashMap<i64, usize> = selected.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+        let order: std::collections::HashMap<i64, usize> =
+            selected.iter().enumerate().map(|(i, id)| (*id, i)).collect();
         rows.sort_by_key(|r| order[&r.id]);
         let (_, tree) = queues::tree(&self.db).await?;
         let mut by_root: Vec<(String, Vec<SchedulingRow>)> = Vec::new();
@@ -159,12 +160,8 @@ impl Watcher {
                 continue;
             }
             let mut job = row.to_snapshot()?;
-            let reasons = QuotaView::new(&check, &tree).soft_reasons(
-                job.owner,
-                &job.queue,
-                job.schedule_type,
-                &job.resources,
-            );
+            let reasons =
+                QuotaView::new(&check, &tree).soft_reasons(job.owner, &job.queue, job.schedule_type, &job.resources);
             if !reasons.is_empty() {
                 continue;
             }

@@ -362,7 +362,10 @@ impl Watcher {
             Some(f) => match self.renew_if_due(&f).await {
                 Ok(()) => Some(f),
                 Err(WatcherError::LeaseLost) => {
-                    tracing::warn!(fence = f.token, "the watcher lease expired or was taken over; standing by");
+                    tracing::warn!(
+                        fence = f.token,
+                        "the watcher lease expired or was taken over; standing by"
+                    );
                     metrics::leader(false);
                     None
                 }

@@ -17,7 +17,9 @@ use std::collections::BTreeMap;
 use anteroom_shared::scheduling::JobPhase;
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+};
 
 use super::entity::preemption;
 use super::{FaultPoint, Watcher, WatcherError};
@@ -37,7 +39,10 @@ pub(super) async fn in_flight(db: &impl ConnectionTrait) -> Result<Vec<InFlightP
         .await?;
     let mut grouped: BTreeMap<(i64, String), Vec<i64>> = BTreeMap::new();
     for row in rows {
-        grouped.entry((row.beneficiary_id, row.node)).or_default().push(row.victim_id);
+        grouped
+            .entry((row.beneficiary_id, row.node))
+            .or_default()
+            .push(row.victim_id);
     }
     Ok(grouped
         .into_iter()

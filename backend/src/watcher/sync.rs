@@ -257,7 +257,10 @@ async fn note(db: &DatabaseConnection, cluster: &dyn crate::cluster::Cluster, si
         }
         Ok(Applied::Orphan) => {
             if let JobEvent::Status(status) = event {
-                tracing::warn!(job = status.job_id, "the cluster runs a job the store has ended; deleting it");
+                tracing::warn!(
+                    job = status.job_id,
+                    "the cluster runs a job the store has ended; deleting it"
+                );
                 if let Err(e) = cluster
                     .delete_job(status.job_id, crate::jobs::DELETE_GRACE_SECONDS)
                     .await

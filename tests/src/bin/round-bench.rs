@@ -55,12 +55,17 @@ async fn main() -> anyhow::Result<()> {
     if sizes.is_empty() {
         sizes = vec![10_000, 100_000];
     }
-    println!("| store | prequeued | our round: first | our round: median of 10 (min–max) | reference selector: median of 3 | reference queries | ratio |");
+    println!(
+        "| store | prequeued | our round: first | our round: median of 10 (min–max) | reference selector: median of 3 | reference queries | ratio |"
+    );
     println!("|---|---|---|---|---|---|---|");
     for &size in &sizes {
         let mut stores = vec![("SQLite", None)];
         if let Some(server) = &postgres {
-            stores.push(("PostgreSQL", Some(anteroom_tests::postgres::fresh_database(server).await)));
+            stores.push((
+                "PostgreSQL",
+                Some(anteroom_tests::postgres::fresh_database(server).await),
+            ));
         }
         for (store, url) in stores {
             let row = compare(store, url, size).await?;
