@@ -433,3 +433,21 @@ both_driven!(
     orphan,
     a_job_created_after_its_delete_by_a_watcher_that_lost_its_lease_is_removed
 );
+
+async fn a_new_leader_re_drives_the_claims_of_the_last_one_at_once(db: Option<String>) {
+    let d = Driven::start(db, "").await;
+    let (_, jobs) = prequeued_jobs(&d, 2).await;
+    let dying = dying_at(&d, FaultPoint::AfterClaim);
+    assert!(matches!(d.try_round(&dying).await, Err(WatcherError::Injected(_))));
+    // The dead holder's lease lapses; its claims are 16 s old, not a minute: the new term's
+    // first round drives them anyway (nobody else can record them any more).
+    d.advance(16).await;
+    let report = d.round().await;
+    assert_eq!(report.repaired, 2, "{report:?}");
+    let phases = phases(&d).await;
+    assert!(jobs.iter().all(|id| phases[id] == "Pending"), "{phases:?}");
+}
+both_driven!(
+    new_term_repair,
+    a_new_leader_re_drives_the_claims_of_the_last_one_at_once
+);

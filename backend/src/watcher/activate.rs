@@ -39,9 +39,23 @@ impl Watcher {
     /// again — re-claimed by compare-and-set on their claim, so two drivers never both record.
     /// "Already exists" counts as created, so a job created before a crash is not doubled.
     /// Answers (jobs driven, jobs that became `Failed`).
+    ///
+    /// The first round of a lease term re-drives every claim at once: a claim of an earlier
+    /// term belongs to a watcher that can no longer record anything (its fence is stale), so
+    /// waiting a minute for it would only delay the jobs a crash left behind.
     pub(super) async fn repair(&self, fence: &Fence) -> Outcome<(usize, usize)> {
         let now = self.clock.now();
-        let stale = now - chrono::Duration::seconds(STALE_CLAIM_SECONDS);
+        let new_term = {
+            let mut term = self.repaired_term.lock().expect("repaired term");
+            let new = *term != Some(fence.token);
+            *term = Some(fence.token);
+            new
+        };
+        let stale = if new_term {
+            now
+        } else {
+            now - chrono::Duration::seconds(STALE_CLAIM_SECONDS)
+        };
         let due = job::Entity::find()
             .filter(job::Column::Phase.eq(JobPhase::Activating.as_str()))
             .filter(

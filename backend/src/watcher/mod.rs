@@ -123,6 +123,8 @@ pub struct Watcher {
     reasons: Arc<tokio::sync::Mutex<reasons::ReasonCache>>,
     /// When the lease was last taken or renewed.
     renewed: Arc<std::sync::Mutex<Instant>>,
+    /// The lease term (fence) whose first repair ran.
+    repaired_term: Arc<std::sync::Mutex<Option<i64>>>,
 }
 
 /// The jobs a round reads: waiting, being activated, and everything occupying.
@@ -148,6 +150,7 @@ impl Watcher {
             faults: None,
             reasons: Arc::default(),
             renewed: Arc::new(std::sync::Mutex::new(Instant::now())),
+            repaired_term: Arc::default(),
         }
     }
 
