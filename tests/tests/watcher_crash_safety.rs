@@ -355,8 +355,12 @@ async fn a_status_seen_while_activating_records_the_creation_without_waiting_for
     let dying = dying_at(&d, FaultPoint::AfterCreate);
     assert!(matches!(d.try_round(&dying).await, Err(WatcherError::Injected(_))));
     assert_eq!(phases(&d).await[&jobs[0]], "Activating");
-    // No repair yet (the claim is not a minute old): status sync alone records it.
+    // Seconds old, the creation is the activation path's to record: sync leaves it.
     d.settle().await;
+    assert_eq!(phases(&d).await[&jobs[0]], "Activating");
+    // Once the claim is older (and still no repair: the dead holder's lease runs), status
+    // sync alone records it.
+    d.advance(6).await;
     assert_eq!(phases(&d).await[&jobs[0]], "Running");
     assert_eq!(activations(&d).await.get(&jobs[0]), Some(&1));
     // The repair later finds nothing to do; the job is still there once.

@@ -36,6 +36,10 @@ pub async fn apply(db: &DatabaseConnection, event: &JobEvent) -> Result<Applied,
     }
 }
 
+/// How old a claim must be before status sync records the creation the activation path has
+/// not (see [`apply`]): far above the milliseconds that path takes, far below a minute.
+pub const RECORD_CREATION_AFTER_SECONDS: i64 = 5;
+
 /// Phases the cluster may move a job out of. `Prequeue` is not in the cluster; terminal
 /// phases, `Deleted` and `Preempted` included, are final in the store.
 fn syncable(phase: JobPhase) -> bool {
@@ -56,11 +60,16 @@ async fn apply_status(db: &DatabaseConnection, status: &JobStatus) -> Result<App
         return Ok(Applied::Nothing);
     }
     // An `Activating` job seen in the cluster was created. The activation path records that
-    // itself (`Pending` and its event) — unless it died first: then the job could run, finish
-    // and be purged from the cluster before the repair re-drives it a minute later, and run
-    // twice. So whoever sees it first records the creation, by compare-and-set.
+    // itself (`Pending` and its event) within milliseconds — unless it died first: then the
+    // job could run, finish and be purged from the cluster before the repair re-drives it,
+    // and run twice. So a creation still unrecorded once its claim is a few seconds old is
+    // recorded here, by compare-and-set (earlier, the activation path is left to do it, so
+    // its answer and its event stay its own).
     if current == JobPhase::Activating {
-        if !record_created(db, &row).await? {
+        let unrecorded = row.claimed_at.is_none_or(|claimed| {
+            status.observed_at - claimed >= chrono::Duration::seconds(RECORD_CREATION_AFTER_SECONDS)
+        });
+        if !unrecorded || !record_created(db, &row).await? {
             return Ok(Applied::Nothing);
         }
         let Some(row) = job::Entity::find_by_id(status.job_id).one(db).await? else {
