@@ -331,3 +331,63 @@ async fn every_answer_carries_nosniff_and_no_referrer_and_pages_a_strict_policy(
         "no inline script: {html}"
     );
 }
+
+#[tokio::test]
+async fn login_sets_an_httponly_strict_session_cookie_that_authenticates_and_logout_clears() {
+    let app = TestApp::builder().start().await;
+    let res = app.login("admin", ADMIN_PASSWORD).await;
+    assert_eq!(res.status(), 200);
+    let set: Vec<String> = res
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_string())
+        .collect();
+    let token = res.json::<Value>().await.unwrap()["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(set.len(), 1, "{set:?}");
+    let cookie = &set[0];
+    assert!(cookie.starts_with(&format!("anteroom_session={token};")), "{cookie}");
+    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/", "Max-Age="] {
+        assert!(cookie.contains(attribute), "{attribute} missing in {cookie}");
+    }
+    let me = |cookie: String| {
+        app.client
+            .get(app.url("/api/v1/auth/me"))
+            .header("cookie", cookie)
+            .send()
+    };
+    // The cookie alone authenticates (the browser sends no Authorization header) ...
+    let res = me(format!("theme=dark; anteroom_session={token}")).await.unwrap();
+    assert_eq!(res.status(), 200);
+    // ... a wrong one does not, nor an empty one.
+    assert_eq!(me("anteroom_session=nonsense".into()).await.unwrap().status(), 401);
+    assert_eq!(me("anteroom_session=".into()).await.unwrap().status(), 401);
+    // The bearer header, when present, is what counts.
+    let res = app
+        .client
+        .get(app.url("/api/v1/auth/me"))
+        .header("cookie", format!("anteroom_session={token}"))
+        .bearer_auth("not-a-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 401);
+    // Logout by cookie ends the session and clears the cookie.
+    let res = app
+        .client
+        .post(app.url("/api/v1/auth/logout"))
+        .header("cookie", format!("anteroom_session={token}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 204);
+    let cleared = res.headers().get("set-cookie").unwrap().to_str().unwrap().to_string();
+    assert!(
+        cleared.starts_with("anteroom_session=;") && cleared.contains("Max-Age=0"),
+        "{cleared}"
+    );
+    assert_eq!(me(format!("anteroom_session={token}")).await.unwrap().status(), 401);
+}

@@ -33,7 +33,9 @@ pub fn router() -> OpenApiRouter<AppState> {
     tag = "auth",
     request_body = LoginRequest,
     responses(
-        (status = 200, description = "Logged in", body = LoginResponse),
+        (status = 200, description = "Logged in; the token also comes as the HttpOnly, SameSite=Strict \
+            session cookie `anteroom_session` for the browser", body = LoginResponse,
+            headers(("Set-Cookie" = String, description = "The session cookie"))),
         (status = 401, description = "`invalid_credentials`", body = ErrorBody),
         (status = 422, description = "`validation_failed`", body = ErrorBody),
         (status = 429, description = "`too_many_attempts`: too many wrong passwords for this username, or for any \
@@ -49,7 +51,7 @@ async fn login(
     State(state): State<AppState>,
     ClientIp(client): ClientIp,
     ApiJson(body): ApiJson<LoginRequest>,
-) -> ApiResult<Json<LoginResponse>> {
+) -> ApiResult<(axum::http::HeaderMap, Json<LoginResponse>)> {
     // Refused before any hashing: a flood of throttled attempts costs no Argon2 work. An
     // attempt let through counts as a failure until the password proves right.
     let attempt = match state.login_throttle.attempt(&body.username, client, Instant::now()) {
@@ -106,11 +108,21 @@ async fn login(
         .issue(user.id, user.token_version, Utc::now())
         .map_err(ApiError::internal)?;
     tracing::info!(user.id = user.id, "login");
-    Ok(Json(LoginResponse {
-        token,
-        expires_at,
-        user: users::to_api_one(&state.db_read, &user).await?,
-    }))
+    // The browser keeps the session in an HttpOnly cookie; API clients use the token.
+    let mut headers = axum::http::HeaderMap::new();
+    let cookie = super::session_cookie(&token, (expires_at - Utc::now()).num_seconds().max(0));
+    headers.insert(
+        axum::http::header::SET_COOKIE,
+        axum::http::HeaderValue::from_str(&cookie).map_err(ApiError::internal)?,
+    );
+    Ok((
+        headers,
+        Json(LoginResponse {
+            token,
+            expires_at,
+            user: users::to_api_one(&state.db_read, &user).await?,
+        }),
+    ))
 }
 
 /// Ends every session of the caller: all tokens issued to them before now stop working, on
@@ -121,14 +133,22 @@ async fn login(
     tag = "auth",
     security(("bearer" = [])),
     responses(
-        (status = 204, description = "Logged out everywhere"),
+        (status = 204, description = "Logged out everywhere; the session cookie is cleared",
+            headers(("Set-Cookie" = String, description = "The session cookie, expired"))),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
     )
 )]
-async fn logout(State(state): State<AppState>, AuthUser(user): AuthUser) -> ApiResult<StatusCode> {
+async fn logout(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+) -> ApiResult<(StatusCode, [(axum::http::HeaderName, String); 1])> {
     users::end_sessions(&state.db, user.id).await?;
     tracing::info!(user.id = user.id, "logout");
-    Ok(StatusCode::NO_CONTENT)
+    // The browser's cookie goes too (its token no longer works anyway).
+    Ok((
+        StatusCode::NO_CONTENT,
+        [(axum::http::header::SET_COOKIE, super::session_cookie("", 0))],
+    ))
 }
 
 /// A real Argon2id hash (same parameters as stored ones) of a random password nobody knows,

@@ -20,16 +20,45 @@ use crate::state::AppState;
 use crate::users;
 pub use crate::users::AuthUser;
 
-/// Checks the bearer token and reloads its user: a deleted user, or a token issued before the
-/// user's last password change, role change or logout (an older token version), is refused.
+/// The browser's session cookie: the same token as the bearer header, set by login as
+/// `HttpOnly` (no script reads it, so an injected script cannot steal it) and
+/// `SameSite=Strict` (no other site's page can send it), so the UI keeps no token in
+/// `localStorage` (`spec/api.md`, "Auth").
+pub const SESSION_COOKIE: &str = "anteroom_session";
+
+/// The `Set-Cookie` value that holds `token` for `max_age_seconds`; 0 clears it.
+pub fn session_cookie(token: &str, max_age_seconds: i64) -> String {
+    format!("{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age_seconds}")
+}
+
+/// The token of a request: the bearer header (API clients) or, without one, the session
+/// cookie (the browser).
+fn request_token(headers: &HeaderMap) -> Result<&str, ApiError> {
+    if let Some(header) = headers.get(axum::http::header::AUTHORIZATION) {
+        let header = header
+            .to_str()
+            .map_err(|_| ApiError::unauthorized("the Authorization header must be `Bearer <token>`"))?;
+        return header
+            .strip_prefix("Bearer ")
+            .ok_or_else(|| ApiError::unauthorized("the Authorization header must be `Bearer <token>`"));
+    }
+    headers
+        .get_all(axum::http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == SESSION_COOKIE)
+        .map(|(_, value)| value)
+        .filter(|value| !value.is_empty())
+        .ok_or_else(|| ApiError::unauthorized("missing bearer token or session cookie"))
+}
+
+/// Checks the caller's token (bearer header, or the session cookie) and reloads its user: a
+/// deleted user, or a token issued before the user's last password change, role change or
+/// logout (an older token version), is refused.
 pub async fn authenticate(headers: &HeaderMap, state: &AppState) -> Result<AuthUser, ApiError> {
-    let header = headers
-        .get(axum::http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .ok_or_else(|| ApiError::unauthorized("missing bearer token"))?;
-    let token = header
-        .strip_prefix("Bearer ")
-        .ok_or_else(|| ApiError::unauthorized("the Authorization header must be `Bearer <token>`"))?;
+    let token = request_token(headers)?;
     let claims = state
         .tokens
         .verify(token.trim())
