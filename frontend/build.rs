@@ -70,6 +70,13 @@ fn main() {
         }
         code.push_str("];\n");
     }
+    // The names, sorted (the keys come from a BTreeMap): for keys known only at run time,
+    // such as `error.<code>` of an API answer.
+    code.push_str("/// Every key's dotted name, sorted, indexed by `Key`.\nstatic KEY_NAMES: [&str; KEY_COUNT] = [\n");
+    for k in &keys {
+        writeln!(code, "    {k:?},").unwrap();
+    }
+    code.push_str("];\n");
     code.push_str("/// The string table of a locale, indexed by `Key`.\nfn table(locale: Locale) -> &'static [&'static str; KEY_COUNT] {\n    match locale {\n");
     for locale in LOCALES {
         let variant = format!("{}{}", locale[..1].to_uppercase(), &locale[1..]);

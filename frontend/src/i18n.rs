@@ -54,6 +54,11 @@ pub fn lookup(locale: Locale, key: Key) -> &'static str {
     table(locale)[key.0]
 }
 
+/// The key of a dotted name known only at run time (an API error's `error.<code>`).
+pub fn key_named(name: &str) -> Option<Key> {
+    KEY_NAMES.binary_search(&name).ok().map(Key)
+}
+
 const STORAGE_KEY: &str = "anteroom.locale";
 
 /// The current locale, shared through context.
@@ -90,6 +95,16 @@ impl I18n {
     /// The text of `key` in the current locale (reactive).
     pub fn t(&self, key: Key) -> &'static str {
         lookup(self.locale.get(), key)
+    }
+
+    /// What to tell a person about a failed call: the translation of `error.<code>`, or the
+    /// API's English message for a code the UI was not taught (a test keeps that from
+    /// happening for every code the API answers).
+    pub fn failure(&self, failure: &crate::api::ApiFailure) -> String {
+        match key_named(&format!("error.{}", failure.code)) {
+            Some(key) => self.t(key).to_owned(),
+            None => failure.message.clone(),
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! and serves `index.html` for every page path; routing happens here, data comes from the same
 //! REST API every client uses.
 
+pub mod api;
 pub mod app;
 pub mod i18n;
 pub mod layout;

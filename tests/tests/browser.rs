@@ -192,3 +192,60 @@ async fn browser_the_ui_runs_under_its_content_security_policy_and_a_violation_s
         "the violation reached the console log the other tests check: {violation:?}"
     );
 }
+
+#[tokio::test]
+#[ignore = "needs Chromium"]
+async fn browser_login_refuses_a_wrong_password_in_the_users_language_then_logs_in_with_an_httponly_cookie() {
+    require_ui();
+    let app = TestApp::builder().start().await;
+    let b = Browser::start("ja-JP,ja").await;
+    b.client.goto(&app.url("/login")).await.unwrap();
+    b.wait_for_text("[data-testid=page-title]", "ログイン").await.unwrap();
+    let field = |css: &'static str| {
+        let client = b.client.clone();
+        async move { client.find(Locator::Css(css)).await.unwrap() }
+    };
+    field("#login-username").await.send_keys("admin").await.unwrap();
+    field("#login-password")
+        .await
+        .send_keys("wrong-password")
+        .await
+        .unwrap();
+    field("[data-testid=login-submit]").await.click().await.unwrap();
+    // The API's code, translated: not its English message.
+    b.wait_for_text("[data-testid=login-error]", "ユーザー名またはパスワードが違います。")
+        .await
+        .unwrap();
+    let password = field("#login-password").await;
+    password.clear().await.unwrap();
+    password.send_keys(anteroom_tests::ADMIN_PASSWORD).await.unwrap();
+    field("[data-testid=login-submit]").await.click().await.unwrap();
+    b.wait_for_text("[data-testid=page-title]", "マイジョブ").await.unwrap();
+    // The session is a cookie no script can read.
+    let cookies = b.client.get_all_cookies().await.unwrap();
+    let session = cookies
+        .iter()
+        .find(|c| c.name() == "anteroom_session")
+        .expect("the session cookie is set");
+    assert_eq!(session.http_only(), Some(true));
+    assert_eq!(format!("{:?}", session.same_site()), "Some(Strict)");
+    let visible = b.client.execute("return document.cookie", vec![]).await.unwrap();
+    assert!(
+        !visible.as_str().unwrap_or_default().contains("anteroom_session"),
+        "{visible}"
+    );
+    let token_in_storage = b
+        .client
+        .execute(
+            "return Object.keys(localStorage).filter(k => localStorage.getItem(k).includes('.ey'))",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(token_in_storage, serde_json::json!([]), "no token in localStorage");
+    let errors = b.console_errors().await;
+    b.close().await;
+    // The refused login's 401 is logged by Chromium as a failed load; nothing else may be.
+    let unexpected: Vec<_> = errors.iter().filter(|e| !e.contains("401")).collect();
+    assert!(unexpected.is_empty(), "console errors: {errors:?}");
+}
