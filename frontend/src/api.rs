@@ -8,8 +8,8 @@ use gloo_net::http::{Request, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-/// Why a call failed: the API's stable `code` and English `message`; `network` when no
-/// answer came at all.
+/// Why a call failed: the API's stable `code` and English `message`; `network` (translated
+/// like the API's codes, under `error.network`) when no answer came at all.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ApiFailure {
     /// Stable code (the UI shows the translation of `error.<code>`).
