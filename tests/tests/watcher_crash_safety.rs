@@ -11,7 +11,7 @@ use anteroom::cluster::clock::Clock;
 use anteroom::watcher::{FaultPoint, Watcher, WatcherError};
 use anteroom_tests::api::*;
 use anteroom_tests::both_driven;
-use anteroom_tests::driven::Driven;
+use anteroom_tests::driven::{Driven, GPU_NODES, gpu_job, node_with_three_elastic_jobs_and_a_waiting_normal_job};
 use sea_orm::{ConnectionTrait, EntityTrait, Statement};
 use serde_json::json;
 
@@ -179,44 +179,10 @@ async fn killed_after_pending(db: Option<String>) {
 }
 both_driven!(after_pending, killed_after_pending);
 
-const GPU_NODE: &str = r#"
-[[node]]
-name = "gpu-0"
-cpu = "64"
-memory = "512Gi"
-accelerators = { "nvidia.com/a100" = "8" }
-"#;
-
 async fn a_preemption_killed_before_its_deletes_is_finished_by_the_next_watcher(db: Option<String>) {
-    let d = Driven::start(db, GPU_NODE).await;
-    let admin = d.app.admin_token().await;
-    settings(
-        &d.app,
-        &admin,
-        json!({"backfillEnabled": true, "normalJobWaitingToleranceSeconds": 60, "backfillMinRuntimeSeconds": 0}),
-    )
-    .await;
-    let mut victims = Vec::new();
-    for gpus in [1, 2, 4] {
-        let mut body = job(
-            &format!("nb{gpus}"),
-            json!({"cpu": "1", "nvidia.com/a100": gpus.to_string()}),
-        );
-        body["kind"] = json!("jupyter");
-        body["scheduleType"] = json!("backfill");
-        let (_, answer) = call(&d.app, "POST", "/api/v1/jobs", &admin, Some(body)).await;
-        victims.push(job_id(&answer));
-    }
-    d.settle().await;
-    let (_, answer) = call(
-        &d.app,
-        "POST",
-        "/api/v1/jobs",
-        &admin,
-        Some(job("train", json!({"cpu": "1", "nvidia.com/a100": "4"}))),
-    )
-    .await;
-    let normal = job_id(&answer);
+    let d = Driven::start(db, GPU_NODES).await;
+    let (victims, normal) =
+        node_with_three_elastic_jobs_and_a_waiting_normal_job(&d, gpu_job("train", "custom", 4, "normal")).await;
     d.advance(61).await;
     let dying = dying_at(&d, FaultPoint::MidPreemption);
     assert!(matches!(

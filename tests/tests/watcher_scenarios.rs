@@ -4,73 +4,8 @@
 
 use anteroom_tests::api::*;
 use anteroom_tests::both_driven;
-use anteroom_tests::driven::Driven;
-use serde_json::{Value, json};
-
-/// One node with 8 A100s (and a CPU node beside it).
-const GPU_NODES: &str = r#"
-[[node]]
-name = "gpu-0"
-cpu = "64"
-memory = "512Gi"
-accelerators = { "nvidia.com/a100" = "8" }
-
-[[node]]
-name = "cpu-0"
-cpu = "64"
-memory = "256Gi"
-"#;
-
-/// Submits; answers the job id and the answer.
-async fn submit(d: &Driven, token: &str, body: Value) -> (i64, Value) {
-    let (status, answer) = call(&d.app, "POST", "/api/v1/jobs", token, Some(body)).await;
-    assert_eq!(status, 201, "{answer}");
-    (job_id(&answer), answer)
-}
-
-/// A job's detail as its owner (or an admin) sees it.
-async fn detail(d: &Driven, token: &str, id: i64) -> Value {
-    let (status, body) = call(&d.app, "GET", &format!("/api/v1/jobs/{id}"), token, None).await;
-    assert_eq!(status, 200, "{body}");
-    body
-}
-
-async fn phase(d: &Driven, token: &str, id: i64) -> String {
-    detail(d, token, id).await["phase"].as_str().unwrap().to_string()
-}
-
-fn kinds(detail: &Value) -> Vec<String> {
-    detail["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["kind"].as_str().unwrap().to_string())
-        .collect()
-}
-
-fn reason_codes(detail: &Value) -> Vec<String> {
-    detail["prequeue"]["reasons"]
-        .as_array()
-        .map(|r| r.iter().map(|x| x["code"].as_str().unwrap().to_string()).collect())
-        .unwrap_or_default()
-}
-
-/// A custom job that runs `seconds` (or a day) asking for `resources`.
-fn timed_job(name: &str, resources: Value, seconds: Option<u32>) -> Value {
-    let mut body = job(name, resources);
-    if let Some(s) = seconds {
-        body["tasks"][0]["command"] = json!(["sleep", s.to_string()]);
-    }
-    body
-}
-
-/// A one-task job of `kind` asking for `gpus` A100s and 1 CPU.
-fn gpu_job(name: &str, kind: &str, gpus: u32, schedule: &str) -> Value {
-    let mut body = job(name, json!({"cpu": "1", "nvidia.com/a100": gpus.to_string()}));
-    body["kind"] = json!(kind);
-    body["scheduleType"] = json!(schedule);
-    body
-}
+use anteroom_tests::driven::*;
+use serde_json::json;
 
 async fn a_held_job_starts_when_an_earlier_job_completes(db: Option<String>) {
     let d = Driven::start(db, "").await;
@@ -198,32 +133,6 @@ both_driven!(
     blocking,
     a_timed_out_normal_job_blocks_later_same_domain_jobs_in_its_queue_and_no_others
 );
-
-/// Three running backfill notebooks taking 1, 2 and 4 of the node's 8 GPUs, and a normal
-/// 4-GPU job pending in the cluster (it does not fit), submitted after them. Answers
-/// ([1, 2, 4]-GPU victims' ids, the normal job).
-async fn node_with_three_elastic_jobs_and_a_waiting_normal_job(d: &Driven, normal: Value) -> ([i64; 3], i64) {
-    let admin = d.app.admin_token().await;
-    let eli = d.app.user_token("eli").await;
-    settings(
-        &d.app,
-        &admin,
-        json!({"backfillEnabled": true, "normalJobWaitingToleranceSeconds": 60, "backfillMinRuntimeSeconds": 0}),
-    )
-    .await;
-    let mut victims = [0; 3];
-    for (i, gpus) in [1, 2, 4].into_iter().enumerate() {
-        let (id, a) = submit(d, &eli, gpu_job(&format!("nb{gpus}"), "jupyter", gpus, "backfill")).await;
-        assert_eq!(a["admission"]["decision"], "activated", "{a}");
-        victims[i] = id;
-    }
-    d.settle().await;
-    let (id, a) = submit(d, &admin, normal).await;
-    assert_eq!(a["admission"]["decision"], "activated", "{a}");
-    d.settle().await;
-    assert_eq!(phase(d, &admin, id).await, "Pending", "4 GPUs do not fit in the 1 free");
-    (victims, id)
-}
 
 async fn preemption_takes_the_fewest_victims_and_not_again_while_they_terminate(db: Option<String>) {
     let d = Driven::start(db, GPU_NODES).await;

@@ -2,6 +2,7 @@
 //! tests of the round, submission and preemption invariants.
 
 pub mod fixtures;
+mod naive;
 mod preemption_props;
 mod props;
 mod scenarios;
