@@ -6,13 +6,15 @@
 #                        simulated cluster
 #   ./anteroom.sh test   the whole suite: fmt, clippy, unit + integration + browser tests,
 #                        store tests also on a throwaway PostgreSQL; installs what is missing
-#                        (rustfmt, clippy, cargo-nextest, chromium, PostgreSQL, python3-venv)
+#                        (rustfmt, clippy, cargo-nextest, chromium, PostgreSQL, python3-venv,
+#                        CJK fonts, npm and axe-core)
 #   ./anteroom.sh bench-api   the jobs API under load against the release server
 #   ./anteroom.sh bench-round the watcher's round at 10,000 and 100,000 waiting jobs, against
 #                             the reference's query pattern (add --postgres URL for PostgreSQL)
 #
 # Both install only what they need and are safe to run again. Nothing is downloaded from
-# outside crates.io and Debian's archive.
+# outside crates.io and Debian's archive, but for the tests' PyPI (schemathesis) and npm
+# (axe-core) packages, each pinned.
 set -euo pipefail
 
 cd "$(dirname "$0")"
@@ -87,11 +89,35 @@ ensure_test_tools() {
   if ! command -v python3 >/dev/null 2>&1 || ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
     pkgs+=(python3 python3-venv)
   fi
+  # Chinese, Japanese and Korean glyphs: without them headless Chromium draws the UI's zh/ja/ko
+  # text as empty boxes, and screenshots of it show nothing to check.
+  if ! dpkg -s fonts-noto-cjk >/dev/null 2>&1; then pkgs+=(fonts-noto-cjk); fi
+  # npm (with Debian's nodejs) fetches axe-core below.
+  if ! command -v npm >/dev/null 2>&1; then pkgs+=(npm); fi
   if [ "${#pkgs[@]}" -gt 0 ]; then
     say "installing Debian packages (once, a few minutes): ${pkgs[*]}"
     apt_install "${pkgs[@]}"
   fi
   command -v chattr >/dev/null 2>&1 || apt_install e2fsprogs
+  ensure_axe_core
+}
+
+# axe-core (npm), the accessibility rules the browser tests run against the UI's pages
+# (anteroom_tests::browser::Browser::axe_violations reads the file ANTEROOM_AXE_JS names). One
+# exact version, so that a new rule upstream never fails a build that changed nothing; bump it
+# on purpose (npm view axe-core version).
+AXE_CORE_VERSION=4.14.1
+ensure_axe_core() {
+  local dir="$HOME/.cache/anteroom/axe-core"
+  local pkg="$dir/node_modules/axe-core"
+  if [ ! -s "$pkg/axe.min.js" ] || ! grep -q "\"version\": \"$AXE_CORE_VERSION\"" "$pkg/package.json" 2>/dev/null; then
+    say "installing axe-core $AXE_CORE_VERSION into $dir (once)"
+    mkdir -p "$dir"
+    npm install --prefix "$dir" "axe-core@$AXE_CORE_VERSION" --save-exact --ignore-scripts \
+      --no-audit --no-fund --loglevel=error >/dev/null
+    [ -s "$pkg/axe.min.js" ] || die "npm did not install $pkg/axe.min.js"
+  fi
+  export ANTEROOM_AXE_JS="$pkg/axe.min.js"
 }
 
 # schemathesis (PyPI) checks the running API against its own OpenAPI document: every documented

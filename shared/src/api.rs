@@ -83,6 +83,17 @@ pub struct CreateUser {
     pub role: Role,
 }
 
+/// `GET /api/v1/auth/session`: who the browser's session is, or nobody. The web UI asks this
+/// on load instead of `/auth/me`, so a visitor who is not logged in gets an answer rather than
+/// a 401 (which the browser would log as a failed load on every first visit).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Session {
+    /// The logged-in user; `null` when the request carries no valid session.
+    pub user: Option<User>,
+}
+
 /// `PATCH /api/v1/admin/users/{id}` body: only the fields present change.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -391,3 +391,48 @@ async fn login_sets_an_httponly_strict_session_cookie_that_authenticates_and_log
     );
     assert_eq!(me(format!("anteroom_session={token}")).await.unwrap().status(), 401);
 }
+
+#[tokio::test]
+async fn the_session_endpoint_names_the_cookies_user_or_nobody_without_a_401() {
+    let app = TestApp::builder().start().await;
+    let session = |cookie: Option<String>| {
+        let mut req = app.client.get(app.url("/api/v1/auth/session"));
+        if let Some(c) = cookie {
+            req = req.header("cookie", c);
+        }
+        req.send()
+    };
+    let res = session(None).await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.json::<Value>().await.unwrap(), serde_json::json!({"user": null}));
+    let res = session(Some("anteroom_session=nonsense".into())).await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(res.json::<Value>().await.unwrap()["user"].is_null());
+
+    let token = app.login("admin", ADMIN_PASSWORD).await.json::<Value>().await.unwrap()["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let body: Value = session(Some(format!("anteroom_session={token}")))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(body["user"]["username"], "admin");
+    assert_eq!(body["user"]["role"], "admin");
+    // After logout the same cookie is nobody again.
+    app.client
+        .post(app.url("/api/v1/auth/logout"))
+        .header("cookie", format!("anteroom_session={token}"))
+        .send()
+        .await
+        .unwrap();
+    let body: Value = session(Some(format!("anteroom_session={token}")))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(body["user"].is_null(), "{body}");
+}

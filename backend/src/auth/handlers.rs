@@ -1,6 +1,6 @@
 //! `POST /api/v1/auth/login`, `POST /api/v1/auth/logout` and `GET /api/v1/auth/me`.
 
-use anteroom_shared::api::{ErrorBody, LoginRequest, LoginResponse, User};
+use anteroom_shared::api::{ErrorBody, LoginRequest, LoginResponse, Session, User};
 use std::time::Instant;
 
 use axum::Json;
@@ -16,9 +16,9 @@ use crate::extract::ApiJson;
 use crate::state::AppState;
 use crate::users::{self, password};
 
-/// The routes anyone may call: logging in.
+/// The routes anyone may call: logging in, and asking whether one is.
 pub fn public_router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(login))
+    OpenApiRouter::new().routes(routes!(login)).routes(routes!(session))
 }
 
 /// The routes of a logged-in user: who am I, log out.
@@ -175,4 +175,25 @@ pub(crate) fn unknown_user_hash() -> &'static str {
 )]
 async fn me(State(state): State<AppState>, AuthUser(user): AuthUser) -> ApiResult<Json<User>> {
     Ok(Json(users::to_api_one(&state.db_read, &user).await?))
+}
+
+/// Who the caller's session is, or nobody: 200 either way, so the web UI can decide between
+/// its pages and the login page without a failed request on every first visit.
+#[utoipa::path(
+    get,
+    path = "/api/v1/auth/session",
+    tag = "auth",
+    responses(
+        (status = 200, description = "The caller, or `user: null` without a valid session", body = Session),
+        (status = 503, description = "`database_unavailable`", body = ErrorBody),
+    )
+)]
+async fn session(State(state): State<AppState>, headers: axum::http::HeaderMap) -> ApiResult<Json<Session>> {
+    match super::authenticate(&headers, &state).await {
+        Ok(AuthUser(user)) => Ok(Json(Session {
+            user: Some(users::to_api_one(&state.db_read, &user).await?),
+        })),
+        Err(e) if e.status == StatusCode::UNAUTHORIZED => Ok(Json(Session { user: None })),
+        Err(e) => Err(e),
+    }
 }
