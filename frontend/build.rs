@@ -1,7 +1,8 @@
 //! Generates the i18n module from `../i18n/{en,zh,ja,ko}.json`: one `Key` per dotted key, a
 //! string table per locale, and the `k!("dotted.key")` macro that turns a key into its index —
 //! a key missing from the files is a compile error. The build also fails when the four files
-//! do not have identical keys or a value is empty, so no language can silently lag behind.
+//! do not have identical keys, a value is empty, or a key's `{placeholders}` differ between
+//! languages, so no language can silently lag behind.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -26,6 +27,23 @@ fn flatten(prefix: &str, value: &serde_json::Value, out: &mut BTreeMap<String, S
         }
         other => panic!("{file}: `{prefix}` must be a string or an object, found {other}"),
     }
+}
+
+/// The `{name}` placeholders of a text, sorted.
+fn placeholders(text: &str) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    let mut rest = text;
+    while let Some(start) = rest.find('{') {
+        let after = &rest[start + 1..];
+        match after.find('}') {
+            Some(end) => {
+                out.insert(after[..end].to_string());
+                rest = &after[end + 1..];
+            }
+            None => break,
+        }
+    }
+    out
 }
 
 fn main() {
@@ -54,6 +72,29 @@ fn main() {
             "i18n/{}.json differs from en.json: missing {missing:?}, extra {extra:?}",
             LOCALES[i]
         );
+    }
+
+    // A placeholder (`{seconds}`) renamed or forgotten in one language would show raw or drop
+    // a value: every key must have the same placeholders in all four.
+    for k in &keys {
+        let expected = placeholders(&tables[0][k.as_str()]);
+        for (i, table) in tables.iter().enumerate().skip(1) {
+            let found = placeholders(&table[k.as_str()]);
+            assert!(
+                found == expected,
+                "i18n/{}.json: `{k}` has placeholders {found:?}, en.json has {expected:?}",
+                LOCALES[i]
+            );
+        }
+    }
+    // A plural pair is `<name>.one` and `<name>.other`: one without the other is a mistake.
+    for k in &keys {
+        if let Some(stem) = k.strip_suffix(".one") {
+            assert!(
+                tables[0].contains_key(&format!("{stem}.other")),
+                "`{k}` has no `{stem}.other`"
+            );
+        }
     }
 
     let mut code = String::new();

@@ -3,19 +3,33 @@
 //! origin; the browser sends the session cookie that login set (`HttpOnly`: this code never
 //! sees the token, and nothing is kept in `localStorage`).
 
-use anteroom_shared::api::{ErrorBody, LoginRequest, LoginResponse};
-use gloo_net::http::{Request, Response};
+use std::cell::RefCell;
+
+use anteroom_shared::api::jobs::{
+    Job, JobBody, JobDetail, LimitCheck, LimitCheckBody, LockBody, PrequeuedJob, Preview, SubmitResponse,
+};
+use anteroom_shared::api::prequeue::{PrequeueStatus, ResourceSummary};
+use anteroom_shared::api::queues::{AdminQueue, Queue, QueueBody, QueueQuotaBody, QueueQuotaRule};
+use anteroom_shared::api::{
+    ClusterNode, ClusterResource, CreateUser, ErrorBody, LoginRequest, LoginResponse, Page, Session, SetSchedulable,
+    UpdateUser, User,
+};
+use anteroom_shared::scheduling::PrequeueConfig;
+use gloo_net::http::{Request, RequestBuilder, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-/// Why a call failed: the API's stable `code` and English `message`; `network` (translated
-/// like the API's codes, under `error.network`) when no answer came at all.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Why a call failed: the API's stable `code`, English `message` and `details` (the fields a
+/// 422 names); `network` (translated like the API's codes, under `error.network`) when no
+/// answer came at all.
+#[derive(Clone, Debug, PartialEq)]
 pub struct ApiFailure {
     /// Stable code (the UI shows the translation of `error.<code>`).
     pub code: String,
     /// English text, the fallback.
     pub message: String,
+    /// The API's details, e.g. `{"fields": [{"field", "message"}]}` of a 422.
+    pub details: Option<serde_json::Value>,
 }
 
 impl ApiFailure {
@@ -23,7 +37,61 @@ impl ApiFailure {
         ApiFailure {
             code: "network".into(),
             message: message.to_string(),
+            details: None,
         }
+    }
+
+    /// The fields a validation failure names, as `(field, message)`.
+    pub fn fields(&self) -> Vec<(String, String)> {
+        let Some(list) = self
+            .details
+            .as_ref()
+            .and_then(|d| d.get("fields"))
+            .and_then(|f| f.as_array())
+        else {
+            return Vec::new();
+        };
+        list.iter()
+            .filter_map(|f| {
+                Some((
+                    f.get("field")?.as_str()?.to_owned(),
+                    f.get("message").and_then(|m| m.as_str()).unwrap_or_default().to_owned(),
+                ))
+            })
+            .collect()
+    }
+}
+
+thread_local! {
+    /// Called when an answer says the session is gone (401), so the app can go to `/login`.
+    static ON_UNAUTHORIZED: RefCell<Option<Box<dyn Fn()>>> = const { RefCell::new(None) };
+}
+
+/// Registers what to do when a call answers 401 (the session expired or was ended elsewhere).
+pub fn on_unauthorized(hook: impl Fn() + 'static) {
+    ON_UNAUTHORIZED.with(|h| *h.borrow_mut() = Some(Box::new(hook)));
+}
+
+async fn failure(res: Response) -> ApiFailure {
+    let status = res.status();
+    if status == 401 {
+        ON_UNAUTHORIZED.with(|h| {
+            if let Some(hook) = h.borrow().as_ref() {
+                hook();
+            }
+        });
+    }
+    match res.json::<ErrorBody>().await {
+        Ok(body) => ApiFailure {
+            code: body.error.code,
+            message: body.error.message,
+            details: body.error.details,
+        },
+        Err(_) => ApiFailure {
+            code: "internal".into(),
+            message: format!("HTTP {status}"),
+            details: None,
+        },
     }
 }
 
@@ -32,23 +100,54 @@ async fn answer<R: DeserializeOwned>(res: Response) -> Result<R, ApiFailure> {
     if res.ok() {
         return res.json::<R>().await.map_err(ApiFailure::network);
     }
-    let status = res.status();
-    match res.json::<ErrorBody>().await {
-        Ok(body) => Err(ApiFailure {
-            code: body.error.code,
-            message: body.error.message,
-        }),
-        Err(_) => Err(ApiFailure {
-            code: "internal".into(),
-            message: format!("HTTP {status}"),
-        }),
+    Err(failure(res).await)
+}
+
+/// A successful answer without a body (204), or the API's error.
+async fn done(res: Response) -> Result<(), ApiFailure> {
+    if res.ok() {
+        return Ok(());
     }
+    Err(failure(res).await)
+}
+
+async fn send(request: RequestBuilder) -> Result<Response, ApiFailure> {
+    request.send().await.map_err(ApiFailure::network)
+}
+
+async fn send_json<B: Serialize>(request: RequestBuilder, body: &B) -> Result<Response, ApiFailure> {
+    request
+        .json(body)
+        .map_err(ApiFailure::network)?
+        .send()
+        .await
+        .map_err(ApiFailure::network)
+}
+
+/// `GET path`.
+pub async fn get<R: DeserializeOwned>(path: &str) -> Result<R, ApiFailure> {
+    answer(send(Request::get(path)).await?).await
 }
 
 /// `POST path` with a JSON body.
 pub async fn post<B: Serialize, R: DeserializeOwned>(path: &str, body: &B) -> Result<R, ApiFailure> {
-    let request = Request::post(path).json(body).map_err(ApiFailure::network)?;
-    answer(request.send().await.map_err(ApiFailure::network)?).await
+    answer(send_json(Request::post(path), body).await?).await
+}
+
+/// `PUT path` with a JSON body.
+pub async fn put<B: Serialize, R: DeserializeOwned>(path: &str, body: &B) -> Result<R, ApiFailure> {
+    answer(send_json(Request::put(path), body).await?).await
+}
+
+/// `DELETE path` (204).
+pub async fn delete(path: &str) -> Result<(), ApiFailure> {
+    done(send(Request::delete(path)).await?).await
+}
+
+/// Percent-encodes a query value or path segment (queue and node names are DNS labels, but a
+/// user name may hold anything).
+pub fn encode(value: &str) -> String {
+    String::from(js_sys::encode_uri_component(value))
 }
 
 /// `POST /api/v1/auth/login`: on success the browser holds the session cookie.
@@ -61,4 +160,193 @@ pub async fn login(username: &str, password: &str) -> Result<LoginResponse, ApiF
         },
     )
     .await
+}
+
+/// `GET /api/v1/auth/session`: the session's user, or nobody (never a 401).
+pub async fn session() -> Result<Option<User>, ApiFailure> {
+    get::<Session>("/api/v1/auth/session").await.map(|s| s.user)
+}
+
+/// `POST /api/v1/auth/logout`: ends the caller's sessions and clears the cookie.
+pub async fn logout() -> Result<(), ApiFailure> {
+    done(send(Request::post("/api/v1/auth/logout")).await?).await
+}
+
+/// The filters of a job list; each list is repeatable in the query.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JobFilter {
+    /// Phases (`Prequeue`, `Running`, …).
+    pub phases: Vec<String>,
+    /// `normal` / `backfill`.
+    pub schedule_types: Vec<String>,
+    /// Job kinds.
+    pub kinds: Vec<String>,
+    /// Queue names.
+    pub queues: Vec<String>,
+    /// Owners (admin list only).
+    pub users: Vec<String>,
+}
+
+impl JobFilter {
+    fn query(&self, page_size: u32) -> String {
+        let mut q = format!("?page=1&pageSize={page_size}");
+        for (name, values) in [
+            ("phase", &self.phases),
+            ("scheduleType", &self.schedule_types),
+            ("kind", &self.kinds),
+            ("queue", &self.queues),
+            ("user", &self.users),
+        ] {
+            for v in values {
+                q.push_str(&format!("&{name}={}", encode(v)));
+            }
+        }
+        q
+    }
+}
+
+/// `GET /api/v1/jobs`: the caller's jobs, newest first.
+pub async fn my_jobs(filter: &JobFilter) -> Result<Page<Job>, ApiFailure> {
+    get(&format!("/api/v1/jobs{}", filter.query(200))).await
+}
+
+/// `GET /api/v1/admin/jobs`: everyone's jobs, newest first.
+pub async fn all_jobs(filter: &JobFilter) -> Result<Page<Job>, ApiFailure> {
+    get(&format!("/api/v1/admin/jobs{}", filter.query(200))).await
+}
+
+/// `GET /api/v1/jobs/{id}`.
+pub async fn job(id: i64) -> Result<JobDetail, ApiFailure> {
+    get(&format!("/api/v1/jobs/{id}")).await
+}
+
+/// `DELETE /api/v1/jobs/{id}`.
+pub async fn delete_job(id: i64) -> Result<(), ApiFailure> {
+    delete(&format!("/api/v1/jobs/{id}")).await
+}
+
+/// `POST /api/v1/jobs`.
+pub async fn submit(body: &JobBody) -> Result<SubmitResponse, ApiFailure> {
+    post("/api/v1/jobs", body).await
+}
+
+/// `POST /api/v1/jobs/preview`: the decision a submit would get now; nothing is written.
+pub async fn preview(body: &JobBody) -> Result<Preview, ApiFailure> {
+    post("/api/v1/jobs/preview", body).await
+}
+
+/// `PUT /api/v1/admin/jobs/{id}/lock`.
+pub async fn lock_job(id: i64, until: Option<chrono::DateTime<chrono::Utc>>) -> Result<Job, ApiFailure> {
+    put(&format!("/api/v1/admin/jobs/{id}/lock"), &LockBody { until }).await
+}
+
+/// `GET /api/v1/queues`: the queues the caller may use.
+pub async fn queues() -> Result<Vec<Queue>, ApiFailure> {
+    get("/api/v1/queues").await
+}
+
+/// `GET /api/v1/prequeue/status`.
+pub async fn prequeue_status() -> Result<PrequeueStatus, ApiFailure> {
+    get("/api/v1/prequeue/status").await
+}
+
+/// `GET /api/v1/me/resource-summary?queue=`.
+pub async fn resource_summary(queue: &str) -> Result<ResourceSummary, ApiFailure> {
+    get(&format!("/api/v1/me/resource-summary?queue={}", encode(queue))).await
+}
+
+/// `POST /api/v1/me/resource-limit-check`.
+pub async fn limit_check(body: &LimitCheckBody) -> Result<LimitCheck, ApiFailure> {
+    post("/api/v1/me/resource-limit-check", body).await
+}
+
+/// `GET /api/v1/cluster/nodes`.
+pub async fn nodes() -> Result<Vec<ClusterNode>, ApiFailure> {
+    get("/api/v1/cluster/nodes").await
+}
+
+/// `GET /api/v1/cluster/resources`.
+pub async fn cluster_resources() -> Result<Vec<ClusterResource>, ApiFailure> {
+    get("/api/v1/cluster/resources").await
+}
+
+/// `PUT /api/v1/admin/nodes/{name}/schedulable`.
+pub async fn set_schedulable(name: &str, schedulable: bool) -> Result<ClusterNode, ApiFailure> {
+    put(
+        &format!("/api/v1/admin/nodes/{}/schedulable", encode(name)),
+        &SetSchedulable { schedulable },
+    )
+    .await
+}
+
+/// `GET /api/v1/admin/prequeue`: every prequeued job with its position and reasons.
+pub async fn prequeued() -> Result<Page<PrequeuedJob>, ApiFailure> {
+    get("/api/v1/admin/prequeue?page=1&pageSize=500").await
+}
+
+/// `GET /api/v1/admin/prequeue-config`.
+pub async fn prequeue_config() -> Result<PrequeueConfig, ApiFailure> {
+    get("/api/v1/admin/prequeue-config").await
+}
+
+/// `PUT /api/v1/admin/prequeue-config`.
+pub async fn save_prequeue_config(config: &PrequeueConfig) -> Result<PrequeueConfig, ApiFailure> {
+    put("/api/v1/admin/prequeue-config", config).await
+}
+
+/// `GET /api/v1/admin/queue-quotas`.
+pub async fn quotas() -> Result<Vec<QueueQuotaRule>, ApiFailure> {
+    get("/api/v1/admin/queue-quotas").await
+}
+
+/// `POST` (no id) or `PUT` (an id) a quota rule.
+pub async fn save_quota(id: Option<i64>, body: &QueueQuotaBody) -> Result<QueueQuotaRule, ApiFailure> {
+    match id {
+        Some(id) => put(&format!("/api/v1/admin/queue-quotas/{id}"), body).await,
+        None => post("/api/v1/admin/queue-quotas", body).await,
+    }
+}
+
+/// `DELETE /api/v1/admin/queue-quotas/{id}`.
+pub async fn delete_quota(id: i64) -> Result<(), ApiFailure> {
+    delete(&format!("/api/v1/admin/queue-quotas/{id}")).await
+}
+
+/// `GET /api/v1/admin/queues`.
+pub async fn admin_queues() -> Result<Vec<AdminQueue>, ApiFailure> {
+    get("/api/v1/admin/queues").await
+}
+
+/// `POST` (new) or `PUT` (the queue's current name) a queue.
+pub async fn save_queue(existing: Option<&str>, body: &QueueBody) -> Result<AdminQueue, ApiFailure> {
+    match existing {
+        Some(name) => put(&format!("/api/v1/admin/queues/{}", encode(name)), body).await,
+        None => post("/api/v1/admin/queues", body).await,
+    }
+}
+
+/// `DELETE /api/v1/admin/queues/{name}`.
+pub async fn delete_queue(name: &str) -> Result<(), ApiFailure> {
+    delete(&format!("/api/v1/admin/queues/{}", encode(name))).await
+}
+
+/// `GET /api/v1/admin/users`.
+pub async fn users() -> Result<Page<User>, ApiFailure> {
+    get("/api/v1/admin/users?page=1&pageSize=500").await
+}
+
+/// `POST /api/v1/admin/users`.
+pub async fn create_user(body: &CreateUser) -> Result<User, ApiFailure> {
+    post("/api/v1/admin/users", body).await
+}
+
+/// `PATCH /api/v1/admin/users/{id}`.
+pub async fn update_user(id: i64, body: &UpdateUser) -> Result<User, ApiFailure> {
+    let request = Request::patch(&format!("/api/v1/admin/users/{id}"));
+    answer(send_json(request, body).await?).await
+}
+
+/// `DELETE /api/v1/admin/users/{id}`.
+pub async fn delete_user(id: i64) -> Result<(), ApiFailure> {
+    delete(&format!("/api/v1/admin/users/{id}")).await
 }

@@ -97,6 +97,27 @@ impl I18n {
         lookup(self.locale.get(), key)
     }
 
+    /// The text of `key` with each `{name}` replaced by its value.
+    pub fn tf(&self, key: Key, args: &[(&str, &str)]) -> String {
+        fill(self.t(key), args)
+    }
+
+    /// The singular or plural text for `n` by the locale's plural rules (Chinese, Japanese and
+    /// Korean have one form: their `one` and `other` texts are the same), with `{count}` and
+    /// `args` filled in.
+    pub fn tp(&self, one: Key, other: Key, n: u64, args: &[(&str, &str)]) -> String {
+        let locale = self.locale();
+        let key = if crate::format::is_plural_one(locale, n as f64) {
+            one
+        } else {
+            other
+        };
+        let count = crate::format::number(locale, n as f64, 0);
+        let mut all = vec![("count", count.as_str())];
+        all.extend_from_slice(args);
+        fill(lookup(locale, key), &all)
+    }
+
     /// What to tell a person about a failed call: the translation of `error.<code>`, or the
     /// API's English message for a code the UI was not taught (a test keeps that from
     /// happening for every code the API answers).
@@ -106,6 +127,15 @@ impl I18n {
             None => failure.message.clone(),
         }
     }
+}
+
+/// Replaces each `{name}` of `text` by its value; unknown placeholders stay as written.
+pub fn fill(text: &str, args: &[(&str, &str)]) -> String {
+    let mut out = text.to_owned();
+    for (name, value) in args {
+        out = out.replace(&format!("{{{name}}}"), value);
+    }
+    out
 }
 
 /// The I18n of the app.
@@ -138,6 +168,12 @@ mod tests {
         assert_eq!(Locale::from_tag("ko_KR"), Some(Locale::Ko));
         assert_eq!(Locale::from_tag("EN-gb"), Some(Locale::En));
         assert_eq!(Locale::from_tag("fr"), None);
+    }
+
+    #[test]
+    fn placeholders_are_filled_by_name() {
+        assert_eq!(fill("{a} of {b}, {a}", &[("a", "1"), ("b", "2")]), "1 of 2, 1");
+        assert_eq!(fill("{missing}", &[]), "{missing}");
     }
 
     #[test]

@@ -1,14 +1,21 @@
-//! The frame around every page: header with the product name, navigation, language switcher.
+//! The frame around every page: header with the product name, navigation (admin links only for
+//! admins), language switcher, who is logged in and the logout button; the toasts and the
+//! confirm dialog live here once for every page.
 
 use leptos::prelude::*;
 use leptos_router::components::A;
 
+use crate::auth::use_auth;
+use crate::components::confirm::ConfirmDialog;
+use crate::components::toast::ToastRegion;
 use crate::i18n::{Key, Locale, k, use_i18n};
 
 /// Header, navigation and the page below them.
 #[component]
 pub fn Layout(children: Children) -> impl IntoView {
     let i18n = use_i18n();
+    let auth = use_auth();
+    let navigate = leptos_router::hooks::use_navigate();
     view! {
         <div class="min-h-screen bg-slate-50 text-slate-900">
             <header class="bg-slate-900 text-white">
@@ -16,27 +23,54 @@ pub fn Layout(children: Children) -> impl IntoView {
                     <a href="/jobs" class="text-lg font-semibold tracking-tight" data-testid="brand">
                         {move || i18n.t(k!("app.name"))}
                     </a>
-                    <nav class="flex flex-wrap items-center gap-1 text-sm" aria-label=move || i18n.t(k!("nav.main"))>
-                        <NavLink href="/jobs" label=k!("nav.jobs") />
-                        <NavLink href="/jobs/new" label=k!("nav.newJob") />
-                        <span class="mx-2 h-4 w-px bg-slate-600" aria-hidden="true"></span>
-                        <span class="text-xs uppercase text-slate-400">{move || i18n.t(k!("nav.admin"))}</span>
-                        <NavLink href="/admin/prequeue" label=k!("nav.adminPrequeue") />
-                        <NavLink href="/admin/quotas" label=k!("nav.adminQuotas") />
-                        <NavLink href="/admin/queues" label=k!("nav.adminQueues") />
-                        <NavLink href="/admin/jobs" label=k!("nav.adminJobs") />
-                        <NavLink href="/admin/cluster" label=k!("nav.adminCluster") />
-                        <NavLink href="/admin/users" label=k!("nav.adminUsers") />
-                    </nav>
+                    <Show when=move || auth.user().is_some()>
+                        <nav class="flex flex-wrap items-center gap-1 text-sm" aria-label=move || i18n.t(k!("nav.main"))>
+                            <NavLink href="/jobs" label=k!("nav.jobs") />
+                            <NavLink href="/jobs/new" label=k!("nav.newJob") />
+                            <Show when=move || auth.is_admin()>
+                                <span class="mx-2 h-4 w-px bg-slate-600" aria-hidden="true"></span>
+                                <span class="text-xs uppercase text-slate-300">{move || i18n.t(k!("nav.admin"))}</span>
+                                <NavLink href="/admin/prequeue" label=k!("nav.adminPrequeue") />
+                                <NavLink href="/admin/quotas" label=k!("nav.adminQuotas") />
+                                <NavLink href="/admin/queues" label=k!("nav.adminQueues") />
+                                <NavLink href="/admin/jobs" label=k!("nav.adminJobs") />
+                                <NavLink href="/admin/cluster" label=k!("nav.adminCluster") />
+                                <NavLink href="/admin/users" label=k!("nav.adminUsers") />
+                            </Show>
+                        </nav>
+                    </Show>
                     <div class="ml-auto flex items-center gap-3">
                         <LanguageSwitcher />
-                        <a href="/login" class="text-sm text-slate-300 hover:text-white">{move || i18n.t(k!("nav.login"))}</a>
+                        {move || match auth.user() {
+                            Some(user) => {
+                                let navigate = navigate.clone();
+                                view! {
+                                <span class="text-sm text-slate-300" data-testid="whoami">{user.display_name.clone()}</span>
+                                <button type="button" class="rounded px-2 py-1 text-sm text-slate-200 hover:bg-slate-700 hover:text-white focus:outline-none focus-visible:ring-2 focus-visible:ring-sky-400"
+                                    data-testid="logout"
+                                    on:click=move |_| {
+                                        let navigate = navigate.clone();
+                                        leptos::task::spawn_local(async move {
+                                            auth.logout().await;
+                                            navigate("/login", Default::default());
+                                        });
+                                    }>
+                                    {move || i18n.t(k!("nav.logout"))}
+                                </button>
+                                }.into_any()
+                            }
+                            None => view! {
+                                <a href="/login" class="text-sm text-slate-200 hover:text-white">{move || i18n.t(k!("nav.login"))}</a>
+                            }.into_any(),
+                        }}
                     </div>
                 </div>
             </header>
             <main class="mx-auto max-w-7xl px-4 py-6">{children()}</main>
-            <footer class="mx-auto max-w-7xl px-4 pb-6 text-xs text-slate-500">
-                <a href="/api/docs" rel="external" class="underline hover:text-slate-700">{move || i18n.t(k!("footer.apiDocs"))}</a>
+            <ToastRegion />
+            <ConfirmDialog />
+            <footer class="mx-auto max-w-7xl px-4 pb-6 text-xs text-slate-600">
+                <a href="/api/docs" rel="external" class="underline hover:text-slate-800">{move || i18n.t(k!("footer.apiDocs"))}</a>
             </footer>
         </div>
     }

@@ -4,8 +4,12 @@
 
 pub mod api;
 pub mod app;
+pub mod auth;
+pub mod components;
+pub mod format;
 pub mod i18n;
 pub mod layout;
+pub mod live;
 pub mod pages;
 
 use wasm_bindgen::prelude::wasm_bindgen;

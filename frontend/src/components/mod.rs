@@ -1,0 +1,122 @@
+//! Components shared by the pages: badges, bars, tables, form fields, toasts, the confirm
+//! dialog, the reasons of a waiting job, and the loading / error / empty states every page
+//! shows the same way.
+
+pub mod badges;
+pub mod bars;
+pub mod confirm;
+pub mod field;
+pub mod job_table;
+pub mod reasons;
+pub mod summary;
+pub mod toast;
+
+use std::future::Future;
+
+use leptos::prelude::*;
+
+use crate::api::ApiFailure;
+use crate::i18n::{Key, k, use_i18n};
+
+/// What a fetch holds: nothing yet, the data, or why it failed.
+pub type Fetched<T> = RwSignal<Option<Result<T, ApiFailure>>>;
+
+/// Runs `source` now and again whenever a signal it reads before its first `.await` changes
+/// (filters, the live version); keeps showing the last answer while the next one loads, and
+/// drops answers that arrive after a newer request was made.
+pub fn use_fetch<T, Fut>(source: impl Fn() -> Fut + 'static) -> Fetched<T>
+where
+    T: Send + Sync + 'static,
+    Fut: Future<Output = Result<T, ApiFailure>> + 'static,
+{
+    let data: Fetched<T> = RwSignal::new(None);
+    let generation = StoredValue::new(0u64);
+    Effect::new(move |_| {
+        let fut = source();
+        generation.update_value(|g| *g += 1);
+        let mine = generation.get_value();
+        leptos::task::spawn_local(async move {
+            let answer = fut.await;
+            if generation.get_value() == mine {
+                data.set(Some(answer));
+            }
+        });
+    });
+    data
+}
+
+/// Renders a fetch: loading, the error in the user's language, or `view` of the data.
+pub fn show<T, V>(data: Fetched<T>, view: impl Fn(&T) -> V + Send + Sync + 'static) -> impl IntoView
+where
+    T: Send + Sync + 'static,
+    V: IntoView + 'static,
+{
+    move || {
+        data.with(|d| match d {
+            None => view! { <crate::auth::Loading /> }.into_any(),
+            Some(Err(f)) => view! { <ErrorPanel failure=f.clone() /> }.into_any(),
+            Some(Ok(t)) => view(t).into_any(),
+        })
+    }
+}
+
+/// A failed call, in the user's language.
+#[component]
+pub fn ErrorPanel(failure: ApiFailure) -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <p role="alert" class="rounded border border-red-300 bg-red-50 p-3 text-sm text-red-800" data-testid="error">
+            {move || i18n.failure(&failure)}
+        </p>
+    }
+}
+
+/// An empty list, said in words.
+#[component]
+pub fn Empty(text: Key) -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <p class="rounded border border-dashed border-slate-300 bg-white p-6 text-center text-sm text-slate-600" data-testid="empty">
+            {move || i18n.t(text)}
+        </p>
+    }
+}
+
+/// A page's heading and a line on what it is for.
+#[component]
+pub fn PageHeader(title: Key, description: Key, #[prop(optional)] children: Option<Children>) -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <header class="flex flex-wrap items-end justify-between gap-4">
+            <div class="space-y-1">
+                <h1 class="text-2xl font-semibold" data-testid="page-title">{move || i18n.t(title)}</h1>
+                <p class="text-slate-600" data-testid="page-description">{move || i18n.t(description)}</p>
+            </div>
+            {children.map(|c| c())}
+        </header>
+    }
+}
+
+/// The classes of a primary button (focus ring visible for keyboard users).
+pub const BUTTON: &str = "inline-flex items-center gap-2 rounded bg-violet-700 px-4 py-2 text-sm font-medium text-white hover:bg-violet-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500 focus-visible:ring-offset-2 disabled:opacity-60";
+/// The classes of a secondary button.
+pub const BUTTON_SECONDARY: &str = "inline-flex items-center gap-2 rounded border border-slate-300 bg-white px-3 py-1.5 text-sm text-slate-800 hover:bg-slate-100 focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500 disabled:opacity-60";
+/// The classes of a destructive button.
+pub const BUTTON_DANGER: &str = "inline-flex items-center gap-2 rounded border border-red-300 bg-white px-3 py-1.5 text-sm text-red-800 hover:bg-red-50 focus:outline-none focus-visible:ring-2 focus-visible:ring-red-500 disabled:opacity-60";
+/// The classes of a text input or select.
+pub const INPUT: &str = "w-full rounded border border-slate-400 bg-white px-3 py-2 text-sm focus:outline-none focus:ring-2 focus:ring-violet-500 aria-[invalid=true]:border-red-600";
+/// The classes of a card.
+pub const CARD: &str = "rounded border border-slate-200 bg-white p-4 shadow-sm";
+/// The classes of a data table.
+pub const TABLE: &str = "min-w-full divide-y divide-slate-200 text-sm";
+/// The classes of a table's header cell.
+pub const TH: &str = "px-3 py-2 text-left text-xs font-semibold uppercase tracking-wide text-slate-600";
+/// The classes of a table's cell.
+pub const TD: &str = "px-3 py-2 align-top";
+/// The classes of a link in text.
+pub const LINK: &str = "text-violet-800 underline hover:text-violet-950 focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500";
+
+/// The `common.*` text of a yes/no.
+pub fn yes_no(value: bool) -> Key {
+    if value { k!("common.yes") } else { k!("common.no") }
+}

@@ -1,0 +1,103 @@
+//! Toasts: a short message after a save or a submit, announced to screen readers, gone after
+//! six seconds or when dismissed.
+
+use std::time::Duration;
+
+use leptos::prelude::*;
+
+use crate::i18n::{k, use_i18n};
+
+/// Success or failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tone {
+    /// Something was saved or done.
+    Success,
+    /// It failed.
+    Error,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct Toast {
+    id: u64,
+    tone: Tone,
+    text: String,
+}
+
+/// The toasts of the app, shared through context.
+#[derive(Clone, Copy)]
+pub struct Toasts {
+    list: RwSignal<Vec<Toast>>,
+    next: StoredValue<u64>,
+}
+
+impl Toasts {
+    /// Creates the context.
+    pub fn provide() -> Toasts {
+        let t = Toasts {
+            list: RwSignal::new(Vec::new()),
+            next: StoredValue::new(0),
+        };
+        provide_context(t);
+        t
+    }
+
+    /// Shows a message.
+    pub fn show(&self, tone: Tone, text: String) {
+        self.next.update_value(|n| *n += 1);
+        let id = self.next.get_value();
+        self.list.update(|l| l.push(Toast { id, tone, text }));
+        let list = self.list;
+        set_timeout(
+            move || list.update(|l| l.retain(|t| t.id != id)),
+            Duration::from_secs(6),
+        );
+    }
+
+    /// Shows a success message.
+    pub fn success(&self, text: String) {
+        self.show(Tone::Success, text);
+    }
+
+    /// Shows a failure.
+    pub fn error(&self, text: String) {
+        self.show(Tone::Error, text);
+    }
+}
+
+/// The toasts of the app.
+pub fn use_toasts() -> Toasts {
+    expect_context::<Toasts>()
+}
+
+/// Where toasts appear (bottom right), as a polite live region.
+#[component]
+pub fn ToastRegion() -> impl IntoView {
+    let toasts = use_toasts();
+    let i18n = use_i18n();
+    view! {
+        <div class="fixed bottom-4 right-4 z-50 flex w-96 max-w-full flex-col gap-2" role="status" aria-live="polite">
+            <For each=move || toasts.list.get() key=|t| t.id let:toast>
+                {
+                    let class = match toast.tone {
+                        Tone::Success => "flex items-start gap-3 rounded border border-emerald-300 bg-emerald-50 p-3 text-sm text-emerald-950 shadow",
+                        Tone::Error => "flex items-start gap-3 rounded border border-red-300 bg-red-50 p-3 text-sm text-red-950 shadow",
+                    };
+                    let icon = match toast.tone {
+                        Tone::Success => "✓",
+                        Tone::Error => "✕",
+                    };
+                    let id = toast.id;
+                    view! {
+                        <div class=class data-testid="toast" data-tone=match toast.tone { Tone::Success => "success", Tone::Error => "error" }>
+                            <span aria-hidden="true">{icon}</span>
+                            <span class="flex-1">{toast.text.clone()}</span>
+                            <button type="button" class="rounded px-1 focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500"
+                                aria-label=move || i18n.t(k!("common.dismiss"))
+                                on:click=move |_| toasts.list.update(|l| l.retain(|t| t.id != id))>"×"</button>
+                        </div>
+                    }
+                }
+            </For>
+        </div>
+    }
+}

@@ -1,0 +1,137 @@
+//! Numbers, quantities and dates for the current locale, through the browser's `Intl`: the
+//! WASM carries no locale data, and every language gets its own digits grouping, date order and
+//! plural rules.
+
+use anteroom_shared::scheduling::Quantity;
+use chrono::{DateTime, Utc};
+use js_sys::{Array, Date, Function, Intl, Object, Reflect};
+use wasm_bindgen::JsValue;
+
+use crate::i18n::Locale;
+
+fn locales(locale: Locale) -> Array {
+    Array::of1(&JsValue::from_str(locale.code()))
+}
+
+fn options(pairs: &[(&str, JsValue)]) -> Object {
+    let o = Object::new();
+    for (k, v) in pairs {
+        let _ = Reflect::set(&o, &JsValue::from_str(k), v);
+    }
+    o
+}
+
+fn call_format(format: Function, arg: &JsValue) -> String {
+    format
+        .call1(&JsValue::NULL, arg)
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_default()
+}
+
+/// A number with at most `max_fraction` decimals, grouped the locale's way.
+pub fn number(locale: Locale, value: f64, max_fraction: u32) -> String {
+    let nf = Intl::NumberFormat::new(
+        &locales(locale),
+        &options(&[("maximumFractionDigits", JsValue::from(max_fraction))]),
+    );
+    call_format(nf.format(), &JsValue::from_f64(value))
+}
+
+/// Date and time, medium date and short time, in the browser's time zone.
+pub fn datetime(locale: Locale, at: DateTime<Utc>) -> String {
+    let dtf = Intl::DateTimeFormat::new(
+        &locales(locale),
+        &options(&[
+            ("dateStyle", JsValue::from_str("medium")),
+            ("timeStyle", JsValue::from_str("medium")),
+        ]),
+    );
+    let date = Date::new(&JsValue::from_f64(at.timestamp_millis() as f64));
+    call_format(dtf.format(), &date)
+}
+
+/// A duration in seconds, as the locale writes "5 min" or "2 h" (the largest unit that fits).
+pub fn duration(locale: Locale, seconds: i64) -> String {
+    let (value, unit) = if seconds >= 86_400 && seconds % 3_600 == 0 {
+        (seconds as f64 / 86_400.0, "day")
+    } else if seconds >= 3_600 {
+        (seconds as f64 / 3_600.0, "hour")
+    } else if seconds >= 60 {
+        (seconds as f64 / 60.0, "minute")
+    } else {
+        (seconds as f64, "second")
+    };
+    let nf = Intl::NumberFormat::new(
+        &locales(locale),
+        &options(&[
+            ("style", JsValue::from_str("unit")),
+            ("unit", JsValue::from_str(unit)),
+            ("unitDisplay", JsValue::from_str("short")),
+            ("maximumFractionDigits", JsValue::from(1)),
+        ]),
+    );
+    call_format(nf.format(), &JsValue::from_f64(value))
+}
+
+/// True when the locale's plural rule puts `n` in the "one" category (English 1; never in
+/// Chinese, Japanese or Korean, which have one form).
+pub fn is_plural_one(locale: Locale, n: f64) -> bool {
+    let rules = Intl::PluralRules::new(&locales(locale), &Object::new());
+    rules.select(n) == "one"
+}
+
+/// How a resource is counted: CPU in cores, memory in bytes (shown as Gi/Ti), others in units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResourceKind {
+    /// `cpu`: cores, fractions as decimals.
+    Cpu,
+    /// `memory` (and `ephemeral-storage`): binary units.
+    Bytes,
+    /// Accelerators and anything else: a count.
+    Count,
+}
+
+impl ResourceKind {
+    /// The kind of a resource name.
+    pub fn of(resource: &str) -> Self {
+        match resource {
+            "cpu" => ResourceKind::Cpu,
+            "memory" | "ephemeral-storage" => ResourceKind::Bytes,
+            _ => ResourceKind::Count,
+        }
+    }
+}
+
+/// The plain value of a quantity: cores, bytes or units.
+pub fn value(q: &Quantity) -> f64 {
+    q.milli() as f64 / 1000.0
+}
+
+/// A quantity of `resource` for people: `8`, `0.5`, `32 Gi`, `1.5 Ti`, grouped per locale.
+pub fn quantity(locale: Locale, resource: &str, q: &Quantity) -> String {
+    amount(locale, resource, value(q))
+}
+
+/// Like [`quantity`], from a plain value (sums and differences).
+pub fn amount(locale: Locale, resource: &str, v: f64) -> String {
+    match ResourceKind::of(resource) {
+        ResourceKind::Cpu | ResourceKind::Count => number(locale, v, 2),
+        ResourceKind::Bytes => {
+            const KI: f64 = 1024.0;
+            let units = [("Ti", KI.powi(4)), ("Gi", KI.powi(3)), ("Mi", KI.powi(2)), ("Ki", KI)];
+            for (suffix, size) in units {
+                if v.abs() >= size {
+                    return format!("{} {suffix}", number(locale, v / size, 1));
+                }
+            }
+            number(locale, v, 0)
+        }
+    }
+}
+
+/// The short name of a resource for tables: `cpu`, `memory`, or an accelerator's model
+/// (`nvidia.com/a100` → `a100`).
+pub fn resource_short(resource: &str) -> &str {
+    resource.rsplit('/').next().unwrap_or(resource)
+}

@@ -1,0 +1,100 @@
+//! Live updates: one `EventSource` on `/api/v1/jobs/events/stream` while someone is logged in.
+//! Every job event (submitted, activated, started, preempted, finished …) bumps a version that
+//! lists, the job page, the summary and the admin prequeue list read, so they refetch on their
+//! own. The browser reconnects by itself and sends `Last-Event-ID`, so nothing is missed across
+//! a dropped connection; bursts are coalesced into one refetch per 300 ms.
+
+use std::time::Duration;
+
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::closure::Closure;
+use web_sys::{EventSource, MessageEvent};
+
+use crate::auth::use_auth;
+
+const STREAM: &str = "/api/v1/jobs/events/stream";
+
+/// The live version, shared through context.
+#[derive(Clone, Copy)]
+pub struct Live {
+    version: RwSignal<u64>,
+    connected: RwSignal<bool>,
+    scheduled: RwSignal<bool>,
+}
+
+impl Live {
+    /// Creates the context and keeps one stream open while a user is logged in.
+    pub fn provide() -> Live {
+        let live = Live {
+            version: RwSignal::new(0),
+            connected: RwSignal::new(false),
+            scheduled: RwSignal::new(false),
+        };
+        provide_context(live);
+        let auth = use_auth();
+        let source = StoredValue::new_local(
+            None::<(
+                EventSource,
+                Closure<dyn FnMut(MessageEvent)>,
+                Closure<dyn FnMut(web_sys::Event)>,
+            )>,
+        );
+        Effect::new(move |_| {
+            let logged_in = auth.user().is_some();
+            let open = source.with_value(|s| s.is_some());
+            if logged_in && !open {
+                if let Ok(es) = EventSource::new(STREAM) {
+                    let on_job = Closure::<dyn FnMut(MessageEvent)>::new(move |_ev: MessageEvent| live.changed());
+                    let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_ev: web_sys::Event| {
+                        live.connected.set(true);
+                        // Catch up on anything that happened while disconnected.
+                        live.changed();
+                    });
+                    let _ = es.add_event_listener_with_callback("job", on_job.as_ref().unchecked_ref());
+                    es.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+                    source.set_value(Some((es, on_job, on_open)));
+                }
+            } else if !logged_in && open {
+                source.update_value(|s| {
+                    if let Some((es, _, _)) = s.take() {
+                        es.close();
+                    }
+                });
+                live.connected.set(false);
+            }
+        });
+        live
+    }
+
+    /// The version (reactive): read it in an effect to refetch on every change.
+    pub fn version(&self) -> u64 {
+        self.version.get()
+    }
+
+    /// True while the stream is open (reactive).
+    pub fn connected(&self) -> bool {
+        self.connected.get()
+    }
+
+    /// Something changed: bump the version once the burst is over.
+    pub fn changed(&self) {
+        if self.scheduled.get_untracked() {
+            return;
+        }
+        self.scheduled.set(true);
+        let live = *self;
+        set_timeout(
+            move || {
+                live.scheduled.set(false);
+                live.version.update(|v| *v += 1);
+            },
+            Duration::from_millis(300),
+        );
+    }
+}
+
+/// The live context.
+pub fn use_live() -> Live {
+    expect_context::<Live>()
+}

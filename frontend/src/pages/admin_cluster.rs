@@ -1,0 +1,113 @@
+//! `/admin/cluster`: each node with allocatable, used and free capacity per resource as bars,
+//! its readiness, and the schedulable toggle (making a node schedulable wakes the watcher).
+
+use anteroom_shared::api::ClusterNode;
+use leptos::prelude::*;
+
+use crate::components::bars::{UsageBar, vendor_colour};
+use crate::components::toast::use_toasts;
+use crate::components::{CARD, Empty, PageHeader, show, use_fetch};
+use crate::format;
+use crate::i18n::{k, use_i18n};
+use crate::live::use_live;
+
+/// The page.
+#[component]
+pub fn AdminCluster() -> impl IntoView {
+    let live = use_live();
+    let reload = RwSignal::new(0u64);
+    let nodes = use_fetch(move || {
+        reload.track();
+        live.version();
+        crate::api::nodes()
+    });
+    view! {
+        <section class="space-y-6">
+            <PageHeader title=k!("page.adminCluster.title") description=k!("page.adminCluster.description") />
+            {show(nodes, move |list: &Vec<ClusterNode>| {
+                if list.is_empty() {
+                    return view! { <Empty text=k!("cluster.empty") /> }.into_any();
+                }
+                view! {
+                    <ul class="grid gap-4 xl:grid-cols-2" data-testid="nodes">
+                        {list.iter().cloned().map(|n| view! { <NodeCard node=n reload=reload /> }).collect_view()}
+                    </ul>
+                }.into_any()
+            })}
+        </section>
+    }
+}
+
+#[component]
+fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
+    let i18n = use_i18n();
+    let toasts = use_toasts();
+    let name = node.name.clone();
+    let schedulable = node.schedulable;
+    let busy = RwSignal::new(false);
+    let toggle = {
+        let name = name.clone();
+        move |_| {
+            let name = name.clone();
+            busy.set(true);
+            leptos::task::spawn_local(async move {
+                match crate::api::set_schedulable(&name, !schedulable).await {
+                    Ok(n) => toasts.success(i18n.tf(
+                        if n.schedulable {
+                            k!("cluster.nowSchedulable")
+                        } else {
+                            k!("cluster.nowCordoned")
+                        },
+                        &[("name", &n.name)],
+                    )),
+                    Err(f) => toasts.error(i18n.failure(&f)),
+                }
+                busy.set(false);
+                reload.update(|r| *r += 1);
+            });
+        }
+    };
+    let switch_id = format!("node-{}-schedulable", node.name);
+    let switch_for = switch_id.clone();
+    view! {
+        <li class=format!("{CARD} space-y-3") data-testid="node" data-node=node.name.clone()>
+            <div class="flex flex-wrap items-center gap-3">
+                <h2 class="font-semibold">{node.name.clone()}</h2>
+                <span class="rounded border border-slate-300 px-1.5 text-xs">{move || i18n.t(if node.ready { k!("cluster.ready") } else { k!("cluster.notReady") })}</span>
+                <label class="ml-auto flex items-center gap-2 text-sm" for=switch_for>
+                    <input type="checkbox" role="switch" id=switch_id.clone() prop:checked=schedulable on:change=toggle disabled=move || busy.get()
+                        data-testid="schedulable-toggle" />
+                    {move || i18n.t(k!("cluster.schedulable"))}
+                </label>
+            </div>
+            <div class="space-y-1">
+                {node.allocatable.iter().map(|(res, alloc)| {
+                    let a = format::value(&alloc);
+                    let u = format::value(&node.used.get(res));
+                    let f = format::value(&node.free.get(res));
+                    let res = res.to_owned();
+                    let bar_res = res.clone();
+                    let label = {
+                        let res = res.clone();
+                        move || {
+                            let l = i18n.locale();
+                            i18n.tf(k!("cluster.bar"), &[
+                                ("resource", format::resource_short(&res)),
+                                ("used", &format::amount(l, &res, u)),
+                                ("allocatable", &format::amount(l, &res, a)),
+                                ("free", &format::amount(l, &res, f)),
+                            ])
+                        }
+                    };
+                    view! {
+                        <div class="grid grid-cols-[8rem_1fr_18rem] items-center gap-2 text-xs" data-testid="node-resource" data-resource=res.clone()>
+                            <span>{format::resource_short(&res).to_owned()}</span>
+                            { let label = label.clone(); move || view! { <UsageBar solid=u scale=a label=label() colour=vendor_colour(&bar_res) /> } }
+                            <span class="text-slate-700">{label}</span>
+                        </div>
+                    }
+                }).collect_view()}
+            </div>
+        </li>
+    }
+}

@@ -1,0 +1,277 @@
+//! `/admin/prequeue`: the prequeue settings of `spec/prequeue.md` §3 — two switches, the
+//! integer fields (checked here by the shared crate's `PrequeueConfig::validate`, the server's
+//! own rule, and again by the server), the activation order — one Save, toasts; below, the live
+//! list of prequeued jobs with their positions and reasons.
+
+use anteroom_shared::api::jobs::PrequeuedJob;
+use anteroom_shared::scheduling::{ActivationOrder, PrequeueConfig};
+use leptos::prelude::*;
+
+use crate::components::badges::ScheduleTypeBadge;
+use crate::components::field::Field;
+use crate::components::reasons::reason_text;
+use crate::components::toast::use_toasts;
+use crate::components::{BUTTON, CARD, Empty, ErrorPanel, INPUT, LINK, PageHeader, TABLE, TD, TH, show, use_fetch};
+use crate::format;
+use crate::i18n::{Key, k, use_i18n};
+use crate::live::use_live;
+
+/// The integer settings: API field, label, hint, smallest allowed value.
+const NUMBERS: [(&str, Key, Key, i64); 7] = [
+    (
+        "normalJobWaitingToleranceSeconds",
+        k!("settings.tolerance"),
+        k!("settings.toleranceHint"),
+        1,
+    ),
+    (
+        "activateTickerIntervalSeconds",
+        k!("settings.ticker"),
+        k!("settings.tickerHint"),
+        1,
+    ),
+    (
+        "maxTotalActivationsPerRound",
+        k!("settings.maxActivations"),
+        k!("settings.maxActivationsHint"),
+        1,
+    ),
+    (
+        "prequeueCandidateSize",
+        k!("settings.candidates"),
+        k!("settings.candidatesHint"),
+        1,
+    ),
+    (
+        "backfillMinRuntimeSeconds",
+        k!("settings.minRuntime"),
+        k!("settings.minRuntimeHint"),
+        0,
+    ),
+    (
+        "maxPrequeuedJobsPerUser",
+        k!("settings.maxPrequeued"),
+        k!("settings.maxPrequeuedHint"),
+        1,
+    ),
+    (
+        "preemptionGracePeriodSeconds",
+        k!("settings.grace"),
+        k!("settings.graceHint"),
+        0,
+    ),
+];
+
+fn get_number(c: &PrequeueConfig, field: &str) -> i64 {
+    match field {
+        "normalJobWaitingToleranceSeconds" => c.normal_job_waiting_tolerance_seconds,
+        "activateTickerIntervalSeconds" => c.activate_ticker_interval_seconds,
+        "maxTotalActivationsPerRound" => c.max_total_activations_per_round,
+        "prequeueCandidateSize" => c.prequeue_candidate_size,
+        "backfillMinRuntimeSeconds" => c.backfill_min_runtime_seconds,
+        "maxPrequeuedJobsPerUser" => c.max_prequeued_jobs_per_user,
+        _ => c.preemption_grace_period_seconds,
+    }
+}
+
+fn set_number(c: &mut PrequeueConfig, field: &str, v: i64) {
+    match field {
+        "normalJobWaitingToleranceSeconds" => c.normal_job_waiting_tolerance_seconds = v,
+        "activateTickerIntervalSeconds" => c.activate_ticker_interval_seconds = v,
+        "maxTotalActivationsPerRound" => c.max_total_activations_per_round = v,
+        "prequeueCandidateSize" => c.prequeue_candidate_size = v,
+        "backfillMinRuntimeSeconds" => c.backfill_min_runtime_seconds = v,
+        "maxPrequeuedJobsPerUser" => c.max_prequeued_jobs_per_user = v,
+        _ => c.preemption_grace_period_seconds = v,
+    }
+}
+
+/// The settings page.
+#[component]
+pub fn AdminPrequeue() -> impl IntoView {
+    let config = use_fetch(crate::api::prequeue_config);
+    view! {
+        <section class="space-y-6">
+            <PageHeader title=k!("page.adminPrequeue.title") description=k!("page.adminPrequeue.description") />
+            {move || match config.get() {
+                None => view! { <crate::auth::Loading /> }.into_any(),
+                Some(Err(f)) => view! { <ErrorPanel failure=f /> }.into_any(),
+                Some(Ok(c)) => view! { <SettingsForm initial=c /> }.into_any(),
+            }}
+            <PrequeuedList />
+        </section>
+    }
+}
+
+#[component]
+fn SettingsForm(initial: PrequeueConfig) -> impl IntoView {
+    let i18n = use_i18n();
+    let toasts = use_toasts();
+    let backfill = RwSignal::new(initial.backfill_enabled);
+    let quota = RwSignal::new(initial.queue_quota_enabled);
+    let order = RwSignal::new(initial.activation_order);
+    let numbers: Vec<(&'static str, Key, Key, i64, RwSignal<String>)> = NUMBERS
+        .iter()
+        .map(|(f, l, h, min)| (*f, *l, *h, *min, RwSignal::new(get_number(&initial, f).to_string())))
+        .collect();
+    let numbers = StoredValue::new(numbers);
+    let errors = RwSignal::new(Vec::<(String, String)>::new());
+    let saving = RwSignal::new(false);
+
+    // The config as typed, or the fields that are not integers / out of range.
+    let read = move || -> Result<PrequeueConfig, Vec<(String, String)>> {
+        let mut c = PrequeueConfig {
+            backfill_enabled: backfill.get(),
+            queue_quota_enabled: quota.get(),
+            activation_order: order.get(),
+            ..PrequeueConfig::default()
+        };
+        let mut errs = Vec::new();
+        numbers.with_value(|ns| {
+            for (field, _, _, min, value) in ns {
+                match value.get().trim().parse::<i64>() {
+                    Ok(v) => set_number(&mut c, field, v),
+                    Err(_) => errs.push(((*field).to_owned(), min_message(i18n, *min))),
+                }
+            }
+        });
+        if let Err(invalid) = c.validate() {
+            for e in invalid {
+                let min = NUMBERS.iter().find(|n| n.0 == e.field).map_or(1, |n| n.3);
+                if !errs.iter().any(|(f, _)| f == e.field) {
+                    errs.push((e.field.to_owned(), min_message(i18n, min)));
+                }
+            }
+        }
+        if errs.is_empty() { Ok(c) } else { Err(errs) }
+    };
+    Effect::new(move |_| {
+        errors.set(read().err().unwrap_or_default());
+    });
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let Ok(c) = read() else {
+            toasts.error(i18n.t(k!("form.fixErrors")).to_owned());
+            return;
+        };
+        saving.set(true);
+        leptos::task::spawn_local(async move {
+            match crate::api::save_prequeue_config(&c).await {
+                Ok(_) => toasts.success(i18n.t(k!("settings.saved")).to_owned()),
+                Err(f) => {
+                    let fields = f.fields();
+                    if !fields.is_empty() {
+                        errors.set(fields);
+                    }
+                    toasts.error(i18n.failure(&f));
+                }
+            }
+            saving.set(false);
+        });
+    };
+    let error_of = move |field: &'static str| {
+        Signal::derive(move || errors.with(|e| e.iter().find(|(f, _)| f == field).map(|(_, m)| m.clone())))
+    };
+    let switch = move |id: &'static str, value: RwSignal<bool>, label: Key, hint: Key| {
+        view! {
+            <label class="flex items-start gap-3" for=id>
+                <input type="checkbox" role="switch" id=id class="mt-1 h-4 w-4 accent-violet-700" bind:checked=value aria-describedby=format!("{id}-hint") />
+                <span>
+                    <span class="block text-sm font-medium">{move || i18n.t(label)}</span>
+                    <span id=format!("{id}-hint") class="block text-xs text-slate-600">{move || i18n.t(hint)}</span>
+                </span>
+            </label>
+        }
+    };
+    view! {
+        <form class=format!("{CARD} space-y-5") on:submit=submit novalidate=true data-testid="settings-form">
+            <div class="grid gap-4 md:grid-cols-2">
+                {switch("backfillEnabled", backfill, k!("settings.backfill"), k!("settings.backfillHint"))}
+                {switch("queueQuotaEnabled", quota, k!("settings.quota"), k!("settings.quotaHint"))}
+            </div>
+            <div class="grid gap-4 md:grid-cols-2 xl:grid-cols-4">
+                {numbers.get_value().into_iter().map(|(field, label, hint, min, value)| {
+                    let err = error_of(field);
+                    view! {
+                        <Field id=field.to_owned() label=label hint=Some(hint) error=err>
+                            <input id=field class=INPUT type="number" inputmode="numeric" min=min step="1" bind:value=value
+                                aria-invalid=move || err.get().is_some().to_string() aria-describedby=format!("{field}-error {field}-hint") />
+                        </Field>
+                    }
+                }).collect_view()}
+                <Field id="activationOrder".into() label=k!("settings.order") hint=Some(k!("settings.orderHint")) error=Signal::derive(|| None::<String>)>
+                    <select id="activationOrder" class=INPUT aria-describedby="activationOrder-hint"
+                        on:change=move |ev| order.set(if event_target_value(&ev) == "fairShare" { ActivationOrder::FairShare } else { ActivationOrder::Fcfs })
+                        prop:value=move || order.get().as_str()>
+                        <option value="fcfs">{move || i18n.t(k!("settings.orderFcfs"))}</option>
+                        <option value="fairShare">{move || i18n.t(k!("settings.orderFairShare"))}</option>
+                    </select>
+                </Field>
+            </div>
+            <button type="submit" class=BUTTON disabled=move || saving.get() data-testid="save-settings">
+                {move || if saving.get() { i18n.t(k!("common.saving")) } else { i18n.t(k!("settings.save")) }}
+            </button>
+        </form>
+    }
+}
+
+fn min_message(i18n: crate::i18n::I18n, min: i64) -> String {
+    if min == 0 {
+        i18n.t(k!("form.nonNegativeInteger")).to_owned()
+    } else {
+        i18n.t(k!("form.positiveInteger")).to_owned()
+    }
+}
+
+#[component]
+fn PrequeuedList() -> impl IntoView {
+    let i18n = use_i18n();
+    let live = use_live();
+    let list = use_fetch(move || {
+        live.version();
+        crate::api::prequeued()
+    });
+    view! {
+        <section class="space-y-3" aria-labelledby="prequeued-title">
+            <h2 id="prequeued-title" class="text-lg font-semibold">{move || i18n.t(k!("settings.prequeuedTitle"))}</h2>
+            {show(list, move |page| {
+                if page.items.is_empty() {
+                    return view! { <Empty text=k!("settings.prequeuedEmpty") /> }.into_any();
+                }
+                let rows: Vec<PrequeuedJob> = page.items.clone();
+                view! {
+                    <div class="overflow-x-auto rounded border border-slate-200 bg-white">
+                        <table class=TABLE data-testid="prequeued-table">
+                            <thead class="bg-slate-50"><tr>
+                                <th scope="col" class=TH>{move || i18n.t(k!("settings.position"))}</th>
+                                <th scope="col" class=TH>{move || i18n.t(k!("jobs.name"))}</th>
+                                <th scope="col" class=TH>{move || i18n.t(k!("jobs.owner"))}</th>
+                                <th scope="col" class=TH>{move || i18n.t(k!("jobs.queue"))}</th>
+                                <th scope="col" class=TH>{move || i18n.t(k!("jobs.scheduleType"))}</th>
+                                <th scope="col" class=TH>{move || i18n.t(k!("jobs.submitted"))}</th>
+                                <th scope="col" class=TH>{move || i18n.t(k!("settings.reasons"))}</th>
+                            </tr></thead>
+                            <tbody class="divide-y divide-slate-100">
+                                {rows.into_iter().map(|p| {
+                                    let at = p.job.submitted_at;
+                                    let reasons = p.reasons.clone();
+                                    view! {
+                                        <tr data-testid="prequeued-row" data-job-id=p.job.id.to_string()>
+                                            <td class=TD>{move || format::number(i18n.locale(), p.position as f64, 0)}</td>
+                                            <td class=TD><a class=LINK href=format!("/jobs/{}", p.job.id)>{p.job.name.clone()}</a></td>
+                                            <td class=TD>{p.job.owner.clone()}</td>
+                                            <td class=TD>{p.job.queue.clone()}</td>
+                                            <td class=TD><ScheduleTypeBadge schedule_type=p.job.schedule_type /></td>
+                                            <td class=TD><span class="whitespace-nowrap">{move || format::datetime(i18n.locale(), at)}</span></td>
+                                            <td class=TD><ul class="list-inside list-disc">{reasons.into_iter().map(|r| view! { <li>{move || reason_text(i18n, &r)}</li> }).collect_view()}</ul></td>
+                                        </tr>
+                                    }
+                                }).collect_view()}
+                            </tbody>
+                        </table>
+                    </div>
+                }.into_any()
+            })}
+        </section>
+    }
+}

@@ -1,0 +1,384 @@
+//! `/admin/queues`: the queue tree — each queue under its parent with its capacity and current
+//! usage as bars per resource, members and open flag — and the form that creates or edits a
+//! queue (parent select, capacity rows) and deletes it after confirmation. Tree errors (a
+//! cycle, a capacity above the parent's, an unknown parent) are shown on their field.
+
+use anteroom_shared::api::queues::{AdminQueue, QueueBody};
+use anteroom_shared::scheduling::{Quantity, ResourceList};
+use leptos::prelude::*;
+
+use crate::components::bars::{UsageBar, vendor_colour};
+use crate::components::confirm::use_confirm;
+use crate::components::field::Field;
+use crate::components::toast::use_toasts;
+use crate::components::{BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, CARD, ErrorPanel, INPUT, PageHeader, use_fetch};
+use crate::format;
+use crate::i18n::{k, use_i18n};
+
+/// The queues in tree order (each after its parent, siblings by name) with their depth.
+pub fn tree_order(queues: &[AdminQueue]) -> Vec<(usize, AdminQueue)> {
+    fn visit(parent: Option<&str>, depth: usize, all: &[AdminQueue], out: &mut Vec<(usize, AdminQueue)>) {
+        let mut children: Vec<&AdminQueue> = all.iter().filter(|q| q.parent.as_deref() == parent).collect();
+        children.sort_by(|a, b| a.name.cmp(&b.name));
+        for c in children {
+            if out.iter().any(|(_, q)| q.name == c.name) {
+                continue;
+            }
+            out.push((depth, c.clone()));
+            visit(Some(&c.name), depth + 1, all, out);
+        }
+    }
+    let mut out = Vec::new();
+    visit(None, 0, queues, &mut out);
+    // A queue whose parent is missing from the list still shows, at the root.
+    for q in queues {
+        if !out.iter().any(|(_, o)| o.name == q.name) {
+            out.push((0, q.clone()));
+        }
+    }
+    out
+}
+
+/// What the editor is doing.
+#[derive(Clone, Debug, PartialEq)]
+enum Editing {
+    None,
+    New,
+    Queue(AdminQueue),
+}
+
+/// The page.
+#[component]
+pub fn AdminQueues() -> impl IntoView {
+    let i18n = use_i18n();
+    let reload = RwSignal::new(0u64);
+    let queues = use_fetch(move || {
+        reload.track();
+        crate::api::admin_queues()
+    });
+    let editing = RwSignal::new(Editing::None);
+    let names = Signal::derive(move || {
+        queues
+            .get()
+            .and_then(|r| r.ok())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|q| q.name)
+            .collect::<Vec<_>>()
+    });
+    let done = Callback::new(move |_: ()| {
+        editing.set(Editing::None);
+        reload.update(|r| *r += 1);
+    });
+    view! {
+        <section class="space-y-6">
+            <PageHeader title=k!("page.adminQueues.title") description=k!("page.adminQueues.description")>
+                <button type="button" class=BUTTON on:click=move |_| editing.set(Editing::New) data-testid="add-queue">
+                    {move || i18n.t(k!("queue.add"))}
+                </button>
+            </PageHeader>
+            {move || match editing.get() {
+                Editing::None => ().into_any(),
+                Editing::New => view! { <QueueForm queue=None names=names done=done /> }.into_any(),
+                Editing::Queue(q) => view! { <QueueForm queue=Some(q) names=names done=done /> }.into_any(),
+            }}
+            {move || match queues.get() {
+                None => view! { <crate::auth::Loading /> }.into_any(),
+                Some(Err(f)) => view! { <ErrorPanel failure=f /> }.into_any(),
+                Some(Ok(list)) => view! {
+                    <ul class="space-y-2" data-testid="queue-tree" aria-label=move || i18n.t(k!("queue.tree"))>
+                        {tree_order(&list).into_iter().map(|(depth, q)| view! { <QueueRow depth=depth queue=q editing=editing /> }).collect_view()}
+                    </ul>
+                }.into_any(),
+            }}
+        </section>
+    }
+}
+
+#[component]
+fn QueueRow(depth: usize, queue: AdminQueue, editing: RwSignal<Editing>) -> impl IntoView {
+    let i18n = use_i18n();
+    let indent = format!("{}rem", depth as f64 * 1.5);
+    let q = queue.clone();
+    let capacity = queue.capacity.clone().unwrap_or_default();
+    let row_name = queue.name.clone();
+    let member_count = queue.members.len() as u64;
+    let for_edit = queue.clone();
+    let edit_name = queue.name.clone();
+    let used = queue.used.clone();
+    view! {
+        <li class=CARD style:margin-left=indent data-testid="queue-row" data-queue=row_name data-depth=depth.to_string()>
+            <div class="flex flex-wrap items-center gap-3">
+                {(depth > 0).then(|| view! { <span aria-hidden="true" class="text-slate-500">"└"</span> })}
+                <span class="font-semibold">{queue.name.clone()}</span>
+                {(queue.display_name != queue.name && !queue.display_name.is_empty()).then(|| view! { <span class="text-sm text-slate-600">{queue.display_name.clone()}</span> })}
+                <span class="rounded border border-slate-300 px-1.5 text-xs">{move || i18n.t(if q.open { k!("queue.open") } else { k!("queue.closed") })}</span>
+                <span class="text-xs text-slate-600">{move || i18n.tp(k!("queue.members.one"), k!("queue.members.other"), member_count, &[])}</span>
+                <button type="button" class=format!("{BUTTON_SECONDARY} ml-auto") data-testid="edit-queue"
+                    aria-label=move || i18n.tf(k!("queue.editNamed"), &[("name", &edit_name)])
+                    on:click=move |_| editing.set(Editing::Queue(for_edit.clone()))>
+                    {move || i18n.t(k!("common.edit"))}
+                </button>
+            </div>
+            {if capacity.is_empty() {
+                view! { <p class="mt-1 text-xs text-slate-600">{move || i18n.t(k!("queue.noCapacity"))}</p> }.into_any()
+            } else {
+                view! {
+                    <div class="mt-2 space-y-1">
+                        {capacity.iter().map(|(res, cap)| {
+                            let u = format::value(&used.get(res));
+                            let c = format::value(&cap);
+                            let res = res.to_owned();
+                            let data_res = res.clone();
+                            let short = format::resource_short(&res).to_owned();
+                            let label = {
+                                let res = res.clone();
+                                move || i18n.tf(k!("summary.capacityBar"), &[
+                                    ("resource", format::resource_short(&res)),
+                                    ("used", &format::amount(i18n.locale(), &res, u)),
+                                    ("capacity", &format::amount(i18n.locale(), &res, c))])
+                            };
+                            view! {
+                                <div class="grid grid-cols-[8rem_1fr_16rem] items-center gap-2 text-xs" data-testid="capacity-bar" data-resource=data_res>
+                                    <span>{short}</span>
+                                    { let label = label.clone(); move || view! { <UsageBar solid=u scale=c over={u > c} label=label() colour=vendor_colour(&res) /> } }
+                                    <span class="text-slate-700">{label}</span>
+                                </div>
+                            }
+                        }).collect_view()}
+                    </div>
+                }.into_any()
+            }}
+        </li>
+    }
+}
+
+#[derive(Clone, Copy)]
+struct CapacityRow {
+    id: u64,
+    resource: RwSignal<String>,
+    amount: RwSignal<String>,
+}
+
+#[component]
+fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>, done: Callback<()>) -> impl IntoView {
+    let i18n = use_i18n();
+    let toasts = use_toasts();
+    let confirm = use_confirm();
+    let existing = queue.as_ref().map(|q| q.name.clone());
+    let name = RwSignal::new(existing.clone().unwrap_or_default());
+    let display = RwSignal::new(queue.as_ref().map(|q| q.display_name.clone()).unwrap_or_default());
+    let open = RwSignal::new(queue.as_ref().is_none_or(|q| q.open));
+    let members = RwSignal::new(queue.as_ref().map(|q| q.members.join(", ")).unwrap_or_default());
+    let parent = RwSignal::new(queue.as_ref().and_then(|q| q.parent.clone()).unwrap_or_default());
+    let next = StoredValue::new(0u64);
+    let row = move |r: String, a: String| {
+        next.update_value(|n| *n += 1);
+        CapacityRow {
+            id: next.get_value(),
+            resource: RwSignal::new(r),
+            amount: RwSignal::new(a),
+        }
+    };
+    let rows = RwSignal::new(
+        queue
+            .as_ref()
+            .and_then(|q| q.capacity.clone())
+            .unwrap_or_default()
+            .iter()
+            .map(|(r, a)| row(r.to_owned(), a.to_string()))
+            .collect::<Vec<_>>(),
+    );
+    let errors = RwSignal::new(Vec::<(String, String)>::new());
+    let saving = RwSignal::new(false);
+    let error_of = move |field: &'static str| {
+        Signal::derive(move || {
+            errors.with(|e| {
+                e.iter()
+                    .find(|(f, _)| f == field || f.starts_with(&format!("{field}.")))
+                    .map(|(_, m)| m.clone())
+            })
+        })
+    };
+    let capacity_error = Signal::derive(move || {
+        for r in rows.get() {
+            if r.resource.get().trim().is_empty() || Quantity::parse(r.amount.get().trim()).is_err() {
+                return Some(i18n.t(k!("form.quantity")).to_owned());
+            }
+        }
+        errors.with(|e| {
+            e.iter()
+                .find(|(f, _)| f.starts_with("capacity"))
+                .map(|(_, m)| m.clone())
+        })
+    });
+    let editing_name = existing.clone();
+    let save = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        if name.get_untracked().trim().is_empty() {
+            errors.set(vec![("name".into(), i18n.t(k!("form.required")).to_owned())]);
+            return;
+        }
+        if capacity_error.get_untracked().is_some() {
+            return;
+        }
+        let mut capacity = ResourceList::new();
+        for r in rows.get_untracked() {
+            if let Ok(q) = Quantity::parse(r.amount.get_untracked().trim()) {
+                capacity.insert(r.resource.get_untracked().trim().to_owned(), q);
+            }
+        }
+        let p = parent.get_untracked();
+        let body = QueueBody {
+            name: name.get_untracked().trim().to_owned(),
+            display_name: Some(display.get_untracked()).filter(|d| !d.trim().is_empty()),
+            open: open.get_untracked(),
+            members: members
+                .get_untracked()
+                .split([',', ' '])
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            parent: if p.is_empty() { None } else { Some(p) },
+            capacity: if capacity.is_empty() { None } else { Some(capacity) },
+        };
+        let existing = editing_name.clone();
+        saving.set(true);
+        leptos::task::spawn_local(async move {
+            match crate::api::save_queue(existing.as_deref(), &body).await {
+                Ok(q) => {
+                    toasts.success(i18n.tf(k!("queue.saved"), &[("name", &q.name)]));
+                    done.run(());
+                }
+                Err(f) => {
+                    let mut fields = f.fields();
+                    // Tree errors name no field: put them on the one they are about.
+                    match f.code.as_str() {
+                        "queue_cycle" | "parent_not_found" => fields.push(("parent".into(), i18n.failure(&f))),
+                        "capacity_exceeds_parent" => fields.push(("capacity".into(), i18n.failure(&f))),
+                        "queue_exists" => fields.push(("name".into(), i18n.failure(&f))),
+                        _ => {}
+                    }
+                    errors.set(fields);
+                    toasts.error(i18n.failure(&f));
+                }
+            }
+            saving.set(false);
+        });
+    };
+    let delete_name = existing.clone();
+    let remove = move |_| {
+        let Some(n) = delete_name.clone() else { return };
+        confirm.ask(i18n.tf(k!("queue.confirmDelete"), &[("name", &n)]), move || {
+            leptos::task::spawn_local(async move {
+                match crate::api::delete_queue(&n).await {
+                    Ok(()) => {
+                        toasts.success(i18n.tf(k!("queue.deleted"), &[("name", &n)]));
+                        done.run(());
+                    }
+                    Err(f) => toasts.error(i18n.failure(&f)),
+                }
+            });
+        });
+    };
+    let is_new = existing.is_none();
+    let own = existing.clone().unwrap_or_default();
+    let name_err = error_of("name");
+    let parent_err = error_of("parent");
+    view! {
+        <form class=format!("{CARD} space-y-4 border-violet-300") on:submit=save novalidate=true data-testid="queue-form">
+            <h2 class="text-lg font-semibold">{move || i18n.t(if is_new { k!("queue.new") } else { k!("queue.edit") })}</h2>
+            <div class="grid gap-3 md:grid-cols-2">
+                <Field id="queue-name".into() label=k!("queue.name") hint=Some(k!("queue.nameHint")) error=name_err>
+                    <input id="queue-name" class=INPUT type="text" bind:value=name disabled=!is_new
+                        aria-invalid=move || name_err.get().is_some().to_string() aria-describedby="queue-name-error queue-name-hint" />
+                </Field>
+                <Field id="queue-display".into() label=k!("queue.displayName") error=error_of("displayName")>
+                    <input id="queue-display" class=INPUT type="text" bind:value=display aria-describedby="queue-display-error" />
+                </Field>
+                <Field id="queue-parent".into() label=k!("queue.parent") error=parent_err>
+                    <select id="queue-parent" class=INPUT on:change=move |ev| parent.set(event_target_value(&ev)) prop:value=move || parent.get()
+                        aria-invalid=move || parent_err.get().is_some().to_string() aria-describedby="queue-parent-error">
+                        <option value="">{move || i18n.t(k!("queue.noParent"))}</option>
+                        {move || names.get().into_iter().filter(|n| *n != own).map(|n| view! { <option value=n.clone()>{n.clone()}</option> }).collect_view()}
+                    </select>
+                </Field>
+                <Field id="queue-members".into() label=k!("queue.membersLabel") hint=Some(k!("queue.membersHint")) error=error_of("members")>
+                    <input id="queue-members" class=INPUT type="text" bind:value=members aria-describedby="queue-members-error queue-members-hint" />
+                </Field>
+            </div>
+            <label class="flex items-center gap-2 text-sm" for="queue-open">
+                <input type="checkbox" id="queue-open" bind:checked=open />
+                {move || i18n.t(k!("queue.openLabel"))}
+            </label>
+            <fieldset class="space-y-2" aria-describedby="queue-capacity-error">
+                <legend class="text-sm font-medium">{move || i18n.t(k!("queue.capacity"))}</legend>
+                <For each=move || rows.get() key=|r| r.id let:r>
+                    <div class="flex flex-wrap items-end gap-2" data-testid="capacity-row">
+                        <label class="flex flex-col text-xs" for=format!("cap{}-resource", r.id)>
+                            {move || i18n.t(k!("queue.resource"))}
+                            <input id=format!("cap{}-resource", r.id) class=format!("{INPUT} w-56") type="text" bind:value=r.resource placeholder="nvidia.com/a100" />
+                        </label>
+                        <label class="flex flex-col text-xs" for=format!("cap{}-amount", r.id)>
+                            {move || i18n.t(k!("queue.amount"))}
+                            <input id=format!("cap{}-amount", r.id) class=format!("{INPUT} w-32") type="text" bind:value=r.amount />
+                        </label>
+                        <button type="button" class=BUTTON_SECONDARY on:click=move |_| rows.update(|rs| rs.retain(|x| x.id != r.id))>
+                            {move || i18n.t(k!("quota.removeRow"))}
+                        </button>
+                    </div>
+                </For>
+                <p id="queue-capacity-error" class="text-xs font-medium text-red-700" data-testid="field-error">{move || capacity_error.get()}</p>
+                <button type="button" class=BUTTON_SECONDARY on:click=move |_| rows.update(|rs| rs.push(row("cpu".into(), String::new()))) data-testid="add-capacity">
+                    {move || i18n.t(k!("queue.addCapacity"))}
+                </button>
+            </fieldset>
+            <div class="flex gap-2">
+                <button type="submit" class=BUTTON disabled=move || saving.get() data-testid="save-queue">
+                    {move || if saving.get() { i18n.t(k!("common.saving")) } else { i18n.t(k!("common.save")) }}
+                </button>
+                <button type="button" class=BUTTON_SECONDARY on:click=move |_| done.run(())>{move || i18n.t(k!("confirm.cancel"))}</button>
+                {(!is_new).then(|| view! {
+                    <button type="button" class=format!("{BUTTON_DANGER} ml-auto") on:click=remove.clone() data-testid="delete-queue">{move || i18n.t(k!("common.delete"))}</button>
+                })}
+            </div>
+        </form>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(name: &str, parent: Option<&str>) -> AdminQueue {
+        AdminQueue {
+            name: name.into(),
+            display_name: name.into(),
+            open: true,
+            members: vec![],
+            parent: parent.map(Into::into),
+            capacity: None,
+            used: ResourceList::new(),
+        }
+    }
+
+    #[test]
+    fn the_tree_puts_each_queue_under_its_parent_with_its_depth() {
+        let order = tree_order(&[
+            q("b", Some("root")),
+            q("default", None),
+            q("root", None),
+            q("a1", Some("a")),
+            q("a", Some("root")),
+        ]);
+        let flat: Vec<(usize, &str)> = order.iter().map(|(d, q)| (*d, q.name.as_str())).collect();
+        assert_eq!(flat, [(0, "default"), (0, "root"), (1, "a"), (2, "a1"), (1, "b")]);
+    }
+
+    #[test]
+    fn an_orphan_still_shows() {
+        let order = tree_order(&[q("x", Some("gone"))]);
+        assert_eq!(order.len(), 1);
+    }
+}

@@ -1,0 +1,310 @@
+//! `/admin/quotas`: one card per quota rule — queue, CPU, memory, accelerator limits as
+//! model + count rows, maximum active jobs — created, saved and deleted (after confirmation)
+//! here. Invalid input is marked on its field before any request.
+
+use anteroom_shared::api::queues::{QueueQuotaBody, QueueQuotaRule};
+use anteroom_shared::scheduling::{Quantity, ResourceList, is_accelerator};
+use leptos::prelude::*;
+
+use crate::components::confirm::use_confirm;
+use crate::components::field::Field;
+use crate::components::toast::use_toasts;
+use crate::components::{
+    BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, CARD, Empty, ErrorPanel, INPUT, PageHeader, use_fetch,
+};
+use crate::i18n::{I18n, k, use_i18n};
+
+/// One accelerator row: model and count, as typed.
+#[derive(Clone, Copy)]
+struct AcceleratorRow {
+    id: u64,
+    model: RwSignal<String>,
+    count: RwSignal<String>,
+}
+
+/// The page.
+#[component]
+pub fn AdminQuotas() -> impl IntoView {
+    let i18n = use_i18n();
+    let reload = RwSignal::new(0u64);
+    let rules = use_fetch(move || {
+        reload.track();
+        crate::api::quotas()
+    });
+    let queues = use_fetch(crate::api::admin_queues);
+    let models = use_fetch(crate::api::cluster_resources);
+    let adding = RwSignal::new(false);
+    let queue_names = Signal::derive(move || {
+        queues
+            .get()
+            .and_then(|r| r.ok())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|q| q.name)
+            .collect::<Vec<_>>()
+    });
+    let model_names = Signal::derive(move || {
+        models
+            .get()
+            .and_then(|r| r.ok())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| r.accelerator)
+            .map(|r| r.name)
+            .collect::<Vec<_>>()
+    });
+    let done = Callback::new(move |_: ()| {
+        adding.set(false);
+        reload.update(|r| *r += 1);
+    });
+    view! {
+        <section class="space-y-6">
+            <PageHeader title=k!("page.adminQuotas.title") description=k!("page.adminQuotas.description")>
+                <button type="button" class=BUTTON on:click=move |_| adding.set(true) disabled=move || adding.get() data-testid="add-quota">
+                    {move || i18n.t(k!("quota.add"))}
+                </button>
+            </PageHeader>
+            <Show when=move || adding.get()>
+                <QuotaCard rule=None queues=queue_names models=model_names done=done />
+            </Show>
+            {move || match rules.get() {
+                None => view! { <crate::auth::Loading /> }.into_any(),
+                Some(Err(f)) => view! { <ErrorPanel failure=f /> }.into_any(),
+                Some(Ok(list)) if list.is_empty() && !adding.get() => view! { <Empty text=k!("quota.empty") /> }.into_any(),
+                Some(Ok(list)) => view! {
+                    <div class="grid gap-4 xl:grid-cols-2">
+                        {list.into_iter().map(|r| view! { <QuotaCard rule=Some(r) queues=queue_names models=model_names done=done /> }).collect_view()}
+                    </div>
+                }.into_any(),
+            }}
+        </section>
+    }
+}
+
+fn quantity_error(i18n: I18n, value: &str) -> Option<String> {
+    let v = value.trim();
+    if v.is_empty() {
+        return None;
+    }
+    match Quantity::parse(v) {
+        Ok(q) if !q.is_positive() && !q.is_zero() => Some(i18n.t(k!("form.quantity")).to_owned()),
+        Ok(_) => None,
+        Err(_) => Some(i18n.t(k!("form.quantity")).to_owned()),
+    }
+}
+
+#[component]
+fn QuotaCard(
+    rule: Option<QueueQuotaRule>,
+    #[prop(into)] queues: Signal<Vec<String>>,
+    #[prop(into)] models: Signal<Vec<String>>,
+    done: Callback<()>,
+) -> impl IntoView {
+    let i18n = use_i18n();
+    let toasts = use_toasts();
+    let confirm = use_confirm();
+    let id = rule.as_ref().map(|r| r.id);
+    let prefix = match id {
+        Some(id) => format!("quota{id}"),
+        None => "quota-new".to_owned(),
+    };
+    let limits = rule.as_ref().map(|r| r.limits.clone()).unwrap_or_default();
+    let queue = RwSignal::new(
+        rule.as_ref()
+            .map(|r| r.queue.clone())
+            .unwrap_or_else(|| "default".into()),
+    );
+    let cpu = RwSignal::new(limits.get_named("cpu").map(|q| q.to_string()).unwrap_or_default());
+    let memory = RwSignal::new(limits.get_named("memory").map(|q| q.to_string()).unwrap_or_default());
+    let max_active = RwSignal::new(
+        rule.as_ref()
+            .and_then(|r| r.max_active_jobs)
+            .map(|m| m.to_string())
+            .unwrap_or_default(),
+    );
+    let next_row = StoredValue::new(0u64);
+    let new_row = move |model: String, count: String| {
+        next_row.update_value(|n| *n += 1);
+        AcceleratorRow {
+            id: next_row.get_value(),
+            model: RwSignal::new(model),
+            count: RwSignal::new(count),
+        }
+    };
+    let rows = RwSignal::new(
+        limits
+            .iter()
+            .filter(|(name, _)| is_accelerator(name))
+            .map(|(name, q)| new_row(name.to_owned(), q.to_string()))
+            .collect::<Vec<_>>(),
+    );
+    let saving = RwSignal::new(false);
+    let server_errors = RwSignal::new(Vec::<(String, String)>::new());
+
+    let cpu_error = Signal::derive(move || quantity_error(i18n, &cpu.get()));
+    let memory_error = Signal::derive(move || quantity_error(i18n, &memory.get()));
+    let max_error = Signal::derive(move || {
+        let v = max_active.get();
+        (!v.trim().is_empty() && v.trim().parse::<u32>().is_err())
+            .then(|| i18n.t(k!("form.nonNegativeInteger")).to_owned())
+    });
+    let row_error = move |row: AcceleratorRow| {
+        Signal::derive(move || {
+            if row.model.get().is_empty() {
+                return Some(i18n.t(k!("form.chooseModel")).to_owned());
+            }
+            match row.count.get().trim().parse::<i64>() {
+                Ok(n) if n >= 0 => None,
+                _ => Some(i18n.t(k!("form.nonNegativeInteger")).to_owned()),
+            }
+        })
+    };
+    let valid = move || {
+        cpu_error.get().is_none()
+            && memory_error.get().is_none()
+            && max_error.get().is_none()
+            && rows.get().into_iter().all(|r| row_error(r).get().is_none())
+    };
+    let body = move || -> Option<QueueQuotaBody> {
+        let mut limits = ResourceList::new();
+        for (name, v) in [("cpu", cpu.get()), ("memory", memory.get())] {
+            if !v.trim().is_empty() {
+                limits.insert(name, Quantity::parse(v.trim()).ok()?);
+            }
+        }
+        for r in rows.get() {
+            limits.insert(r.model.get(), Quantity::from_units(r.count.get().trim().parse().ok()?));
+        }
+        let m = max_active.get();
+        Some(QueueQuotaBody {
+            queue: queue.get(),
+            limits,
+            max_active_jobs: if m.trim().is_empty() {
+                None
+            } else {
+                Some(m.trim().parse().ok()?)
+            },
+        })
+    };
+    let save = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let Some(b) = body().filter(|_| valid()) else {
+            toasts.error(i18n.t(k!("form.fixErrors")).to_owned());
+            return;
+        };
+        saving.set(true);
+        leptos::task::spawn_local(async move {
+            match crate::api::save_quota(id, &b).await {
+                Ok(saved) => {
+                    server_errors.set(Vec::new());
+                    toasts.success(i18n.tf(k!("quota.saved"), &[("queue", &saved.queue)]));
+                    done.run(());
+                }
+                Err(f) => {
+                    server_errors.set(f.fields());
+                    toasts.error(i18n.failure(&f));
+                }
+            }
+            saving.set(false);
+        });
+    };
+    let remove = move |_| {
+        let Some(id) = id else {
+            done.run(());
+            return;
+        };
+        let q = queue.get_untracked();
+        confirm.ask(i18n.tf(k!("quota.confirmDelete"), &[("queue", &q)]), move || {
+            leptos::task::spawn_local(async move {
+                match crate::api::delete_quota(id).await {
+                    Ok(()) => {
+                        toasts.success(i18n.tf(k!("quota.deleted"), &[("queue", &q)]));
+                        done.run(());
+                    }
+                    Err(f) => toasts.error(i18n.failure(&f)),
+                }
+            });
+        });
+    };
+    let stored_prefix = StoredValue::new(prefix.clone());
+    let fid = move |what: &str| format!("{}-{what}", stored_prefix.get_value());
+    let server_error = move |field: &'static str| {
+        Signal::derive(move || {
+            server_errors.with(|e| {
+                e.iter()
+                    .find(|(f, _)| f == field || f.starts_with(&format!("{field}.")))
+                    .map(|(_, m)| m.clone())
+            })
+        })
+    };
+    let either =
+        |a: Signal<Option<String>>, b: Signal<Option<String>>| Signal::derive(move || a.get().or_else(|| b.get()));
+    let cpu_err = either(cpu_error, server_error("limits.cpu"));
+    let mem_err = either(memory_error, server_error("limits.memory"));
+    let max_err = either(max_error, server_error("maxActiveJobs"));
+    let queue_err = server_error("queue");
+    view! {
+        <form class=format!("{CARD} space-y-4") on:submit=save novalidate=true data-testid="quota-card" data-queue=move || queue.get()>
+            <div class="grid gap-3 md:grid-cols-2">
+                <Field id=fid("queue") label=k!("jobs.queue") error=queue_err>
+                    <select id=fid("queue") class=INPUT on:change=move |ev| queue.set(event_target_value(&ev)) prop:value=move || queue.get()
+                        aria-describedby=fid("queue") + "-error">
+                        {move || queues.get().into_iter().map(|q| view! { <option value=q.clone()>{q.clone()}</option> }).collect_view()}
+                    </select>
+                </Field>
+                <Field id=fid("max") label=k!("quota.maxActiveJobs") hint=Some(k!("quota.maxActiveJobsHint")) error=max_err>
+                    <input id=fid("max") class=INPUT type="text" inputmode="numeric" bind:value=max_active
+                        aria-invalid=move || max_err.get().is_some().to_string() aria-describedby=format!("{0}-error {0}-hint", fid("max")) />
+                </Field>
+                <Field id=fid("cpu") label=k!("task.cpu") hint=Some(k!("quota.cpuHint")) error=cpu_err>
+                    <input id=fid("cpu") class=INPUT type="text" bind:value=cpu
+                        aria-invalid=move || cpu_err.get().is_some().to_string() aria-describedby=format!("{0}-error {0}-hint", fid("cpu")) />
+                </Field>
+                <Field id=fid("memory") label=k!("task.memory") hint=Some(k!("quota.memoryHint")) error=mem_err>
+                    <input id=fid("memory") class=INPUT type="text" bind:value=memory
+                        aria-invalid=move || mem_err.get().is_some().to_string() aria-describedby=format!("{0}-error {0}-hint", fid("memory")) />
+                </Field>
+            </div>
+            <fieldset class="space-y-2">
+                <legend class="text-sm font-medium">{move || i18n.t(k!("quota.accelerators"))}</legend>
+                <For each=move || rows.get() key=|r| r.id let:row>
+                    {
+                        let err = row_error(row);
+                        let rid = format!("{}-acc{}", prefix, row.id);
+                        view! {
+                            <div class="flex flex-wrap items-end gap-2" data-testid="accelerator-row">
+                                <label class="flex flex-col text-xs" for=format!("{rid}-model")>
+                                    {move || i18n.t(k!("task.accelerator"))}
+                                    <select id=format!("{rid}-model") class=format!("{INPUT} w-56") on:change=move |ev| row.model.set(event_target_value(&ev)) prop:value=move || row.model.get()>
+                                        <option value="">{move || i18n.t(k!("quota.chooseModel"))}</option>
+                                        {move || models.get().into_iter().map(|m| view! { <option value=m.clone()>{m.clone()}</option> }).collect_view()}
+                                    </select>
+                                </label>
+                                <label class="flex flex-col text-xs" for=format!("{rid}-count")>
+                                    {move || i18n.t(k!("task.acceleratorCount"))}
+                                    <input id=format!("{rid}-count") class=format!("{INPUT} w-24") type="text" inputmode="numeric" bind:value=row.count
+                                        aria-invalid=move || err.get().is_some().to_string() />
+                                </label>
+                                <button type="button" class=BUTTON_SECONDARY on:click=move |_| rows.update(|rs| rs.retain(|r| r.id != row.id))>
+                                    {move || i18n.t(k!("quota.removeRow"))}
+                                </button>
+                                <span class="text-xs font-medium text-red-700">{move || err.get()}</span>
+                            </div>
+                        }
+                    }
+                </For>
+                <button type="button" class=BUTTON_SECONDARY on:click=move |_| rows.update(|rs| rs.push(new_row(String::new(), "1".into()))) data-testid="add-accelerator">
+                    {move || i18n.t(k!("quota.addRow"))}
+                </button>
+            </fieldset>
+            <div class="flex gap-2">
+                <button type="submit" class=BUTTON disabled=move || saving.get() data-testid="save-quota">
+                    {move || if saving.get() { i18n.t(k!("common.saving")) } else { i18n.t(k!("common.save")) }}
+                </button>
+                <button type="button" class=BUTTON_DANGER on:click=remove data-testid="delete-quota">
+                    {move || i18n.t(if id.is_some() { k!("common.delete") } else { k!("confirm.cancel") })}
+                </button>
+            </div>
+        </form>
+    }
+}

@@ -1,0 +1,200 @@
+//! `/jobs/{id}`: the job's details, tasks and nodes, its event timeline and, while it waits in
+//! the prequeue, its position and reasons drawn as bars. Updates live.
+
+use anteroom_shared::api::jobs::{JobDetail as Detail, JobEventItem};
+use anteroom_shared::scheduling::{JobPhase, PreemptionPolicy};
+use leptos::prelude::*;
+use leptos_router::hooks::{use_navigate, use_params_map};
+
+use crate::components::badges::{PhaseBadge, ScheduleTypeBadge, kind_label};
+use crate::components::confirm::use_confirm;
+use crate::components::job_table::resources_text;
+use crate::components::reasons::Reasons;
+use crate::components::toast::use_toasts;
+use crate::components::{BUTTON_DANGER, CARD, ErrorPanel, LINK, TABLE, TD, TH, show, use_fetch};
+use crate::format;
+use crate::i18n::{I18n, k, key_named, use_i18n};
+use crate::live::use_live;
+
+/// The job page.
+#[component]
+pub fn JobDetail() -> impl IntoView {
+    let params = use_params_map();
+    let live = use_live();
+    let id = move || params.read().get("id").and_then(|s| s.parse::<i64>().ok());
+    let detail = use_fetch(move || {
+        live.version();
+        let id = id();
+        async move {
+            match id {
+                Some(id) => crate::api::job(id).await,
+                None => Err(crate::api::ApiFailure {
+                    code: "job_not_found".into(),
+                    message: "no such job".into(),
+                    details: None,
+                }),
+            }
+        }
+    });
+    view! {
+        {move || match detail.get() {
+            Some(Err(f)) => view! {
+                <section class="space-y-4">
+                    <h1 class="text-2xl font-semibold" data-testid="page-title">{move || use_i18n().t(k!("page.jobDetail.title"))}</h1>
+                    <ErrorPanel failure=f />
+                </section>
+            }.into_any(),
+            _ => show(detail, |d: &Detail| view! { <DetailView detail=d.clone() /> }).into_any(),
+        }}
+    }
+}
+
+fn event_text(i18n: I18n, e: &JobEventItem) -> String {
+    match key_named(&format!("event.{}", e.kind)) {
+        Some(key) => i18n.t(key).to_owned(),
+        None => e.kind.clone(),
+    }
+}
+
+#[component]
+fn DetailView(detail: Detail) -> impl IntoView {
+    let i18n = use_i18n();
+    let confirm = use_confirm();
+    let toasts = use_toasts();
+    let navigate = use_navigate();
+    let job = detail.job.clone();
+    let id = job.id;
+    let finished = job.phase.is_terminal();
+    let delete = {
+        let name = job.name.clone();
+        move |_| {
+            let navigate = navigate.clone();
+            let name = name.clone();
+            confirm.ask(i18n.tf(k!("jobs.confirmDelete"), &[("name", &name)]), move || {
+                leptos::task::spawn_local(async move {
+                    match crate::api::delete_job(id).await {
+                        Ok(()) => {
+                            toasts.success(i18n.tf(k!("jobs.deleted"), &[("name", &name)]));
+                            navigate("/jobs", Default::default());
+                        }
+                        Err(f) => toasts.error(i18n.failure(&f)),
+                    }
+                });
+            });
+        }
+    };
+    let row = |label: crate::i18n::Key, value: AnyView| {
+        view! {
+            <div class="grid grid-cols-[12rem_1fr] gap-2 py-1 text-sm">
+                <dt class="font-medium text-slate-700">{move || i18n.t(label)}</dt>
+                <dd>{value}</dd>
+            </div>
+        }
+    };
+    let time = move |t: Option<chrono::DateTime<chrono::Utc>>| {
+        view! { <span>{move || t.map(|t| format::datetime(i18n.locale(), t)).unwrap_or_else(|| "—".into())}</span> }
+            .into_any()
+    };
+    let resources = job.resources.clone();
+    let waiting = job.phase == JobPhase::Prequeue;
+    view! {
+        <section class="space-y-6" data-testid="job-detail" data-phase=job.phase.as_str()>
+            <header class="flex flex-wrap items-center gap-3">
+                <h1 class="text-2xl font-semibold" data-testid="page-title">{job.name.clone()}</h1>
+                <span class="text-sm text-slate-600" data-testid="job-id">{move || i18n.tf(k!("page.jobDetail.number"), &[("id", &id.to_string())])}</span>
+                <ScheduleTypeBadge schedule_type=job.schedule_type />
+                <PhaseBadge phase=job.phase />
+                <button type="button" class=format!("{BUTTON_DANGER} ml-auto") disabled=finished on:click=delete data-testid="delete-job">
+                    {move || i18n.t(k!("jobs.delete"))}
+                </button>
+            </header>
+            {waiting.then(|| {
+                let standing = detail.prequeue.clone();
+                view! {
+                    <section class=format!("{CARD} space-y-3 border-violet-300") aria-labelledby="waiting-title" data-testid="prequeue-standing">
+                        <h2 id="waiting-title" class="text-lg font-semibold">{move || i18n.t(k!("page.jobDetail.whyWaiting"))}</h2>
+                        {match standing {
+                            Some(s) => view! {
+                                <p class="text-sm" data-testid="position">{move || i18n.tf(k!("page.jobDetail.position"), &[("position", &format::number(i18n.locale(), s.position as f64, 0))])}</p>
+                                <Reasons reasons=s.reasons.clone() />
+                            }.into_any(),
+                            None => view! { <p class="text-sm text-slate-600">{move || i18n.t(k!("page.jobDetail.positionUnknown"))}</p> }.into_any(),
+                        }}
+                    </section>
+                }
+            })}
+            <section class=CARD aria-labelledby="details-title">
+                <h2 id="details-title" class="mb-2 text-lg font-semibold">{move || i18n.t(k!("page.jobDetail.details"))}</h2>
+                <dl class="divide-y divide-slate-100">
+                    {row(k!("jobs.kind"), view! { <span>{move || i18n.t(kind_label(job.kind))}</span> }.into_any())}
+                    {row(k!("jobs.queue"), view! { <span>{job.queue.clone()}</span> }.into_any())}
+                    {row(k!("jobs.owner"), view! { <span>{job.owner.clone()}</span> }.into_any())}
+                    {row(k!("jobs.resources"), view! { <span>{move || resources_text(i18n, &resources)}</span> }.into_any())}
+                    {row(k!("page.jobDetail.preemption"), view! { <span>{move || i18n.t(match job.preemption_policy {
+                        PreemptionPolicy::Never => k!("page.jobDetail.preemptNever"),
+                        PreemptionPolicy::PreemptLowerPriority => k!("page.jobDetail.preemptAllowed"),
+                    })}</span> }.into_any())}
+                    {row(k!("page.jobDetail.tolerance"), view! { <span>{move || job.waiting_tolerance_seconds.map(|s| format::duration(i18n.locale(), s)).unwrap_or_else(|| "—".into())}</span> }.into_any())}
+                    {row(k!("page.jobDetail.nodes"), view! { <span>{if job.nodes.is_empty() { "—".to_owned() } else { job.nodes.join(", ") }}</span> }.into_any())}
+                    {row(k!("jobs.submitted"), time(Some(job.submitted_at)))}
+                    {row(k!("page.jobDetail.activated"), time(job.activated_at))}
+                    {row(k!("jobs.started"), time(job.started_at))}
+                    {row(k!("page.jobDetail.finished"), time(job.finished_at))}
+                    {row(k!("page.jobDetail.lockedUntil"), time(job.locked_until))}
+                </dl>
+            </section>
+            <section class=CARD aria-labelledby="tasks-title">
+                <h2 id="tasks-title" class="mb-2 text-lg font-semibold">{move || i18n.t(k!("page.jobDetail.tasks"))}</h2>
+                <div class="overflow-x-auto">
+                    <table class=TABLE data-testid="tasks-table">
+                        <thead><tr>
+                            <th scope="col" class=TH>{move || i18n.t(k!("task.name"))}</th>
+                            <th scope="col" class=TH>{move || i18n.t(k!("task.replicas"))}</th>
+                            <th scope="col" class=TH>{move || i18n.t(k!("task.image"))}</th>
+                            <th scope="col" class=TH>{move || i18n.t(k!("task.command"))}</th>
+                            <th scope="col" class=TH>{move || i18n.t(k!("jobs.resources"))}</th>
+                            <th scope="col" class=TH>{move || i18n.t(k!("task.nodeNames"))}</th>
+                        </tr></thead>
+                        <tbody class="divide-y divide-slate-100">
+                            {job.tasks.iter().map(|t| {
+                                let res = t.resources.clone();
+                                view! {
+                                    <tr>
+                                        <td class=TD>{t.name.clone()}</td>
+                                        <td class=TD>{t.replicas}</td>
+                                        <td class=TD><code class="text-xs">{t.image.clone()}</code></td>
+                                        <td class=TD><code class="text-xs">{t.command.join(" ")}</code></td>
+                                        <td class=TD>{move || resources_text(i18n, &res)}</td>
+                                        <td class=TD>{if t.node_names.is_empty() { "—".to_owned() } else { t.node_names.join(", ") }}</td>
+                                    </tr>
+                                }
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                </div>
+            </section>
+            <section class=CARD aria-labelledby="timeline-title">
+                <h2 id="timeline-title" class="mb-2 text-lg font-semibold">{move || i18n.t(k!("page.jobDetail.timeline"))}</h2>
+                <ol class="space-y-2 border-l-2 border-slate-200 pl-4" data-testid="timeline">
+                    {detail.events.iter().map(|e| {
+                        let e = e.clone();
+                        let at = e.created_at;
+                        let target = e.details.as_ref().and_then(|d| d.get("jobId").or_else(|| d.get("beneficiary"))).and_then(|v| v.as_i64());
+                        view! {
+                            <li class="text-sm" data-testid="timeline-event" data-kind=e.kind.clone()>
+                                <span class="font-medium">{
+                                    let e = e.clone();
+                                    move || event_text(i18n, &e)
+                                }</span>
+                                <span class="ml-2 text-xs text-slate-600">{move || format::datetime(i18n.locale(), at)}</span>
+                                {target.filter(|t| *t != e.job_id).map(|t| view! { " " <a class=LINK href=format!("/jobs/{t}")>{format!("#{t}")}</a> })}
+                                <p class="text-xs text-slate-600">{e.message.clone()}</p>
+                            </li>
+                        }
+                    }).collect_view()}
+                </ol>
+            </section>
+            <p><a class=LINK href="/jobs">{move || i18n.t(k!("page.notFound.back"))}</a></p>
+        </section>
+    }
+}
