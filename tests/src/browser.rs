@@ -122,6 +122,79 @@ impl Browser {
         Err(format!("`{css}` never showed {text:?}; last seen {last:?}"))
     }
 
+    /// Waits until an element matches `css`, up to 15 s, and returns it.
+    pub async fn wait_for(&self, css: &str) -> Result<fantoccini::elements::Element, String> {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while Instant::now() < deadline {
+            if let Ok(el) = self.client.find(Locator::Css(css)).await {
+                return Ok(el);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Err(format!("`{css}` never appeared"))
+    }
+
+    /// Waits until the script `condition` (an expression) is true in the page, up to 15 s.
+    pub async fn wait_until(&self, what: &str, condition: &str) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let script = format!("return !!({condition});");
+        let mut last = Value::Null;
+        while Instant::now() < deadline {
+            match self.client.execute(&script, vec![]).await {
+                Ok(Value::Bool(true)) => return Ok(()),
+                Ok(v) => last = v,
+                Err(e) => last = Value::String(e.to_string()),
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Err(format!("{what}: `{condition}` never held (last {last})"))
+    }
+
+    /// The trimmed text of the first element matching `css` (empty when there is none).
+    pub async fn text(&self, css: &str) -> String {
+        match self.client.find(Locator::Css(css)).await {
+            Ok(el) => el.text().await.unwrap_or_default().trim().to_string(),
+            Err(_) => String::new(),
+        }
+    }
+
+    /// Clears the input matching `css` and types `value` into it, as a person would.
+    pub async fn fill(&self, css: &str, value: &str) {
+        let el = self.wait_for(css).await.unwrap_or_else(|e| panic!("{e}"));
+        el.clear().await.unwrap_or_else(|e| panic!("clearing {css}: {e}"));
+        if !value.is_empty() {
+            el.send_keys(value).await.unwrap_or_else(|e| panic!("typing into {css}: {e}"));
+        }
+    }
+
+    /// Clicks the element matching `css`.
+    pub async fn click(&self, css: &str) {
+        let el = self.wait_for(css).await.unwrap_or_else(|e| panic!("{e}"));
+        el.click().await.unwrap_or_else(|e| panic!("clicking {css}: {e}"));
+    }
+
+    /// Picks the option `value` of the select matching `css`.
+    pub async fn select(&self, css: &str, value: &str) {
+        let el = self.wait_for(css).await.unwrap_or_else(|e| panic!("{e}"));
+        el.select_by_value(value)
+            .await
+            .unwrap_or_else(|e| panic!("selecting {value} in {css}: {e}"));
+    }
+
+    /// Logs in through the login page at `base` and waits for the page it lands on.
+    pub async fn login(&self, base: &str, username: &str, password: &str) {
+        self.client
+            .goto(&format!("{base}/login"))
+            .await
+            .unwrap_or_else(|e| panic!("opening /login: {e}"));
+        self.fill("#login-username", username).await;
+        self.fill("#login-password", password).await;
+        self.click("[data-testid=login-submit]").await;
+        self.wait_for("[data-testid=whoami]")
+            .await
+            .unwrap_or_else(|e| panic!("login as {username}: {e}"));
+    }
+
     /// Messages the page logged at error level (console errors, failed loads, exceptions,
     /// CSP violations) since the last call. Panics when the log cannot be read or is not the
     /// list chromedriver sends: "no errors" must mean the log was read and was clean, never

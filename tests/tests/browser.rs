@@ -21,6 +21,7 @@ async fn browser_the_shell_renders_and_the_language_switch_changes_the_text_and_
     require_ui();
     let app = TestApp::builder().start().await;
     let b = Browser::start("en-US,en").await;
+    b.login(&app.url(""), "admin", anteroom_tests::ADMIN_PASSWORD).await;
     b.client.goto(&app.url("/jobs")).await.unwrap();
     b.wait_for_text("[data-testid=page-title]", "My jobs").await.unwrap();
     b.wait_for_text("[data-testid=brand]", "Anteroom").await.unwrap();
@@ -55,8 +56,12 @@ async fn browser_the_first_visit_follows_the_browsers_language() {
     require_ui();
     let app = TestApp::builder().start().await;
     let b = Browser::start("ko-KR,ko").await;
+    // Not logged in: the guard sends the visitor to the login page, in their language.
     b.client.goto(&app.url("/jobs/new")).await.unwrap();
-    b.wait_for_text("[data-testid=page-title]", "새 작업").await.unwrap();
+    b.wait_for_text("[data-testid=page-title]", "로그인").await.unwrap();
+    b.wait_until("the page it came from is kept", "location.search === '?next=%2Fjobs%2Fnew'")
+        .await
+        .unwrap();
     let lang = b
         .client
         .execute("return document.documentElement.lang", vec![])
@@ -74,6 +79,7 @@ async fn browser_deep_links_render_their_page_on_load() {
     require_ui();
     let app = TestApp::builder().start().await;
     let b = Browser::start("en").await;
+    b.login(&app.url(""), "admin", anteroom_tests::ADMIN_PASSWORD).await;
     let pages = [
         ("/login", "Log in"),
         ("/jobs", "My jobs"),
@@ -93,8 +99,11 @@ async fn browser_deep_links_render_their_page_on_load() {
             .await
             .unwrap_or_else(|e| panic!("{path}: {e}"));
     }
+    // A job that does not exist says so, in words.
     b.client.goto(&app.url("/jobs/42")).await.unwrap();
-    b.wait_for_text("[data-testid=job-id]", "Job 42").await.unwrap();
+    b.wait_for_text("[data-testid=error]", "This job does not exist, or it is not yours.")
+        .await
+        .unwrap();
     // Client-side navigation through the header works too.
     b.client
         .find(Locator::Css("a[href='/admin/queues']"))
@@ -114,6 +123,8 @@ async fn browser_deep_links_render_their_page_on_load() {
     );
     let errors = b.console_errors().await;
     b.close().await;
+    // The one failed load is the deliberate 404 of job 42.
+    let errors: Vec<_> = errors.iter().filter(|e| !e.contains("/api/v1/jobs/42")).collect();
     assert!(errors.is_empty(), "console errors: {errors:?}");
 }
 
@@ -165,8 +176,9 @@ async fn browser_the_ui_runs_under_its_content_security_policy_and_a_violation_s
     let app = TestApp::builder().start().await;
     let b = Browser::start("en-US,en").await;
     b.client.goto(&app.url("/jobs")).await.unwrap();
-    // The WASM client booted from its file under the policy (no inline script allowed).
-    b.wait_for_text("[data-testid=page-title]", "My jobs").await.unwrap();
+    // The WASM client booted from its file under the policy (no inline script allowed); not
+    // logged in, it shows the login page.
+    b.wait_for_text("[data-testid=page-title]", "Log in").await.unwrap();
     let clean = b.console_errors().await;
     // Now break the policy on purpose: an image from another origin (another port on loopback,
     // refused by the browser before any request is made).

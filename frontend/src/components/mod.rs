@@ -37,8 +37,9 @@ where
         let mine = generation.get_value();
         leptos::task::spawn_local(async move {
             let answer = fut.await;
-            if generation.get_value() == mine {
-                data.set(Some(answer));
+            // The page may be gone by now (its owner disposed): then nobody wants the answer.
+            if generation.try_get_value() == Some(mine) {
+                data.try_set(Some(answer));
             }
         });
     });

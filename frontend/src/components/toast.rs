@@ -90,7 +90,7 @@ pub fn ToastRegion() -> impl IntoView {
                     view! {
                         <div class=class data-testid="toast" data-tone=match toast.tone { Tone::Success => "success", Tone::Error => "error" }>
                             <span aria-hidden="true">{icon}</span>
-                            <span class="flex-1">{toast.text.clone()}</span>
+                            <span class="flex-1" data-testid="toast-text">{toast.text.clone()}</span>
                             <button type="button" class="rounded px-1 focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500"
                                 aria-label=move || i18n.t(k!("common.dismiss"))
                                 on:click=move |_| toasts.list.update(|l| l.retain(|t| t.id != id))>"×"</button>

@@ -200,26 +200,28 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
             })
         })
     };
+    // Checked here as typed; the server's tree errors (a capacity above the parent's) come on
+    // top until the next save.
+    let capacity_invalid = Signal::derive(move || {
+        rows.get()
+            .iter()
+            .any(|r| r.resource.get().trim().is_empty() || Quantity::parse(r.amount.get().trim()).is_err())
+            .then(|| i18n.t(k!("form.quantity")).to_owned())
+    });
     let capacity_error = Signal::derive(move || {
-        for r in rows.get() {
-            if r.resource.get().trim().is_empty() || Quantity::parse(r.amount.get().trim()).is_err() {
-                return Some(i18n.t(k!("form.quantity")).to_owned());
-            }
-        }
-        errors.with(|e| {
-            e.iter()
-                .find(|(f, _)| f.starts_with("capacity"))
-                .map(|(_, m)| m.clone())
-        })
+        capacity_invalid
+            .get()
+            .or_else(|| errors.with(|e| e.iter().find(|(f, _)| f.starts_with("capacity")).map(|(_, m)| m.clone())))
     });
     let editing_name = existing.clone();
     let save = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
+        errors.set(Vec::new());
         if name.get_untracked().trim().is_empty() {
             errors.set(vec![("name".into(), i18n.t(k!("form.required")).to_owned())]);
             return;
         }
-        if capacity_error.get_untracked().is_some() {
+        if capacity_invalid.get_untracked().is_some() {
             return;
         }
         let mut capacity = ResourceList::new();

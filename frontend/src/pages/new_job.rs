@@ -240,14 +240,15 @@ pub fn NewJob() -> impl IntoView {
                 errors.set(Vec::new());
                 set_timeout(
                     move || {
-                        if generation.get_value() != mine {
+                        // The form may be gone (submitted, navigated away): then do nothing.
+                        if generation.try_get_value() != Some(mine) {
                             return;
                         }
                         preview.set(PreviewState::Asking);
                         leptos::task::spawn_local(async move {
                             let answer = crate::api::preview(&job).await;
-                            if generation.get_value() == mine {
-                                preview.set(match answer {
+                            if generation.try_get_value() == Some(mine) {
+                                preview.try_set(match answer {
                                     Ok(p) => PreviewState::Answer(p),
                                     Err(f) => PreviewState::Refused(f),
                                 });
