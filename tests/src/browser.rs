@@ -163,7 +163,9 @@ impl Browser {
         let el = self.wait_for(css).await.unwrap_or_else(|e| panic!("{e}"));
         el.clear().await.unwrap_or_else(|e| panic!("clearing {css}: {e}"));
         if !value.is_empty() {
-            el.send_keys(value).await.unwrap_or_else(|e| panic!("typing into {css}: {e}"));
+            el.send_keys(value)
+                .await
+                .unwrap_or_else(|e| panic!("typing into {css}: {e}"));
         }
     }
 

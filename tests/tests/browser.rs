@@ -59,9 +59,12 @@ async fn browser_the_first_visit_follows_the_browsers_language() {
     // Not logged in: the guard sends the visitor to the login page, in their language.
     b.client.goto(&app.url("/jobs/new")).await.unwrap();
     b.wait_for_text("[data-testid=page-title]", "로그인").await.unwrap();
-    b.wait_until("the page it came from is kept", "location.search === '?next=%2Fjobs%2Fnew'")
-        .await
-        .unwrap();
+    b.wait_until(
+        "the page it came from is kept",
+        "location.search === '?next=%2Fjobs%2Fnew'",
+    )
+    .await
+    .unwrap();
     let lang = b
         .client
         .execute("return document.documentElement.lang", vec![])

@@ -50,7 +50,12 @@ async fn browser_a_user_submits_normal_and_elastic_jobs_and_sees_a_held_job_star
     let app = TestApp::builder().start().await;
     let admin = app.admin_token().await;
     let alice = app.user_token("alice").await;
-    settings(&app, &admin, json!({"backfillEnabled": true, "queueQuotaEnabled": true})).await;
+    settings(
+        &app,
+        &admin,
+        json!({"backfillEnabled": true, "queueQuotaEnabled": true}),
+    )
+    .await;
     quota(&app, &admin, "default", json!({"cpu": "3"})).await;
 
     let b = Browser::start("en-US,en").await;
@@ -80,9 +85,12 @@ async fn browser_a_user_submits_normal_and_elastic_jobs_and_sees_a_held_job_star
     .unwrap();
     assert_clean(&b, "/jobs/new").await;
     b.click("[data-testid=submit-job]").await;
-    b.wait_for_text("[data-testid=toast-text]", "Job train-a submitted and sent to the cluster.")
-        .await
-        .unwrap();
+    b.wait_for_text(
+        "[data-testid=toast-text]",
+        "Job train-a submitted and sent to the cluster.",
+    )
+    .await
+    .unwrap();
     b.wait_for_text("[data-testid=page-title]", "train-a").await.unwrap();
 
     // An Elastic job: the schedule type is offered (backfill is on).
@@ -102,7 +110,10 @@ async fn browser_a_user_submits_normal_and_elastic_jobs_and_sees_a_held_job_star
     )
     .await
     .unwrap();
-    assert_eq!(b.text("[data-name=elastic-b] [data-testid=schedule-badge]").await, "Elastic");
+    assert_eq!(
+        b.text("[data-name=elastic-b] [data-testid=schedule-badge]").await,
+        "Elastic"
+    );
     b.wait_until(
         "the summary shows the normal job's 2 cpus against the limit of 3",
         "document.querySelector('[data-testid=summary-resource][data-resource=cpu] [data-testid=summary-value]')?.textContent.trim() === '2 / 3'",
@@ -124,17 +135,24 @@ async fn browser_a_user_submits_normal_and_elastic_jobs_and_sees_a_held_job_star
     .unwrap();
     b.screenshot("user-preview-held-en").await;
     b.click("[data-testid=submit-job]").await;
-    b.wait_for_text("[data-testid=toast-text]", "Job held-c submitted; it waits in the prequeue.")
-        .await
-        .unwrap();
+    b.wait_for_text(
+        "[data-testid=toast-text]",
+        "Job held-c submitted; it waits in the prequeue.",
+    )
+    .await
+    .unwrap();
     // Its page: position and the reason, as words and as a bar.
     b.wait_for_text("[data-testid=position]", "Position 1 in the prequeue")
         .await
         .unwrap();
-    let reason = b.text("[data-testid=reason][data-code=quota] [data-testid=reason-text]").await;
+    let reason = b
+        .text("[data-testid=reason][data-code=quota] [data-testid=reason-text]")
+        .await;
     assert_eq!(reason, "Your quota in queue default would be exceeded.");
     assert!(
-        b.text("[data-testid=reason-bar][data-resource=cpu]").await.contains("2 used + 2 for this job, limit 3"),
+        b.text("[data-testid=reason-bar][data-resource=cpu]")
+            .await
+            .contains("2 used + 2 for this job, limit 3"),
         "{}",
         b.text("[data-testid=reason-bar][data-resource=cpu]").await
     );
@@ -159,7 +177,12 @@ async fn browser_a_user_submits_normal_and_elastic_jobs_and_sees_a_held_job_star
     )
     .await
     .unwrap();
-    assert!(b.client.find(fantoccini::Locator::Css("[data-testid=prequeue-standing]")).await.is_err());
+    assert!(
+        b.client
+            .find(fantoccini::Locator::Css("[data-testid=prequeue-standing]"))
+            .await
+            .is_err()
+    );
     let errors = b.console_errors().await;
     assert!(errors.is_empty(), "console errors: {errors:?}");
 
@@ -178,7 +201,9 @@ async fn browser_a_user_submits_normal_and_elastic_jobs_and_sees_a_held_job_star
 
     // Admin pages are refused to users, in words.
     b.client.goto(&app.url("/admin/quotas")).await.unwrap();
-    b.wait_for_text("[data-testid=page-title]", "Administrators only").await.unwrap();
+    b.wait_for_text("[data-testid=page-title]", "Administrators only")
+        .await
+        .unwrap();
 
     // Logout ends the session: the guarded page sends to the login page again.
     b.click("[data-testid=logout]").await;
@@ -210,16 +235,21 @@ async fn browser_an_admin_saves_prequeue_settings_a_quota_and_a_sub_queue_and_se
     .await
     .unwrap();
     b.click("[data-testid=save-settings]").await;
-    b.wait_for_text("[data-testid=toast-text]", "Some fields need fixing first.").await.unwrap();
+    b.wait_for_text("[data-testid=toast-text]", "Some fields need fixing first.")
+        .await
+        .unwrap();
     let (_, config) = call(&app, "GET", "/api/v1/admin/prequeue-config", &admin, None).await;
     assert_eq!(config["normalJobWaitingToleranceSeconds"], 300, "nothing was saved");
     b.fill("#normalJobWaitingToleranceSeconds", "600").await;
     b.click("#backfillEnabled").await;
     b.select("#activationOrder", "fairShare").await;
     b.click("[data-testid=save-settings]").await;
-    b.wait_for_text("[data-testid=toast][data-tone=success] [data-testid=toast-text]", "Prequeue settings saved.")
-        .await
-        .unwrap();
+    b.wait_for_text(
+        "[data-testid=toast][data-tone=success] [data-testid=toast-text]",
+        "Prequeue settings saved.",
+    )
+    .await
+    .unwrap();
     let (_, config) = call(&app, "GET", "/api/v1/admin/prequeue-config", &admin, None).await;
     assert_eq!(config["normalJobWaitingToleranceSeconds"], 600);
     assert_eq!(config["backfillEnabled"], true);
@@ -245,12 +275,16 @@ async fn browser_an_admin_saves_prequeue_settings_a_quota_and_a_sub_queue_and_se
     )
     .await
     .unwrap();
-    b.select("[data-testid=accelerator-row] select", "nvidia.com/a100").await;
+    b.select("[data-testid=accelerator-row] select", "nvidia.com/a100")
+        .await;
     b.fill("[data-testid=accelerator-row] input", "2").await;
     b.click("[data-testid=save-quota]").await;
-    b.wait_for_text("[data-testid=toast][data-tone=success] [data-testid=toast-text]", "Quota rule of default saved.")
-        .await
-        .unwrap();
+    b.wait_for_text(
+        "[data-testid=toast][data-tone=success] [data-testid=toast-text]",
+        "Quota rule of default saved.",
+    )
+    .await
+    .unwrap();
     let (_, rules) = call(&app, "GET", "/api/v1/admin/queue-quotas", &admin, None).await;
     assert_eq!(
         rules[0]["limits"],
@@ -267,9 +301,12 @@ async fn browser_an_admin_saves_prequeue_settings_a_quota_and_a_sub_queue_and_se
     b.click("[data-testid=add-capacity]").await;
     b.fill("[data-testid=capacity-row] input[id$=amount]", "8").await;
     b.click("[data-testid=save-queue]").await;
-    b.wait_for_text("[data-testid=toast][data-tone=success] [data-testid=toast-text]", "Queue team-a saved.")
-        .await
-        .unwrap();
+    b.wait_for_text(
+        "[data-testid=toast][data-tone=success] [data-testid=toast-text]",
+        "Queue team-a saved.",
+    )
+    .await
+    .unwrap();
     b.wait_for("[data-testid=queue-row][data-queue=team-a] [data-testid=capacity-bar][data-resource=cpu]")
         .await
         .unwrap();
@@ -298,9 +335,12 @@ async fn browser_an_admin_saves_prequeue_settings_a_quota_and_a_sub_queue_and_se
     );
     b.fill("[data-testid=capacity-row] input[id$=amount]", "4").await;
     b.click("[data-testid=save-queue]").await;
-    b.wait_for_text("[data-testid=toast][data-tone=success] [data-testid=toast-text]", "Queue team-a-sub saved.")
-        .await
-        .unwrap();
+    b.wait_for_text(
+        "[data-testid=toast][data-tone=success] [data-testid=toast-text]",
+        "Queue team-a-sub saved.",
+    )
+    .await
+    .unwrap();
     b.wait_until(
         "the sub-queue shows under its parent",
         "document.querySelector('[data-testid=queue-row][data-queue=team-a-sub]')?.dataset.depth === '1'",
@@ -308,7 +348,12 @@ async fn browser_an_admin_saves_prequeue_settings_a_quota_and_a_sub_queue_and_se
     .await
     .unwrap();
     let (_, queues) = call(&app, "GET", "/api/v1/admin/queues", &admin, None).await;
-    let sub = queues.as_array().unwrap().iter().find(|q| q["name"] == "team-a-sub").unwrap();
+    let sub = queues
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["name"] == "team-a-sub")
+        .unwrap();
     assert_eq!(sub["parent"], "team-a");
     assert_eq!(sub["capacity"], json!({"cpu": "4"}));
     assert_clean(&b, "/admin/queues").await;
@@ -316,7 +361,9 @@ async fn browser_an_admin_saves_prequeue_settings_a_quota_and_a_sub_queue_and_se
     // The cluster page toggles a node's schedulable flag.
     b.client.goto(&app.url("/admin/cluster")).await.unwrap();
     b.click("[data-testid=node] [data-testid=schedulable-toggle]").await;
-    b.wait_for("[data-testid=toast][data-tone=success] [data-testid=toast-text]").await.unwrap();
+    b.wait_for("[data-testid=toast][data-tone=success] [data-testid=toast-text]")
+        .await
+        .unwrap();
     let (_, nodes) = call(&app, "GET", "/api/v1/cluster/nodes", &admin, None).await;
     assert!(
         nodes.as_array().unwrap().iter().any(|n| n["schedulable"] == false),
@@ -332,7 +379,12 @@ async fn every_page_in(lang: &str) {
     require_ui();
     let app = TestApp::builder().start().await;
     let admin = app.admin_token().await;
-    settings(&app, &admin, json!({"backfillEnabled": true, "queueQuotaEnabled": true})).await;
+    settings(
+        &app,
+        &admin,
+        json!({"backfillEnabled": true, "queueQuotaEnabled": true}),
+    )
+    .await;
     quota(&app, &admin, "default", json!({"cpu": "2", "nvidia.com/a100": "1"})).await;
     // A running job and one the quota holds, so the lists, the summary and the reasons show.
     let body = |name: &str| anteroom_tests::api::job(name, json!({"cpu": "2", "memory": "1Gi"}));
@@ -357,16 +409,22 @@ async fn every_page_in(lang: &str) {
         ("admin-users", "/admin/users", "Users"),
     ];
     b.select("#lang-select", lang).await;
-    b.wait_until("the language is applied", &format!("document.documentElement.lang === '{lang}'"))
-        .await
-        .unwrap();
+    b.wait_until(
+        "the language is applied",
+        &format!("document.documentElement.lang === '{lang}'"),
+    )
+    .await
+    .unwrap();
     for (name, path, english) in pages {
         b.client.goto(&app.url(path)).await.unwrap();
         b.wait_for("[data-testid=page-title]").await.unwrap();
         // Wait for the data, not the loading line.
-        b.wait_until(&format!("{path} in {lang} loads"), "!document.querySelector('[data-testid=loading]')")
-            .await
-            .unwrap();
+        b.wait_until(
+            &format!("{path} in {lang} loads"),
+            "!document.querySelector('[data-testid=loading]')",
+        )
+        .await
+        .unwrap();
         let title = b.text("[data-testid=page-title]").await;
         if lang == "en" || name == "job-detail" {
             assert_eq!(title, english, "{path} in {lang}");

@@ -209,9 +209,13 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
             .then(|| i18n.t(k!("form.quantity")).to_owned())
     });
     let capacity_error = Signal::derive(move || {
-        capacity_invalid
-            .get()
-            .or_else(|| errors.with(|e| e.iter().find(|(f, _)| f.starts_with("capacity")).map(|(_, m)| m.clone())))
+        capacity_invalid.get().or_else(|| {
+            errors.with(|e| {
+                e.iter()
+                    .find(|(f, _)| f.starts_with("capacity"))
+                    .map(|(_, m)| m.clone())
+            })
+        })
     });
     let editing_name = existing.clone();
     let save = move |ev: leptos::ev::SubmitEvent| {
