@@ -460,3 +460,44 @@ async fn browser_every_page_in_japanese_is_translated_clean_and_screenshotted() 
 async fn browser_every_page_in_korean_is_translated_clean_and_screenshotted() {
     every_page_in("ko").await;
 }
+
+/// The first paint of `/jobs` on loopback, measured (printed, not asserted: no wall-clock
+/// assertions): first contentful paint, and when the job table with its rows is in the page,
+/// over 10 full loads with the release-size WASM the test command builds.
+#[tokio::test]
+#[ignore = "needs Chromium"]
+async fn browser_measure_the_first_paint_of_the_job_list() {
+    require_ui();
+    let app = TestApp::builder().start().await;
+    let admin = app.admin_token().await;
+    for i in 0..20 {
+        let body = anteroom_tests::api::job(&format!("job-{i}"), json!({"cpu": "1", "memory": "1Gi"}));
+        let (status, _) = call(&app, "POST", "/api/v1/jobs", &admin, Some(body)).await;
+        assert_eq!(status, 201);
+    }
+    let b = Browser::start("en-US,en").await;
+    b.login(&app.url(""), "admin", ADMIN_PASSWORD).await;
+    let (mut paints, mut tables) = (Vec::new(), Vec::new());
+    for _ in 0..10 {
+        b.client.goto(&app.url("/jobs")).await.unwrap();
+        b.wait_until(
+            "the 20 rows show",
+            "document.querySelectorAll('[data-testid=job-row]').length === 20",
+        )
+        .await
+        .unwrap();
+        let table = b.client.execute("return performance.now()", vec![]).await.unwrap();
+        let timings = b.paint_timings().await;
+        paints.push(timings["paint"]["first-contentful-paint"].as_f64().unwrap());
+        tables.push(table.as_f64().unwrap());
+    }
+    paints.sort_by(f64::total_cmp);
+    tables.sort_by(f64::total_cmp);
+    println!(
+        "first paint of /jobs over 10 loads: first contentful paint median {:.0} ms (max {:.0}); 20 rows shown by median {:.0} ms (max {:.0}, an upper bound: polled every 100 ms)",
+        paints[5], paints[9], tables[5], tables[9]
+    );
+    let errors = b.console_errors().await;
+    b.close().await;
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+}
