@@ -187,9 +187,12 @@ pub struct JobFilter {
     pub users: Vec<String>,
 }
 
+/// Rows per page of the job lists.
+pub const PAGE_SIZE: u64 = 50;
+
 impl JobFilter {
-    fn query(&self, page_size: u32) -> String {
-        let mut q = format!("?page=1&pageSize={page_size}");
+    fn query(&self, page: u64) -> String {
+        let mut q = format!("?page={page}&pageSize={PAGE_SIZE}");
         for (name, values) in [
             ("phase", &self.phases),
             ("scheduleType", &self.schedule_types),
@@ -206,13 +209,13 @@ impl JobFilter {
 }
 
 /// `GET /api/v1/jobs`: the caller's jobs, newest first.
-pub async fn my_jobs(filter: &JobFilter) -> Result<Page<Job>, ApiFailure> {
-    get(&format!("/api/v1/jobs{}", filter.query(200))).await
+pub async fn my_jobs(filter: &JobFilter, page: u64) -> Result<Page<Job>, ApiFailure> {
+    get(&format!("/api/v1/jobs{}", filter.query(page))).await
 }
 
 /// `GET /api/v1/admin/jobs`: everyone's jobs, newest first.
-pub async fn all_jobs(filter: &JobFilter) -> Result<Page<Job>, ApiFailure> {
-    get(&format!("/api/v1/admin/jobs{}", filter.query(200))).await
+pub async fn all_jobs(filter: &JobFilter, page: u64) -> Result<Page<Job>, ApiFailure> {
+    get(&format!("/api/v1/admin/jobs{}", filter.query(page))).await
 }
 
 /// `GET /api/v1/jobs/{id}`.

@@ -46,6 +46,17 @@ impl Auth {
         auth
     }
 
+    /// Asks the server again who the session is (after a stream was refused): a session that
+    /// ended elsewhere sends the user to the login page.
+    pub fn recheck(&self) {
+        let auth = *self;
+        leptos::task::spawn_local(async move {
+            if let Ok(None) = crate::api::session().await {
+                auth.state.set(SessionState::Anonymous);
+            }
+        });
+    }
+
     /// The session state (reactive).
     pub fn state(&self) -> SessionState {
         self.state.get()
@@ -69,10 +80,12 @@ impl Auth {
         self.state.set(SessionState::User(user));
     }
 
-    /// Ends the session on the server (every token of the user) and here.
-    pub async fn logout(&self) {
-        let _ = crate::api::logout().await;
+    /// Ends the session on the server (every token of the user) and then here; when the
+    /// server did not end it (unreachable, 503), the user stays logged in and is told.
+    pub async fn logout(&self) -> Result<(), crate::api::ApiFailure> {
+        crate::api::logout().await?;
         self.state.set(SessionState::Anonymous);
+        Ok(())
     }
 }
 
@@ -101,7 +114,7 @@ pub fn RequireUser(children: ChildrenFn) -> impl IntoView {
     let location = use_location();
     Effect::new(move |_| {
         if auth.state() == SessionState::Anonymous {
-            let here = location.pathname.get_untracked();
+            let here = location.pathname.get_untracked() + &location.search.get_untracked();
             let next = crate::api::encode(&here);
             navigate(&format!("/login?next={next}"), Default::default());
         }

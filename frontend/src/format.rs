@@ -29,6 +29,12 @@ fn call_format(format: Function, arg: &JsValue) -> String {
         .unwrap_or_default()
 }
 
+/// Now, from the browser's clock: `Utc::now()` panics on wasm32-unknown-unknown (chrono is
+/// built without its `wasmbind` feature, so it would ask `SystemTime`, which the target lacks).
+pub fn now() -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(Date::now() as i64).unwrap_or_default()
+}
+
 /// A number with at most `max_fraction` decimals, grouped the locale's way.
 pub fn number(locale: Locale, value: f64, max_fraction: u32) -> String {
     let nf = Intl::NumberFormat::new(

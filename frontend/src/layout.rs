@@ -15,6 +15,7 @@ use crate::i18n::{Key, Locale, k, use_i18n};
 pub fn Layout(children: Children) -> impl IntoView {
     let i18n = use_i18n();
     let auth = use_auth();
+    let toasts = crate::components::toast::use_toasts();
     let navigate = leptos_router::hooks::use_navigate();
     view! {
         <div class="min-h-screen bg-slate-50 text-slate-900">
@@ -51,8 +52,10 @@ pub fn Layout(children: Children) -> impl IntoView {
                                     on:click=move |_| {
                                         let navigate = navigate.clone();
                                         leptos::task::spawn_local(async move {
-                                            auth.logout().await;
-                                            navigate("/login", Default::default());
+                                            match auth.logout().await {
+                                                Ok(()) => navigate("/login", Default::default()),
+                                                Err(_) => toasts.error(i18n.t(k!("nav.logoutFailed")).to_owned()),
+                                            }
                                         });
                                     }>
                                     {move || i18n.t(k!("nav.logout"))}
@@ -110,7 +113,7 @@ fn LanguageSwitcher() -> impl IntoView {
             >
                 {Locale::ALL
                     .into_iter()
-                    .map(|l| view! { <option value=l.code()>{l.native_name()}</option> })
+                    .map(|l| view! { <option value=l.code() selected=move || i18n.locale() == l>{l.native_name()}</option> })
                     .collect_view()}
             </select>
         </label>

@@ -62,7 +62,9 @@ impl Live {
             on_hide.forget();
             on_show.forget();
         }
+        let retry = RwSignal::new(0u64);
         Effect::new(move |_| {
+            retry.track();
             let logged_in = auth.user().is_some() && shown.get();
             let open = source.with_value(|s| s.is_some());
             if logged_in && !open {
@@ -75,6 +77,30 @@ impl Live {
                     });
                     let _ = es.add_event_listener_with_callback("job", on_job.as_ref().unchecked_ref());
                     es.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+                    // A network drop is retried by the browser itself; an error status (a 401
+                    // after the session ended elsewhere, a 503) closes the stream for good: then
+                    // drop it, ask who the session is, and open a new one 5 s later.
+                    let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_ev: web_sys::Event| {
+                        let closed = source.with_value(|s| {
+                            s.as_ref()
+                                .is_some_and(|(es, _, _)| es.ready_state() == EventSource::CLOSED)
+                        });
+                        if closed {
+                            source.update_value(|s| {
+                                s.take();
+                            });
+                            live.connected.set(false);
+                            set_timeout(
+                                move || {
+                                    auth.recheck();
+                                    retry.update(|r| *r += 1);
+                                },
+                                Duration::from_secs(5),
+                            );
+                        }
+                    });
+                    es.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+                    on_error.forget();
                     source.set_value(Some((es, on_job, on_open)));
                 }
             } else if !logged_in && open {

@@ -245,7 +245,13 @@ async fn every_operation_not_marked_public_answers_401_without_a_token() {
     public.sort();
     assert_eq!(
         public,
-        ["GET /healthz", "GET /metrics", "GET /readyz", "POST /api/v1/auth/login"],
+        [
+            "GET /api/v1/auth/session",
+            "GET /healthz",
+            "GET /metrics",
+            "GET /readyz",
+            "POST /api/v1/auth/login"
+        ],
         "the public operations are exactly these"
     );
     let mut checked = 0;

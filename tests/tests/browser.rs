@@ -38,6 +38,12 @@ async fn browser_the_shell_renders_and_the_language_switch_changes_the_text_and_
 
     b.client.refresh().await.unwrap();
     b.wait_for_text("[data-testid=page-title]", "マイジョブ").await.unwrap();
+    b.wait_until(
+        "the switcher shows the saved language",
+        "document.querySelector('#lang-select').value === 'ja'",
+    )
+    .await
+    .unwrap();
 
     let select = b.client.find(Locator::Css("#lang-select")).await.unwrap();
     select.select_by_value("zh").await.unwrap();

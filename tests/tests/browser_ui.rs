@@ -122,10 +122,29 @@ async fn browser_a_user_submits_normal_and_elastic_jobs_and_sees_a_held_job_star
     .unwrap();
     assert_clean(&b, "/jobs").await;
     b.screenshot("user-jobs-en").await;
+    // The schedule-type filter asks the API for Elastic jobs only.
+    b.select("#filter-schedule", "backfill").await;
+    b.wait_until(
+        "only the Elastic job is listed",
+        "document.querySelectorAll('[data-testid=job-row]').length === 1 && !!document.querySelector('[data-name=elastic-b]')",
+    )
+    .await
+    .unwrap();
+    b.select("#filter-schedule", "").await;
+    b.wait_for("[data-name=train-a]").await.unwrap();
 
     // A job the quota holds: the preview says why, with the bar of the quota over its limit.
     b.client.goto(&app.url("/jobs/new")).await.unwrap();
+    // PyTorch cannot be Elastic: the choice is disabled, with the reason.
+    b.click("#kind-pytorch").await;
+    b.wait_until(
+        "Elastic is disabled for PyTorch, with the reason",
+        "document.querySelector('#schedule-backfill')?.disabled === true && !!document.querySelector('[data-testid=backfill-unavailable]')",
+    )
+    .await
+    .unwrap();
     fill_custom_job(&b, "held-c", "2").await;
+    b.click("#never-preempt").await;
     b.wait_until(
         "the preview says it will wait, because of the quota",
         "document.querySelector('[data-testid=preview-decision]')?.dataset.decision === 'prequeued' && \
@@ -141,6 +160,14 @@ async fn browser_a_user_submits_normal_and_elastic_jobs_and_sees_a_held_job_star
     )
     .await
     .unwrap();
+    let (_, mine) = call(&app, "GET", "/api/v1/jobs", &alice, None).await;
+    let held = mine["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["name"] == "held-c")
+        .unwrap();
+    assert_eq!(held["preemptionPolicy"], "Never", "the never-preempt option was sent");
     // Its page: position and the reason, as words and as a bar.
     b.wait_for_text("[data-testid=position]", "Position 1 in the prequeue")
         .await
@@ -173,7 +200,7 @@ async fn browser_a_user_submits_normal_and_elastic_jobs_and_sees_a_held_job_star
     assert_eq!(status, 204);
     b.wait_until(
         "the held job leaves the prequeue without a reload",
-        "document.querySelector('[data-testid=job-detail]')?.dataset.phase !== 'Prequeue'",
+        "['Activating', 'Pending', 'Running'].includes(document.querySelector('[data-testid=job-detail]')?.dataset.phase)",
     )
     .await
     .unwrap();
@@ -191,6 +218,29 @@ async fn browser_a_user_submits_normal_and_elastic_jobs_and_sees_a_held_job_star
     b.click("[data-name=elastic-b] [data-testid=delete-job]").await;
     b.wait_for("[data-testid=confirm-dialog]").await.unwrap();
     assert_clean(&b, "confirm dialog").await;
+    // Escape cancels: nothing is deleted and focus goes back to the button.
+    b.client
+        .active_element()
+        .await
+        .unwrap()
+        .send_keys("\u{e00c}")
+        .await
+        .unwrap();
+    b.wait_until(
+        "Escape closes the dialog and focus returns to the delete button",
+        "!document.querySelector('[data-testid=confirm-dialog]') && document.activeElement?.dataset.testid === 'delete-job'",
+    )
+    .await
+    .unwrap();
+    let (_, mine) = call(&app, "GET", "/api/v1/jobs", &alice, None).await;
+    let elastic = mine["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["name"] == "elastic-b")
+        .unwrap();
+    assert_ne!(elastic["phase"], "Deleted", "cancel deleted nothing");
+    b.click("[data-name=elastic-b] [data-testid=delete-job]").await;
     b.click("[data-testid=confirm-yes]").await;
     b.wait_until(
         "the deleted job shows as Deleted",
@@ -255,6 +305,16 @@ async fn browser_an_admin_saves_prequeue_settings_a_quota_and_a_sub_queue_and_se
     assert_eq!(config["backfillEnabled"], true);
     assert_eq!(config["activationOrder"], "fairShare");
     assert_clean(&b, "/admin/prequeue").await;
+    // Reloaded, the page shows what was saved (a select's value included).
+    b.client.goto(&app.url("/admin/prequeue")).await.unwrap();
+    b.wait_until(
+        "the saved settings show after a reload",
+        "document.querySelector('#activationOrder')?.value === 'fairShare' && \
+         document.querySelector('#normalJobWaitingToleranceSeconds')?.value === '600' && \
+         document.querySelector('#backfillEnabled')?.checked === true",
+    )
+    .await
+    .unwrap();
 
     // A quota rule with an accelerator row; a bad quantity is marked first.
     b.client.goto(&app.url("/admin/quotas")).await.unwrap();
@@ -357,6 +417,27 @@ async fn browser_an_admin_saves_prequeue_settings_a_quota_and_a_sub_queue_and_se
     assert_eq!(sub["parent"], "team-a");
     assert_eq!(sub["capacity"], json!({"cpu": "4"}));
     assert_clean(&b, "/admin/queues").await;
+
+    // A job locked against preemption from the admin list, then unlocked.
+    let body = anteroom_tests::api::job("lockable", json!({"cpu": "1", "memory": "1Gi"}));
+    let (status, created) = call(&app, "POST", "/api/v1/jobs", &admin, Some(body)).await;
+    assert_eq!(status, 201);
+    let lockable = job_id(&created);
+    b.client.goto(&app.url("/admin/jobs")).await.unwrap();
+    b.click("[data-name=lockable] [data-testid=lock-job]").await;
+    b.wait_for("[data-name=lockable] [data-testid=locked]").await.unwrap();
+    let (_, detail) = call(&app, "GET", &format!("/api/v1/jobs/{lockable}"), &admin, None).await;
+    assert!(detail["lockedUntil"].is_string(), "{detail}");
+    assert_clean(&b, "/admin/jobs").await;
+    b.click("[data-name=lockable] [data-testid=lock-job]").await;
+    b.wait_until(
+        "the lock is gone",
+        "!document.querySelector('[data-name=lockable] [data-testid=locked]')",
+    )
+    .await
+    .unwrap();
+    let (_, detail) = call(&app, "GET", &format!("/api/v1/jobs/{lockable}"), &admin, None).await;
+    assert!(detail["lockedUntil"].is_null(), "{detail}");
 
     // The cluster page toggles a node's schedulable flag.
     b.client.goto(&app.url("/admin/cluster")).await.unwrap();

@@ -82,11 +82,23 @@ pub fn PhaseBadge(phase: JobPhase) -> impl IntoView {
         JobPhase::Activating | JobPhase::Pending => {
             "inline-flex rounded-full border border-yellow-300 bg-yellow-50 px-2 py-0.5 text-xs font-medium text-yellow-900"
         }
-        JobPhase::Running | JobPhase::Restarting => {
+        JobPhase::Running => {
             "inline-flex rounded-full border border-sky-300 bg-sky-50 px-2 py-0.5 text-xs font-medium text-sky-900"
         }
-        JobPhase::Completed | JobPhase::Completing => {
+        JobPhase::Restarting => {
+            "inline-flex rounded-full border border-cyan-300 bg-cyan-50 px-2 py-0.5 text-xs font-medium text-cyan-900"
+        }
+        JobPhase::Completing => {
+            "inline-flex rounded-full border border-teal-300 bg-teal-50 px-2 py-0.5 text-xs font-medium text-teal-900"
+        }
+        JobPhase::Completed => {
             "inline-flex rounded-full border border-emerald-300 bg-emerald-50 px-2 py-0.5 text-xs font-medium text-emerald-900"
+        }
+        JobPhase::Aborting | JobPhase::Aborted => {
+            "inline-flex rounded-full border border-rose-300 bg-rose-50 px-2 py-0.5 text-xs font-medium text-rose-900"
+        }
+        JobPhase::Terminating | JobPhase::Terminated => {
+            "inline-flex rounded-full border border-stone-300 bg-stone-100 px-2 py-0.5 text-xs font-medium text-stone-800"
         }
         JobPhase::Failed => {
             "inline-flex rounded-full border border-red-300 bg-red-50 px-2 py-0.5 text-xs font-medium text-red-900"

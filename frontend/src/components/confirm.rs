@@ -1,5 +1,6 @@
-//! The confirm dialog before a destructive action: a modal that takes focus, says what will
-//! happen, and does it only on an explicit yes (Escape or Cancel does nothing).
+//! The confirm dialog before a destructive action: a modal that takes focus (on Cancel, so a
+//! repeated Enter does no harm), says what will happen, and does it only on an explicit yes.
+//! Escape, Cancel or leaving the page does nothing; focus goes back where it was.
 
 use leptos::html;
 use leptos::prelude::*;
@@ -17,6 +18,7 @@ struct Request {
 pub struct Confirm {
     pending: RwSignal<Option<String>>,
     action: StoredValue<Option<Request>, LocalStorage>,
+    return_focus: StoredValue<Option<web_sys::HtmlElement>, LocalStorage>,
 }
 
 impl Confirm {
@@ -25,6 +27,7 @@ impl Confirm {
         let c = Confirm {
             pending: RwSignal::new(None),
             action: StoredValue::new_local(None),
+            return_focus: StoredValue::new_local(None),
         };
         provide_context(c);
         c
@@ -32,6 +35,12 @@ impl Confirm {
 
     /// Asks `text`; runs `on_yes` if the person confirms.
     pub fn ask(&self, text: String, on_yes: impl FnOnce() + 'static) {
+        use wasm_bindgen::JsCast;
+        let focused = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.active_element())
+            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok());
+        self.return_focus.set_value(focused);
         self.action.set_value(Some(Request {
             text: text.clone(),
             on_yes: Box::new(on_yes),
@@ -42,6 +51,9 @@ impl Confirm {
     fn answer(&self, yes: bool) {
         let request = self.action.try_update_value(|a| a.take()).flatten();
         self.pending.set(None);
+        if let Some(Some(el)) = self.return_focus.try_update_value(|f| f.take()) {
+            let _ = el.focus();
+        }
         if yes && let Some(r) = request {
             let _ = r.text;
             (r.on_yes)();
@@ -59,13 +71,22 @@ pub fn use_confirm() -> Confirm {
 pub fn ConfirmDialog() -> impl IntoView {
     let confirm = use_confirm();
     let i18n = use_i18n();
-    let yes_ref = NodeRef::<html::Button>::new();
+    let cancel_ref = NodeRef::<html::Button>::new();
     Effect::new(move |_| {
         if confirm.pending.get().is_some()
-            && let Some(b) = yes_ref.get()
+            && let Some(b) = cancel_ref.get()
         {
             let _ = b.focus();
         }
+    });
+    // Leaving the page cancels: the action belongs to the page that asked.
+    let location = leptos_router::hooks::use_location();
+    Effect::new(move |previous: Option<String>| {
+        let path = location.pathname.get();
+        if previous.is_some_and(|p| p != path) && confirm.pending.get_untracked().is_some() {
+            confirm.answer(false);
+        }
+        path
     });
     view! {
         <Show when=move || confirm.pending.get().is_some()>
@@ -76,10 +97,10 @@ pub fn ConfirmDialog() -> impl IntoView {
                     <h2 id="confirm-title" class="text-lg font-semibold">{move || i18n.t(k!("confirm.title"))}</h2>
                     <p id="confirm-text" class="text-slate-700">{move || confirm.pending.get().unwrap_or_default()}</p>
                     <div class="flex justify-end gap-2">
-                        <button type="button" class=BUTTON_SECONDARY data-testid="confirm-no" on:click=move |_| confirm.answer(false)>
+                        <button type="button" class=BUTTON_SECONDARY node_ref=cancel_ref data-testid="confirm-no" on:click=move |_| confirm.answer(false)>
                             {move || i18n.t(k!("confirm.cancel"))}
                         </button>
-                        <button type="button" class=BUTTON_DANGER node_ref=yes_ref data-testid="confirm-yes" on:click=move |_| confirm.answer(true)>
+                        <button type="button" class=BUTTON_DANGER data-testid="confirm-yes" on:click=move |_| confirm.answer(true)>
                             {move || i18n.t(k!("confirm.yes"))}
                         </button>
                     </div>

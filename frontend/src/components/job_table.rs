@@ -4,14 +4,13 @@
 
 use anteroom_shared::api::jobs::Job;
 use anteroom_shared::scheduling::{JobKind, JobPhase, ResourceList, ScheduleType};
-use chrono::Utc;
 use leptos::prelude::*;
 
 use crate::api::JobFilter;
 use crate::components::badges::{PhaseBadge, ScheduleTypeBadge, kind_label, phase_label, schedule_label};
 use crate::components::confirm::use_confirm;
 use crate::components::toast::use_toasts;
-use crate::components::{BUTTON_DANGER, BUTTON_SECONDARY, Empty, INPUT, LINK, TABLE, TD, TH, show, use_fetch};
+use crate::components::{BUTTON_DANGER, BUTTON_SECONDARY, Empty, ErrorPanel, INPUT, LINK, TABLE, TD, TH, use_fetch};
 use crate::format;
 use crate::i18n::{I18n, Key, k, use_i18n};
 use crate::live::use_live;
@@ -47,6 +46,15 @@ fn select_filter(
     }
 }
 
+/// What the table area shows.
+#[derive(Clone, Debug, PartialEq)]
+enum TableState {
+    Loading,
+    Failed(crate::api::ApiFailure),
+    Empty,
+    Rows,
+}
+
 /// The table with its filters. `admin` adds the owner column and filter, the lock action, and
 /// lists everyone's jobs.
 #[component]
@@ -55,17 +63,36 @@ pub fn JobTable(#[prop(default = false)] admin: bool) -> impl IntoView {
     let live = use_live();
     let filter = RwSignal::new(JobFilter::default());
     let owner = RwSignal::new(String::new());
+    let page = RwSignal::new(1u64);
+    // A new filter starts again at the first page.
+    Effect::new(move |previous: Option<JobFilter>| {
+        let f = filter.get();
+        if previous.is_some_and(|p| p != f) {
+            page.set(1);
+        }
+        f
+    });
     let jobs = use_fetch(move || {
         live.version();
         let f = filter.get();
+        let p = page.get();
         async move {
             if admin {
-                crate::api::all_jobs(&f).await
+                crate::api::all_jobs(&f, p).await
             } else {
-                crate::api::my_jobs(&f).await
+                crate::api::my_jobs(&f, p).await
             }
         }
     });
+    let state = Memo::new(move |_| match jobs.get() {
+        None => TableState::Loading,
+        Some(Err(f)) => TableState::Failed(f),
+        Some(Ok(p)) if p.items.is_empty() => TableState::Empty,
+        Some(Ok(_)) => TableState::Rows,
+    });
+    let rows = Memo::new(move |_| jobs.get().and_then(|r| r.ok()).map(|p| p.items).unwrap_or_default());
+    let total = Memo::new(move |_| jobs.get().and_then(|r| r.ok()).map_or(0, |p| p.total));
+    let pages = Memo::new(move |_| total.get().div_ceil(crate::api::PAGE_SIZE).max(1));
     let queues = use_fetch(crate::api::queues);
     let phases: Vec<(String, Key)> = [
         JobPhase::Prequeue,
@@ -74,6 +101,8 @@ pub fn JobTable(#[prop(default = false)] admin: bool) -> impl IntoView {
         JobPhase::Completed,
         JobPhase::Failed,
         JobPhase::Preempted,
+        JobPhase::Aborted,
+        JobPhase::Terminated,
         JobPhase::Deleted,
     ]
     .into_iter()
@@ -120,12 +149,14 @@ pub fn JobTable(#[prop(default = false)] admin: bool) -> impl IntoView {
                     </label>
                 })}
             </div>
-            {show(jobs, move |page| {
-                if page.items.is_empty() {
-                    return view! { <Empty text=k!("jobs.empty") /> }.into_any();
-                }
-                let rows = page.items.clone();
-                view! {
+            // The table's frame stays while only its rows change, and rows are keyed by what
+            // they show: a live update replaces changed rows only, so keyboard focus on another
+            // row's button survives it.
+            {move || match state.get() {
+                TableState::Loading => view! { <crate::auth::Loading /> }.into_any(),
+                TableState::Failed(f) => view! { <ErrorPanel failure=f /> }.into_any(),
+                TableState::Empty => view! { <Empty text=k!("jobs.empty") /> }.into_any(),
+                TableState::Rows => view! {
                     <div class="overflow-x-auto rounded border border-slate-200 bg-white">
                         <table class=TABLE data-testid="jobs-table">
                             <thead class="bg-slate-50">
@@ -143,12 +174,33 @@ pub fn JobTable(#[prop(default = false)] admin: bool) -> impl IntoView {
                                 </tr>
                             </thead>
                             <tbody class="divide-y divide-slate-100">
-                                {rows.into_iter().map(|job| view! { <JobRow job=job admin=admin /> }).collect_view()}
+                                <For each=move || rows.get() key=|j| (j.id, j.phase, j.locked_until, j.started_at) let:job>
+                                    <JobRow job=job admin=admin />
+                                </For>
                             </tbody>
                         </table>
                     </div>
-                }.into_any()
-            })}
+                    <nav class="flex items-center gap-3 text-sm" aria-label=move || i18n.t(k!("jobs.pages")) data-testid="pager">
+                        <button type="button" class=BUTTON_SECONDARY disabled=move || page.get() <= 1
+                            on:click=move |_| page.update(|p| *p = p.saturating_sub(1).max(1))>
+                            {move || i18n.t(k!("jobs.previous"))}
+                        </button>
+                        <span data-testid="page-of">{move || {
+                            let (p, pages, total) = (page.get(), pages.get(), total.get());
+                            let l = i18n.locale();
+                            i18n.tf(k!("jobs.pageOf"), &[
+                                ("page", &format::number(l, p as f64, 0)),
+                                ("pages", &format::number(l, pages as f64, 0)),
+                                ("total", &format::number(l, total as f64, 0)),
+                            ])
+                        }}</span>
+                        <button type="button" class=BUTTON_SECONDARY disabled=move || page.get() >= pages.get()
+                            on:click=move |_| page.update(|p| *p += 1)>
+                            {move || i18n.t(k!("jobs.next"))}
+                        </button>
+                    </nav>
+                }.into_any(),
+            }}
         </section>
     }
 }
@@ -165,7 +217,7 @@ fn JobRow(job: Job, admin: bool) -> impl IntoView {
     let resources = job.resources.clone();
     let submitted = job.submitted_at;
     let started = job.started_at;
-    let locked = job.locked_until.is_some_and(|t| t > Utc::now());
+    let locked = job.locked_until.is_some_and(|t| t > format::now());
     let delete = {
         let name = name.clone();
         move |_| {
@@ -187,7 +239,7 @@ fn JobRow(job: Job, admin: bool) -> impl IntoView {
             let until = if locked {
                 None
             } else {
-                Some(Utc::now() + chrono::Duration::days(3650))
+                Some(format::now() + chrono::Duration::days(3650))
             };
             match crate::api::lock_job(id, until).await {
                 Ok(_) => toasts.success(

@@ -118,7 +118,8 @@ fn ReasonItem(reason: WaitReason) -> impl IntoView {
             <p class="text-sm text-slate-900">
                 {level.map(|l| view! { <span class="mr-2 rounded bg-white px-1.5 py-0.5 text-xs font-semibold text-violet-900">{move || i18n.t(l)}</span> })}
                 <span data-testid="reason-text">{text}</span>
-                {blocker.map(|id| view! {
+                // The blocker is often another user's job, which only an admin may open.
+                {blocker.filter(|_| crate::auth::use_auth().is_admin()).map(|id| view! {
                     " "
                     <a class=LINK href=format!("/jobs/{id}") data-testid="blocker-link">{move || i18n.tf(k!("reason.openJob"), &[("job", &id.to_string())])}</a>
                 })}

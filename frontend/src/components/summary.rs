@@ -41,7 +41,7 @@ pub fn ResourceSummaryCard() -> impl IntoView {
                     <span>{move || i18n.t(k!("summary.queue"))}</span>
                     <select class=format!("{INPUT} w-auto") id="summary-queue" on:change=move |ev| queue.set(event_target_value(&ev)) prop:value=move || queue.get()>
                         {move || queues.get().and_then(|r| r.ok()).unwrap_or_default().into_iter()
-                            .map(|q| view! { <option value=q.name.clone()>{q.name.clone()}</option> })
+                            .map(|q| { let n = q.name.clone(); view! { <option value=q.name.clone() selected=move || queue.get() == n>{q.name.clone()}</option> } })
                             .collect_view()}
                     </select>
                 </label>

@@ -63,7 +63,7 @@ fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
                     Err(f) => toasts.error(i18n.failure(&f)),
                 }
                 busy.set(false);
-                reload.update(|r| *r += 1);
+                reload.try_update(|r| *r += 1);
             });
         }
     };

@@ -203,8 +203,8 @@ fn SettingsForm(initial: PrequeueConfig) -> impl IntoView {
                     <select id="activationOrder" class=INPUT aria-describedby="activationOrder-hint"
                         on:change=move |ev| order.set(if event_target_value(&ev) == "fairShare" { ActivationOrder::FairShare } else { ActivationOrder::Fcfs })
                         prop:value=move || order.get().as_str()>
-                        <option value="fcfs">{move || i18n.t(k!("settings.orderFcfs"))}</option>
-                        <option value="fairShare">{move || i18n.t(k!("settings.orderFairShare"))}</option>
+                        <option value="fcfs" selected=move || order.get() == ActivationOrder::Fcfs>{move || i18n.t(k!("settings.orderFcfs"))}</option>
+                        <option value="fairShare" selected=move || order.get() == ActivationOrder::FairShare>{move || i18n.t(k!("settings.orderFairShare"))}</option>
                     </select>
                 </Field>
             </div>

@@ -255,7 +255,7 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
             match crate::api::save_queue(existing.as_deref(), &body).await {
                 Ok(q) => {
                     toasts.success(i18n.tf(k!("queue.saved"), &[("name", &q.name)]));
-                    done.run(());
+                    done.try_run(());
                 }
                 Err(f) => {
                     let mut fields = f.fields();
@@ -281,7 +281,7 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
                 match crate::api::delete_queue(&n).await {
                     Ok(()) => {
                         toasts.success(i18n.tf(k!("queue.deleted"), &[("name", &n)]));
-                        done.run(());
+                        done.try_run(());
                     }
                     Err(f) => toasts.error(i18n.failure(&f)),
                 }
@@ -306,8 +306,8 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
                 <Field id="queue-parent".into() label=k!("queue.parent") error=parent_err>
                     <select id="queue-parent" class=INPUT on:change=move |ev| parent.set(event_target_value(&ev)) prop:value=move || parent.get()
                         aria-invalid=move || parent_err.get().is_some().to_string() aria-describedby="queue-parent-error">
-                        <option value="">{move || i18n.t(k!("queue.noParent"))}</option>
-                        {move || names.get().into_iter().filter(|n| *n != own).map(|n| view! { <option value=n.clone()>{n.clone()}</option> }).collect_view()}
+                        <option value="" selected=move || parent.get().is_empty()>{move || i18n.t(k!("queue.noParent"))}</option>
+                        {move || names.get().into_iter().filter(|n| *n != own).map(|n| { let v = n.clone(); view! { <option value=n.clone() selected=move || parent.get() == v>{n.clone()}</option> } }).collect_view()}
                     </select>
                 </Field>
                 <Field id="queue-members".into() label=k!("queue.membersLabel") hint=Some(k!("queue.membersHint")) error=error_of("members")>
@@ -328,7 +328,8 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
                         </label>
                         <label class="flex flex-col text-xs" for=format!("cap{}-amount", r.id)>
                             {move || i18n.t(k!("queue.amount"))}
-                            <input id=format!("cap{}-amount", r.id) class=format!("{INPUT} w-32") type="text" bind:value=r.amount />
+                            <input id=format!("cap{}-amount", r.id) class=format!("{INPUT} w-32") type="text" bind:value=r.amount
+                                aria-invalid=move || Quantity::parse(r.amount.get().trim()).is_err().to_string() aria-describedby="queue-capacity-error" />
                         </label>
                         <button type="button" class=BUTTON_SECONDARY on:click=move |_| rows.update(|rs| rs.retain(|x| x.id != r.id))>
                             {move || i18n.t(k!("quota.removeRow"))}
@@ -344,7 +345,7 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
                 <button type="submit" class=BUTTON disabled=move || saving.get() data-testid="save-queue">
                     {move || if saving.get() { i18n.t(k!("common.saving")) } else { i18n.t(k!("common.save")) }}
                 </button>
-                <button type="button" class=BUTTON_SECONDARY on:click=move |_| done.run(())>{move || i18n.t(k!("confirm.cancel"))}</button>
+                <button type="button" class=BUTTON_SECONDARY on:click=move |_| { done.try_run(()); }>{move || i18n.t(k!("confirm.cancel"))}</button>
                 {(!is_new).then(|| view! {
                     <button type="button" class=format!("{BUTTON_DANGER} ml-auto") on:click=remove.clone() data-testid="delete-queue">{move || i18n.t(k!("common.delete"))}</button>
                 })}

@@ -198,7 +198,7 @@ fn QuotaCard(
                 Ok(saved) => {
                     server_errors.set(Vec::new());
                     toasts.success(i18n.tf(k!("quota.saved"), &[("queue", &saved.queue)]));
-                    done.run(());
+                    done.try_run(());
                 }
                 Err(f) => {
                     server_errors.set(f.fields());
@@ -210,7 +210,7 @@ fn QuotaCard(
     };
     let remove = move |_| {
         let Some(id) = id else {
-            done.run(());
+            done.try_run(());
             return;
         };
         let q = queue.get_untracked();
@@ -219,7 +219,7 @@ fn QuotaCard(
                 match crate::api::delete_quota(id).await {
                     Ok(()) => {
                         toasts.success(i18n.tf(k!("quota.deleted"), &[("queue", &q)]));
-                        done.run(());
+                        done.try_run(());
                     }
                     Err(f) => toasts.error(i18n.failure(&f)),
                 }
@@ -249,7 +249,7 @@ fn QuotaCard(
                 <Field id=fid("queue") label=k!("jobs.queue") error=queue_err>
                     <select id=fid("queue") class=INPUT on:change=move |ev| queue.set(event_target_value(&ev)) prop:value=move || queue.get()
                         aria-describedby=fid("queue") + "-error">
-                        {move || queues.get().into_iter().map(|q| view! { <option value=q.clone()>{q.clone()}</option> }).collect_view()}
+                        {move || queues.get().into_iter().map(|q| { let v = q.clone(); view! { <option value=q.clone() selected=move || queue.get() == v>{q.clone()}</option> } }).collect_view()}
                     </select>
                 </Field>
                 <Field id=fid("max") label=k!("quota.maxActiveJobs") hint=Some(k!("quota.maxActiveJobsHint")) error=max_err>
@@ -277,18 +277,18 @@ fn QuotaCard(
                                     {move || i18n.t(k!("task.accelerator"))}
                                     <select id=format!("{rid}-model") class=format!("{INPUT} w-56") on:change=move |ev| row.model.set(event_target_value(&ev)) prop:value=move || row.model.get()>
                                         <option value="">{move || i18n.t(k!("quota.chooseModel"))}</option>
-                                        {move || models.get().into_iter().map(|m| view! { <option value=m.clone()>{m.clone()}</option> }).collect_view()}
+                                        {move || models.get().into_iter().map(|m| { let v = m.clone(); view! { <option value=m.clone() selected=move || row.model.get() == v>{m.clone()}</option> } }).collect_view()}
                                     </select>
                                 </label>
                                 <label class="flex flex-col text-xs" for=format!("{rid}-count")>
                                     {move || i18n.t(k!("task.acceleratorCount"))}
                                     <input id=format!("{rid}-count") class=format!("{INPUT} w-24") type="text" inputmode="numeric" bind:value=row.count
-                                        aria-invalid=move || err.get().is_some().to_string() />
+                                        aria-invalid=move || err.get().is_some().to_string() aria-describedby=format!("{rid}-error") />
                                 </label>
                                 <button type="button" class=BUTTON_SECONDARY on:click=move |_| rows.update(|rs| rs.retain(|r| r.id != row.id))>
                                     {move || i18n.t(k!("quota.removeRow"))}
                                 </button>
-                                <span class="text-xs font-medium text-red-700">{move || err.get()}</span>
+                                <span id=format!("{rid}-error") class="text-xs font-medium text-red-700">{move || err.get()}</span>
                             </div>
                         }
                     }

@@ -70,16 +70,19 @@ fn UserRow(user: User, reload: RwSignal<u64>) -> impl IntoView {
         move |_| {
             let new_role = if role == Role::Admin { Role::User } else { Role::Admin };
             let name = name.clone();
-            leptos::task::spawn_local(async move {
-                let body = UpdateUser {
-                    role: Some(new_role),
-                    ..UpdateUser::default()
-                };
-                match crate::api::update_user(id, &body).await {
-                    Ok(_) => toasts.success(i18n.tf(k!("users.roleChanged"), &[("name", &name)])),
-                    Err(f) => toasts.error(i18n.failure(&f)),
-                }
-                reload.update(|r| *r += 1);
+            let question = i18n.tf(k!("users.confirmRole"), &[("name", &name)]);
+            confirm.ask(question, move || {
+                leptos::task::spawn_local(async move {
+                    let body = UpdateUser {
+                        role: Some(new_role),
+                        ..UpdateUser::default()
+                    };
+                    match crate::api::update_user(id, &body).await {
+                        Ok(_) => toasts.success(i18n.tf(k!("users.roleChanged"), &[("name", &name)])),
+                        Err(f) => toasts.error(i18n.failure(&f)),
+                    }
+                    reload.try_update(|r| *r += 1);
+                });
             });
         }
     };
@@ -93,7 +96,7 @@ fn UserRow(user: User, reload: RwSignal<u64>) -> impl IntoView {
                         Ok(()) => toasts.success(i18n.tf(k!("users.deleted"), &[("name", &name)])),
                         Err(f) => toasts.error(i18n.failure(&f)),
                     }
-                    reload.update(|r| *r += 1);
+                    reload.try_update(|r| *r += 1);
                 });
             });
         }
@@ -156,7 +159,7 @@ fn NewUser(reload: RwSignal<u64>) -> impl IntoView {
                     username.set(String::new());
                     password.set(String::new());
                     display.set(String::new());
-                    reload.update(|r| *r += 1);
+                    reload.try_update(|r| *r += 1);
                 }
                 Err(f) => {
                     errors.set(f.fields());

@@ -8,10 +8,20 @@ use crate::auth::use_auth;
 use crate::components::{BUTTON, CARD, INPUT};
 use crate::i18n::{k, use_i18n};
 
-/// Where to go after login: a path of this site only (`/…` but not `//host`), else `/jobs`.
+/// Where to go after login: a path of this site only, else `/jobs`. A browser strips tabs and
+/// newlines from a URL and reads `\\` as `/`, so `/\t/evil.example` would be `//evil.example`:
+/// only a `/` followed by characters that are neither slashes, backslashes, whitespace nor
+/// control characters at the start is followed, and nothing with a control character anywhere.
 pub fn safe_next(next: Option<String>) -> String {
     match next {
-        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.starts_with("/\\") && n != "/login" => n,
+        Some(n)
+            if n.starts_with('/')
+                && !n[1..].starts_with(['/', '\\'])
+                && !n.chars().any(|c| c.is_control() || c == '\\' || c.is_whitespace())
+                && n != "/login" =>
+        {
+            n
+        }
         _ => "/jobs".into(),
     }
 }
@@ -85,6 +95,16 @@ mod tests {
         assert_eq!(safe_next(Some("/\\evil.example".into())), "/jobs");
         assert_eq!(safe_next(Some("https://evil.example".into())), "/jobs");
         assert_eq!(safe_next(Some("/login".into())), "/jobs");
+        for evil in [
+            "/\t/evil.example",
+            "/\n/evil.example",
+            "/\r/evil.example",
+            "/ /evil.example",
+            "/x\\y",
+        ] {
+            assert_eq!(safe_next(Some(evil.into())), "/jobs", "{evil:?}");
+        }
+        assert_eq!(safe_next(Some("/jobs/7".into())), "/jobs/7");
         assert_eq!(safe_next(None), "/jobs");
     }
 }

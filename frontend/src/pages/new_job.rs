@@ -87,7 +87,11 @@ fn build(
     }
     let mut bodies = Vec::new();
     for (i, (task_name, form)) in task_names(kind).iter().zip(tasks).enumerate() {
-        let replicas = form.replicas.get();
+        let replicas = if replicas_editable(kind, i) {
+            form.replicas.get()
+        } else {
+            "1".to_owned()
+        };
         let replicas = match replicas.trim().parse::<u32>() {
             Ok(r) if r >= 1 => r,
             _ => {
@@ -225,6 +229,16 @@ pub fn NewJob() -> impl IntoView {
         })
     };
 
+    // A task whose replicas the kind fixes shows (and sends) one.
+    Effect::new(move |_| {
+        let kd = kind.get();
+        for (i, form) in tasks.iter().enumerate() {
+            if !replicas_editable(kd, i) {
+                form.replicas.set("1".into());
+            }
+        }
+    });
+
     // The live preview: asked 400 ms after the last change; a later answer wins.
     let generation = StoredValue::new(0u64);
     Effect::new(move |_| {
@@ -267,7 +281,10 @@ pub fn NewJob() -> impl IntoView {
         if submitting.get_untracked() {
             return;
         }
-        let Ok(job) = body() else { return };
+        let Ok(job) = body() else {
+            toasts.error(i18n.t(k!("form.fixErrors")).to_owned());
+            return;
+        };
         submitting.set(true);
         let navigate = navigate.clone();
         leptos::task::spawn_local(async move {
@@ -335,7 +352,7 @@ pub fn NewJob() -> impl IntoView {
                             <select id="job-queue" class=INPUT on:change=move |ev| queue.set(event_target_value(&ev)) prop:value=move || queue.get()>
                                 {move || queues.get().and_then(|r| r.ok()).unwrap_or_default().into_iter()
                                     .map(|q| { let label = if q.display_name.is_empty() || q.display_name == q.name { q.name.clone() } else { format!("{} ({})", q.display_name, q.name) };
-                                        view! { <option value=q.name.clone()>{label}</option> } })
+                                        let n = q.name.clone(); view! { <option value=q.name.clone() selected=move || queue.get() == n>{label}</option> } })
                                     .collect_view()}
                             </select>
                         </Field>
@@ -466,7 +483,7 @@ fn TaskFields(
                 <Field id=id("accelerator") label=k!("task.accelerator") error=error_of(field("accelerator"))>
                     <select id=id("accelerator") class=INPUT on:change=move |ev| form.accelerator.set(event_target_value(&ev)) prop:value=move || form.accelerator.get()>
                         <option value="">{move || i18n.t(k!("task.noAccelerator"))}</option>
-                        {models.into_iter().map(|m| view! { <option value=m.clone()>{m.clone()}</option> }).collect_view()}
+                        {models.into_iter().map(|m| { let n = m.clone(); view! { <option value=m.clone() selected=move || form.accelerator.get() == n>{m.clone()}</option> } }).collect_view()}
                     </select>
                 </Field>
                 {input("accelerators", k!("task.acceleratorCount"), None, form.accelerators, false)}
