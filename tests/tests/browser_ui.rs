@@ -218,6 +218,23 @@ async fn browser_a_user_submits_normal_and_elastic_jobs_and_sees_a_held_job_star
     b.click("[data-name=elastic-b] [data-testid=delete-job]").await;
     b.wait_for("[data-testid=confirm-dialog]").await.unwrap();
     assert_clean(&b, "confirm dialog").await;
+    // Focus starts on Cancel and Tab stays inside the dialog.
+    let focused = "document.activeElement?.dataset.testid";
+    b.wait_until("focus starts on Cancel", &format!("{focused} === 'confirm-no'"))
+        .await
+        .unwrap();
+    for expected in ["confirm-yes", "confirm-no"] {
+        b.client
+            .active_element()
+            .await
+            .unwrap()
+            .send_keys("\u{e004}")
+            .await
+            .unwrap();
+        b.wait_until("Tab stays in the dialog", &format!("{focused} === '{expected}'"))
+            .await
+            .unwrap();
+    }
     // Escape cancels: nothing is deleted and focus goes back to the button.
     b.client
         .active_element()

@@ -72,6 +72,7 @@ pub fn ConfirmDialog() -> impl IntoView {
     let confirm = use_confirm();
     let i18n = use_i18n();
     let cancel_ref = NodeRef::<html::Button>::new();
+    let yes_ref = NodeRef::<html::Button>::new();
     Effect::new(move |_| {
         if confirm.pending.get().is_some()
             && let Some(b) = cancel_ref.get()
@@ -91,7 +92,24 @@ pub fn ConfirmDialog() -> impl IntoView {
     view! {
         <Show when=move || confirm.pending.get().is_some()>
             <div class="fixed inset-0 z-40 flex items-center justify-center bg-slate-900/50 p-4"
-                on:keydown=move |ev| if ev.key() == "Escape" { confirm.answer(false) }>
+                on:keydown=move |ev| match ev.key().as_str() {
+                    "Escape" => confirm.answer(false),
+                    // Tab stays inside the dialog: it moves between its two buttons.
+                    "Tab" => {
+                        ev.prevent_default();
+                        let on_cancel = cancel_ref.get().is_some_and(|c| {
+                            web_sys::window()
+                                .and_then(|w| w.document())
+                                .and_then(|d| d.active_element())
+                                .is_some_and(|a| a == **c)
+                        });
+                        let next = if on_cancel { yes_ref.get().map(|b| (*b).clone()) } else { cancel_ref.get().map(|b| (*b).clone()) };
+                        if let Some(b) = next {
+                            let _ = b.focus();
+                        }
+                    }
+                    _ => {}
+                }>
                 <div role="alertdialog" aria-modal="true" aria-labelledby="confirm-title" aria-describedby="confirm-text"
                     class="w-full max-w-md space-y-4 rounded bg-white p-5 shadow-lg" data-testid="confirm-dialog">
                     <h2 id="confirm-title" class="text-lg font-semibold">{move || i18n.t(k!("confirm.title"))}</h2>
@@ -100,7 +118,7 @@ pub fn ConfirmDialog() -> impl IntoView {
                         <button type="button" class=BUTTON_SECONDARY node_ref=cancel_ref data-testid="confirm-no" on:click=move |_| confirm.answer(false)>
                             {move || i18n.t(k!("confirm.cancel"))}
                         </button>
-                        <button type="button" class=BUTTON_DANGER data-testid="confirm-yes" on:click=move |_| confirm.answer(true)>
+                        <button type="button" class=BUTTON_DANGER node_ref=yes_ref data-testid="confirm-yes" on:click=move |_| confirm.answer(true)>
                             {move || i18n.t(k!("confirm.yes"))}
                         </button>
                     </div>
