@@ -3,88 +3,12 @@
 
 use std::fmt;
 
-use anteroom_shared::scheduling::{JobPhase, Quantity};
+pub use anteroom_shared::scheduling::reasons::{
+    BlockedByDetails, MaxActiveJobsDetails, QueueCapacityDetails, QuotaDetails, ResourceCheck, RoundLimitDetails,
+};
 use serde::de::Error as _;
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-use super::snapshot::{JobId, UserId};
-
-/// One resource checked against a limit or capacity.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceCheck {
-    /// The resource name.
-    pub resource: String,
-    /// What is used now (occupying normal jobs, plus what this round already selected).
-    pub usage: Quantity,
-    /// What the job requests.
-    pub request: Quantity,
-    /// The limit (user quota) or capacity (queue).
-    pub limit: Quantity,
-    /// True when `usage + request > limit` (or `request > limit` for a hard check).
-    pub exceeded: bool,
-}
-
-/// A user's quota in one queue holds the job.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct QuotaDetails {
-    /// The queue whose rule applies.
-    pub queue: String,
-    /// The user the rule applies to.
-    pub user: UserId,
-    /// Every resource the rule names (the exceeded ones flagged).
-    pub resources: Vec<ResourceCheck>,
-}
-
-/// The user already has `maxActiveJobs` occupying jobs in the queue.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MaxActiveJobsDetails {
-    /// The queue whose rule applies.
-    pub queue: String,
-    /// The user.
-    pub user: UserId,
-    /// Occupying normal jobs (plus this round's selections).
-    pub active: u32,
-    /// The rule's maximum.
-    pub limit: u32,
-}
-
-/// A queue's capacity (the job's queue or an ancestor) holds the job.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct QueueCapacityDetails {
-    /// The queue whose capacity is exceeded (possibly an ancestor of the job's queue).
-    pub queue: String,
-    /// The job's own queue.
-    pub job_queue: String,
-    /// Every resource the capacity names (the exceeded ones flagged); usage is all users'.
-    pub resources: Vec<ResourceCheck>,
-}
-
-/// A timed-out normal job in the same queue competes for the same hardware.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BlockedByDetails {
-    /// The blocking job.
-    pub job_id: JobId,
-    /// Its phase (`Pending` or `Prequeue`).
-    pub phase: JobPhase,
-    /// The shared queue.
-    pub queue: String,
-    /// The blocker's resource domain.
-    pub domain: String,
-}
-
-/// The job was eligible but the round's activation limit was reached before it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RoundLimitDetails {
-    /// `min(prequeueCandidateSize, maxTotalActivationsPerRound)`.
-    pub limit: usize,
-}
 
 /// Why a job waits in the prequeue.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -214,6 +138,7 @@ impl<'de> Deserialize<'de> for Reason {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use anteroom_shared::scheduling::Quantity;
 
     #[test]
     fn reasons_serialize_as_code_message_and_camel_case_details() {

@@ -4,72 +4,67 @@
 //! link; and the job's position when it has one.
 
 use anteroom_shared::api::jobs::WaitReason;
+use anteroom_shared::scheduling::reasons::{
+    BlockedByDetails, MaxActiveJobsDetails, QueueCapacityDetails, QuotaDetails, ResourceCheck, RoundLimitDetails,
+};
 use leptos::prelude::*;
-use serde::Deserialize;
 
 use crate::components::LINK;
 use crate::components::bars::{UsageBar, vendor_colour};
 use crate::format;
 use crate::i18n::{k, use_i18n};
 
-/// One resource of a quota or capacity reason (`details.resources[]`).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Check {
-    resource: String,
-    usage: anteroom_shared::scheduling::Quantity,
-    request: anteroom_shared::scheduling::Quantity,
-    limit: anteroom_shared::scheduling::Quantity,
-    exceeded: bool,
+/// A reason's details, read as the server's own types (`shared::scheduling::reasons`).
+#[derive(Clone, Debug)]
+enum Details {
+    Quota(QuotaDetails),
+    QueueCapacity(QueueCapacityDetails),
+    MaxActiveJobs(MaxActiveJobsDetails),
+    BlockedBy(BlockedByDetails),
+    RoundLimit(RoundLimitDetails),
+    None,
 }
 
-/// The details of the reasons the UI draws; the rest show their text.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-struct Details {
-    queue: Option<String>,
-    job_queue: Option<String>,
-    resources: Vec<Check>,
-    job_id: Option<i64>,
-    active: Option<u32>,
-    limit: Option<u64>,
+fn details(reason: &WaitReason) -> Details {
+    fn read<T: serde::de::DeserializeOwned>(reason: &WaitReason) -> Option<T> {
+        serde_json::from_value(reason.details.clone()?).ok()
+    }
+    let read = match reason.code.as_str() {
+        "quota" => read(reason).map(Details::Quota),
+        "queue_capacity" => read(reason).map(Details::QueueCapacity),
+        "max_active_jobs" => read(reason).map(Details::MaxActiveJobs),
+        "blocked_by" => read(reason).map(Details::BlockedBy),
+        "round_limit" => read(reason).map(Details::RoundLimit),
+        _ => None,
+    };
+    read.unwrap_or(Details::None)
 }
 
 /// A reason's sentence in the user's language (the API's English message for a code the UI
 /// does not know).
 pub fn reason_text(i18n: crate::i18n::I18n, reason: &WaitReason) -> String {
-    let d: Details = reason
-        .details
-        .clone()
-        .and_then(|v| serde_json::from_value(v).ok())
-        .unwrap_or_default();
-    let queue = d.queue.clone().unwrap_or_default();
-    match reason.code.as_str() {
-        "quota" => i18n.tf(k!("reason.quota"), &[("queue", &queue)]),
-        "queue_capacity" => match d.job_queue.as_deref() {
-            Some(own) if own != queue => i18n.tf(
-                k!("reason.queueCapacityAncestor"),
-                &[("queue", &queue), ("jobQueue", own)],
-            ),
-            _ => i18n.tf(k!("reason.queueCapacity"), &[("queue", &queue)]),
-        },
-        "max_active_jobs" => i18n.tf(
+    match (reason.code.as_str(), details(reason)) {
+        ("quota", Details::Quota(d)) => i18n.tf(k!("reason.quota"), &[("queue", &d.queue)]),
+        ("queue_capacity", Details::QueueCapacity(d)) if d.job_queue != d.queue => i18n.tf(
+            k!("reason.queueCapacityAncestor"),
+            &[("queue", &d.queue), ("jobQueue", &d.job_queue)],
+        ),
+        ("queue_capacity", Details::QueueCapacity(d)) => i18n.tf(k!("reason.queueCapacity"), &[("queue", &d.queue)]),
+        ("max_active_jobs", Details::MaxActiveJobs(d)) => i18n.tf(
             k!("reason.maxActiveJobs"),
             &[
-                ("queue", &queue),
-                ("active", &d.active.unwrap_or_default().to_string()),
-                ("limit", &d.limit.unwrap_or_default().to_string()),
+                ("queue", &d.queue),
+                ("active", &d.active.to_string()),
+                ("limit", &d.limit.to_string()),
             ],
         ),
-        "blocked_by" => i18n.tf(
+        ("blocked_by", Details::BlockedBy(d)) => i18n.tf(
             k!("reason.blockedBy"),
-            &[("job", &d.job_id.unwrap_or_default().to_string()), ("queue", &queue)],
+            &[("job", &d.job_id.to_string()), ("queue", &d.queue)],
         ),
-        "backfill_disabled" => i18n.t(k!("reason.backfillDisabled")).to_owned(),
-        "round_limit" => i18n.tf(
-            k!("reason.roundLimit"),
-            &[("limit", &d.limit.unwrap_or_default().to_string())],
-        ),
+        ("backfill_disabled", _) => i18n.t(k!("reason.backfillDisabled")).to_owned(),
+        ("round_limit", Details::RoundLimit(d)) => i18n.tf(k!("reason.roundLimit"), &[("limit", &d.limit.to_string())]),
+        // A code (or details) this UI does not know: the API's English message.
         _ => reason.message.clone(),
     }
 }
@@ -95,24 +90,19 @@ pub fn Reasons(reasons: Vec<WaitReason>) -> impl IntoView {
 #[component]
 fn ReasonItem(reason: WaitReason) -> impl IntoView {
     let i18n = use_i18n();
-    let d: Details = reason
-        .details
-        .clone()
-        .and_then(|v| serde_json::from_value(v).ok())
-        .unwrap_or_default();
+    let d = details(&reason);
     let code = reason.code.clone();
     let text = {
         let reason = reason.clone();
         move || reason_text(i18n, &reason)
     };
-    let level = match code.as_str() {
-        "quota" => Some(k!("reason.level.quota")),
-        "queue_capacity" if d.job_queue.is_some() && d.job_queue != d.queue => Some(k!("reason.level.ancestor")),
-        "queue_capacity" => Some(k!("reason.level.queue")),
-        _ => None,
+    let (level, bars, blocker) = match d {
+        Details::Quota(q) => (Some(k!("reason.level.quota")), q.resources, None),
+        Details::QueueCapacity(q) if q.job_queue != q.queue => (Some(k!("reason.level.ancestor")), q.resources, None),
+        Details::QueueCapacity(q) => (Some(k!("reason.level.queue")), q.resources, None),
+        Details::BlockedBy(b) => (None, Vec::new(), Some(b.job_id)),
+        _ => (None, Vec::new(), None),
     };
-    let blocker = (code == "blocked_by").then_some(d.job_id).flatten();
-    let bars = d.resources.clone();
     view! {
         <li class="rounded border border-violet-200 bg-violet-50 p-3" data-testid="reason" data-code=code.clone()>
             <p class="text-sm text-slate-900">
@@ -134,7 +124,7 @@ fn ReasonItem(reason: WaitReason) -> impl IntoView {
 }
 
 #[component]
-fn CheckBar(check: Check) -> impl IntoView {
+fn CheckBar(check: ResourceCheck) -> impl IntoView {
     let i18n = use_i18n();
     let usage = format::value(&check.usage);
     let request = format::value(&check.request);
@@ -172,5 +162,40 @@ fn CheckBar(check: Check) -> impl IntoView {
                 </span>
             </div>
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reasons_details_are_read_as_the_servers_types_and_an_unknown_code_as_none() {
+        let quota = WaitReason {
+            code: "quota".into(),
+            message: "your quota…".into(),
+            details: Some(serde_json::json!({
+                "queue": "default", "user": 3,
+                "resources": [{"resource": "cpu", "usage": "2", "request": "2", "limit": "3", "exceeded": true}]
+            })),
+        };
+        match details(&quota) {
+            Details::Quota(q) => {
+                assert_eq!(q.queue, "default");
+                assert_eq!(q.resources[0].limit.to_string(), "3");
+                assert!(q.resources[0].exceeded);
+            }
+            other => panic!("{other:?}"),
+        }
+        let unknown = WaitReason {
+            code: "a_future_code".into(),
+            ..quota.clone()
+        };
+        assert!(matches!(details(&unknown), Details::None));
+        let malformed = WaitReason {
+            details: Some(serde_json::json!({"queue": 1})),
+            ..quota
+        };
+        assert!(matches!(details(&malformed), Details::None));
     }
 }

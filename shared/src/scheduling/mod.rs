@@ -7,6 +7,7 @@
 mod config;
 mod enums;
 mod quantity;
+pub mod reasons;
 mod resources;
 
 pub use config::{ConfigFieldError, PrequeueConfig};

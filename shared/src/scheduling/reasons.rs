@@ -1,0 +1,83 @@
+//! The details of the reasons a job waits (`spec/prequeue.md` §8): the server's prequeue core
+//! builds them and the API sends them as a reason's `details`; the web UI reads the same types
+//! to draw each reason as bars, so a renamed field breaks both builds, not the page.
+
+use serde::{Deserialize, Serialize};
+
+use super::{JobPhase, Quantity};
+
+/// One resource checked against a limit or capacity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceCheck {
+    /// The resource name.
+    pub resource: String,
+    /// What is used now (occupying normal jobs, plus what this round already selected).
+    pub usage: Quantity,
+    /// What the job requests.
+    pub request: Quantity,
+    /// The limit (user quota) or capacity (queue).
+    pub limit: Quantity,
+    /// True when `usage + request > limit` (or `request > limit` for a hard check).
+    pub exceeded: bool,
+}
+
+/// A user's quota in one queue holds the job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuotaDetails {
+    /// The queue whose rule applies.
+    pub queue: String,
+    /// The user the rule applies to.
+    pub user: i64,
+    /// Every resource the rule names (the exceeded ones flagged).
+    pub resources: Vec<ResourceCheck>,
+}
+
+/// The user already has `maxActiveJobs` occupying jobs in the queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MaxActiveJobsDetails {
+    /// The queue whose rule applies.
+    pub queue: String,
+    /// The user.
+    pub user: i64,
+    /// Occupying normal jobs (plus this round's selections).
+    pub active: u32,
+    /// The rule's maximum.
+    pub limit: u32,
+}
+
+/// A queue's capacity (the job's queue or an ancestor) holds the job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueCapacityDetails {
+    /// The queue whose capacity is exceeded (possibly an ancestor of the job's queue).
+    pub queue: String,
+    /// The job's own queue.
+    pub job_queue: String,
+    /// Every resource the capacity names (the exceeded ones flagged); usage is all users'.
+    pub resources: Vec<ResourceCheck>,
+}
+
+/// A timed-out normal job in the same queue competes for the same hardware.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlockedByDetails {
+    /// The blocking job.
+    pub job_id: i64,
+    /// Its phase (`Pending` or `Prequeue`).
+    pub phase: JobPhase,
+    /// The shared queue.
+    pub queue: String,
+    /// The blocker's resource domain.
+    pub domain: String,
+}
+
+/// The job was eligible but the round's activation limit was reached before it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RoundLimitDetails {
+    /// `min(prequeueCandidateSize, maxTotalActivationsPerRound)`.
+    pub limit: usize,
+}
