@@ -278,8 +278,25 @@ async fn browser_a_user_submits_normal_and_elastic_jobs_and_sees_a_held_job_star
     b.client.goto(&app.url("/jobs")).await.unwrap();
     b.wait_for_text("[data-testid=page-title]", "Log in").await.unwrap();
     let errors = b.console_errors().await;
-    b.close().await;
     assert!(errors.is_empty(), "console errors: {errors:?}");
+
+    // A session ended elsewhere (a logout through the API ends all of alice's sessions): the
+    // next call the page makes answers 401, and the page goes to the login page.
+    b.login(&app.url(""), "alice", USER_PASSWORD).await;
+    b.client.goto(&app.url("/jobs")).await.unwrap();
+    b.wait_for_text("[data-testid=page-title]", "My jobs").await.unwrap();
+    // (The UI's logout above ended the earlier API token too: log in afresh.)
+    let elsewhere = app.token("alice", USER_PASSWORD).await;
+    let (status, _) = call(&app, "POST", "/api/v1/auth/logout", &elsewhere, None).await;
+    assert_eq!(status, 204);
+    b.click("nav a[href='/jobs/new']").await;
+    b.wait_for_text("[data-testid=page-title]", "Log in").await.unwrap();
+    let errors = b.console_errors().await;
+    b.close().await;
+    assert!(
+        errors.iter().all(|e| e.contains("401")),
+        "only the refused calls: {errors:?}"
+    );
 }
 
 #[tokio::test]

@@ -22,11 +22,13 @@ use crate::i18n::{Key, k, use_i18n};
 pub type Fetched<T> = RwSignal<Option<Result<T, ApiFailure>>>;
 
 /// Runs `source` now and again whenever a signal it reads before its first `.await` changes
-/// (filters, the live version); keeps showing the last answer while the next one loads, and
-/// drops answers that arrive after a newer request was made.
+/// (filters, the live version); keeps showing the last answer while the next one loads, drops
+/// answers that arrive after a newer request was made, and changes nothing when the answer is
+/// the same as the one shown (a live event about another job rebuilds no view, so keyboard
+/// focus stays where it is).
 pub fn use_fetch<T, Fut>(source: impl Fn() -> Fut + 'static) -> Fetched<T>
 where
-    T: Send + Sync + 'static,
+    T: PartialEq + Send + Sync + 'static,
     Fut: Future<Output = Result<T, ApiFailure>> + 'static,
 {
     let data: Fetched<T> = RwSignal::new(None);
@@ -38,7 +40,9 @@ where
         leptos::task::spawn_local(async move {
             let answer = fut.await;
             // The page may be gone by now (its owner disposed): then nobody wants the answer.
-            if generation.try_get_value() == Some(mine) {
+            if generation.try_get_value() == Some(mine)
+                && data.try_with_untracked(|d| d.as_ref() != Some(&answer)) == Some(true)
+            {
                 data.try_set(Some(answer));
             }
         });
