@@ -16,10 +16,11 @@ pub fn Layout(children: Children) -> impl IntoView {
     let i18n = use_i18n();
     let auth = use_auth();
     let toasts = crate::components::toast::use_toasts();
+    let confirm = crate::components::confirm::use_confirm();
     let navigate = leptos_router::hooks::use_navigate();
     view! {
         <div class="min-h-screen bg-slate-50 text-slate-900">
-            <header class="bg-slate-900 text-white">
+            <header class="bg-slate-900 text-white" inert=move || confirm.is_open()>
                 <div class="mx-auto max-w-7xl px-4 py-3 flex flex-wrap items-center gap-4">
                     <a href="/jobs" class="text-lg font-semibold tracking-tight" data-testid="brand">
                         {move || i18n.t(k!("app.name"))}
@@ -69,7 +70,7 @@ pub fn Layout(children: Children) -> impl IntoView {
                     </div>
                 </div>
             </header>
-            <main class="mx-auto max-w-7xl px-4 py-6">{children()}</main>
+            <main class="mx-auto max-w-7xl px-4 py-6" inert=move || confirm.is_open()>{children()}</main>
             <ToastRegion />
             <ConfirmDialog />
             <footer class="mx-auto max-w-7xl px-4 pb-6 text-xs text-slate-600">

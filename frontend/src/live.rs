@@ -4,6 +4,10 @@
 //! own. The browser reconnects by itself and sends `Last-Event-ID`, so nothing is missed across
 //! a dropped connection; bursts are coalesced into one refetch per 300 ms.
 //!
+//! A stream refused with an error status (the session ended elsewhere, a 503) is not retried by
+//! the browser: it is replaced 5 s later, after asking who the session is; the new stream
+//! starts from now and the refetch on its `open` covers the gap.
+//!
 //! The stream is closed when the page is hidden (`pagehide`) and opened again when it shows:
 //! Chromium keeps pages navigated away from in its back-forward cache with their streams open,
 //! and with six connections per host the seventh page load waited a minute for a free one
@@ -43,16 +47,18 @@ impl Live {
                 EventSource,
                 Closure<dyn FnMut(MessageEvent)>,
                 Closure<dyn FnMut(web_sys::Event)>,
+                Closure<dyn FnMut(web_sys::Event)>,
             )>,
         );
         let shown = RwSignal::new(true);
         if let Some(window) = web_sys::window() {
             let on_hide = Closure::<dyn FnMut(web_sys::Event)>::new(move |_ev: web_sys::Event| {
                 source.update_value(|s| {
-                    if let Some((es, _, _)) = s.take() {
+                    if let Some((es, ..)) = s.take() {
                         es.close();
                     }
                 });
+                live.connected.set(false);
                 shown.set(false);
             });
             let on_show = Closure::<dyn FnMut(web_sys::Event)>::new(move |_ev: web_sys::Event| shown.set(true));
@@ -83,15 +89,21 @@ impl Live {
                     let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_ev: web_sys::Event| {
                         let closed = source.with_value(|s| {
                             s.as_ref()
-                                .is_some_and(|(es, _, _)| es.ready_state() == EventSource::CLOSED)
+                                .is_some_and(|(es, ..)| es.ready_state() == EventSource::CLOSED)
                         });
                         if closed {
-                            source.update_value(|s| {
-                                s.take();
-                            });
                             live.connected.set(false);
+                            // Dropped later, not here: this handler is one of the closures the
+                            // stored stream owns, and must not be freed while it runs.
                             set_timeout(
                                 move || {
+                                    source.update_value(|s| {
+                                        if s.as_ref()
+                                            .is_some_and(|(es, ..)| es.ready_state() == EventSource::CLOSED)
+                                        {
+                                            s.take();
+                                        }
+                                    });
                                     auth.recheck();
                                     retry.update(|r| *r += 1);
                                 },
@@ -100,12 +112,11 @@ impl Live {
                         }
                     });
                     es.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-                    on_error.forget();
-                    source.set_value(Some((es, on_job, on_open)));
+                    source.set_value(Some((es, on_job, on_open, on_error)));
                 }
             } else if !logged_in && open {
                 source.update_value(|s| {
-                    if let Some((es, _, _)) = s.take() {
+                    if let Some((es, ..)) = s.take() {
                         es.close();
                     }
                 });

@@ -270,3 +270,42 @@ async fn browser_login_refuses_a_wrong_password_in_the_users_language_then_logs_
     let unexpected: Vec<_> = errors.iter().filter(|e| !e.contains("401")).collect();
     assert!(unexpected.is_empty(), "console errors: {errors:?}");
 }
+
+#[tokio::test]
+#[ignore = "needs Chromium"]
+async fn browser_login_goes_back_to_the_page_asked_for_and_never_to_another_site() {
+    require_ui();
+    let app = TestApp::builder().start().await;
+    let b = Browser::start("en").await;
+    let base = app.url("");
+    let cases = [
+        ("/admin/quotas?x=1#top", "/admin/quotas?x=1#top"),
+        // Each of these is another host once the browser resolves it.
+        ("//evil.example/x", "/jobs"),
+        ("/.//evil.example", "/jobs"),
+        ("/x/..//evil.example", "/jobs"),
+        ("/\t/evil.example", "/jobs"),
+        ("/\\evil.example", "/jobs"),
+        ("https://evil.example/", "/jobs"),
+        ("/login", "/jobs"),
+    ];
+    for (next, expected) in cases {
+        let query: String = url::form_urlencoded::byte_serialize(next.as_bytes()).collect();
+        b.client.goto(&format!("{base}/login?next={query}")).await.unwrap();
+        b.fill("#login-username", "admin").await;
+        b.fill("#login-password", anteroom_tests::ADMIN_PASSWORD).await;
+        b.click("[data-testid=login-submit]").await;
+        b.wait_until(
+            &format!("after login with next={next:?}"),
+            &format!(
+                "location.origin === {:?} && location.pathname + location.search + location.hash === {expected:?} && !!document.querySelector('[data-testid=whoami]')",
+                base
+            ),
+        )
+        .await
+        .unwrap();
+    }
+    let errors = b.console_errors().await;
+    b.close().await;
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+}

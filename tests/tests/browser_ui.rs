@@ -616,3 +616,62 @@ async fn browser_measure_the_first_paint_of_the_job_list() {
     b.close().await;
     assert!(errors.is_empty(), "console errors: {errors:?}");
 }
+
+#[tokio::test]
+#[ignore = "needs Chromium"]
+async fn browser_the_job_list_pages_and_leaves_no_empty_last_page_behind() {
+    require_ui();
+    let app = TestApp::builder().start().await;
+    let admin = app.admin_token().await;
+    for i in 0..51 {
+        let body = anteroom_tests::api::job(&format!("job-{i}"), json!({"cpu": "100m", "memory": "64Mi"}));
+        let (status, _) = call(&app, "POST", "/api/v1/jobs", &admin, Some(body)).await;
+        assert_eq!(status, 201);
+    }
+    let b = Browser::start("en-US,en").await;
+    b.login(&app.url(""), "admin", ADMIN_PASSWORD).await;
+    b.client.goto(&app.url("/jobs")).await.unwrap();
+    // Running jobs only, so a deleted job leaves the filtered list.
+    b.select("#filter-phase", "Running").await;
+    b.wait_for_text("[data-testid=page-of]", "Page 1 of 2 · 51 jobs")
+        .await
+        .unwrap();
+    b.wait_until(
+        "50 rows",
+        "document.querySelectorAll('[data-testid=job-row]').length === 50",
+    )
+    .await
+    .unwrap();
+    b.click("[data-testid=pager] button:last-child").await;
+    b.wait_until(
+        "page 2 has one job",
+        "document.querySelectorAll('[data-testid=job-row]').length === 1",
+    )
+    .await
+    .unwrap();
+    let on_page_two: i64 = b
+        .client
+        .execute(
+            "return Number(document.querySelector('[data-testid=job-row]').dataset.jobId)",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .as_i64()
+        .unwrap();
+    // That job is deleted elsewhere: page 2 would be empty, so the list goes back to page 1.
+    let (status, _) = call(&app, "DELETE", &format!("/api/v1/jobs/{on_page_two}"), &admin, None).await;
+    assert_eq!(status, 204);
+    b.wait_for_text("[data-testid=page-of]", "Page 1 of 1 · 50 jobs")
+        .await
+        .unwrap();
+    b.wait_until(
+        "page 1's 50 rows",
+        "document.querySelectorAll('[data-testid=job-row]').length === 50",
+    )
+    .await
+    .unwrap();
+    let errors = b.console_errors().await;
+    b.close().await;
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+}

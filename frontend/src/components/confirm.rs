@@ -48,11 +48,25 @@ impl Confirm {
         self.pending.set(Some(text));
     }
 
+    /// True while the dialog is open (reactive): the page behind it is `inert` meanwhile, so
+    /// neither a click nor Tab can reach it.
+    pub fn is_open(&self) -> bool {
+        self.pending.get().is_some()
+    }
+
     fn answer(&self, yes: bool) {
         let request = self.action.try_update_value(|a| a.take()).flatten();
         self.pending.set(None);
         if let Some(Some(el)) = self.return_focus.try_update_value(|f| f.take()) {
-            let _ = el.focus();
+            // After the page behind stops being `inert`, which the next render does.
+            set_timeout(
+                move || {
+                    if el.is_connected() {
+                        let _ = el.focus();
+                    }
+                },
+                std::time::Duration::ZERO,
+            );
         }
         if yes && let Some(r) = request {
             let _ = r.text;

@@ -87,12 +87,20 @@ pub fn JobTable(#[prop(default = false)] admin: bool) -> impl IntoView {
     let state = Memo::new(move |_| match jobs.get() {
         None => TableState::Loading,
         Some(Err(f)) => TableState::Failed(f),
-        Some(Ok(p)) if p.items.is_empty() => TableState::Empty,
+        Some(Ok(p)) if p.total == 0 => TableState::Empty,
         Some(Ok(_)) => TableState::Rows,
     });
     let rows = Memo::new(move |_| jobs.get().and_then(|r| r.ok()).map(|p| p.items).unwrap_or_default());
     let total = Memo::new(move |_| jobs.get().and_then(|r| r.ok()).map_or(0, |p| p.total));
     let pages = Memo::new(move |_| total.get().div_ceil(crate::api::PAGE_SIZE).max(1));
+    // Deleting the last job of the last page leaves that page empty: go back to the last page
+    // that has jobs.
+    Effect::new(move |_| {
+        let last = pages.get();
+        if page.get_untracked() > last {
+            page.set(last);
+        }
+    });
     let queues = use_fetch(crate::api::queues);
     let phases: Vec<(String, Key)> = [
         JobPhase::Prequeue,
@@ -181,20 +189,20 @@ pub fn JobTable(#[prop(default = false)] admin: bool) -> impl IntoView {
                         </table>
                     </div>
                     <nav class="flex items-center gap-3 text-sm" aria-label=move || i18n.t(k!("jobs.pages")) data-testid="pager">
-                        <button type="button" class=BUTTON_SECONDARY disabled=move || page.get() <= 1
+                        <button type="button" class=BUTTON_SECONDARY disabled=move || { page.get() <= 1 }
                             on:click=move |_| page.update(|p| *p = p.saturating_sub(1).max(1))>
                             {move || i18n.t(k!("jobs.previous"))}
                         </button>
                         <span data-testid="page-of">{move || {
                             let (p, pages, total) = (page.get(), pages.get(), total.get());
                             let l = i18n.locale();
-                            i18n.tf(k!("jobs.pageOf"), &[
+                            let of = i18n.tf(k!("jobs.pageOf"), &[
                                 ("page", &format::number(l, p as f64, 0)),
                                 ("pages", &format::number(l, pages as f64, 0)),
-                                ("total", &format::number(l, total as f64, 0)),
-                            ])
+                            ]);
+                            format!("{of} · {}", i18n.tp(k!("jobs.total.one"), k!("jobs.total.other"), total, &[]))
                         }}</span>
-                        <button type="button" class=BUTTON_SECONDARY disabled=move || page.get() >= pages.get()
+                        <button type="button" class=BUTTON_SECONDARY disabled=move || { page.get() >= pages.get() }
                             on:click=move |_| page.update(|p| *p += 1)>
                             {move || i18n.t(k!("jobs.next"))}
                         </button>
