@@ -52,6 +52,47 @@ pub fn UsageBar(
     }
 }
 
+/// One resource of a queue's capacity: its name, a bar of what all users use against the
+/// capacity, and the same in words (the queue tree and the resource summary show these alike).
+#[component]
+pub fn CapacityBar(
+    /// The resource name.
+    resource: String,
+    /// What all users use.
+    used: anteroom_shared::scheduling::Quantity,
+    /// The capacity.
+    capacity: anteroom_shared::scheduling::Quantity,
+) -> impl IntoView {
+    let i18n = crate::i18n::use_i18n();
+    let (u, c) = (crate::format::value(&used), crate::format::value(&capacity));
+    let short = crate::format::resource_short(&resource).to_owned();
+    let colour = vendor_colour(&resource);
+    let label = {
+        let resource = resource.clone();
+        move || {
+            let l = i18n.locale();
+            i18n.tf(
+                crate::i18n::k!("summary.capacityBar"),
+                &[
+                    ("resource", crate::format::resource_short(&resource)),
+                    ("used", &crate::format::amount(l, &resource, u)),
+                    ("capacity", &crate::format::amount(l, &resource, c)),
+                ],
+            )
+        }
+    };
+    view! {
+        <div class="grid grid-cols-[8rem_1fr_16rem] items-center gap-2 text-xs" data-testid="capacity-bar" data-resource=resource>
+            <span>{short}</span>
+            {
+                let label = label.clone();
+                move || view! { <UsageBar solid=u scale=c over={u > c} label=label() colour=colour /> }
+            }
+            <span class="text-slate-700">{label}</span>
+        </div>
+    }
+}
+
 /// The vendor colour of an accelerator resource (`nvidia.com/a100` green, `amd.com/…` red,
 /// `intel.com/…` blue, others slate).
 pub fn vendor_colour(resource: &str) -> &'static str {

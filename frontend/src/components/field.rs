@@ -36,3 +36,62 @@ pub fn Field(
         </div>
     }
 }
+
+/// One row of a list of `resource = amount` a form edits (a quota's accelerators, a queue's
+/// capacity), as typed.
+#[derive(Clone, Copy, Debug)]
+pub struct AmountRow {
+    /// Stable id: the key of the row in its `<For>`, and part of its inputs' ids.
+    pub id: u64,
+    /// The resource name.
+    pub name: RwSignal<String>,
+    /// The amount, a quantity as typed.
+    pub amount: RwSignal<String>,
+}
+
+/// The rows of such a list, with the ids handed out so far.
+#[derive(Clone, Copy)]
+pub struct AmountRows {
+    rows: RwSignal<Vec<AmountRow>>,
+    next: StoredValue<u64>,
+}
+
+impl AmountRows {
+    /// A list holding `initial`.
+    pub fn new(initial: impl IntoIterator<Item = (String, String)>) -> Self {
+        let list = AmountRows {
+            rows: RwSignal::new(Vec::new()),
+            next: StoredValue::new(0),
+        };
+        for (name, amount) in initial {
+            list.push(name, amount);
+        }
+        list
+    }
+
+    /// Adds a row.
+    pub fn push(&self, name: String, amount: String) {
+        self.next.update_value(|n| *n += 1);
+        let row = AmountRow {
+            id: self.next.get_value(),
+            name: RwSignal::new(name),
+            amount: RwSignal::new(amount),
+        };
+        self.rows.update(|rs| rs.push(row));
+    }
+
+    /// Removes the row `id`.
+    pub fn remove(&self, id: u64) {
+        self.rows.update(|rs| rs.retain(|r| r.id != id));
+    }
+
+    /// The rows (reactive).
+    pub fn get(&self) -> Vec<AmountRow> {
+        self.rows.get()
+    }
+
+    /// The rows, not tracked.
+    pub fn get_untracked(&self) -> Vec<AmountRow> {
+        self.rows.get_untracked()
+    }
+}

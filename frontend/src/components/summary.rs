@@ -9,7 +9,7 @@ use std::time::Duration;
 use anteroom_shared::api::prequeue::ResourceSummary;
 use leptos::prelude::*;
 
-use crate::components::bars::{UsageBar, vendor_colour};
+use crate::components::bars::{CapacityBar, UsageBar, vendor_colour};
 use crate::components::{CARD, INPUT, show, use_fetch};
 use crate::format;
 use crate::i18n::{k, use_i18n};
@@ -133,27 +133,8 @@ fn SummaryBody(summary: ResourceSummary) -> impl IntoView {
                         view! {
                             <div class="space-y-1 text-xs" data-testid="summary-queue-capacity">
                                 <span class="font-medium">{name.clone()}</span>
-                                {q.capacity.iter().map(|(res, cap)| {
-                                    let used = format::value(&q.used.get(res));
-                                    let cap = format::value(&cap);
-                                    let res = res.to_owned();
-                                    let label = {
-                                        let res = res.clone();
-                                        move || i18n.tf(k!("summary.capacityBar"), &[
-                                            ("resource", format::resource_short(&res)),
-                                            ("used", &format::amount(i18n.locale(), &res, used)),
-                                            ("capacity", &format::amount(i18n.locale(), &res, cap))])
-                                    };
-                                    view! {
-                                        <div class="grid grid-cols-[8rem_1fr_14rem] items-center gap-2">
-                                            <span>{format::resource_short(&res).to_owned()}</span>
-                                            {
-                                                let label = label.clone();
-                                                move || view! { <UsageBar solid=used scale=cap over={used > cap} label=label() colour=vendor_colour(&res) /> }
-                                            }
-                                            <span class="text-slate-700">{label}</span>
-                                        </div>
-                                    }
+                                {q.capacity.iter().map(|(res, cap)| view! {
+                                    <CapacityBar resource=res.to_owned() used=q.used.get(res) capacity=cap />
                                 }).collect_view()}
                             </div>
                         }

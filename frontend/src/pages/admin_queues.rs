@@ -7,12 +7,11 @@ use anteroom_shared::api::queues::{AdminQueue, QueueBody};
 use anteroom_shared::scheduling::{Quantity, ResourceList};
 use leptos::prelude::*;
 
-use crate::components::bars::{UsageBar, vendor_colour};
+use crate::components::bars::CapacityBar;
 use crate::components::confirm::use_confirm;
-use crate::components::field::Field;
+use crate::components::field::{AmountRows, Field};
 use crate::components::toast::use_toasts;
 use crate::components::{BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, CARD, ErrorPanel, INPUT, PageHeader, use_fetch};
-use crate::format;
 use crate::i18n::{k, use_i18n};
 
 /// The queues in tree order (each after its parent, siblings by name) with their depth.
@@ -125,39 +124,14 @@ fn QueueRow(depth: usize, queue: AdminQueue, editing: RwSignal<Editing>) -> impl
             } else {
                 view! {
                     <div class="mt-2 space-y-1">
-                        {capacity.iter().map(|(res, cap)| {
-                            let u = format::value(&used.get(res));
-                            let c = format::value(&cap);
-                            let res = res.to_owned();
-                            let data_res = res.clone();
-                            let short = format::resource_short(&res).to_owned();
-                            let label = {
-                                let res = res.clone();
-                                move || i18n.tf(k!("summary.capacityBar"), &[
-                                    ("resource", format::resource_short(&res)),
-                                    ("used", &format::amount(i18n.locale(), &res, u)),
-                                    ("capacity", &format::amount(i18n.locale(), &res, c))])
-                            };
-                            view! {
-                                <div class="grid grid-cols-[8rem_1fr_16rem] items-center gap-2 text-xs" data-testid="capacity-bar" data-resource=data_res>
-                                    <span>{short}</span>
-                                    { let label = label.clone(); move || view! { <UsageBar solid=u scale=c over={u > c} label=label() colour=vendor_colour(&res) /> } }
-                                    <span class="text-slate-700">{label}</span>
-                                </div>
-                            }
+                        {capacity.iter().map(|(res, cap)| view! {
+                            <CapacityBar resource=res.to_owned() used=used.get(res) capacity=cap />
                         }).collect_view()}
                     </div>
                 }.into_any()
             }}
         </li>
     }
-}
-
-#[derive(Clone, Copy)]
-struct CapacityRow {
-    id: u64,
-    resource: RwSignal<String>,
-    amount: RwSignal<String>,
 }
 
 #[component]
@@ -171,23 +145,13 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
     let open = RwSignal::new(queue.as_ref().is_none_or(|q| q.open));
     let members = RwSignal::new(queue.as_ref().map(|q| q.members.join(", ")).unwrap_or_default());
     let parent = RwSignal::new(queue.as_ref().and_then(|q| q.parent.clone()).unwrap_or_default());
-    let next = StoredValue::new(0u64);
-    let row = move |r: String, a: String| {
-        next.update_value(|n| *n += 1);
-        CapacityRow {
-            id: next.get_value(),
-            resource: RwSignal::new(r),
-            amount: RwSignal::new(a),
-        }
-    };
-    let rows = RwSignal::new(
+    let rows = AmountRows::new(
         queue
             .as_ref()
             .and_then(|q| q.capacity.clone())
             .unwrap_or_default()
             .iter()
-            .map(|(r, a)| row(r.to_owned(), a.to_string()))
-            .collect::<Vec<_>>(),
+            .map(|(r, a)| (r.to_owned(), a.to_string())),
     );
     let errors = RwSignal::new(Vec::<(String, String)>::new());
     let saving = RwSignal::new(false);
@@ -205,7 +169,7 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
     let capacity_invalid = Signal::derive(move || {
         rows.get()
             .iter()
-            .any(|r| r.resource.get().trim().is_empty() || Quantity::parse(r.amount.get().trim()).is_err())
+            .any(|r| r.name.get().trim().is_empty() || Quantity::parse(r.amount.get().trim()).is_err())
             .then(|| i18n.t(k!("form.quantity")).to_owned())
     });
     let capacity_error = Signal::derive(move || {
@@ -231,7 +195,7 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
         let mut capacity = ResourceList::new();
         for r in rows.get_untracked() {
             if let Ok(q) = Quantity::parse(r.amount.get_untracked().trim()) {
-                capacity.insert(r.resource.get_untracked().trim().to_owned(), q);
+                capacity.insert(r.name.get_untracked().trim().to_owned(), q);
             }
         }
         let p = parent.get_untracked();
@@ -324,20 +288,20 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
                     <div class="flex flex-wrap items-end gap-2" data-testid="capacity-row">
                         <label class="flex flex-col text-xs" for=format!("cap{}-resource", r.id)>
                             {move || i18n.t(k!("queue.resource"))}
-                            <input id=format!("cap{}-resource", r.id) class=format!("{INPUT} w-56") type="text" bind:value=r.resource placeholder="nvidia.com/a100" />
+                            <input id=format!("cap{}-resource", r.id) class=format!("{INPUT} w-56") type="text" bind:value=r.name placeholder="nvidia.com/a100" />
                         </label>
                         <label class="flex flex-col text-xs" for=format!("cap{}-amount", r.id)>
                             {move || i18n.t(k!("queue.amount"))}
                             <input id=format!("cap{}-amount", r.id) class=format!("{INPUT} w-32") type="text" bind:value=r.amount
                                 aria-invalid=move || Quantity::parse(r.amount.get().trim()).is_err().to_string() aria-describedby="queue-capacity-error" />
                         </label>
-                        <button type="button" class=BUTTON_SECONDARY on:click=move |_| rows.update(|rs| rs.retain(|x| x.id != r.id))>
+                        <button type="button" class=BUTTON_SECONDARY on:click=move |_| rows.remove(r.id)>
                             {move || i18n.t(k!("quota.removeRow"))}
                         </button>
                     </div>
                 </For>
                 <p id="queue-capacity-error" class="text-xs font-medium text-red-700" data-testid="field-error">{move || capacity_error.get()}</p>
-                <button type="button" class=BUTTON_SECONDARY on:click=move |_| rows.update(|rs| rs.push(row("cpu".into(), String::new()))) data-testid="add-capacity">
+                <button type="button" class=BUTTON_SECONDARY on:click=move |_| rows.push("cpu".into(), String::new()) data-testid="add-capacity">
                     {move || i18n.t(k!("queue.addCapacity"))}
                 </button>
             </fieldset>

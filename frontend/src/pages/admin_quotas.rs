@@ -7,20 +7,12 @@ use anteroom_shared::scheduling::{Quantity, ResourceList, is_accelerator};
 use leptos::prelude::*;
 
 use crate::components::confirm::use_confirm;
-use crate::components::field::Field;
+use crate::components::field::{AmountRow, AmountRows, Field};
 use crate::components::toast::use_toasts;
 use crate::components::{
     BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, CARD, Empty, ErrorPanel, INPUT, PageHeader, use_fetch,
 };
 use crate::i18n::{I18n, k, use_i18n};
-
-/// One accelerator row: model and count, as typed.
-#[derive(Clone, Copy)]
-struct AcceleratorRow {
-    id: u64,
-    model: RwSignal<String>,
-    count: RwSignal<String>,
-}
 
 /// The page.
 #[component]
@@ -122,21 +114,11 @@ fn QuotaCard(
             .map(|m| m.to_string())
             .unwrap_or_default(),
     );
-    let next_row = StoredValue::new(0u64);
-    let new_row = move |model: String, count: String| {
-        next_row.update_value(|n| *n += 1);
-        AcceleratorRow {
-            id: next_row.get_value(),
-            model: RwSignal::new(model),
-            count: RwSignal::new(count),
-        }
-    };
-    let rows = RwSignal::new(
+    let rows = AmountRows::new(
         limits
             .iter()
             .filter(|(name, _)| is_accelerator(name))
-            .map(|(name, q)| new_row(name.to_owned(), q.to_string()))
-            .collect::<Vec<_>>(),
+            .map(|(name, q)| (name.to_owned(), q.to_string())),
     );
     let saving = RwSignal::new(false);
     let server_errors = RwSignal::new(Vec::<(String, String)>::new());
@@ -148,12 +130,12 @@ fn QuotaCard(
         (!v.trim().is_empty() && v.trim().parse::<u32>().is_err())
             .then(|| i18n.t(k!("form.nonNegativeInteger")).to_owned())
     });
-    let row_error = move |row: AcceleratorRow| {
+    let row_error = move |row: AmountRow| {
         Signal::derive(move || {
-            if row.model.get().is_empty() {
+            if row.name.get().is_empty() {
                 return Some(i18n.t(k!("form.chooseModel")).to_owned());
             }
-            match row.count.get().trim().parse::<i64>() {
+            match row.amount.get().trim().parse::<i64>() {
                 Ok(n) if n >= 0 => None,
                 _ => Some(i18n.t(k!("form.nonNegativeInteger")).to_owned()),
             }
@@ -173,7 +155,7 @@ fn QuotaCard(
             }
         }
         for r in rows.get() {
-            limits.insert(r.model.get(), Quantity::from_units(r.count.get().trim().parse().ok()?));
+            limits.insert(r.name.get(), Quantity::from_units(r.amount.get().trim().parse().ok()?));
         }
         let m = max_active.get();
         Some(QueueQuotaBody {
@@ -275,17 +257,17 @@ fn QuotaCard(
                             <div class="flex flex-wrap items-end gap-2" data-testid="accelerator-row">
                                 <label class="flex flex-col text-xs" for=format!("{rid}-model")>
                                     {move || i18n.t(k!("task.accelerator"))}
-                                    <select id=format!("{rid}-model") class=format!("{INPUT} w-56") on:change=move |ev| row.model.set(event_target_value(&ev)) prop:value=move || row.model.get()>
+                                    <select id=format!("{rid}-model") class=format!("{INPUT} w-56") on:change=move |ev| row.name.set(event_target_value(&ev)) prop:value=move || row.name.get()>
                                         <option value="">{move || i18n.t(k!("quota.chooseModel"))}</option>
-                                        {move || models.get().into_iter().map(|m| { let v = m.clone(); view! { <option value=m.clone() selected=move || row.model.get() == v>{m.clone()}</option> } }).collect_view()}
+                                        {move || models.get().into_iter().map(|m| { let v = m.clone(); view! { <option value=m.clone() selected=move || row.name.get() == v>{m.clone()}</option> } }).collect_view()}
                                     </select>
                                 </label>
                                 <label class="flex flex-col text-xs" for=format!("{rid}-count")>
                                     {move || i18n.t(k!("task.acceleratorCount"))}
-                                    <input id=format!("{rid}-count") class=format!("{INPUT} w-24") type="text" inputmode="numeric" bind:value=row.count
+                                    <input id=format!("{rid}-count") class=format!("{INPUT} w-24") type="text" inputmode="numeric" bind:value=row.amount
                                         aria-invalid=move || err.get().is_some().to_string() aria-describedby=format!("{rid}-error") />
                                 </label>
-                                <button type="button" class=BUTTON_SECONDARY on:click=move |_| rows.update(|rs| rs.retain(|r| r.id != row.id))>
+                                <button type="button" class=BUTTON_SECONDARY on:click=move |_| rows.remove(row.id)>
                                     {move || i18n.t(k!("quota.removeRow"))}
                                 </button>
                                 <span id=format!("{rid}-error") class="text-xs font-medium text-red-700">{move || err.get()}</span>
@@ -293,7 +275,7 @@ fn QuotaCard(
                         }
                     }
                 </For>
-                <button type="button" class=BUTTON_SECONDARY on:click=move |_| rows.update(|rs| rs.push(new_row(String::new(), "1".into()))) data-testid="add-accelerator">
+                <button type="button" class=BUTTON_SECONDARY on:click=move |_| rows.push(String::new(), "1".into()) data-testid="add-accelerator">
                     {move || i18n.t(k!("quota.addRow"))}
                 </button>
             </fieldset>
