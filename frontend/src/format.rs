@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use js_sys::{Array, Date, Function, Intl, Object, Reflect};
 use wasm_bindgen::JsValue;
 
-use crate::i18n::Locale;
+use crate::locale::Locale;
 
 fn locales(locale: Locale) -> Array {
     Array::of1(&JsValue::from_str(locale.code()))

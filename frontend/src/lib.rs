@@ -10,6 +10,7 @@ pub mod format;
 pub mod i18n;
 pub mod layout;
 pub mod live;
+pub mod locale;
 pub mod pages;
 
 use wasm_bindgen::prelude::wasm_bindgen;

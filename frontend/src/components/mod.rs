@@ -121,6 +121,19 @@ pub const TD: &str = "px-3 py-2 align-top";
 /// The classes of a link in text.
 pub const LINK: &str = "text-violet-800 underline hover:text-violet-950 focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500";
 
+/// The accelerator models among the cluster's resources (for the forms' model selects).
+pub fn accelerator_names(
+    resources: Option<Result<Vec<anteroom_shared::api::ClusterResource>, ApiFailure>>,
+) -> Vec<String> {
+    resources
+        .and_then(|r| r.ok())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| r.accelerator)
+        .map(|r| r.name)
+        .collect()
+}
+
 /// The `common.*` text of a yes/no.
 pub fn yes_no(value: bool) -> Key {
     if value { k!("common.yes") } else { k!("common.no") }

@@ -10,7 +10,7 @@ use crate::components::confirm::use_confirm;
 use crate::components::field::{AmountRow, AmountRows, Field};
 use crate::components::toast::use_toasts;
 use crate::components::{
-    BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, CARD, Empty, ErrorPanel, INPUT, PageHeader, use_fetch,
+    BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, CARD, Empty, ErrorPanel, INPUT, PageHeader, accelerator_names, use_fetch,
 };
 use crate::i18n::{I18n, k, use_i18n};
 
@@ -35,16 +35,7 @@ pub fn AdminQuotas() -> impl IntoView {
             .map(|q| q.name)
             .collect::<Vec<_>>()
     });
-    let model_names = Signal::derive(move || {
-        models
-            .get()
-            .and_then(|r| r.ok())
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|r| r.accelerator)
-            .map(|r| r.name)
-            .collect::<Vec<_>>()
-    });
+    let model_names = Signal::derive(move || accelerator_names(models.get()));
     let done = Callback::new(move |_: ()| {
         adding.set(false);
         reload.update(|r| *r += 1);

@@ -15,7 +15,7 @@ use crate::components::badges::{kind_label, schedule_description, schedule_label
 use crate::components::field::Field;
 use crate::components::reasons::Reasons;
 use crate::components::toast::use_toasts;
-use crate::components::{BUTTON, CARD, INPUT, PageHeader, use_fetch};
+use crate::components::{BUTTON, CARD, INPUT, PageHeader, accelerator_names, use_fetch};
 use crate::i18n::{I18n, Key, k, use_i18n};
 
 /// One task's inputs, as typed.
@@ -310,16 +310,7 @@ pub fn NewJob() -> impl IntoView {
         });
     };
 
-    let accelerator_models = move || {
-        resources
-            .get()
-            .and_then(|r| r.ok())
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|r| r.accelerator)
-            .map(|r| r.name)
-            .collect::<Vec<_>>()
-    };
+    let accelerator_models = move || accelerator_names(resources.get());
 
     view! {
         <section class="space-y-6">
