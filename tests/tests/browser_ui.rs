@@ -675,3 +675,42 @@ async fn browser_the_job_list_pages_and_leaves_no_empty_last_page_behind() {
     b.close().await;
     assert!(errors.is_empty(), "console errors: {errors:?}");
 }
+
+#[tokio::test]
+#[ignore = "needs Chromium"]
+async fn browser_an_idle_page_whose_session_ends_elsewhere_goes_to_login_through_its_stream() {
+    require_ui();
+    let app = TestApp::builder().start().await;
+    app.user_token("carol").await;
+    let b = Browser::start("en-US,en").await;
+    b.login(&app.url(""), "carol", USER_PASSWORD).await;
+    b.client.goto(&app.url("/jobs")).await.unwrap();
+    b.wait_for_text("[data-testid=page-title]", "My jobs").await.unwrap();
+    // Give the stream time to open, then end every session of carol's elsewhere.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let elsewhere = app.token("carol", USER_PASSWORD).await;
+    let (status, _) = call(&app, "POST", "/api/v1/auth/logout", &elsewhere, None).await;
+    assert_eq!(status, 204);
+    // Nobody touches the page: the server ends the stream (it re-checks the session every
+    // 5 s), the browser's reconnect is refused with 401, and the page asks who the session is
+    // and goes to the login page — within about 15 s.
+    let mut outcome = Err(String::new());
+    for _ in 0..3 {
+        outcome = b
+            .wait_until(
+                "the idle page goes to the login page",
+                "location.pathname === '/login' && !document.querySelector('[data-testid=whoami]')",
+            )
+            .await;
+        if outcome.is_ok() {
+            break;
+        }
+    }
+    outcome.unwrap();
+    let errors = b.console_errors().await;
+    b.close().await;
+    assert!(
+        errors.iter().all(|e| e.contains("401")),
+        "only the refused stream: {errors:?}"
+    );
+}
