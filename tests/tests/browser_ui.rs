@@ -684,8 +684,10 @@ async fn browser_an_idle_page_whose_session_ends_elsewhere_goes_to_login_through
     app.user_token("carol").await;
     let b = Browser::start("en-US,en").await;
     b.login(&app.url(""), "carol", USER_PASSWORD).await;
-    b.client.goto(&app.url("/jobs")).await.unwrap();
-    b.wait_for_text("[data-testid=page-title]", "My jobs").await.unwrap();
+    // A page that polls nothing (`/jobs` refreshes its summary every 10 s, which would find
+    // the ended session by itself).
+    b.client.goto(&app.url("/jobs/new")).await.unwrap();
+    b.wait_for_text("[data-testid=page-title]", "New job").await.unwrap();
     // Give the stream time to open, then end every session of carol's elsewhere.
     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     let elsewhere = app.token("carol", USER_PASSWORD).await;
