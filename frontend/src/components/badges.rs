@@ -24,7 +24,10 @@ pub fn schedule_description(t: ScheduleType) -> Key {
 
 /// Normal in emerald, Elastic in amber.
 #[component]
-pub fn ScheduleTypeBadge(schedule_type: ScheduleType) -> impl IntoView {
+pub fn ScheduleTypeBadge(
+    /// The job's schedule type.
+    schedule_type: ScheduleType,
+) -> impl IntoView {
     let i18n = use_i18n();
     let class = match schedule_type {
         ScheduleType::Normal => {
@@ -73,7 +76,10 @@ fn phase_description(phase: JobPhase) -> Key {
 
 /// One colour per phase; Prequeue violet ("Waiting to Queue"), Preempted marked apart.
 #[component]
-pub fn PhaseBadge(phase: JobPhase) -> impl IntoView {
+pub fn PhaseBadge(
+    /// The job's phase.
+    phase: JobPhase,
+) -> impl IntoView {
     let i18n = use_i18n();
     let class = match phase {
         JobPhase::Prequeue => {

@@ -58,7 +58,11 @@ enum TableState {
 /// The table with its filters. `admin` adds the owner column and filter, the lock action, and
 /// lists everyone's jobs.
 #[component]
-pub fn JobTable(#[prop(default = false)] admin: bool) -> impl IntoView {
+pub fn JobTable(
+    /// Everyone's jobs, with the owner column and filter and the lock action.
+    #[prop(default = false)]
+    admin: bool,
+) -> impl IntoView {
     let i18n = use_i18n();
     let live = use_live();
     let filter = RwSignal::new(JobFilter::default());

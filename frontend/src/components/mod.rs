@@ -67,7 +67,10 @@ where
 
 /// A failed call, in the user's language.
 #[component]
-pub fn ErrorPanel(failure: ApiFailure) -> impl IntoView {
+pub fn ErrorPanel(
+    /// The failure to tell.
+    failure: ApiFailure,
+) -> impl IntoView {
     let i18n = use_i18n();
     view! {
         <p role="alert" class="rounded border border-red-300 bg-red-50 p-3 text-sm text-red-800" data-testid="error">
@@ -78,7 +81,10 @@ pub fn ErrorPanel(failure: ApiFailure) -> impl IntoView {
 
 /// An empty list, said in words.
 #[component]
-pub fn Empty(text: Key) -> impl IntoView {
+pub fn Empty(
+    /// What the empty list means, and what to do about it.
+    text: Key,
+) -> impl IntoView {
     let i18n = use_i18n();
     view! {
         <p class="rounded border border-dashed border-slate-300 bg-white p-6 text-center text-sm text-slate-600" data-testid="empty">
@@ -89,7 +95,15 @@ pub fn Empty(text: Key) -> impl IntoView {
 
 /// A page's heading and a line on what it is for.
 #[component]
-pub fn PageHeader(title: Key, description: Key, #[prop(optional)] children: Option<Children>) -> impl IntoView {
+pub fn PageHeader(
+    /// The page's title (`data-testid=page-title`).
+    title: Key,
+    /// A line on what the page is for.
+    description: Key,
+    /// Actions on the right (a button, a link).
+    #[prop(optional)]
+    children: Option<Children>,
+) -> impl IntoView {
     let i18n = use_i18n();
     view! {
         <header class="flex flex-wrap items-end justify-between gap-4">

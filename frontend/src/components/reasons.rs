@@ -71,7 +71,10 @@ pub fn reason_text(i18n: crate::i18n::I18n, reason: &WaitReason) -> String {
 
 /// The reasons of a waiting job, each with its picture.
 #[component]
-pub fn Reasons(reasons: Vec<WaitReason>) -> impl IntoView {
+pub fn Reasons(
+    /// The job's reasons, as the API sends them.
+    reasons: Vec<WaitReason>,
+) -> impl IntoView {
     let i18n = use_i18n();
     if reasons.is_empty() {
         return view! { <p class="text-sm text-slate-600" data-testid="no-reasons">{move || i18n.t(k!("reason.none"))}</p> }.into_any();
