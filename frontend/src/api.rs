@@ -5,9 +5,7 @@
 
 use std::cell::RefCell;
 
-use anteroom_shared::api::jobs::{
-    Job, JobBody, JobDetail, LimitCheck, LimitCheckBody, LockBody, PrequeuedJob, Preview, SubmitResponse,
-};
+use anteroom_shared::api::jobs::{Job, JobBody, JobDetail, LockBody, PrequeuedJob, Preview, SubmitResponse};
 use anteroom_shared::api::prequeue::{PrequeueStatus, ResourceSummary};
 use anteroom_shared::api::queues::{AdminQueue, Queue, QueueBody, QueueQuotaBody, QueueQuotaRule};
 use anteroom_shared::api::{
@@ -256,11 +254,6 @@ pub async fn prequeue_status() -> Result<PrequeueStatus, ApiFailure> {
 /// `GET /api/v1/me/resource-summary?queue=`.
 pub async fn resource_summary(queue: &str) -> Result<ResourceSummary, ApiFailure> {
     get(&format!("/api/v1/me/resource-summary?queue={}", encode(queue))).await
-}
-
-/// `POST /api/v1/me/resource-limit-check`.
-pub async fn limit_check(body: &LimitCheckBody) -> Result<LimitCheck, ApiFailure> {
-    post("/api/v1/me/resource-limit-check", body).await
 }
 
 /// `GET /api/v1/cluster/nodes`.

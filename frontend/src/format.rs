@@ -2,6 +2,9 @@
 //! WASM carries no locale data, and every language gets its own digits grouping, date order and
 //! plural rules.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use anteroom_shared::scheduling::Quantity;
 use chrono::{DateTime, Utc};
 use js_sys::{Array, Date, Function, Intl, Object, Reflect};
@@ -21,6 +24,19 @@ fn options(pairs: &[(&str, JsValue)]) -> Object {
     o
 }
 
+thread_local! {
+    /// Formatters made so far, by what they format and how: an `Intl` formatter costs far more
+    /// to make than to use, and a table formats hundreds of values a render.
+    static FORMATTERS: RefCell<HashMap<String, Function>> = RefCell::new(HashMap::new());
+    /// Plural rules made so far, by locale.
+    static PLURALS: RefCell<HashMap<Locale, Intl::PluralRules>> = RefCell::new(HashMap::new());
+}
+
+/// The `format` function of the formatter `key` names, made by `make` the first time.
+fn formatter(key: String, make: impl FnOnce() -> Function) -> Function {
+    FORMATTERS.with(|f| f.borrow_mut().entry(key).or_insert_with(make).clone())
+}
+
 fn call_format(format: Function, arg: &JsValue) -> String {
     format
         .call1(&JsValue::NULL, arg)
@@ -37,29 +53,35 @@ pub fn now() -> DateTime<Utc> {
 
 /// A number with at most `max_fraction` decimals, grouped the locale's way.
 pub fn number(locale: Locale, value: f64, max_fraction: u32) -> String {
-    let nf = Intl::NumberFormat::new(
-        &locales(locale),
-        &options(&[("maximumFractionDigits", JsValue::from(max_fraction))]),
-    );
-    call_format(nf.format(), &JsValue::from_f64(value))
+    let format = formatter(format!("number {} {max_fraction}", locale.code()), || {
+        Intl::NumberFormat::new(
+            &locales(locale),
+            &options(&[("maximumFractionDigits", JsValue::from(max_fraction))]),
+        )
+        .format()
+    });
+    call_format(format, &JsValue::from_f64(value))
 }
 
 /// Date and time, medium date and short time, in the browser's time zone.
 pub fn datetime(locale: Locale, at: DateTime<Utc>) -> String {
-    let dtf = Intl::DateTimeFormat::new(
-        &locales(locale),
-        &options(&[
-            ("dateStyle", JsValue::from_str("medium")),
-            ("timeStyle", JsValue::from_str("medium")),
-        ]),
-    );
+    let format = formatter(format!("datetime {}", locale.code()), || {
+        Intl::DateTimeFormat::new(
+            &locales(locale),
+            &options(&[
+                ("dateStyle", JsValue::from_str("medium")),
+                ("timeStyle", JsValue::from_str("medium")),
+            ]),
+        )
+        .format()
+    });
     let date = Date::new(&JsValue::from_f64(at.timestamp_millis() as f64));
-    call_format(dtf.format(), &date)
+    call_format(format, &date)
 }
 
 /// A duration in seconds, as the locale writes "5 min" or "2 h" (the largest unit that fits).
 pub fn duration(locale: Locale, seconds: i64) -> String {
-    let (value, unit) = if seconds >= 86_400 && seconds % 3_600 == 0 {
+    let (value, unit) = if seconds >= 86_400 && seconds % 86_400 == 0 {
         (seconds as f64 / 86_400.0, "day")
     } else if seconds >= 3_600 {
         (seconds as f64 / 3_600.0, "hour")
@@ -68,23 +90,31 @@ pub fn duration(locale: Locale, seconds: i64) -> String {
     } else {
         (seconds as f64, "second")
     };
-    let nf = Intl::NumberFormat::new(
-        &locales(locale),
-        &options(&[
-            ("style", JsValue::from_str("unit")),
-            ("unit", JsValue::from_str(unit)),
-            ("unitDisplay", JsValue::from_str("short")),
-            ("maximumFractionDigits", JsValue::from(1)),
-        ]),
-    );
-    call_format(nf.format(), &JsValue::from_f64(value))
+    let format = formatter(format!("duration {} {unit}", locale.code()), || {
+        Intl::NumberFormat::new(
+            &locales(locale),
+            &options(&[
+                ("style", JsValue::from_str("unit")),
+                ("unit", JsValue::from_str(unit)),
+                ("unitDisplay", JsValue::from_str("short")),
+                ("maximumFractionDigits", JsValue::from(1)),
+            ]),
+        )
+        .format()
+    });
+    call_format(format, &JsValue::from_f64(value))
 }
 
 /// True when the locale's plural rule puts `n` in the "one" category (English 1; never in
 /// Chinese, Japanese or Korean, which have one form).
 pub fn is_plural_one(locale: Locale, n: f64) -> bool {
-    let rules = Intl::PluralRules::new(&locales(locale), &Object::new());
-    rules.select(n) == "one"
+    PLURALS.with(|p| {
+        p.borrow_mut()
+            .entry(locale)
+            .or_insert_with(|| Intl::PluralRules::new(&locales(locale), &Object::new()))
+            .select(n)
+            == "one"
+    })
 }
 
 /// How a resource is counted: CPU in cores, memory in bytes (shown as Gi/Ti), others in units.

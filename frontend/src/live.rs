@@ -28,7 +28,6 @@ const STREAM: &str = "/api/v1/jobs/events/stream";
 #[derive(Clone, Copy)]
 pub struct Live {
     version: RwSignal<u64>,
-    connected: RwSignal<bool>,
     scheduled: RwSignal<bool>,
 }
 
@@ -37,7 +36,6 @@ impl Live {
     pub fn provide() -> Live {
         let live = Live {
             version: RwSignal::new(0),
-            connected: RwSignal::new(false),
             scheduled: RwSignal::new(false),
         };
         provide_context(live);
@@ -58,7 +56,6 @@ impl Live {
                         es.close();
                     }
                 });
-                live.connected.set(false);
                 shown.set(false);
             });
             let on_show = Closure::<dyn FnMut(web_sys::Event)>::new(move |_ev: web_sys::Event| shown.set(true));
@@ -77,7 +74,6 @@ impl Live {
                 if let Ok(es) = EventSource::new(STREAM) {
                     let on_job = Closure::<dyn FnMut(MessageEvent)>::new(move |_ev: MessageEvent| live.changed());
                     let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_ev: web_sys::Event| {
-                        live.connected.set(true);
                         // Catch up on anything that happened while disconnected.
                         live.changed();
                     });
@@ -92,7 +88,6 @@ impl Live {
                                 .is_some_and(|(es, ..)| es.ready_state() == EventSource::CLOSED)
                         });
                         if closed {
-                            live.connected.set(false);
                             // Dropped later, not here: this handler is one of the closures the
                             // stored stream owns, and must not be freed while it runs.
                             set_timeout(
@@ -120,7 +115,6 @@ impl Live {
                         es.close();
                     }
                 });
-                live.connected.set(false);
             }
         });
         live
@@ -129,11 +123,6 @@ impl Live {
     /// The version (reactive): read it in an effect to refetch on every change.
     pub fn version(&self) -> u64 {
         self.version.get()
-    }
-
-    /// True while the stream is open (reactive).
-    pub fn connected(&self) -> bool {
-        self.connected.get()
     }
 
     /// Something changed: bump the version once the burst is over.

@@ -3,7 +3,7 @@
 //! needs nothing from them.
 
 /// A language of the UI.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Locale {
     /// English.
     En,

@@ -61,6 +61,20 @@ pub fn job(name: &str, resources: Value) -> Value {
     })
 }
 
+/// Submits `body` as the holder of `token`; must be accepted (201). The job's id and the answer.
+pub async fn submit_job(app: &TestApp, token: &str, body: Value) -> (i64, Value) {
+    let (status, answer) = call(app, "POST", "/api/v1/jobs", token, Some(body)).await;
+    assert_eq!(status, 201, "{answer}");
+    (job_id(&answer), answer)
+}
+
+/// Submits `n` one-task jobs `job-0` … `job-{n-1}` asking for `resources`; all must be accepted.
+pub async fn submit_jobs(app: &TestApp, token: &str, n: usize, resources: Value) {
+    for i in 0..n {
+        submit_job(app, token, job(&format!("job-{i}"), resources.clone())).await;
+    }
+}
+
 /// Changes some prequeue settings (the rest as they are); must succeed.
 pub async fn settings(app: &TestApp, admin: &str, change: Value) {
     let (_, mut config) = call(app, "GET", "/api/v1/admin/prequeue-config", admin, None).await;

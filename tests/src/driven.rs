@@ -24,7 +24,7 @@ use tokio::sync::{Mutex, broadcast};
 use serde_json::{Value, json};
 
 use crate::TestApp;
-use crate::api::{call, job, job_id, settings};
+use crate::api::{call, job, settings};
 
 /// Runs a scenario (an `async fn(Option<String>)` taking the database URL, `None` for SQLite)
 /// on SQLite and on a throwaway PostgreSQL database (ignored without one, like `both!`).
@@ -184,9 +184,7 @@ memory = "256Gi"
 
 /// Submits; answers the job id and the answer.
 pub async fn submit(d: &Driven, token: &str, body: Value) -> (i64, Value) {
-    let (status, answer) = call(&d.app, "POST", "/api/v1/jobs", token, Some(body)).await;
-    assert_eq!(status, 201, "{answer}");
-    (job_id(&answer), answer)
+    crate::api::submit_job(&d.app, token, body).await
 }
 
 /// A job's detail as its owner (or an admin) sees it.

@@ -27,6 +27,9 @@ use tokio::task::JoinHandle;
 /// The admin password every test app starts with.
 pub const ADMIN_PASSWORD: &str = "test-admin-password";
 
+/// The password of every user [`TestApp::user_token`] creates.
+pub const USER_PASSWORD: &str = "user-password-123";
+
 /// True when running under CI, where what a test needs (PostgreSQL, Chromium, the built UI)
 /// must be there. One rule in three places, kept the same: `is_ci` in `anteroom.sh`, `in_ci`
 /// in xtask, and this.
@@ -218,16 +221,15 @@ impl Drop for TestApp {
 impl TestApp {
     /// Creates a user with the `user` role and returns a token for them.
     pub async fn user_token(&self, username: &str) -> String {
-        let password = "user-password-123";
         anteroom::users::create(
             &self.state.db,
             username,
             username,
-            password,
+            USER_PASSWORD,
             anteroom_shared::api::Role::User,
         )
         .await
         .expect("create user");
-        self.token(username, password).await
+        self.token(username, USER_PASSWORD).await
     }
 }

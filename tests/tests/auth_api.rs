@@ -152,7 +152,7 @@ async fn a_password_change_ends_every_session_issued_before_it() {
     let app = TestApp::builder().start().await;
     let admin = app.admin_token().await;
     let ivy = app.user_token("ivy").await;
-    let ivy_other_device = app.token("ivy", "user-password-123").await;
+    let ivy_other_device = app.token("ivy", anteroom_tests::USER_PASSWORD).await;
     let id = id_of(&app, &ivy).await;
     assert_eq!(
         patch_user(&app, &admin, id, json!({"password": "a-new-password"})).await,
@@ -189,7 +189,7 @@ async fn a_role_change_ends_the_sessions_and_setting_the_same_role_does_not() {
     );
     assert_eq!(patch_user(&app, &admin, id, json!({"role": "admin"})).await, 200);
     assert_eq!(get(&app, &jo, "/api/v1/auth/me").await, 401, "promoted: log in again");
-    let promoted = app.token("jo", "user-password-123").await;
+    let promoted = app.token("jo", anteroom_tests::USER_PASSWORD).await;
     assert_eq!(get(&app, &promoted, "/api/v1/admin/users").await, 200);
 }
 
@@ -198,7 +198,7 @@ async fn logout_ends_all_of_the_callers_sessions_and_nobody_elses() {
     let app = TestApp::builder().start().await;
     let admin = app.admin_token().await;
     let kim = app.user_token("kim").await;
-    let kim_phone = app.token("kim", "user-password-123").await;
+    let kim_phone = app.token("kim", anteroom_tests::USER_PASSWORD).await;
     let res = app
         .client
         .post(app.url("/api/v1/auth/logout"))
@@ -210,7 +210,7 @@ async fn logout_ends_all_of_the_callers_sessions_and_nobody_elses() {
     assert_eq!(get(&app, &kim, "/api/v1/auth/me").await, 401);
     assert_eq!(get(&app, &kim_phone, "/api/v1/auth/me").await, 401);
     assert_eq!(get(&app, &admin, "/api/v1/auth/me").await, 200);
-    let again = app.token("kim", "user-password-123").await;
+    let again = app.token("kim", anteroom_tests::USER_PASSWORD).await;
     assert_eq!(get(&app, &again, "/api/v1/auth/me").await, 200, "a new login works");
 }
 
@@ -401,30 +401,23 @@ async fn login_sets_an_httponly_strict_session_cookie_that_authenticates_and_log
 #[tokio::test]
 async fn the_session_endpoint_names_the_cookies_user_or_nobody_without_a_401() {
     let app = TestApp::builder().start().await;
+    // The session the cookie names: always a 200, whoever asks.
     let session = |cookie: Option<String>| {
         let mut req = app.client.get(app.url("/api/v1/auth/session"));
         if let Some(c) = cookie {
             req = req.header("cookie", c);
         }
-        req.send()
+        async move {
+            let res = req.send().await.unwrap();
+            assert_eq!(res.status(), 200);
+            res.json::<Value>().await.unwrap()
+        }
     };
-    let res = session(None).await.unwrap();
-    assert_eq!(res.status(), 200);
-    assert_eq!(res.json::<Value>().await.unwrap(), serde_json::json!({"user": null}));
-    let res = session(Some("anteroom_session=nonsense".into())).await.unwrap();
-    assert_eq!(res.status(), 200);
-    assert!(res.json::<Value>().await.unwrap()["user"].is_null());
+    assert_eq!(session(None).await, serde_json::json!({"user": null}));
+    assert!(session(Some("anteroom_session=nonsense".into())).await["user"].is_null());
 
-    let token = app.login("admin", ADMIN_PASSWORD).await.json::<Value>().await.unwrap()["token"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let body: Value = session(Some(format!("anteroom_session={token}")))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let token = app.admin_token().await;
+    let body = session(Some(format!("anteroom_session={token}"))).await;
     assert_eq!(body["user"]["username"], "admin");
     assert_eq!(body["user"]["role"], "admin");
     // After logout the same cookie is nobody again.
@@ -434,11 +427,6 @@ async fn the_session_endpoint_names_the_cookies_user_or_nobody_without_a_401() {
         .send()
         .await
         .unwrap();
-    let body: Value = session(Some(format!("anteroom_session={token}")))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let body = session(Some(format!("anteroom_session={token}"))).await;
     assert!(body["user"].is_null(), "{body}");
 }

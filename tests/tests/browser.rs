@@ -2,18 +2,8 @@
 //! remembered, deep links render their page, the API docs load offline, no console errors.
 
 use anteroom_tests::TestApp;
-use anteroom_tests::browser::Browser;
+use anteroom_tests::browser::{Browser, require_ui};
 use fantoccini::Locator;
-
-/// The browser tests are `#[ignore = "needs Chromium"]`: a plain `cargo nextest run` reports
-/// them as skipped, `./anteroom.sh test` runs them (`--run-ignored all`) after building the UI.
-/// Run without the UI they fail instead of passing by doing nothing.
-fn require_ui() {
-    assert!(
-        anteroom::http::assets::ui_built(),
-        "this test needs the web UI embedded: run `cargo xtask ui` first (./anteroom.sh test does)"
-    );
-}
 
 #[tokio::test]
 #[ignore = "needs Chromium"]

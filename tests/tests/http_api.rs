@@ -172,7 +172,7 @@ async fn five_wrong_passwords_make_the_next_login_429_even_with_the_right_passwo
         "within the 5-minute window: {retry_after}"
     );
     // Another username from the same address, and tokens already issued, are unaffected.
-    assert_eq!(app.login("carol", "user-password-123").await.status(), 200);
+    assert_eq!(app.login("carol", anteroom_tests::USER_PASSWORD).await.status(), 200);
     let res = app
         .client
         .get(app.url("/api/v1/auth/me"))

@@ -310,7 +310,7 @@ async fn a_deleted_users_token_stops_working_at_once() {
     assert_eq!(status, 401);
     let (status, err) = call(&app, &admin, Method::DELETE, &path, None).await;
     assert_eq!((status, err["error"]["code"].as_str()), (404, Some("user_not_found")));
-    assert_eq!(app.login("hank", "user-password-123").await.status(), 401);
+    assert_eq!(app.login("hank", anteroom_tests::USER_PASSWORD).await.status(), 401);
 }
 
 #[tokio::test]

@@ -377,7 +377,7 @@ async fn a_job_created_after_its_delete_by_a_watcher_that_lost_its_lease_is_remo
     let d = Driven::start(db, "").await;
     let (_, jobs) = prequeued_jobs(&d, 1).await;
     let id = jobs[0];
-    let una = d.app.token("una", "user-password-123").await;
+    let una = d.app.token("una", anteroom_tests::USER_PASSWORD).await;
     // A watcher dies right after claiming; its create is still in flight.
     let dying = dying_at(&d, FaultPoint::AfterClaim);
     assert!(matches!(d.try_round(&dying).await, Err(WatcherError::Injected(_))));

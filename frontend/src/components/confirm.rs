@@ -8,16 +8,11 @@ use leptos::prelude::*;
 use crate::components::{BUTTON_DANGER, BUTTON_SECONDARY};
 use crate::i18n::{k, use_i18n};
 
-struct Request {
-    text: String,
-    on_yes: Box<dyn FnOnce()>,
-}
-
 /// The dialog's state, shared through context.
 #[derive(Clone, Copy)]
 pub struct Confirm {
     pending: RwSignal<Option<String>>,
-    action: StoredValue<Option<Request>, LocalStorage>,
+    action: StoredValue<Option<Box<dyn FnOnce()>>, LocalStorage>,
     return_focus: StoredValue<Option<web_sys::HtmlElement>, LocalStorage>,
 }
 
@@ -41,10 +36,7 @@ impl Confirm {
             .and_then(|d| d.active_element())
             .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok());
         self.return_focus.set_value(focused);
-        self.action.set_value(Some(Request {
-            text: text.clone(),
-            on_yes: Box::new(on_yes),
-        }));
+        self.action.set_value(Some(Box::new(on_yes)));
         self.pending.set(Some(text));
     }
 
@@ -68,9 +60,8 @@ impl Confirm {
                 std::time::Duration::ZERO,
             );
         }
-        if yes && let Some(r) = request {
-            let _ = r.text;
-            (r.on_yes)();
+        if yes && let Some(on_yes) = request {
+            on_yes();
         }
     }
 }

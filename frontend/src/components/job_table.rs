@@ -10,7 +10,9 @@ use crate::api::JobFilter;
 use crate::components::badges::{PhaseBadge, ScheduleTypeBadge, kind_label, phase_label, schedule_label};
 use crate::components::confirm::use_confirm;
 use crate::components::toast::use_toasts;
-use crate::components::{BUTTON_DANGER, BUTTON_SECONDARY, Empty, ErrorPanel, INPUT, LINK, TABLE, TD, TH, use_fetch};
+use crate::components::{
+    BUTTON_DANGER, BUTTON_SECONDARY, Empty, ErrorPanel, INPUT, LINK, TABLE, TD, TH, loaded, use_fetch,
+};
 use crate::format;
 use crate::i18n::{I18n, Key, k, use_i18n};
 use crate::live::use_live;
@@ -146,7 +148,7 @@ pub fn JobTable(
                         filter.update(|f| f.queues = if v.is_empty() { Vec::new() } else { vec![v] });
                     }>
                         <option value="">{move || i18n.t(k!("filter.all"))}</option>
-                        {move || queues.get().and_then(|r| r.ok()).unwrap_or_default().into_iter()
+                        {move || loaded(queues).into_iter()
                             .map(|q| view! { <option value=q.name.clone()>{q.name.clone()}</option> }).collect_view()}
                     </select>
                 </label>

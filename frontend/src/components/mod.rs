@@ -16,7 +16,7 @@ use std::future::Future;
 use leptos::prelude::*;
 
 use crate::api::ApiFailure;
-use crate::i18n::{Key, k, use_i18n};
+use crate::i18n::{Key, use_i18n};
 
 /// What a fetch holds: nothing yet, the data, or why it failed.
 pub type Fetched<T> = RwSignal<Option<Result<T, ApiFailure>>>;
@@ -135,20 +135,18 @@ pub const TD: &str = "px-3 py-2 align-top";
 /// The classes of a link in text.
 pub const LINK: &str = "text-violet-800 underline hover:text-violet-950 focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500";
 
-/// The accelerator models among the cluster's resources (for the forms' model selects).
-pub fn accelerator_names(
-    resources: Option<Result<Vec<anteroom_shared::api::ClusterResource>, ApiFailure>>,
-) -> Vec<String> {
-    resources
-        .and_then(|r| r.ok())
-        .unwrap_or_default()
+/// The data of a fetch (reactive), or its empty value while it loads or when it failed: for
+/// what only decorates a page (a select's options), whose failure the page shows elsewhere or
+/// not at all.
+pub fn loaded<T: Clone + Default + Send + Sync + 'static>(data: Fetched<T>) -> T {
+    data.with(|d| d.as_ref().and_then(|r| r.as_ref().ok()).cloned().unwrap_or_default())
+}
+
+/// The accelerator models among the cluster's resources (reactive; empty until they came).
+pub fn accelerator_names(resources: Fetched<Vec<anteroom_shared::api::ClusterResource>>) -> Vec<String> {
+    loaded(resources)
         .into_iter()
         .filter(|r| r.accelerator)
         .map(|r| r.name)
         .collect()
-}
-
-/// The `common.*` text of a yes/no.
-pub fn yes_no(value: bool) -> Key {
-    if value { k!("common.yes") } else { k!("common.no") }
 }

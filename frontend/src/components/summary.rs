@@ -10,7 +10,7 @@ use anteroom_shared::api::prequeue::ResourceSummary;
 use leptos::prelude::*;
 
 use crate::components::bars::{CapacityBar, UsageBar, vendor_colour};
-use crate::components::{CARD, INPUT, show, use_fetch};
+use crate::components::{CARD, INPUT, loaded, show, use_fetch};
 use crate::format;
 use crate::i18n::{k, use_i18n};
 use crate::live::use_live;
@@ -40,7 +40,7 @@ pub fn ResourceSummaryCard() -> impl IntoView {
                 <label class="flex items-center gap-2 text-sm">
                     <span>{move || i18n.t(k!("summary.queue"))}</span>
                     <select class=format!("{INPUT} w-auto") id="summary-queue" on:change=move |ev| queue.set(event_target_value(&ev)) prop:value=move || queue.get()>
-                        {move || queues.get().and_then(|r| r.ok()).unwrap_or_default().into_iter()
+                        {move || loaded(queues).into_iter()
                             .map(|q| { let n = q.name.clone(); view! { <option value=q.name.clone() selected=move || queue.get() == n>{q.name.clone()}</option> } })
                             .collect_view()}
                     </select>

@@ -11,7 +11,9 @@ use crate::components::bars::CapacityBar;
 use crate::components::confirm::use_confirm;
 use crate::components::field::{AmountRows, Field};
 use crate::components::toast::use_toasts;
-use crate::components::{BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, CARD, ErrorPanel, INPUT, PageHeader, use_fetch};
+use crate::components::{
+    BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, CARD, ErrorPanel, INPUT, PageHeader, loaded, use_fetch,
+};
 use crate::i18n::{k, use_i18n};
 
 /// The queues in tree order (each after its parent, siblings by name) with their depth.
@@ -56,15 +58,7 @@ pub fn AdminQueues() -> impl IntoView {
         crate::api::admin_queues()
     });
     let editing = RwSignal::new(Editing::None);
-    let names = Signal::derive(move || {
-        queues
-            .get()
-            .and_then(|r| r.ok())
-            .unwrap_or_default()
-            .into_iter()
-            .map(|q| q.name)
-            .collect::<Vec<_>>()
-    });
+    let names = Signal::derive(move || loaded(queues).into_iter().map(|q| q.name).collect::<Vec<_>>());
     let done = Callback::new(move |_: ()| {
         editing.set(Editing::None);
         reload.update(|r| *r += 1);

@@ -10,7 +10,8 @@ use crate::components::confirm::use_confirm;
 use crate::components::field::{AmountRow, AmountRows, Field};
 use crate::components::toast::use_toasts;
 use crate::components::{
-    BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, CARD, Empty, ErrorPanel, INPUT, PageHeader, accelerator_names, use_fetch,
+    BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, CARD, Empty, ErrorPanel, INPUT, PageHeader, accelerator_names, loaded,
+    use_fetch,
 };
 use crate::i18n::{I18n, k, use_i18n};
 
@@ -26,16 +27,8 @@ pub fn AdminQuotas() -> impl IntoView {
     let queues = use_fetch(crate::api::admin_queues);
     let models = use_fetch(crate::api::cluster_resources);
     let adding = RwSignal::new(false);
-    let queue_names = Signal::derive(move || {
-        queues
-            .get()
-            .and_then(|r| r.ok())
-            .unwrap_or_default()
-            .into_iter()
-            .map(|q| q.name)
-            .collect::<Vec<_>>()
-    });
-    let model_names = Signal::derive(move || accelerator_names(models.get()));
+    let queue_names = Signal::derive(move || loaded(queues).into_iter().map(|q| q.name).collect::<Vec<_>>());
+    let model_names = Signal::derive(move || accelerator_names(models));
     let done = Callback::new(move |_: ()| {
         adding.set(false);
         reload.update(|r| *r += 1);

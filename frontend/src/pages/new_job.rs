@@ -15,7 +15,7 @@ use crate::components::badges::{kind_label, schedule_description, schedule_label
 use crate::components::field::Field;
 use crate::components::reasons::Reasons;
 use crate::components::toast::use_toasts;
-use crate::components::{BUTTON, CARD, INPUT, PageHeader, accelerator_names, use_fetch};
+use crate::components::{BUTTON, CARD, INPUT, PageHeader, accelerator_names, loaded, use_fetch};
 use crate::i18n::{I18n, Key, k, use_i18n};
 
 /// One task's inputs, as typed.
@@ -310,7 +310,7 @@ pub fn NewJob() -> impl IntoView {
         });
     };
 
-    let accelerator_models = move || accelerator_names(resources.get());
+    let accelerator_models = move || accelerator_names(resources);
 
     view! {
         <section class="space-y-6">
@@ -341,7 +341,7 @@ pub fn NewJob() -> impl IntoView {
                         </Field>
                         <Field id="job-queue".into() label=k!("jobs.queue") error=error_of("queue".into())>
                             <select id="job-queue" class=INPUT on:change=move |ev| queue.set(event_target_value(&ev)) prop:value=move || queue.get()>
-                                {move || queues.get().and_then(|r| r.ok()).unwrap_or_default().into_iter()
+                                {move || loaded(queues).into_iter()
                                     .map(|q| { let label = if q.display_name.is_empty() || q.display_name == q.name { q.name.clone() } else { format!("{} ({})", q.display_name, q.name) };
                                         let n = q.name.clone(); view! { <option value=q.name.clone() selected=move || queue.get() == n>{label}</option> } })
                                     .collect_view()}

@@ -1,0 +1,195 @@
+//! An admin in the web UI (headless Chromium, the running app, the simulated cluster): saves
+//! prequeue settings, a quota and a sub-queue and sees them applied; locks a job; cordons a
+//! node.
+
+use anteroom_tests::api::{call, submit_job};
+use anteroom_tests::browser::{Browser, require_ui};
+use anteroom_tests::{ADMIN_PASSWORD, TestApp};
+use serde_json::json;
+
+#[tokio::test]
+#[ignore = "needs Chromium"]
+async fn browser_an_admin_saves_prequeue_settings_a_quota_and_a_sub_queue_and_sees_them_applied() {
+    require_ui();
+    let app = TestApp::builder().start().await;
+    let admin = app.admin_token().await;
+    let b = Browser::start("en-US,en").await;
+    b.login(&app.url(""), "admin", ADMIN_PASSWORD).await;
+
+    // Prequeue settings: an invalid value is marked before any request, then a valid save.
+    b.client.goto(&app.url("/admin/prequeue")).await.unwrap();
+    b.wait_for("#normalJobWaitingToleranceSeconds").await.unwrap();
+    b.fill("#normalJobWaitingToleranceSeconds", "0").await;
+    b.wait_until(
+        "the field is marked invalid",
+        "document.querySelector('#normalJobWaitingToleranceSeconds').getAttribute('aria-invalid') === 'true'",
+    )
+    .await
+    .unwrap();
+    b.click("[data-testid=save-settings]").await;
+    b.wait_for_text("[data-testid=toast-text]", "Some fields need fixing first.")
+        .await
+        .unwrap();
+    let (_, config) = call(&app, "GET", "/api/v1/admin/prequeue-config", &admin, None).await;
+    assert_eq!(config["normalJobWaitingToleranceSeconds"], 300, "nothing was saved");
+    b.fill("#normalJobWaitingToleranceSeconds", "600").await;
+    b.click("#backfillEnabled").await;
+    b.select("#activationOrder", "fairShare").await;
+    b.click("[data-testid=save-settings]").await;
+    b.wait_for_text(
+        "[data-testid=toast][data-tone=success] [data-testid=toast-text]",
+        "Prequeue settings saved.",
+    )
+    .await
+    .unwrap();
+    let (_, config) = call(&app, "GET", "/api/v1/admin/prequeue-config", &admin, None).await;
+    assert_eq!(config["normalJobWaitingToleranceSeconds"], 600);
+    assert_eq!(config["backfillEnabled"], true);
+    assert_eq!(config["activationOrder"], "fairShare");
+    b.assert_clean("/admin/prequeue").await;
+    // Reloaded, the page shows what was saved (a select's value included).
+    b.client.goto(&app.url("/admin/prequeue")).await.unwrap();
+    b.wait_until(
+        "the saved settings show after a reload",
+        "document.querySelector('#activationOrder')?.value === 'fairShare' && \
+         document.querySelector('#normalJobWaitingToleranceSeconds')?.value === '600' && \
+         document.querySelector('#backfillEnabled')?.checked === true",
+    )
+    .await
+    .unwrap();
+
+    // A quota rule with an accelerator row; a bad quantity is marked first.
+    b.client.goto(&app.url("/admin/quotas")).await.unwrap();
+    b.click("[data-testid=add-quota]").await;
+    b.fill("#quota-new-cpu", "lots").await;
+    b.wait_until(
+        "the bad quantity is marked",
+        "document.querySelector('#quota-new-cpu').getAttribute('aria-invalid') === 'true'",
+    )
+    .await
+    .unwrap();
+    b.fill("#quota-new-cpu", "8").await;
+    b.fill("#quota-new-memory", "64Gi").await;
+    b.click("[data-testid=add-accelerator]").await;
+    b.wait_until(
+        "the accelerator models are offered",
+        "document.querySelectorAll('[data-testid=accelerator-row] select option').length > 1",
+    )
+    .await
+    .unwrap();
+    b.select("[data-testid=accelerator-row] select", "nvidia.com/a100")
+        .await;
+    b.fill("[data-testid=accelerator-row] input", "2").await;
+    b.click("[data-testid=save-quota]").await;
+    b.wait_for_text(
+        "[data-testid=toast][data-tone=success] [data-testid=toast-text]",
+        "Quota rule of default saved.",
+    )
+    .await
+    .unwrap();
+    let (_, rules) = call(&app, "GET", "/api/v1/admin/queue-quotas", &admin, None).await;
+    assert_eq!(
+        rules[0]["limits"],
+        json!({"cpu": "8", "memory": "64Gi", "nvidia.com/a100": "2"}),
+        "{rules}"
+    );
+    b.assert_clean("/admin/quotas").await;
+
+    // A queue with a capacity, then a sub-queue whose capacity is above its parent's: the
+    // tree error is shown on the field; lowered, it saves and shows under its parent.
+    b.client.goto(&app.url("/admin/queues")).await.unwrap();
+    b.click("[data-testid=add-queue]").await;
+    b.fill("#queue-name", "team-a").await;
+    b.click("[data-testid=add-capacity]").await;
+    b.fill("[data-testid=capacity-row] input[id$=amount]", "8").await;
+    b.click("[data-testid=save-queue]").await;
+    b.wait_for_text(
+        "[data-testid=toast][data-tone=success] [data-testid=toast-text]",
+        "Queue team-a saved.",
+    )
+    .await
+    .unwrap();
+    b.wait_for("[data-testid=queue-row][data-queue=team-a] [data-testid=capacity-bar][data-resource=cpu]")
+        .await
+        .unwrap();
+    b.click("[data-testid=add-queue]").await;
+    b.fill("#queue-name", "team-a-sub").await;
+    b.select("#queue-parent", "team-a").await;
+    b.click("[data-testid=add-capacity]").await;
+    b.fill("[data-testid=capacity-row] input[id$=amount]", "16").await;
+    b.click("[data-testid=save-queue]").await;
+    b.wait_until(
+        "the capacity error is shown on its field",
+        "document.querySelector('#queue-capacity-error')?.textContent.trim().length > 0",
+    )
+    .await
+    .unwrap();
+    // The refused save is the one failed load the browser logs.
+    let refused = b.console_errors().await;
+    assert!(
+        refused.len() == 1 && refused[0].contains("/api/v1/admin/queues") && refused[0].contains("422"),
+        "{refused:?}"
+    );
+    assert!(
+        b.text("#queue-capacity-error").await.contains("parent"),
+        "{}",
+        b.text("#queue-capacity-error").await
+    );
+    b.fill("[data-testid=capacity-row] input[id$=amount]", "4").await;
+    b.click("[data-testid=save-queue]").await;
+    b.wait_for_text(
+        "[data-testid=toast][data-tone=success] [data-testid=toast-text]",
+        "Queue team-a-sub saved.",
+    )
+    .await
+    .unwrap();
+    b.wait_until(
+        "the sub-queue shows under its parent",
+        "document.querySelector('[data-testid=queue-row][data-queue=team-a-sub]')?.dataset.depth === '1'",
+    )
+    .await
+    .unwrap();
+    let (_, queues) = call(&app, "GET", "/api/v1/admin/queues", &admin, None).await;
+    let sub = queues
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["name"] == "team-a-sub")
+        .unwrap();
+    assert_eq!(sub["parent"], "team-a");
+    assert_eq!(sub["capacity"], json!({"cpu": "4"}));
+    b.assert_clean("/admin/queues").await;
+
+    // A job locked against preemption from the admin list, then unlocked.
+    let body = anteroom_tests::api::job("lockable", json!({"cpu": "1", "memory": "1Gi"}));
+    let (lockable, _) = submit_job(&app, &admin, body).await;
+    b.client.goto(&app.url("/admin/jobs")).await.unwrap();
+    b.click("[data-name=lockable] [data-testid=lock-job]").await;
+    b.wait_for("[data-name=lockable] [data-testid=locked]").await.unwrap();
+    let (_, detail) = call(&app, "GET", &format!("/api/v1/jobs/{lockable}"), &admin, None).await;
+    assert!(detail["lockedUntil"].is_string(), "{detail}");
+    b.assert_clean("/admin/jobs").await;
+    b.click("[data-name=lockable] [data-testid=lock-job]").await;
+    b.wait_until(
+        "the lock is gone",
+        "!document.querySelector('[data-name=lockable] [data-testid=locked]')",
+    )
+    .await
+    .unwrap();
+    let (_, detail) = call(&app, "GET", &format!("/api/v1/jobs/{lockable}"), &admin, None).await;
+    assert!(detail["lockedUntil"].is_null(), "{detail}");
+
+    // The cluster page toggles a node's schedulable flag.
+    b.client.goto(&app.url("/admin/cluster")).await.unwrap();
+    b.click("[data-testid=node] [data-testid=schedulable-toggle]").await;
+    b.wait_for("[data-testid=toast][data-tone=success] [data-testid=toast-text]")
+        .await
+        .unwrap();
+    let (_, nodes) = call(&app, "GET", "/api/v1/cluster/nodes", &admin, None).await;
+    assert!(
+        nodes.as_array().unwrap().iter().any(|n| n["schedulable"] == false),
+        "{nodes}"
+    );
+    b.assert_clean("/admin/cluster").await;
+    b.close().await;
+}

@@ -1,0 +1,317 @@
+//! A researcher in the web UI (headless Chromium, the running app, the simulated cluster):
+//! submits normal and Elastic jobs, sees their badges and the summary, sees why a job the quota
+//! holds waits and watches it start without a reload; and what happens to a page whose session
+//! ends elsewhere.
+
+use anteroom_tests::api::{call, quota, settings};
+use anteroom_tests::browser::{Browser, require_ui};
+use anteroom_tests::{TestApp, USER_PASSWORD};
+use serde_json::json;
+
+/// Fills the submit form for a one-task custom job.
+async fn fill_custom_job(b: &Browser, name: &str, cpu: &str) {
+    b.wait_for("#kind-custom").await.unwrap();
+    b.click("#kind-custom").await;
+    b.fill("#job-name", name).await;
+    b.fill("#task0-image", "busybox").await;
+    b.fill("#task0-command", "sleep 3600").await;
+    b.fill("#task0-resources\\.cpu", cpu).await;
+    b.fill("#task0-resources\\.memory", "1Gi").await;
+}
+
+#[tokio::test]
+#[ignore = "needs Chromium"]
+async fn browser_a_user_submits_normal_and_elastic_jobs_and_sees_a_held_job_start_without_a_reload() {
+    require_ui();
+    let app = TestApp::builder().start().await;
+    let admin = app.admin_token().await;
+    let alice = app.user_token("alice").await;
+    settings(
+        &app,
+        &admin,
+        json!({"backfillEnabled": true, "queueQuotaEnabled": true}),
+    )
+    .await;
+    quota(&app, &admin, "default", json!({"cpu": "3"})).await;
+
+    let b = Browser::start("en-US,en").await;
+    // Not logged in: sent to the login page, then back where they wanted to go.
+    b.client.goto(&app.url("/jobs/new")).await.unwrap();
+    b.wait_for_text("[data-testid=page-title]", "Log in").await.unwrap();
+    b.fill("#login-username", "alice").await;
+    b.fill("#login-password", USER_PASSWORD).await;
+    b.click("[data-testid=login-submit]").await;
+    b.wait_for_text("[data-testid=page-title]", "New job").await.unwrap();
+    // A user sees no admin navigation.
+    assert!(
+        b.client
+            .find(fantoccini::Locator::Css("a[href='/admin/prequeue']"))
+            .await
+            .is_err(),
+        "admin links are hidden from users"
+    );
+
+    // A normal job: the preview says it starts now; submitted, the toast says so.
+    fill_custom_job(&b, "train-a", "2").await;
+    b.wait_until(
+        "the preview says the job starts now",
+        "document.querySelector('[data-testid=preview-decision]')?.dataset.decision === 'activated'",
+    )
+    .await
+    .unwrap();
+    b.assert_clean("/jobs/new").await;
+    b.click("[data-testid=submit-job]").await;
+    b.wait_for_text(
+        "[data-testid=toast-text]",
+        "Job train-a submitted and sent to the cluster.",
+    )
+    .await
+    .unwrap();
+    b.wait_for_text("[data-testid=page-title]", "train-a").await.unwrap();
+
+    // An Elastic job: the schedule type is offered (backfill is on).
+    b.client.goto(&app.url("/jobs/new")).await.unwrap();
+    fill_custom_job(&b, "elastic-b", "1").await;
+    b.click("#schedule-backfill").await;
+    b.click("[data-testid=submit-job]").await;
+    b.wait_for_text("[data-testid=page-title]", "elastic-b").await.unwrap();
+
+    // Both in the list with the right badges; the summary counts the normal job.
+    b.click("a[href='/jobs']").await;
+    b.wait_for_text("[data-testid=page-title]", "My jobs").await.unwrap();
+    b.wait_until(
+        "both jobs are listed with their schedule-type badges",
+        "document.querySelector('[data-name=train-a] [data-testid=schedule-badge]')?.dataset.value === 'normal' && \
+         document.querySelector('[data-name=elastic-b] [data-testid=schedule-badge]')?.dataset.value === 'backfill'",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        b.text("[data-name=elastic-b] [data-testid=schedule-badge]").await,
+        "Elastic"
+    );
+    b.wait_until(
+        "the summary shows the normal job's 2 cpus against the limit of 3",
+        "document.querySelector('[data-testid=summary-resource][data-resource=cpu] [data-testid=summary-value]')?.textContent.trim() === '2 / 3'",
+    )
+    .await
+    .unwrap();
+    b.assert_clean("/jobs").await;
+    b.screenshot("user-jobs-en").await;
+    // The schedule-type filter asks the API for Elastic jobs only.
+    b.select("#filter-schedule", "backfill").await;
+    b.wait_until(
+        "only the Elastic job is listed",
+        "document.querySelectorAll('[data-testid=job-row]').length === 1 && !!document.querySelector('[data-name=elastic-b]')",
+    )
+    .await
+    .unwrap();
+    b.select("#filter-schedule", "").await;
+    b.wait_for("[data-name=train-a]").await.unwrap();
+
+    // A job the quota holds: the preview says why, with the bar of the quota over its limit.
+    b.client.goto(&app.url("/jobs/new")).await.unwrap();
+    // PyTorch cannot be Elastic: the choice is disabled, with the reason.
+    b.click("#kind-pytorch").await;
+    b.wait_until(
+        "Elastic is disabled for PyTorch, with the reason",
+        "document.querySelector('#schedule-backfill')?.disabled === true && !!document.querySelector('[data-testid=backfill-unavailable]')",
+    )
+    .await
+    .unwrap();
+    fill_custom_job(&b, "held-c", "2").await;
+    b.click("#never-preempt").await;
+    b.wait_until(
+        "the preview says it will wait, because of the quota",
+        "document.querySelector('[data-testid=preview-decision]')?.dataset.decision === 'prequeued' && \
+         document.querySelector('[data-testid=preview] [data-testid=reason][data-code=quota] [data-testid=reason-bar][data-resource=cpu]')?.dataset.exceeded === 'true'",
+    )
+    .await
+    .unwrap();
+    b.screenshot("user-preview-held-en").await;
+    b.click("[data-testid=submit-job]").await;
+    b.wait_for_text(
+        "[data-testid=toast-text]",
+        "Job held-c submitted; it waits in the prequeue.",
+    )
+    .await
+    .unwrap();
+    let (_, mine) = call(&app, "GET", "/api/v1/jobs", &alice, None).await;
+    let held = mine["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["name"] == "held-c")
+        .unwrap();
+    assert_eq!(held["preemptionPolicy"], "Never", "the never-preempt option was sent");
+    // Its page: position and the reason, as words and as a bar.
+    b.wait_for_text("[data-testid=position]", "Position 1 in the prequeue")
+        .await
+        .unwrap();
+    let reason = b
+        .text("[data-testid=reason][data-code=quota] [data-testid=reason-text]")
+        .await;
+    assert_eq!(reason, "Your quota in queue default would be exceeded.");
+    assert!(
+        b.text("[data-testid=reason-bar][data-resource=cpu]")
+            .await
+            .contains("2 used + 2 for this job, limit 3"),
+        "{}",
+        b.text("[data-testid=reason-bar][data-resource=cpu]").await
+    );
+    b.assert_clean("/jobs/{id} waiting").await;
+    b.screenshot("user-job-waiting-en").await;
+
+    // The earlier job is deleted elsewhere (the API); the page shows the held job start, live.
+    let (_, list) = call(&app, "GET", "/api/v1/jobs", &alice, None).await;
+    let train = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["name"] == "train-a")
+        .unwrap()["id"]
+        .as_i64()
+        .unwrap();
+    let (status, _) = call(&app, "DELETE", &format!("/api/v1/jobs/{train}"), &alice, None).await;
+    assert_eq!(status, 204);
+    b.wait_until(
+        "the held job leaves the prequeue without a reload",
+        "['Activating', 'Pending', 'Running'].includes(document.querySelector('[data-testid=job-detail]')?.dataset.phase)",
+    )
+    .await
+    .unwrap();
+    assert!(
+        b.client
+            .find(fantoccini::Locator::Css("[data-testid=prequeue-standing]"))
+            .await
+            .is_err()
+    );
+    let errors = b.console_errors().await;
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+
+    // Delete from the list, after confirming.
+    b.client.goto(&app.url("/jobs")).await.unwrap();
+    b.click("[data-name=elastic-b] [data-testid=delete-job]").await;
+    b.wait_for("[data-testid=confirm-dialog]").await.unwrap();
+    b.assert_clean("confirm dialog").await;
+    // Focus starts on Cancel and Tab stays inside the dialog.
+    let focused = "document.activeElement?.dataset.testid";
+    b.wait_until("focus starts on Cancel", &format!("{focused} === 'confirm-no'"))
+        .await
+        .unwrap();
+    for expected in ["confirm-yes", "confirm-no"] {
+        b.client
+            .active_element()
+            .await
+            .unwrap()
+            .send_keys("\u{e004}")
+            .await
+            .unwrap();
+        b.wait_until("Tab stays in the dialog", &format!("{focused} === '{expected}'"))
+            .await
+            .unwrap();
+    }
+    // Escape cancels: nothing is deleted and focus goes back to the button.
+    b.client
+        .active_element()
+        .await
+        .unwrap()
+        .send_keys("\u{e00c}")
+        .await
+        .unwrap();
+    b.wait_until(
+        "Escape closes the dialog and focus returns to the delete button",
+        "!document.querySelector('[data-testid=confirm-dialog]') && document.activeElement?.dataset.testid === 'delete-job'",
+    )
+    .await
+    .unwrap();
+    let (_, mine) = call(&app, "GET", "/api/v1/jobs", &alice, None).await;
+    let elastic = mine["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["name"] == "elastic-b")
+        .unwrap();
+    assert_ne!(elastic["phase"], "Deleted", "cancel deleted nothing");
+    b.click("[data-name=elastic-b] [data-testid=delete-job]").await;
+    b.click("[data-testid=confirm-yes]").await;
+    b.wait_until(
+        "the deleted job shows as Deleted",
+        "document.querySelector('[data-name=elastic-b] [data-testid=phase-badge]')?.dataset.value === 'Deleted'",
+    )
+    .await
+    .unwrap();
+
+    // Admin pages are refused to users, in words.
+    b.client.goto(&app.url("/admin/quotas")).await.unwrap();
+    b.wait_for_text("[data-testid=page-title]", "Administrators only")
+        .await
+        .unwrap();
+
+    // Logout ends the session: the guarded page sends to the login page again.
+    b.click("[data-testid=logout]").await;
+    b.wait_for_text("[data-testid=page-title]", "Log in").await.unwrap();
+    b.client.goto(&app.url("/jobs")).await.unwrap();
+    b.wait_for_text("[data-testid=page-title]", "Log in").await.unwrap();
+    let errors = b.console_errors().await;
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+
+    // A session ended elsewhere (a logout through the API ends all of alice's sessions): the
+    // next call the page makes answers 401, and the page goes to the login page.
+    b.login(&app.url(""), "alice", USER_PASSWORD).await;
+    b.client.goto(&app.url("/jobs")).await.unwrap();
+    b.wait_for_text("[data-testid=page-title]", "My jobs").await.unwrap();
+    // (The UI's logout above ended the earlier API token too: log in afresh.)
+    let elsewhere = app.token("alice", USER_PASSWORD).await;
+    let (status, _) = call(&app, "POST", "/api/v1/auth/logout", &elsewhere, None).await;
+    assert_eq!(status, 204);
+    b.click("nav a[href='/jobs/new']").await;
+    b.wait_for_text("[data-testid=page-title]", "Log in").await.unwrap();
+    let errors = b.console_errors().await;
+    b.close().await;
+    assert!(
+        errors.iter().all(|e| e.contains("401")),
+        "only the refused calls: {errors:?}"
+    );
+}
+
+#[tokio::test]
+#[ignore = "needs Chromium"]
+async fn browser_an_idle_page_whose_session_ends_elsewhere_goes_to_login_through_its_stream() {
+    require_ui();
+    let app = TestApp::builder().start().await;
+    app.user_token("carol").await;
+    let b = Browser::start("en-US,en").await;
+    b.login(&app.url(""), "carol", USER_PASSWORD).await;
+    // A page that polls nothing (`/jobs` refreshes its summary every 10 s, which would find
+    // the ended session by itself).
+    b.client.goto(&app.url("/jobs/new")).await.unwrap();
+    b.wait_for_text("[data-testid=page-title]", "New job").await.unwrap();
+    // Give the stream time to open, then end every session of carol's elsewhere.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let elsewhere = app.token("carol", USER_PASSWORD).await;
+    let (status, _) = call(&app, "POST", "/api/v1/auth/logout", &elsewhere, None).await;
+    assert_eq!(status, 204);
+    // Nobody touches the page: the server ends the stream (it re-checks the session every
+    // 5 s), the browser's reconnect is refused with 401, and the page asks who the session is
+    // and goes to the login page — within about 15 s.
+    let mut outcome = Err(String::new());
+    for _ in 0..3 {
+        outcome = b
+            .wait_until(
+                "the idle page goes to the login page",
+                "location.pathname === '/login' && !document.querySelector('[data-testid=whoami]')",
+            )
+            .await;
+        if outcome.is_ok() {
+            break;
+        }
+    }
+    outcome.unwrap();
+    let errors = b.console_errors().await;
+    b.close().await;
+    assert!(
+        errors.iter().all(|e| e.contains("401")),
+        "only the refused stream: {errors:?}"
+    );
+}
