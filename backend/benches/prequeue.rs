@@ -126,6 +126,7 @@ fn job(
         submitted_at,
         started_at: node.map(|_| submitted_at),
         waiting_tolerance_seconds: (schedule_type == ScheduleType::Normal).then_some(300),
+        waiting_since: Some(submitted_at),
         resources,
         explicit_nodes: NodeSet::Any,
         single_node: true,

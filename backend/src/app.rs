@@ -102,6 +102,7 @@ pub async fn prepare_with(config: Config, hand_clock: Option<HandClock>) -> anyh
             signals: crate::signals::Signals::default(),
             sequencer,
             clock,
+            stream_slots: Default::default(),
             driven_by_hand,
         },
         first_admin,
@@ -119,6 +120,7 @@ const MIN_SECRET_BYTES: usize = 32;
 fn load_or_create_secret(path: &Path) -> anyhow::Result<Vec<u8>> {
     match std::fs::read_to_string(path) {
         Ok(existing) => {
+            ensure_owner_only(path)?;
             let trimmed = existing.trim();
             anyhow::ensure!(
                 trimmed.len() >= MIN_SECRET_BYTES,
@@ -140,6 +142,30 @@ fn load_or_create_secret(path: &Path) -> anyhow::Result<Vec<u8>> {
         "ANTEROOM_JWT_SECRET is unset: using a generated key kept in the data directory; set it when running more than one replica"
     );
     Ok(hex.into_bytes())
+}
+
+/// A signing key file that other users may read (or write) stops the start: whoever read it
+/// can mint a session for any user. It is not quietly restricted instead: it may have been
+/// read already, which the operator must hear of (and then rather replace the key).
+fn ensure_owner_only(path: &Path) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)
+            .with_context(|| format!("reading the permissions of the signing key file {}", path.display()))?
+            .permissions()
+            .mode();
+        anyhow::ensure!(
+            mode & 0o077 == 0,
+            "the signing key file {} is open to other users (mode {:o}); run `chmod 600 {}` (or delete it to have a new key generated, which logs everyone out)",
+            path.display(),
+            mode & 0o777,
+            path.display()
+        );
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
 /// Serves the app on `listener` until `shutdown` resolves, then finishes in-flight requests.
@@ -166,9 +192,9 @@ pub async fn serve(
         // Event streams end now; otherwise the graceful shutdown would wait for them for ever.
         signals.close();
     };
-    // The peer address feeds the login throttle (`auth::throttle`).
-    let router = http::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    let served = axum::serve(listener, router).with_graceful_shutdown(shutdown).await;
+    // The peer address feeds the login throttle (`auth::throttle`); the server loop inserts it.
+    let limits = state.config.http_limits;
+    let served = http::server::serve(listener, http::router(state), limits, shutdown).await;
     refresher.abort();
     // The watcher ends at its next wait; give a round in flight a moment to finish its step
     // (a claim left behind is repaired at the next start).
@@ -203,4 +229,35 @@ pub async fn shutdown_signal() {
         _ = term => {},
     }
     tracing::info!("shutting down: finishing in-flight requests");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_generated_signing_key_is_kept_owner_only_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(JWT_SECRET_FILE);
+        let made = load_or_create_secret(&path).unwrap();
+        assert_eq!(load_or_create_secret(&path).unwrap(), made);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_signing_key_file_open_to_group_or_others_stops_the_start() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(JWT_SECRET_FILE);
+        let key = "ab".repeat(32);
+        std::fs::write(&path, &key).unwrap();
+        for mode in [0o644, 0o640, 0o604, 0o620] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            let error = load_or_create_secret(&path).unwrap_err().to_string();
+            assert!(error.contains(&path.display().to_string()), "{mode:o}: {error}");
+            assert!(error.contains("chmod 600"), "{mode:o}: {error}");
+        }
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(load_or_create_secret(&path).unwrap(), key.into_bytes());
+    }
 }

@@ -76,6 +76,8 @@ pub struct Config {
     pub log_format: LogFormat,
     /// `tracing` filter directives, e.g. `info,anteroom=debug`.
     pub log_filter: String,
+    /// Days a finished job (with its events) is kept after `finished_at`; 0: for ever.
+    pub job_retention_days: u32,
     /// TOML file with the simulated cluster's nodes; `None`: the built-in default cluster.
     pub sim_nodes: Option<PathBuf>,
     /// How long a simulated batch job without `sleep N` runs.
@@ -94,6 +96,64 @@ pub struct Config {
     /// Volcano's `ttlSecondsAfterFinished` on Anteroom's jobs; `None`: finished jobs stay until
     /// Anteroom deletes them.
     pub kube_ttl_seconds_after_finished: Option<u32>,
+    /// The address browsers use to reach the UI, when set: its origin is the only one whose
+    /// cookie-authenticated writes are accepted (behind a proxy the `Host` header may not say
+    /// it), and an `https` one makes the session cookie `__Host-` and `Secure` and adds HSTS.
+    pub public_url: Option<PublicUrl>,
+    /// Timers and caps that keep slow or numerous clients from exhausting the server.
+    pub http_limits: HttpLimits,
+}
+
+/// The public address of the UI (`public_url`), reduced to what the server compares.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PublicUrl {
+    /// `scheme://host[:port]`, the form browsers send in `Origin` (default port left out).
+    pub origin: String,
+    /// Whether browsers reach it over TLS.
+    pub https: bool,
+}
+
+impl PublicUrl {
+    /// Parses `http(s)://host[:port][/]`; a path, query, fragment or user part is refused, since
+    /// the UI is served at the root and an origin has none of them.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        let (scheme, rest) = text
+            .split_once("://")
+            .ok_or_else(|| format!("`{text}` is not a URL such as https://anteroom.example.org"))?;
+        let scheme = scheme.to_ascii_lowercase();
+        let https = match scheme.as_str() {
+            "https" => true,
+            "http" => false,
+            _ => return Err(format!("`{text}`: the scheme must be http or https")),
+        };
+        let authority = rest.strip_suffix('/').unwrap_or(rest).to_ascii_lowercase();
+        let forbidden = |c: char| matches!(c, '/' | '?' | '#' | '@' | ' ');
+        if authority.is_empty() || authority.contains(forbidden) {
+            return Err(format!(
+                "`{text}` must be only a scheme, a host and an optional port (the UI is served at the root)"
+            ));
+        }
+        let default_port = if https { ":443" } else { ":80" };
+        let authority = authority.strip_suffix(default_port).unwrap_or(&authority);
+        Ok(PublicUrl {
+            origin: format!("{scheme}://{authority}"),
+            https,
+        })
+    }
+}
+
+/// The server's protection against slow and numerous clients (`issue: slow clients`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HttpLimits {
+    /// A connection must send a whole request header within this, or it is closed.
+    pub header_read_timeout: std::time::Duration,
+    /// Every route but the event stream must answer within this (503 `timeout` after it).
+    pub request_timeout: std::time::Duration,
+    /// Open connections at most; further ones wait in the kernel's backlog until one closes.
+    pub max_connections: usize,
+    /// Open event streams per user at most (429 `too_many_streams` beyond).
+    pub max_streams_per_user: usize,
 }
 
 impl fmt::Debug for Config {
@@ -111,6 +171,7 @@ impl fmt::Debug for Config {
             admin_password,
             log_format,
             log_filter,
+            job_retention_days,
             sim_nodes,
             sim_default_runtime_seconds,
             sim_termination_grace_seconds,
@@ -119,6 +180,8 @@ impl fmt::Debug for Config {
             kube_priority_class_normal,
             kube_priority_class_backfill,
             kube_ttl_seconds_after_finished,
+            public_url,
+            http_limits,
         } = self;
         let scheme = database_url.split(':').next().unwrap_or_default();
         f.debug_struct("Config")
@@ -132,6 +195,7 @@ impl fmt::Debug for Config {
             .field("admin_password", admin_password)
             .field("log_format", log_format)
             .field("log_filter", log_filter)
+            .field("job_retention_days", job_retention_days)
             .field("sim_nodes", sim_nodes)
             .field("sim_default_runtime_seconds", sim_default_runtime_seconds)
             .field("sim_termination_grace_seconds", sim_termination_grace_seconds)
@@ -140,6 +204,8 @@ impl fmt::Debug for Config {
             .field("kube_priority_class_normal", kube_priority_class_normal)
             .field("kube_priority_class_backfill", kube_priority_class_backfill)
             .field("kube_ttl_seconds_after_finished", kube_ttl_seconds_after_finished)
+            .field("public_url", public_url)
+            .field("http_limits", http_limits)
             .finish()
     }
 }
@@ -237,6 +303,13 @@ pub const SETTINGS: &[Setting] = &[
         help: "human or json",
     },
     Setting {
+        name: "job_retention_days",
+        env: "ANTEROOM_JOB_RETENTION_DAYS",
+        default: Some("90"),
+        secret: false,
+        help: "days a finished job and its events are kept before the leader prunes them (0: for ever)",
+    },
+    Setting {
         name: "sim_nodes",
         env: "ANTEROOM_SIM_NODES",
         default: None,
@@ -291,6 +364,41 @@ pub const SETTINGS: &[Setting] = &[
         default: None,
         secret: false,
         help: "Volcano removes a finished job after this many seconds (cluster = kube; empty: never)",
+    },
+    Setting {
+        name: "public_url",
+        env: "ANTEROOM_PUBLIC_URL",
+        default: None,
+        secret: false,
+        help: "the URL browsers use, e.g. https://anteroom.example.org: the one origin allowed to write with the session cookie; https makes the cookie __Host- and Secure and adds HSTS",
+    },
+    Setting {
+        name: "header_read_timeout_seconds",
+        env: "ANTEROOM_HEADER_READ_TIMEOUT_SECONDS",
+        default: Some("10"),
+        secret: false,
+        help: "a connection that has not sent a whole request header within this is closed",
+    },
+    Setting {
+        name: "request_timeout_seconds",
+        env: "ANTEROOM_REQUEST_TIMEOUT_SECONDS",
+        default: Some("30"),
+        secret: false,
+        help: "every request but the event stream is answered within this (503 timeout after it)",
+    },
+    Setting {
+        name: "max_connections",
+        env: "ANTEROOM_MAX_CONNECTIONS",
+        default: Some("1024"),
+        secret: false,
+        help: "open HTTP connections at most; more wait until one closes",
+    },
+    Setting {
+        name: "max_streams_per_user",
+        env: "ANTEROOM_MAX_STREAMS_PER_USER",
+        default: Some("8"),
+        secret: false,
+        help: "open event streams per user at most (429 too_many_streams beyond)",
     },
     Setting {
         name: "log",

@@ -9,9 +9,23 @@ use serde::de::DeserializeOwned;
 
 use crate::error::{ApiError, FieldError};
 
-/// A JSON body. Any content type is accepted; the body must parse as `T`.
+/// A JSON body, sent as `Content-Type: application/json` (415 `unsupported_media_type`
+/// otherwise); the body must parse as `T`.
+///
+/// The content type is not a formality: a browser sends a `text/plain` or form body to another
+/// origin without asking first (no CORS preflight), so a parser that took any type would let a
+/// foreign page's form post reach every write of the API.
 #[derive(Debug, Clone)]
 pub struct ApiJson<T>(pub T);
+
+/// True for `application/json`, with or without parameters (`; charset=utf-8`), in any case.
+pub fn is_json_content_type(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
 
 impl<T, S> FromRequest<S> for ApiJson<T>
 where
@@ -21,6 +35,13 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        if !is_json_content_type(req.headers()) {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "the request body must be sent as Content-Type: application/json",
+            ));
+        }
         let bytes = Bytes::from_request(req, state).await.map_err(|rej| {
             if rej.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::new(
@@ -147,6 +168,21 @@ mod tests {
         let err = parse_json::<Body>(br#"{"name":"x","tasks":[],"extra":1}"#).unwrap_err();
         assert_eq!(err.code, "validation_failed");
         assert!(err.message.contains("extra"), "{}", err.message);
+    }
+
+    #[test]
+    fn only_application_json_is_a_json_content_type() {
+        let with = |ct: &str| {
+            let mut h = axum::http::HeaderMap::new();
+            h.insert(axum::http::header::CONTENT_TYPE, ct.parse().unwrap());
+            is_json_content_type(&h)
+        };
+        assert!(with("application/json"));
+        assert!(with("Application/JSON; charset=utf-8"));
+        for other in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", "application/jsonp", ""] {
+            assert!(!with(other), "{other}");
+        }
+        assert!(!is_json_content_type(&axum::http::HeaderMap::new()));
     }
 
     #[test]

@@ -46,6 +46,8 @@ pub struct AppState {
     /// timeouts, locks, activation): the system clock, or a hand-moved one in tests that drive
     /// the simulated cluster and the watcher step by step.
     pub clock: Arc<dyn Clock>,
+    /// Open event streams per user (`max_streams_per_user`).
+    pub stream_slots: Arc<crate::jobs::stream::StreamSlots>,
     /// True when tests drive the watcher and the simulated cluster by hand: then neither the
     /// watcher loop nor the simulation's ticker runs.
     pub driven_by_hand: bool,

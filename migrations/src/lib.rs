@@ -15,6 +15,7 @@ mod m20261123_000010_prequeue_config;
 mod m20261123_000011_leases;
 mod m20261123_000012_idempotency_keys;
 mod m20261123_000013_preemptions;
+mod m20261124_000014_waiting_since;
 
 /// Applies the migrations in order; used at start and by `anteroom migrate`.
 pub struct Migrator;
@@ -36,6 +37,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000011_leases::Migration),
             Box::new(m20261123_000012_idempotency_keys::Migration),
             Box::new(m20261123_000013_preemptions::Migration),
+            Box::new(m20261124_000014_waiting_since::Migration),
         ]
     }
 }

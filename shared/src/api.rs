@@ -56,8 +56,8 @@ pub struct User {
     pub queues: Vec<String>,
 }
 
-/// `POST /api/v1/admin/users` body.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// `POST /api/v1/admin/users` body. `Debug` hides the password.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateUser {
@@ -94,8 +94,9 @@ pub struct Session {
     pub user: Option<User>,
 }
 
-/// `PATCH /api/v1/admin/users/{id}` body: only the fields present change.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// `PATCH /api/v1/admin/users/{id}` body: only the fields present change. `Debug` hides the
+/// password.
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateUser {
@@ -115,8 +116,8 @@ pub struct UpdateUser {
     pub display_name: Option<String>,
 }
 
-/// `POST /api/v1/auth/login` body.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// `POST /api/v1/auth/login` body. `Debug` hides the password.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LoginRequest {
@@ -126,8 +127,8 @@ pub struct LoginRequest {
     pub password: String,
 }
 
-/// `POST /api/v1/auth/login` answer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// `POST /api/v1/auth/login` answer. `Debug` hides the token.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct LoginResponse {
@@ -137,6 +138,75 @@ pub struct LoginResponse {
     pub expires_at: chrono::DateTime<chrono::Utc>,
     /// Who logged in.
     pub user: User,
+}
+
+/// What `Debug` shows instead of a secret.
+const REDACTED: &str = "***";
+
+/// `Some("***")` for a secret that is there, `None` for one that is not.
+fn redacted<T>(secret: &Option<T>) -> Option<&'static str> {
+    secret.as_ref().map(|_| REDACTED)
+}
+
+// `Debug` of the bodies that carry a secret, written by hand so the secret never reaches a
+// log line or a panic message. Each destructures without `..`: a new field does not compile
+// until it is placed here, so nothing is left out and nothing secret slips in unseen.
+
+impl std::fmt::Debug for CreateUser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let CreateUser {
+            username,
+            password,
+            display_name,
+            role,
+        } = self;
+        f.debug_struct("CreateUser")
+            .field("username", username)
+            .field("password", password)
+            .field("display_name", display_name)
+            .field("role", role)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for UpdateUser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let UpdateUser {
+            role,
+            password,
+            display_name,
+        } = self;
+        f.debug_struct("UpdateUser")
+            .field("role", role)
+            .field("password", password)
+            .field("display_name", display_name)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for LoginRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let LoginRequest { username, password } = self;
+        f.debug_struct("LoginRequest")
+            .field("username", username)
+            .field("password", password)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for LoginResponse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let LoginResponse {
+            token,
+            expires_at,
+            user,
+        } = self;
+        f.debug_struct("LoginResponse")
+            .field("token", token)
+            .field("expires_at", expires_at)
+            .field("user", user)
+            .finish()
+    }
 }
 
 /// A page of a list: `?page=1&pageSize=50` → `{items, total, page, pageSize}`.
@@ -208,4 +278,65 @@ pub struct ClusterResource {
 pub struct SetSchedulable {
     /// `false` cordons the node, `true` lets pods land on it again.
     pub schedulable: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECRET: &str = "correct-horse-battery";
+
+    #[test]
+    fn debug_of_a_login_body_hides_the_password() {
+        let body = LoginRequest {
+            username: "alice".into(),
+            password: SECRET.into(),
+        };
+        let shown = format!("{body:?}");
+        assert!(!shown.contains(SECRET), "{shown}");
+        assert!(shown.contains("alice") && shown.contains("***"), "{shown}");
+    }
+
+    #[test]
+    fn debug_of_a_new_user_hides_the_password() {
+        let body = CreateUser {
+            username: "alice".into(),
+            password: SECRET.into(),
+            display_name: Some("Alice".into()),
+            role: Role::User,
+        };
+        let shown = format!("{body:?}");
+        assert!(!shown.contains(SECRET), "{shown}");
+        assert!(shown.contains("alice") && shown.contains("Alice"), "{shown}");
+    }
+
+    #[test]
+    fn debug_of_a_user_change_hides_the_password_and_says_whether_there_is_one() {
+        let with = UpdateUser {
+            password: Some(SECRET.into()),
+            ..UpdateUser::default()
+        };
+        let shown = format!("{with:?}");
+        assert!(!shown.contains(SECRET), "{shown}");
+        assert!(shown.contains(r#"password: Some("***")"#), "{shown}");
+        assert!(format!("{:?}", UpdateUser::default()).contains("password: None"));
+    }
+
+    #[test]
+    fn debug_of_a_login_answer_hides_the_token() {
+        let answer = LoginResponse {
+            token: SECRET.into(),
+            expires_at: chrono::DateTime::UNIX_EPOCH,
+            user: User {
+                id: 1,
+                username: "alice".into(),
+                display_name: "Alice".into(),
+                role: Role::User,
+                queues: Vec::new(),
+            },
+        };
+        let shown = format!("{answer:?}");
+        assert!(!shown.contains(SECRET), "{shown}");
+        assert!(shown.contains("alice"), "{shown}");
+    }
 }

@@ -148,6 +148,23 @@ async fn x_forwarded_for_from_an_untrusted_peer_does_not_reset_the_throttle() {
 }
 
 #[tokio::test]
+async fn a_login_username_counts_for_the_throttle_as_its_first_64_characters() {
+    use anteroom::auth::throttle::{MAX_FAILURES, MAX_LOGIN_USERNAME_CHARS};
+    let app = TestApp::builder().start().await;
+    let long = "a".repeat(MAX_LOGIN_USERNAME_CHARS);
+    // Different tails past the 64th character are one name: they cannot dodge the limit.
+    for i in 0..MAX_FAILURES {
+        let res = app.login(&format!("{long}{i}"), "wrong-password").await;
+        assert_eq!(res.status(), 401, "attempt {i}");
+    }
+    let res = app.login(&format!("{long}-another-tail"), "wrong-password").await;
+    assert_eq!(res.status(), 429);
+    // A different name within the 64 is another key.
+    let res = app.login(&format!("b{long}"), "wrong-password").await;
+    assert_eq!(res.status(), 401);
+}
+
+#[tokio::test]
 async fn a_password_change_ends_every_session_issued_before_it() {
     let app = TestApp::builder().start().await;
     let admin = app.admin_token().await;

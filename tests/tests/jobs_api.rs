@@ -374,6 +374,14 @@ async fn a_cluster_that_refuses_the_create_leaves_the_job_activating_and_answers
         .collect();
     assert_eq!(kinds, ["submitted", "activation_failed"]);
     assert_eq!(detail["events"][1]["details"]["attempts"], 1);
+    // The owner gets a code and a sentence; the cluster's own words go to admins only.
+    let seen = &detail["events"][1];
+    assert_eq!(seen["details"]["code"], "cluster_create_failed", "{seen}");
+    assert!(seen["details"].get("clusterError").is_none(), "{seen}");
+    assert!(!seen.to_string().contains("`gone`"), "the cluster's text: {seen}");
+    let (_, as_admin) = call(&app, "GET", &format!("/api/v1/jobs/{id}"), &admin, None).await;
+    let raw = as_admin["events"][1]["details"]["clusterError"].as_str().unwrap_or_default();
+    assert!(raw.contains("`gone`"), "{as_admin}");
     // The cluster has the queue again: after its backoff (2 s) the watcher's repair creates
     // the job. Polled, not timed (the ticker is 5 s).
     app.state
@@ -406,3 +414,40 @@ both!(
     cluster_refusal,
     a_cluster_that_refuses_the_create_leaves_the_job_activating_and_answers_201
 );
+
+#[tokio::test]
+async fn a_repeated_list_filter_takes_at_most_32_values() {
+    let app = TestApp::builder().start().await;
+    let admin = app.admin_token().await;
+    let uma = app.user_token("uma").await;
+    let query = |name: &str, value: &str, n: usize| vec![format!("{name}={value}"); n].join("&");
+    for (name, value) in [
+        ("phase", "Running"),
+        ("scheduleType", "normal"),
+        ("kind", "custom"),
+        ("queue", "default"),
+        ("user", "uma"),
+    ] {
+        let path = format!("/api/v1/admin/jobs?{}", query(name, value, 32));
+        let (status, body) = call(&app, "GET", &path, &admin, None).await;
+        assert_eq!(status, 200, "{name} ×32: {body}");
+        let path = format!("/api/v1/admin/jobs?{}", query(name, value, 33));
+        let (status, body) = call(&app, "GET", &path, &admin, None).await;
+        assert_eq!((status.as_u16(), code(&body)), (422, "validation_failed"), "{name} ×33");
+        let fields = body["error"]["details"]["fields"].as_array().unwrap();
+        assert_eq!(fields.len(), 1, "{body}");
+        assert_eq!(fields[0]["field"], name, "{body}");
+    }
+    // A user's own list too, and a cap is per filter: 32 of each is fine.
+    let path = format!("/api/v1/jobs?{}", query("phase", "Running", 33));
+    let (status, body) = call(&app, "GET", &path, &uma, None).await;
+    assert_eq!((status.as_u16(), code(&body)), (422, "validation_failed"));
+    assert_eq!(body["error"]["details"]["fields"][0]["field"], "phase");
+    let path = format!(
+        "/api/v1/jobs?{}&{}",
+        query("phase", "Running", 32),
+        query("queue", "default", 32)
+    );
+    let (status, body) = call(&app, "GET", &path, &uma, None).await;
+    assert_eq!(status, 200, "{body}");
+}

@@ -345,7 +345,7 @@ async fn a_slow_first_driver_leaves_a_job_another_driver_recorded(db: Option<Str
     let (_, jobs) = prequeued_jobs(&d, 1).await;
     let id = jobs[0];
     // A driver claims the job and its create hangs for over a minute ...
-    let claimed = activation::claim(&d.app.state.db, id, d.clock.now())
+    let claimed = activation::claim(&d.app.state.db, id, (None, Some(300)), d.clock.now())
         .await
         .unwrap()
         .unwrap();

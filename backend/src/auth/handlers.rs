@@ -11,6 +11,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::AuthUser;
 use super::client::ClientIp;
+use super::throttle;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::ApiJson;
 use crate::state::AppState;
@@ -46,7 +47,9 @@ pub fn router() -> OpenApiRouter<AppState> {
             headers(("Retry-After" = u64, description = "Seconds to wait"))),
     )
 )]
-#[tracing::instrument(skip_all, fields(user.name = %body.username))]
+// The name is logged cut and escaped (`?`): a username is whatever the client sent, and one
+// with a newline or an ANSI escape must not forge or hide log lines.
+#[tracing::instrument(skip_all, fields(user.name = ?throttle::login_name(&body.username)))]
 async fn login(
     State(state): State<AppState>,
     ClientIp(client): ClientIp,
@@ -64,9 +67,16 @@ async fn login(
             ));
         }
     };
+    // A name longer than any username can be is nobody's, and is not sent to the database;
+    // its password is still checked against a hash so it answers no faster.
+    let lookup = if body.username.chars().nth(throttle::MAX_LOGIN_USERNAME_CHARS).is_some() {
+        Ok(None)
+    } else {
+        users::find_by_username(&state.db_read, &body.username).await
+    };
     // Neither a database failure nor a busy server says anything about the password: such an
     // attempt is not held against the caller.
-    let user = match users::find_by_username(&state.db_read, &body.username).await {
+    let user = match lookup {
         Ok(user) => user,
         Err(e) => {
             state.login_throttle.not_counted(&attempt);
@@ -110,7 +120,7 @@ async fn login(
     tracing::info!(user.id = user.id, "login");
     // The browser keeps the session in an HttpOnly cookie; API clients use the token.
     let mut headers = axum::http::HeaderMap::new();
-    let cookie = super::session_cookie(&token, (expires_at - Utc::now()).num_seconds().max(0));
+    let cookie = super::session_cookie(&state.config, &token, (expires_at - Utc::now()).num_seconds().max(0));
     headers.insert(
         axum::http::header::SET_COOKIE,
         axum::http::HeaderValue::from_str(&cookie).map_err(ApiError::internal)?,
@@ -147,7 +157,7 @@ async fn logout(
     // The browser's cookie goes too (its token no longer works anyway).
     Ok((
         StatusCode::NO_CONTENT,
-        [(axum::http::header::SET_COOKIE, super::session_cookie("", 0))],
+        [(axum::http::header::SET_COOKIE, super::session_cookie(&state.config, "", 0))],
     ))
 }
 
@@ -195,5 +205,77 @@ async fn session(State(state): State<AppState>, headers: axum::http::HeaderMap) 
         })),
         Err(e) if e.status == StatusCode::UNAUTHORIZED => Ok(Json(Session { user: None })),
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use axum::body::Body;
+    use axum::http::Request;
+    use tower::ServiceExt;
+
+    use crate::auth::throttle::{self, Limits, LoginThrottle};
+    use crate::config::{Config, Secret};
+
+    /// What the log subscriber wrote.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_login_username_is_logged_cut_to_64_characters_and_escaped() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::for_data_dir(dir.path());
+        config.admin_password = Some(Secret::new("an-admin-password"));
+        config.jwt_secret = Some(Secret::new("a-test-secret-a-test-secret-a-test-secret"));
+        let clock = Arc::new(crate::cluster::clock::ManualClock::new(chrono::Utc::now()));
+        let mut state = crate::app::prepare_with(config, Some(clock)).await.unwrap().state;
+        // Throttled at the second attempt: the refusal is logged inside the login's span.
+        state.login_throttle = Arc::new(LoginThrottle::new(Limits {
+            per_pair: 1,
+            ..Limits::default()
+        }));
+        let logs = Captured::default();
+        let writer = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let router = crate::http::router(state);
+        let forged = format!(
+            "mallory\n2030-01-01T00:00:00Z  INFO anteroom: login user.id=1\u{1b}[2K{}",
+            "z".repeat(100)
+        );
+        let mut statuses = Vec::new();
+        for _ in 0..2 {
+            let body = serde_json::json!({"username": forged, "password": "wrong-password"}).to_string();
+            let req = Request::post("/api/v1/auth/login")
+                .header("content-type", "application/json")
+                .body(Body::from(body))
+                .unwrap();
+            statuses.push(router.clone().oneshot(req).await.unwrap().status().as_u16());
+        }
+        assert_eq!(statuses, [401, 429]);
+        let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+        assert!(text.contains("login throttled"), "{text}");
+        let logged = format!("user.name={:?}", throttle::login_name(&forged));
+        assert!(text.contains(&logged), "the name, cut and escaped, in:\n{text}");
+        assert!(logged.contains(r"mallory\n2030") && logged.contains(r"\u{1b}"), "{logged}");
+        assert!(!text.contains("\n2030-01-01"), "a forged line:\n{text}");
+        assert!(!text.contains('\u{1b}'), "a raw escape:\n{text}");
+        assert!(!text.contains(&"z".repeat(20)), "the name uncut:\n{text}");
     }
 }

@@ -15,6 +15,7 @@ use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use crate::config::Config;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::users;
@@ -23,17 +24,48 @@ pub use crate::users::AuthUser;
 /// The browser's session cookie: the same token as the bearer header, set by login as
 /// `HttpOnly` (no script reads it, so an injected script cannot steal it) and
 /// `SameSite=Strict` (no other site's page can send it), so the UI keeps no token in
-/// `localStorage` (`spec/api.md`, "Auth").
+/// `localStorage` (`spec/api.md`, "Auth"). Served over https (`public_url`), it is
+/// [`SECURE_SESSION_COOKIE`] instead.
 pub const SESSION_COOKIE: &str = "anteroom_session";
 
+/// The session cookie's name when `public_url` is https: the `__Host-` prefix makes browsers
+/// accept it only with `Secure`, `Path=/` and no `Domain`, so no sibling host (and no plain
+/// http page of the same host) can plant or overwrite it.
+pub const SECURE_SESSION_COOKIE: &str = "__Host-anteroom_session";
+
+/// The session cookie's name under `config`.
+pub fn session_cookie_name(config: &Config) -> &'static str {
+    if config.public_url.as_ref().is_some_and(|u| u.https) {
+        SECURE_SESSION_COOKIE
+    } else {
+        SESSION_COOKIE
+    }
+}
+
 /// The `Set-Cookie` value that holds `token` for `max_age_seconds`; 0 clears it.
-pub fn session_cookie(token: &str, max_age_seconds: i64) -> String {
-    format!("{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age_seconds}")
+pub fn session_cookie(config: &Config, token: &str, max_age_seconds: i64) -> String {
+    let name = session_cookie_name(config);
+    let secure = if name == SECURE_SESSION_COOKIE { "; Secure" } else { "" };
+    format!("{name}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age_seconds}{secure}")
+}
+
+/// The session cookie's token in `headers`, if the request carries one (empty counts as none).
+pub fn session_token<'h>(headers: &'h HeaderMap, config: &Config) -> Option<&'h str> {
+    let name = session_cookie_name(config);
+    headers
+        .get_all(axum::http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(n, _)| *n == name)
+        .map(|(_, value)| value)
+        .filter(|value| !value.is_empty())
 }
 
 /// The token of a request: the bearer header (API clients) or, without one, the session
 /// cookie (the browser).
-fn request_token(headers: &HeaderMap) -> Result<&str, ApiError> {
+fn request_token<'h>(headers: &'h HeaderMap, config: &Config) -> Result<&'h str, ApiError> {
     if let Some(header) = headers.get(axum::http::header::AUTHORIZATION) {
         let header = header
             .to_str()
@@ -42,23 +74,14 @@ fn request_token(headers: &HeaderMap) -> Result<&str, ApiError> {
             .strip_prefix("Bearer ")
             .ok_or_else(|| ApiError::unauthorized("the Authorization header must be `Bearer <token>`"));
     }
-    headers
-        .get_all(axum::http::header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == SESSION_COOKIE)
-        .map(|(_, value)| value)
-        .filter(|value| !value.is_empty())
-        .ok_or_else(|| ApiError::unauthorized("missing bearer token or session cookie"))
+    session_token(headers, config).ok_or_else(|| ApiError::unauthorized("missing bearer token or session cookie"))
 }
 
 /// Checks the caller's token (bearer header, or the session cookie) and reloads its user: a
 /// deleted user, or a token issued before the user's last password change, role change or
 /// logout (an older token version), is refused.
 pub async fn authenticate(headers: &HeaderMap, state: &AppState) -> Result<AuthUser, ApiError> {
-    let token = request_token(headers)?;
+    let token = request_token(headers, &state.config)?;
     let claims = state
         .tokens
         .verify(token.trim())

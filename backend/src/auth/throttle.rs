@@ -38,8 +38,10 @@ pub const MAX_ADDRESS_FAILURES: usize = 20;
 pub const WINDOW: Duration = Duration::from_secs(5 * 60);
 /// Most addresses remembered at once (each with at most [`MAX_ADDRESS_FAILURES`] usernames).
 pub const MAX_TRACKED: usize = 10_000;
-/// Usernames are cut to this many bytes in the key (no real username is longer).
-const MAX_KEY_USERNAME_BYTES: usize = 128;
+/// A login's username is cut to this many characters (not bytes) before it is used as a key or
+/// written to a log: no real username is longer (`users::username_problem`), and a key cut
+/// this short keeps a flood of 1 MiB usernames from growing the table.
+pub const MAX_LOGIN_USERNAME_CHARS: usize = 64;
 
 /// Where an attempt comes from: the client's address with IPv6 cut to its /64, or the rest of
 /// an IPv6 /48 that already has [`MAX_NETS_PER_SITE`] /64s tracked (`None` when the server was
@@ -185,7 +187,7 @@ impl LoginThrottle {
             nets_per_site,
         } = self.limits;
         let mut place = place_of(client);
-        let username = bounded(username);
+        let username = login_name(username).to_owned();
         let mut table = self.lock();
         if !table.places.contains_key(&place)
             && let Some(site) = site_of(&place)
@@ -333,12 +335,13 @@ fn seconds_until(then: Instant, now: Instant) -> u64 {
     (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1)
 }
 
-fn bounded(username: &str) -> String {
-    let mut end = username.len().min(MAX_KEY_USERNAME_BYTES);
-    while !username.is_char_boundary(end) {
-        end -= 1;
+/// `username` cut to its first [`MAX_LOGIN_USERNAME_CHARS`] characters: what the login keys
+/// the throttle on and writes to its log.
+pub fn login_name(username: &str) -> &str {
+    match username.char_indices().nth(MAX_LOGIN_USERNAME_CHARS) {
+        Some((end, _)) => &username[..end],
+        None => username,
     }
-    username[..end].to_owned()
 }
 
 fn forget_expired(times: &mut VecDeque<Instant>, now: Instant, window: Duration) {

@@ -159,6 +159,22 @@ impl Config {
             return Err(invalid("log", src, e.to_string()));
         }
 
+        // A century at most: beyond it a retention means "for ever", and 0 says that.
+        const MAX_RETENTION_DAYS: u32 = 36_500;
+        let (days, src) = get("job_retention_days").expect("job_retention_days has a default");
+        let job_retention_days = days
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|d| *d <= MAX_RETENTION_DAYS)
+            .ok_or_else(|| {
+                invalid(
+                    "job_retention_days",
+                    src,
+                    format!("`{days}` is not a whole number of days from 0 (for ever) to {MAX_RETENTION_DAYS}"),
+                )
+            })?;
+
         let sim_nodes = get("sim_nodes").map(|(p, _)| PathBuf::from(p));
         let seconds = |name: &'static str| -> Result<u64, ConfigError> {
             let (v, src) = get(name).expect("has a default");
@@ -225,6 +241,25 @@ impl Config {
                 })?),
             };
 
+        let public_url = match get("public_url").filter(|(v, _)| !v.trim().is_empty()) {
+            None => None,
+            Some((v, src)) => Some(PublicUrl::parse(&v).map_err(|reason| invalid("public_url", src, reason))?),
+        };
+        let positive = |name: &'static str| -> Result<u64, ConfigError> {
+            let (v, src) = get(name).expect("has a default");
+            v.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| invalid(name, src, format!("`{v}` is not a whole number above zero")))
+        };
+        let http_limits = HttpLimits {
+            header_read_timeout: std::time::Duration::from_secs(positive("header_read_timeout_seconds")?),
+            request_timeout: std::time::Duration::from_secs(positive("request_timeout_seconds")?),
+            max_connections: usize::try_from(positive("max_connections")?).unwrap_or(usize::MAX),
+            max_streams_per_user: usize::try_from(positive("max_streams_per_user")?).unwrap_or(usize::MAX),
+        };
+
         Ok(Config {
             listen,
             data_dir,
@@ -236,6 +271,7 @@ impl Config {
             admin_password,
             log_format,
             log_filter,
+            job_retention_days,
             sim_nodes,
             sim_default_runtime_seconds,
             sim_termination_grace_seconds,
@@ -244,6 +280,8 @@ impl Config {
             kube_priority_class_normal,
             kube_priority_class_backfill,
             kube_ttl_seconds_after_finished,
+            public_url,
+            http_limits,
         })
     }
 }

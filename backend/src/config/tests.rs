@@ -88,6 +88,23 @@ fn kube_priority_classes_and_ttl_are_optional_and_validated() {
 }
 
 #[test]
+fn job_retention_defaults_to_90_days_0_keeps_for_ever_and_a_bad_value_is_named() {
+    let c = Config::load(&no_file(), &env_of(&[])).unwrap();
+    assert_eq!(c.job_retention_days, 90);
+    let c = Config::load(&no_file(), &env_of(&[("ANTEROOM_JOB_RETENTION_DAYS", "0")])).unwrap();
+    assert_eq!(c.job_retention_days, 0);
+    for bad in ["-1", "ninety", "36501"] {
+        let err = Config::load(&no_file(), &env_of(&[("ANTEROOM_JOB_RETENTION_DAYS", bad)]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`job_retention_days`") && err.contains("ANTEROOM_JOB_RETENTION_DAYS"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn the_file_layer_sits_between_defaults_and_environment() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("anteroom.toml");

@@ -2,10 +2,12 @@
 //! document and its offline UI, and the embedded web UI with its SPA fallback.
 
 pub mod assets;
+pub mod csrf;
 pub mod health;
 pub mod openapi;
 pub mod paging;
 pub mod security;
+pub mod server;
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -178,6 +180,7 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(assets::fallback)
         .layer(CatchPanicLayer::custom(panic_response))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), request_deadline))
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .layer(CompressionLayer::new())
         .layer(metrics().0.clone())
@@ -190,9 +193,41 @@ pub fn router(state: AppState) -> Router {
                     tracing::debug!(http.status = res.status().as_u16(), duration_ms = latency.as_millis() as u64, "response");
                 }),
         )
+        // Before routing and extractors: a refused write reaches no handler.
+        .layer(axum::middleware::from_fn_with_state(state.clone(), csrf::refuse_cross_site))
         // Outermost, so every answer gets the headers: errors, fallbacks and panics included.
-        .layer(axum::middleware::from_fn(security::headers))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), security::headers))
         .with_state(state)
+}
+
+/// The one route that answers for as long as the client listens.
+const STREAM_PATH: &str = "/api/v1/jobs/events/stream";
+
+/// Every route but the event stream answers within `request_timeout_seconds`: a handler stuck
+/// on a locked database or a hung cluster call must not hold its connection (and the client)
+/// for ever. The handler's future is dropped, which rolls back its open transaction.
+async fn request_deadline(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    if req.uri().path() == STREAM_PATH {
+        return next.run(req).await;
+    }
+    let limit = state.config.http_limits.request_timeout;
+    match tokio::time::timeout(limit, next.run(req)).await {
+        Ok(res) => res,
+        Err(_) => {
+            tracing::warn!(timeout_s = limit.as_secs(), "a request ran out of time");
+            let mut e = ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "timeout",
+                "the server could not answer in time; try again",
+            );
+            e.retry_after_seconds = Some(1);
+            e.into_response()
+        }
+    }
 }
 
 /// A handler that panics answers 500 in the API's error shape (the cause is logged, never

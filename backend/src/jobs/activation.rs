@@ -82,9 +82,24 @@ pub enum ActivationOutcome {
 
 /// Claims a prequeued job for activation: `Prequeue → Activating` only if it is still
 /// prequeued. `None` when someone else got there first (a delete, another watcher).
-pub async fn claim(db: &impl ConnectionTrait, id: i64, now: DateTime<Utc>) -> Result<Option<job::Model>, DbErr> {
+///
+/// Its waiting clock starts now unless it already runs (`spec/prequeue.md` §1: set at
+/// activation, or when it first waited for shared room): `waiting` is the job's
+/// `(waitingSince, tolerance)` as read for the decision.
+pub async fn claim(
+    db: &impl ConnectionTrait,
+    id: i64,
+    waiting: (Option<DateTime<Utc>>, Option<i64>),
+    now: DateTime<Utc>,
+) -> Result<Option<job::Model>, DbErr> {
+    let since = waiting.0.unwrap_or(now);
     let updated = job::Entity::update_many()
         .col_expr(job::Column::Phase, Expr::value(JobPhase::Activating.as_str()))
+        .col_expr(job::Column::WaitingSince, Expr::value(since))
+        .col_expr(
+            job::Column::TimeoutAt,
+            Expr::value(super::timeout_at(Some(since), waiting.1)),
+        )
         .col_expr(job::Column::ClaimedAt, Expr::value(now))
         .col_expr(job::Column::UpdatedAt, Expr::value(now))
         .col_expr(job::Column::WaitReasons, Expr::value(Option::<String>::None))
@@ -222,6 +237,10 @@ fn same_claim(claimed: &job::Model) -> sea_orm::Condition {
     }
 }
 
+/// The `details.code` of the events of a failed create (`activation_failed`, and `failed` when
+/// it gave up).
+pub const CREATE_FAILED: &str = "cluster_create_failed";
+
 /// After a failed create: one more attempt with its backoff and an `activation_failed` event,
 /// or `Failed` after [`MAX_ATTEMPTS`].
 pub async fn record_failure(w: Writer<'_>, claimed: &job::Model, error: &str) -> Result<ActivationOutcome, DbErr> {
@@ -251,13 +270,19 @@ pub async fn record_failure(w: Writer<'_>, claimed: &job::Model, error: &str) ->
         .one(&txn)
         .await?
         .ok_or_else(|| DbErr::RecordNotFound(format!("job {}", claimed.id)))?;
-    let details = serde_json::json!({ "error": error, "attempts": attempts, "maxAttempts": MAX_ATTEMPTS });
+    // The cluster's words stay out of the message: only admins read them (`CLUSTER_ERROR_KEY`).
+    let details = serde_json::json!({
+        "code": CREATE_FAILED,
+        (events::CLUSTER_ERROR_KEY): error,
+        "attempts": attempts,
+        "maxAttempts": MAX_ATTEMPTS,
+    });
     if gave_up {
         events::record(
             &txn,
             &row,
             EventKind::Failed,
-            format!("gave up after {attempts} failed creates: {error}"),
+            format!("gave up after {attempts} failed creates in the cluster"),
             Some(details),
             now,
         )
@@ -267,9 +292,7 @@ pub async fn record_failure(w: Writer<'_>, claimed: &job::Model, error: &str) ->
             &txn,
             &row,
             EventKind::ActivationFailed,
-            format!(
-                "creating it in the cluster failed (attempt {attempts} of {MAX_ATTEMPTS}); retrying later: {error}"
-            ),
+            format!("creating it in the cluster failed (attempt {attempts} of {MAX_ATTEMPTS}); retrying later"),
             Some(details),
             now,
         )

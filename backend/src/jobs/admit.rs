@@ -15,7 +15,7 @@ use anteroom_shared::api::jobs::{Admission, Decision, JobBody, WaitReason};
 use anteroom_shared::scheduling::{
     JobPhase, PrequeueConfig, ResourceList, ScheduleType, TaskResources, is_single_node, job_explicit_nodes,
 };
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr,
     EntityTrait, PaginatorTrait, QueryFilter, QuerySelect, Set,
@@ -377,6 +377,7 @@ pub(super) async fn insert_job(
         SubmitDecision::Prequeued { reasons } => Some(reasons.iter().map(wait_reason).collect::<Vec<_>>()),
         SubmitDecision::Activated => None,
     };
+    let waiting_since = crate::prequeue::starts_waiting_clock(decision).then_some(now);
     let phase = if reasons.is_some() {
         JobPhase::Prequeue
     } else {
@@ -392,9 +393,10 @@ pub(super) async fn insert_job(
         preemption_policy: Set(body.preemption_policy.unwrap_or_default().as_str().to_string()),
         phase: Set(phase.as_str().to_string()),
         waiting_tolerance_seconds: Set(tolerance),
-        timeout_at: Set(tolerance
-            .and_then(Duration::try_seconds)
-            .and_then(|d| now.checked_add_signed(d))),
+        // The waiting clock starts at activation, or now if shared room holds it
+        // (`spec/prequeue.md` §1); a job held by its owner's own quota has none yet.
+        waiting_since: Set(waiting_since),
+        timeout_at: Set(super::timeout_at(waiting_since, tolerance)),
         tasks: Set(json(&body.tasks)?),
         resources: Set(json(request)?),
         request_milli: Set(compact::encode_request(request)),

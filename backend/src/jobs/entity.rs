@@ -30,7 +30,8 @@ pub mod job {
         pub phase: String,
         /// Copied at submission for normal jobs.
         pub waiting_tolerance_seconds: Option<i64>,
-        /// `submitted_at + waiting_tolerance_seconds`: from then on the job blocks others.
+        /// `waiting_since + waiting_tolerance_seconds`: from then on the job blocks others;
+        /// NULL while `waiting_since` is.
         pub timeout_at: Option<DateTimeUtc>,
         /// The tasks as submitted (JSON).
         pub tasks: String,
@@ -56,6 +57,9 @@ pub mod job {
         pub finished_at: Option<DateTimeUtc>,
         /// Admin lock against preemption.
         pub locked_until: Option<DateTimeUtc>,
+        /// When it first waited for shared room (`spec/prequeue.md` §1); NULL while it has only
+        /// been held by its owner's own quota.
+        pub waiting_since: Option<DateTimeUtc>,
         /// Last change.
         pub updated_at: DateTimeUtc,
         /// When it was claimed for activation (`Activating`).

@@ -56,6 +56,31 @@ impl EventKind {
     }
 }
 
+/// The key of an event's `details` that holds the cluster's own error text (a create's error,
+/// Volcano's failure reason). It may name namespaces, nodes, admission webhooks or other
+/// users' objects, so only admins read it: an owner gets the event's `details.code` and its
+/// message, a sentence written by Anteroom.
+pub const CLUSTER_ERROR_KEY: &str = "clusterError";
+
+/// Who reads an event, which decides whether [`CLUSTER_ERROR_KEY`] is in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    /// The job's owner (or anyone who is not an admin).
+    Owner,
+    /// An admin: everything, the cluster's own words included.
+    Admin,
+}
+
+impl Audience {
+    /// The audience `user` is.
+    pub fn of(user: &crate::users::entity::Model) -> Self {
+        match crate::users::role_of(user) {
+            anteroom_shared::api::Role::Admin => Audience::Admin,
+            anteroom_shared::api::Role::User => Audience::Owner,
+        }
+    }
+}
+
 /// Appends an event to `job`'s timeline.
 pub async fn record(
     db: &impl ConnectionTrait,
@@ -98,26 +123,32 @@ pub async fn record_all(
     Ok(())
 }
 
-/// The API view of an event.
-pub fn to_api(row: &event::Model) -> JobEventItem {
+/// The API view of an event for `audience`.
+pub fn to_api(row: &event::Model, audience: Audience) -> JobEventItem {
+    let mut details: Option<serde_json::Value> = row.details.as_deref().and_then(|d| serde_json::from_str(d).ok());
+    if audience != Audience::Admin
+        && let Some(serde_json::Value::Object(map)) = &mut details
+    {
+        map.remove(CLUSTER_ERROR_KEY);
+    }
     JobEventItem {
         id: row.id,
         job_id: row.job_id,
         kind: row.kind.clone(),
         message: row.message.clone(),
-        details: row.details.as_deref().and_then(|d| serde_json::from_str(d).ok()),
+        details,
         created_at: row.created_at,
     }
 }
 
-/// A job's timeline, oldest first.
-pub async fn of_job(db: &impl ConnectionTrait, job_id: i64) -> Result<Vec<JobEventItem>, DbErr> {
+/// A job's timeline for `audience`, oldest first.
+pub async fn of_job(db: &impl ConnectionTrait, job_id: i64, audience: Audience) -> Result<Vec<JobEventItem>, DbErr> {
     let rows = event::Entity::find()
         .filter(event::Column::JobId.eq(job_id))
         .order_by_asc(event::Column::Id)
         .all(db)
         .await?;
-    Ok(rows.iter().map(to_api).collect())
+    Ok(rows.iter().map(|row| to_api(row, audience)).collect())
 }
 
 /// Which events a stream carries.
@@ -164,4 +195,46 @@ pub async fn latest_id(db: &impl ConnectionTrait) -> Result<i64, DbErr> {
         .one(db)
         .await?
         .map_or(0, |e| e.id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed_create() -> event::Model {
+        event::Model {
+            id: 1,
+            job_id: 7,
+            owner_id: 3,
+            kind: EventKind::ActivationFailed.as_str().into(),
+            message: "creating it in the cluster failed (attempt 1 of 10); retrying later".into(),
+            details: Some(
+                serde_json::json!({
+                    "code": "cluster_create_failed",
+                    CLUSTER_ERROR_KEY: "admission webhook \"quota.example.org\" denied the request",
+                    "attempts": 1,
+                })
+                .to_string(),
+            ),
+            created_at: DateTime::UNIX_EPOCH,
+        }
+    }
+
+    #[test]
+    fn an_owner_reads_the_code_of_a_cluster_error_but_not_its_text() {
+        let seen = to_api(&failed_create(), Audience::Owner);
+        let details = seen.details.unwrap();
+        assert_eq!(details["code"], "cluster_create_failed");
+        assert_eq!(details["attempts"], 1);
+        assert!(details.get(CLUSTER_ERROR_KEY).is_none(), "{details}");
+        assert!(!seen.message.contains("webhook"));
+    }
+
+    #[test]
+    fn an_admin_reads_the_cluster_s_own_words() {
+        let seen = to_api(&failed_create(), Audience::Admin);
+        let details = seen.details.unwrap();
+        assert!(details[CLUSTER_ERROR_KEY].as_str().unwrap().contains("webhook"), "{details}");
+        assert_eq!(details["code"], "cluster_create_failed");
+    }
 }

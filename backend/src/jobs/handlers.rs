@@ -174,7 +174,16 @@ async fn preview_job(
     Ok(Json(jobs::preview(context(&state), &user, &body).await?))
 }
 
-/// The filters of a job list; each may be repeated (`?phase=Running&phase=Pending`).
+/// Most values one repeated filter of a list takes (`?queue=a&queue=b…`): a person filters by
+/// a few names, and every value is a bound parameter of the query, so a URL with thousands of
+/// them would cost the database for nothing.
+pub const MAX_FILTER_VALUES: usize = 32;
+
+/// The repeatable filters of a job list, by their query names (the admin list adds `user`).
+const REPEATED_FILTERS: [&str; 5] = ["phase", "scheduleType", "kind", "queue", "user"];
+
+/// The filters of a job list; each may be repeated (`?phase=Running&phase=Pending`), up to
+/// [`MAX_FILTER_VALUES`] times.
 #[derive(Debug, Default, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 #[allow(dead_code)]
@@ -185,19 +194,23 @@ struct JobListParams {
     /// Items per page (default 50, at most 500).
     #[param(rename = "pageSize", minimum = 1, maximum = 500)]
     page_size: Option<u64>,
-    /// Phases (any of).
+    /// Phases (any of; at most 32).
+    #[param(max_items = 32)]
     phase: Option<Vec<JobPhase>>,
-    /// Schedule types (any of).
-    #[param(rename = "scheduleType")]
+    /// Schedule types (any of; at most 32).
+    #[param(rename = "scheduleType", max_items = 32)]
     schedule_type: Option<Vec<ScheduleType>>,
-    /// Kinds (any of).
+    /// Kinds (any of; at most 32).
+    #[param(max_items = 32)]
     kind: Option<Vec<JobKind>>,
-    /// Queues (any of).
+    /// Queues (any of; at most 32).
+    #[param(max_items = 32)]
     queue: Option<Vec<String>>,
 }
 
 /// A job list's query, parsed by hand: serde's form decoder cannot collect repeated keys.
-/// Unknown parameters are ignored; a value that does not parse is a 422 naming it.
+/// Unknown parameters are ignored; a value that does not parse, or a filter repeated more than
+/// [`MAX_FILTER_VALUES`] times, is a 422 naming it.
 struct JobListQuery {
     page: PageRequest,
     filter: JobFilter,
@@ -217,7 +230,15 @@ impl<S: Send + Sync> FromRequestParts<S> for JobListQuery {
                 Err(_) => errors.push(FieldError::new(key, format!("unknown value {value:?}"))),
             }
         }
+        let mut counts = [0usize; REPEATED_FILTERS.len()];
         for (key, value) in form_urlencoded::parse(query.as_bytes()) {
+            if let Some(i) = REPEATED_FILTERS.iter().position(|f| *f == key) {
+                counts[i] += 1;
+                // Past the cap a value is only counted: the answer is a 422 anyway.
+                if counts[i] > MAX_FILTER_VALUES {
+                    continue;
+                }
+            }
             match key.as_ref() {
                 "page" | "pageSize" => match value.parse::<u64>() {
                     Ok(n) if key == "page" => page.page = Some(n),
@@ -232,8 +253,13 @@ impl<S: Send + Sync> FromRequestParts<S> for JobListQuery {
                 _ => {}
             }
         }
-        if filter.queues.len() + filter.users.len() > 1000 {
-            errors.push(FieldError::new("query", "at most 1,000 queue and user filters"));
+        for (name, count) in REPEATED_FILTERS.iter().zip(counts) {
+            if count > MAX_FILTER_VALUES {
+                errors.push(FieldError::new(
+                    *name,
+                    format!("at most {MAX_FILTER_VALUES} values; got {count}"),
+                ));
+            }
         }
         if !errors.is_empty() {
             return Err(ApiError::validation(errors));
@@ -287,7 +313,7 @@ async fn list_jobs(
     security(("bearer" = [])),
     params(
         JobListParams,
-        ("user" = Option<Vec<String>>, Query, description = "Owners by username (any of)."),
+        ("user" = Option<Vec<String>>, Query, description = "Owners by username (any of; at most 32).", max_items = 32),
     ),
     responses(
         (status = 200, description = "One page of jobs", body = Page<Job>),

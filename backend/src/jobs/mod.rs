@@ -117,6 +117,13 @@ pub fn phase_of(row: &job::Model) -> Result<JobPhase, DbErr> {
     JobPhase::from_str(&row.phase).map_err(|_| corrupt(row, "phase"))
 }
 
+/// `waitingSince + tolerance`: when a job starts to block others (the `timeout_at` column);
+/// `None` while either is unset or the sum leaves the calendar.
+pub fn timeout_at(waiting_since: Option<DateTime<Utc>>, tolerance: Option<i64>) -> Option<DateTime<Utc>> {
+    let (since, seconds) = (waiting_since?, tolerance?);
+    chrono::Duration::try_seconds(seconds).and_then(|d| since.checked_add_signed(d))
+}
+
 /// The API view of a job.
 pub fn to_api(row: &job::Model) -> Result<Job, DbErr> {
     Ok(Job {
@@ -137,6 +144,7 @@ pub fn to_api(row: &job::Model) -> Result<Job, DbErr> {
         started_at: row.started_at,
         finished_at: row.finished_at,
         locked_until: row.locked_until,
+        waiting_since: row.waiting_since,
     })
 }
 
@@ -174,6 +182,8 @@ pub struct SchedulingRow {
     pub nodes: String,
     /// Admin lock.
     pub locked_until: Option<DateTime<Utc>>,
+    /// When it first waited for shared room.
+    pub waiting_since: Option<DateTime<Utc>>,
 }
 
 impl SchedulingRow {
@@ -196,6 +206,7 @@ impl SchedulingRow {
             C::SingleNode,
             C::Nodes,
             C::LockedUntil,
+            C::WaitingSince,
         ])
     }
 
@@ -213,6 +224,7 @@ impl SchedulingRow {
             submitted_at: self.submitted_at,
             started_at: self.started_at,
             waiting_tolerance_seconds: self.waiting_tolerance_seconds,
+            waiting_since: self.waiting_since,
             resources: compact::decode_request(&self.request_milli).map_err(|_| corrupt("request"))?,
             explicit_nodes: compact::decode_nodes(&self.explicit_nodes),
             single_node: self.single_node,

@@ -22,14 +22,14 @@ const UNIT: char = '\u{1f}';
 /// Between jobs.
 const RECORD: char = '\u{1e}';
 /// Fields per packed job, in [`PACKED_COLUMNS`] order.
-const FIELDS: usize = 15;
+const FIELDS: usize = 16;
 
 /// The packed expression: every column of [`SchedulingRow`], NULLs as empty text.
 const PACKED_COLUMNS: &str = "id || char(31) || owner_id || char(31) || queue || char(31) || kind || char(31) || \
      schedule_type || char(31) || phase || char(31) || preemption_policy || char(31) || submitted_at || char(31) || \
      coalesce(started_at, '') || char(31) || coalesce(waiting_tolerance_seconds, '') || char(31) || \
      request_milli || char(31) || explicit_nodes || char(31) || single_node || char(31) || nodes || char(31) || \
-     coalesce(locked_until, '')";
+     coalesce(locked_until, '') || char(31) || coalesce(waiting_since, '')";
 
 /// Every job in one of `phases`, as scheduling rows (in no particular order).
 pub async fn scheduling_rows(db: &impl ConnectionTrait, phases: &[&str]) -> Result<Vec<SchedulingRow>, DbErr> {
@@ -108,6 +108,7 @@ fn parse(record: &str) -> Option<SchedulingRow> {
         },
         nodes: f[13].to_owned(),
         locked_until: optional(f[14], timestamp)?,
+        waiting_since: optional(f[15], timestamp)?,
     })
 }
 

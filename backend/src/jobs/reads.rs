@@ -99,7 +99,7 @@ fn stored_reasons(row: &job::Model) -> Vec<WaitReason> {
 /// `GET /api/v1/jobs/{id}`: the job, its timeline and, while prequeued, where it stands.
 pub async fn detail(db: &impl ConnectionTrait, actor: &users::entity::Model, id: i64) -> Result<JobDetail, JobError> {
     let row = visible(db, actor, id).await?;
-    let events: Vec<JobEventItem> = events::of_job(db, id).await?;
+    let events: Vec<JobEventItem> = events::of_job(db, id, events::Audience::of(actor)).await?;
     let prequeue = if phase_of(&row)? == JobPhase::Prequeue {
         Some(PrequeueStanding {
             position: position(db, &row).await?,

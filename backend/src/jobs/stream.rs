@@ -50,6 +50,55 @@ const LATE_PAGES: usize = 20;
 /// Seconds between heartbeat comments.
 pub const HEARTBEAT_SECONDS: u64 = 15;
 
+/// Open event streams per user, capped (`max_streams_per_user`): each stream polls the store
+/// and holds a connection, so one user's script opening streams in a loop must not starve
+/// everyone else.
+#[derive(Debug, Default)]
+pub struct StreamSlots {
+    open: std::sync::Mutex<std::collections::HashMap<i64, usize>>,
+}
+
+/// One open stream of a user; dropping it (the client went away, or the stream ended) frees it.
+#[derive(Debug)]
+pub struct StreamSlot {
+    slots: std::sync::Arc<StreamSlots>,
+    user: i64,
+}
+
+impl StreamSlots {
+    /// A slot for `user`, unless they already hold `max`.
+    pub fn try_take(self: &std::sync::Arc<Self>, user: i64, max: usize) -> Option<StreamSlot> {
+        let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let count = open.entry(user).or_insert(0);
+        if *count >= max {
+            return None;
+        }
+        *count += 1;
+        Some(StreamSlot {
+            slots: self.clone(),
+            user,
+        })
+    }
+
+    /// Streams `user` has open now.
+    pub fn open_for(&self, user: i64) -> usize {
+        let open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        open.get(&user).copied().unwrap_or(0)
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut open = self.slots.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(count) = open.get_mut(&self.user) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                open.remove(&self.user);
+            }
+        }
+    }
+}
+
 /// Stream filters.
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase")]
@@ -77,6 +126,7 @@ pub struct StreamQuery {
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 404, description = "`user_not_found`: the `user` filter names no user", body = ErrorBody),
         (status = 422, description = "`validation_failed`: a bad Last-Event-ID", body = ErrorBody),
+        (status = 429, description = "`too_many_streams`: the caller has `max_streams_per_user` streams open", body = ErrorBody),
     )
 )]
 pub async fn job_events_stream(
@@ -85,6 +135,17 @@ pub async fn job_events_stream(
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<StreamQuery>,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    let max = state.config.http_limits.max_streams_per_user;
+    let slot = state.stream_slots.try_take(user.id, max).ok_or_else(|| {
+        let mut e = ApiError::new(
+            axum::http::StatusCode::TOO_MANY_REQUESTS,
+            "too_many_streams",
+            format!("you already have {max} event streams open; close one first"),
+        )
+        .with_details(serde_json::json!({ "limit": max }));
+        e.retry_after_seconds = Some(5);
+        e
+    })?;
     let admin = users::role_of(&user) == anteroom_shared::api::Role::Admin;
     let owner = match (&query.user, admin) {
         (_, false) => Some(user.id),
@@ -133,8 +194,10 @@ pub async fn job_events_stream(
         sent: BTreeMap::new(),
         ready: VecDeque::new(),
         caller: (user.id, user.token_version, user.role.clone()),
+        audience: events::Audience::of(&user),
         authorized_at: Instant::now(),
         read_at: None,
+        _slot: slot,
     };
     let stream = futures::stream::unfold(feed, |mut feed| async move {
         let event = feed.next().await?;
@@ -161,8 +224,12 @@ struct Feed {
     ready: VecDeque<Event>,
     /// Who opened the stream: id, token version and role at the time.
     caller: (i64, i64, String),
+    /// What the caller may read of an event (fixed: a role change ends the stream).
+    audience: events::Audience,
     authorized_at: Instant,
     read_at: Option<Instant>,
+    /// Held while the stream is open (dropped with it).
+    _slot: StreamSlot,
 }
 
 impl Feed {
@@ -238,7 +305,7 @@ impl Feed {
         }
         for row in &rows {
             if self.sent.insert(row.id, row.created_at).is_none() {
-                let item = events::to_api(row);
+                let item = events::to_api(row, self.audience);
                 let data = serde_json::to_string(&item).unwrap_or_default();
                 self.ready
                     .push_back(Event::default().id(row.id.to_string()).event("job").data(data));

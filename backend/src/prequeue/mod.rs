@@ -39,4 +39,6 @@ pub use snapshot::{
     ConfigFieldError, InFlightPreemption, JobId, JobSnapshot, NodeSnapshot, PrequeueConfig, QueueQuota, QueueSpec,
     QuotaFieldError, Snapshot, Taint, TaintEffect, Toleration, TolerationOperator, UsageRow, UserId, usage_from_jobs,
 };
-pub use submit::{Submission, SubmitDecision, SubmitRejection, check_node_names, decide_submission};
+pub use submit::{
+    Submission, SubmitDecision, SubmitRejection, check_node_names, decide_submission, starts_waiting_clock,
+};

@@ -160,6 +160,21 @@ impl<'s> QuotaView<'s> {
         })
     }
 
+    /// Whether a normal job of `owner` in `queue` asking `request` is held *privately*: by the
+    /// owner's own quota or `maxActiveJobs` (`spec/prequeue.md` §1). Nothing another user's
+    /// job does can help such a job, so it blocks nobody.
+    pub fn holds_privately(&self, owner: UserId, queue: &str, request: &ResourceList) -> bool {
+        if !self.enabled() {
+            return false;
+        }
+        let Some(rule) = self.rule(queue) else {
+            return false;
+        };
+        let (used, active) = self.user_usage(owner, queue);
+        rule.max_active_jobs.is_some_and(|max| active >= max)
+            || checks(&used, request, &rule.limits).iter().any(|d| d.exceeded)
+    }
+
     /// Soft checks of §4 step 7 for a normal job: quota, `maxActiveJobs`, and the capacity of
     /// the queue and every ancestor (usage of all users + request). Empty when the job may go.
     pub fn soft_reasons(

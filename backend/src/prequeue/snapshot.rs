@@ -124,6 +124,11 @@ pub struct JobSnapshot {
     /// Waiting tolerance copied at submission; `None` for backfill and legacy jobs.
     #[serde(default)]
     pub waiting_tolerance_seconds: Option<i64>,
+    /// When it first waited for shared room (`spec/prequeue.md` §1): the tolerance counts from
+    /// here. `None` while it has only been held by its owner's own quota (then it never times
+    /// out).
+    #[serde(default)]
+    pub waiting_since: Option<DateTime<Utc>>,
     /// Σ replicas × requests.
     pub resources: ResourceList,
     /// Host names it is pinned to.
@@ -143,14 +148,16 @@ pub struct JobSnapshot {
 }
 
 impl JobSnapshot {
-    /// A normal job with a waiting tolerance whose `submittedAt + tolerance < now` while it is
-    /// still `Prequeue` or `Pending` (`spec/prequeue.md` §1).
+    /// A normal job with a waiting tolerance whose `waitingSince + tolerance < now` while it is
+    /// still `Prequeue` or `Pending` (`spec/prequeue.md` §1); never while `waitingSince` is
+    /// unset.
     pub fn is_timed_out(&self, now: DateTime<Utc>) -> bool {
         matches!(self.phase, JobPhase::Prequeue | JobPhase::Pending)
             && self.schedule_type == ScheduleType::Normal
-            && self
-                .waiting_tolerance_seconds
-                .is_some_and(|t| deadline(self.submitted_at, t).is_some_and(|d| d < now))
+            && self.waiting_since.is_some_and(|since| {
+                self.waiting_tolerance_seconds
+                    .is_some_and(|t| deadline(since, t).is_some_and(|d| d < now))
+            })
     }
 
     /// True while an admin lock protects it from preemption.

@@ -199,8 +199,9 @@ pub fn decide_submission(
     if config.blocking_enabled() {
         let domain = request.domain();
         let nodes = job_explicit_nodes(job.tasks);
-        // A new job is never timed out itself, so both Pending and Prequeue blockers apply.
-        if let Some(blocker) = oldest_blocker(&snapshot.jobs, job.queue, &domain, &nodes, now) {
+        // A new job is never timed out itself, so both Pending and Prequeue blockers apply, but
+        // not a Prequeue job held privately (§4 step 7).
+        if let Some(blocker) = oldest_blocker(&snapshot.jobs, &view, job.queue, &domain, &nodes, now) {
             reasons.push(Reason::BlockedBy(BlockedByDetails {
                 job_id: blocker.id,
                 phase: blocker.phase,
@@ -239,19 +240,44 @@ pub fn check_node_names(
     Ok(())
 }
 
-/// The oldest timed-out normal job (`Pending` or `Prequeue`) in `queue` whose domain blocks
-/// `domain` and whose explicit nodes overlap `nodes`.
+/// The oldest timed-out normal job (`Pending`, or `Prequeue` and not held privately) in
+/// `queue` whose domain blocks `domain` and whose explicit nodes overlap `nodes`.
 fn oldest_blocker<'j>(
     jobs: &'j [JobSnapshot],
+    view: &QuotaView<'_>,
     queue: &str,
     domain: &ResourceDomain,
     nodes: &anteroom_shared::scheduling::NodeSet,
     now: DateTime<Utc>,
 ) -> Option<&'j JobSnapshot> {
-    jobs.iter()
+    let mut candidates: Vec<&JobSnapshot> = jobs
+        .iter()
         .filter(|j| j.queue == queue && j.is_timed_out(now))
         .filter(|j| domain_blocks(&j.resources.domain(), domain) && j.explicit_nodes.overlaps(nodes))
-        .min_by_key(|j| (j.submitted_at, j.id))
+        .collect();
+    candidates.sort_unstable_by_key(|j| (j.submitted_at, j.id));
+    // Oldest first; the private-hold check reads usage, so it runs only until one blocks.
+    candidates
+        .into_iter()
+        .find(|j| j.phase == JobPhase::Pending || !view.holds_privately(j.owner, &j.queue, &j.resources))
+}
+
+/// Whether a submitted job that `decision` prequeues waits for *shared* room (a queue's
+/// capacity or a blocker) and is not held privately (its owner's quota or `maxActiveJobs`):
+/// then its waiting clock (`waitingSince`) starts now. An activated job's clock starts too.
+pub fn starts_waiting_clock(decision: &SubmitDecision) -> bool {
+    match decision {
+        SubmitDecision::Activated => true,
+        SubmitDecision::Prequeued { reasons } => {
+            let private = reasons
+                .iter()
+                .any(|r| matches!(r, Reason::Quota(_) | Reason::MaxActiveJobs(_)));
+            let shared = reasons
+                .iter()
+                .any(|r| matches!(r, Reason::QueueCapacity(_) | Reason::BlockedBy(_)));
+            shared && !private
+        }
+    }
 }
 
 /// The request of a submission, for previews that show it next to the decision.

@@ -179,7 +179,8 @@ impl Watcher {
             if !reasons.is_empty() {
                 continue;
             }
-            let Some(model) = activation::claim(&txn, row.id, now).await? else {
+            let waiting = (row.waiting_since, row.waiting_tolerance_seconds);
+            let Some(model) = activation::claim(&txn, row.id, waiting, now).await? else {
                 continue;
             };
             // Claimed is occupying: the next job of this tree sees it in the usage.

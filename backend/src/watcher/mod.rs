@@ -8,6 +8,7 @@
 //! - [`Watcher::round`]: repair, preemption (`preempt.rs`), activation (`activate.rs`), the
 //!   reasons of waiting jobs (`reasons.rs`).
 //! - [`sync`]: cluster statuses back into the store.
+//! - [`retention`]: the leader prunes old finished jobs and spent idempotency keys.
 //!
 //! Crash safety does not depend on the order of a round's steps finishing: each step's writes
 //! are compare-and-set and their cluster calls idempotent, so killing the process anywhere and
@@ -18,6 +19,7 @@ pub mod entity;
 mod metrics;
 mod preempt;
 mod reasons;
+pub mod retention;
 pub mod sync;
 
 use std::sync::Arc;
@@ -97,6 +99,8 @@ pub struct RoundReport {
     pub preempted_for: Option<i64>,
     /// Waiting jobs whose stored reasons changed.
     pub reasons_written: usize,
+    /// Waiting jobs whose waiting clock (`waitingSince`) started this round.
+    pub clocks_started: usize,
     /// Eligible jobs were left for the next round.
     pub more_work: bool,
 }
@@ -120,6 +124,8 @@ pub struct Watcher {
     pub lease: Lease,
     /// Tests only: where to kill a round.
     pub faults: Option<FaultHook>,
+    /// How long finished jobs are kept (`job_retention_days`); `None`: for ever.
+    pub job_retention: Option<chrono::Duration>,
     reasons: Arc<tokio::sync::Mutex<reasons::ReasonCache>>,
     /// When the lease was last taken or renewed.
     renewed: Arc<std::sync::Mutex<Instant>>,
@@ -148,6 +154,7 @@ impl Watcher {
             clock: state.clock.clone(),
             lease: Lease::for_this_process(WATCHER_LEASE, chrono::Duration::seconds(LEASE_TTL_SECONDS)),
             faults: None,
+            job_retention: retention::job_retention(state.config.job_retention_days),
             reasons: Arc::default(),
             renewed: Arc::new(std::sync::Mutex::new(Instant::now())),
             repaired_term: Arc::default(),
@@ -242,6 +249,7 @@ impl Watcher {
             }
         }
         let activated_at = started.elapsed();
+        report.clocks_started = reasons::start_waiting_clocks(self, fence, &prepared, &outcome).await?;
         report.reasons_written = reasons::write(self, fence, &prepared, &outcome).await?;
         // Where a round's time goes, cumulative from its start (RUST_LOG=anteroom=debug).
         tracing::debug!(
@@ -267,6 +275,7 @@ impl Watcher {
         let sync = tokio::spawn(sync::run(self.db.clone(), self.cluster.clone(), self.signals.clone()));
         let mut fence: Option<Fence> = None;
         let mut next_round = tokio::time::Instant::now();
+        let mut next_prune = tokio::time::Instant::now();
         loop {
             let was_leader = fence.is_some();
             fence = self.hold_lease(fence).await;
@@ -298,6 +307,12 @@ impl Watcher {
                     }
                     Err(e) => tracing::warn!(error = %e, "a prequeue round failed; retrying on the next tick"),
                 }
+            }
+            // Bounded history: the leader's chore, every ten minutes (`retention.rs`).
+            if let Some(f) = &fence
+                && tokio::time::Instant::now() >= next_prune
+            {
+                next_prune = self.prune_when_due(f).await;
             }
             if self.signals.is_closed() {
                 break;

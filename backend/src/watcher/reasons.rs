@@ -50,6 +50,44 @@ fn fingerprint(text: Option<&str>) -> u64 {
     hasher.finish()
 }
 
+/// Starts the waiting clock (`waitingSince`, and `timeoutAt` with it) of the waiting jobs found
+/// waiting for shared room for the first time (`spec/prequeue.md` §1); answers how many.
+pub(super) async fn start_waiting_clocks(
+    w: &Watcher,
+    fence: &Fence,
+    prepared: &PreparedRound<'_>,
+    outcome: &RoundOutcome,
+) -> Result<usize, WatcherError> {
+    // Grouped by tolerance (one value in practice: the setting at submission).
+    let mut groups: HashMap<Option<i64>, Vec<i64>> = HashMap::new();
+    for job in prepared.clocks_to_start(outcome) {
+        groups.entry(job.waiting_tolerance_seconds).or_default().push(job.id);
+    }
+    if groups.is_empty() {
+        return Ok(0);
+    }
+    let Some((txn, now)) = w.writer(fence).begin().await? else {
+        return Err(WatcherError::LeaseLost);
+    };
+    let mut started = 0;
+    for (tolerance, ids) in groups {
+        let timeout_at = crate::jobs::timeout_at(Some(now), tolerance);
+        for chunk in ids.chunks(READ_CHUNK) {
+            let done = job::Entity::update_many()
+                .col_expr(job::Column::WaitingSince, Expr::value(now))
+                .col_expr(job::Column::TimeoutAt, Expr::value(timeout_at))
+                .filter(job::Column::Id.is_in(chunk.iter().copied()))
+                .filter(job::Column::Phase.eq(JobPhase::Prequeue.as_str()))
+                .filter(job::Column::WaitingSince.is_null())
+                .exec(&txn)
+                .await?;
+            started += done.rows_affected as usize;
+        }
+    }
+    txn.commit().await?;
+    Ok(started)
+}
+
 /// Writes the reasons of `outcome`'s waiting jobs that changed; answers how many rows.
 pub(super) async fn write(
     w: &Watcher,

@@ -145,12 +145,16 @@ async fn apply_status_to(
         axum_prometheus::metrics::counter!("anteroom_prequeue_failed_total", "cause" => "cluster").increment(1);
     }
     if finished {
-        let (kind, message) = match (status.phase, &status.failure) {
-            (JobPhase::Failed, Some(why)) => (EventKind::Failed, format!("failed in the cluster: {why}")),
-            (JobPhase::Failed, None) => (EventKind::Failed, "failed in the cluster".to_string()),
-            (phase, _) => (EventKind::Finished, format!("finished: {phase}")),
+        // Volcano's words go to admins only (`events::CLUSTER_ERROR_KEY`); the owner gets a code.
+        let (kind, message, details) = match (status.phase, &status.failure) {
+            (JobPhase::Failed, why) => (
+                EventKind::Failed,
+                "failed in the cluster".to_string(),
+                Some(serde_json::json!({ "code": "cluster_failed", (events::CLUSTER_ERROR_KEY): why })),
+            ),
+            (phase, _) => (EventKind::Finished, format!("finished: {phase}"), None),
         };
-        events::record(&txn, &row, kind, message, None, Utc::now()).await?;
+        events::record(&txn, &row, kind, message, details, Utc::now()).await?;
     }
     txn.commit().await?;
     Ok(if finished { Applied::Finished } else { Applied::Updated })

@@ -96,6 +96,11 @@ pub struct Job {
     pub finished_at: Option<DateTime<Utc>>,
     /// An admin lock: never preempted before this.
     pub locked_until: Option<DateTime<Utc>>,
+    /// When it first waited for shared room (a queue's capacity, a blocker, or `Pending` in
+    /// the cluster); its waiting tolerance counts from here. `null` while only its owner's own
+    /// quota has held it (`spec/prequeue.md` §1).
+    #[serde(default)]
+    pub waiting_since: Option<DateTime<Utc>>,
 }
 
 /// Why a job waits: a stable `code` (`quota`, `queue_capacity`, `blocked_by`,
@@ -214,9 +219,11 @@ pub struct JobEventItem {
     /// `deleted`, `preempted` (this job made room for the one named in `details`),
     /// `preempted_for` (jobs were preempted for this one), `locked`, `unlocked`.
     pub kind: String,
-    /// English text.
+    /// English text, written by Anteroom (never the cluster's own words).
     pub message: String,
-    /// Structured context (reasons, errors, the lock…).
+    /// Structured context (reasons, the lock, attempts…). An event caused by the cluster
+    /// (`activation_failed`, `failed`) has a stable `code` (`cluster_create_failed`,
+    /// `cluster_failed`) and, for admins only, `clusterError`: the cluster's own text.
     #[serde(default)]
     pub details: Option<serde_json::Value>,
     /// When it happened.

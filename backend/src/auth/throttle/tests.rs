@@ -312,3 +312,23 @@ fn very_long_usernames_share_a_bounded_key() {
     fail_n(&t, &long, HOME, 1, now);
     assert!(t.attempt(&format!("{long}x"), HOME, now).is_err());
 }
+
+#[test]
+fn a_username_is_cut_to_64_characters_not_bytes() {
+    let t = throttle(1, 60, 100);
+    let now = Instant::now();
+    // 65 characters: the 65th does not count, so these two are one key.
+    fail_n(&t, &format!("{}x", "a".repeat(64)), HOME, 1, now);
+    assert!(t.attempt(&format!("{}y", "a".repeat(64)), HOME, now).is_err());
+    // 64 characters of two bytes each: all of them count, so these two are two keys.
+    fail_n(&t, &format!("{}x", "é".repeat(63)), HOME, 1, now);
+    assert!(t.attempt(&format!("{}y", "é".repeat(63)), HOME, now).is_ok());
+}
+
+#[test]
+fn a_huge_username_is_kept_as_its_first_64_characters() {
+    let t = throttle(5, 60, 100);
+    let attempt = t.attempt(&"ü".repeat(1 << 20), HOME, Instant::now()).unwrap();
+    assert_eq!(attempt.username, "ü".repeat(64));
+    assert_eq!(login_name("short"), "short");
+}

@@ -4,8 +4,8 @@
 
 use anteroom_shared::scheduling::NodeSet;
 
-use super::{Cand, PreparedRound, State, WaitingJob};
-use crate::prequeue::snapshot::JobId;
+use super::{Cand, PreparedRound, RoundOutcome, State, WaitingJob};
+use crate::prequeue::snapshot::{JobId, JobSnapshot};
 
 /// Cause bits of [`WaitCauses`].
 const QUOTA: u8 = 1;
@@ -55,9 +55,54 @@ impl WaitCauses {
     pub(super) fn is_empty(&self) -> bool {
         self.bits == 0
     }
+    /// Held by its owner's own quota or `maxActiveJobs`: nothing other users do can help it
+    /// (`spec/prequeue.md` §1).
+    pub fn held_privately(&self) -> bool {
+        self.bits & (QUOTA | MAX_ACTIVE) != 0
+    }
+    /// Waits for shared room (a queue's capacity or a blocker) and is not held privately:
+    /// the condition that starts its waiting clock (`waitingSince`).
+    pub fn waits_for_shared_room(&self) -> bool {
+        !self.held_privately() && self.bits & (CAPACITY | BLOCKED) != 0
+    }
 }
 
 impl PreparedRound<'_> {
+    /// The waiting jobs of `outcome` whose waiting clock starts now: they wait for shared room
+    /// (and are not held privately), and have no `waitingSince` yet.
+    pub fn clocks_to_start<'o>(&'o self, outcome: &'o RoundOutcome) -> impl Iterator<Item = &'o JobSnapshot> + 'o {
+        outcome
+            .waiting
+            .iter()
+            .filter(|w| w.causes.waits_for_shared_room())
+            .map(|w| &self.snapshot.jobs[self.cands[w.cand as usize].job as usize])
+            .filter(|job| job.waiting_since.is_none())
+    }
+}
+
+impl PreparedRound<'_> {
+    /// The causes that hold `cand` *privately* (`spec/prequeue.md` §1): its owner's quota
+    /// (usage + already selected for the same user and queue + this job > limit) and
+    /// `maxActiveJobs`. Bits [`QUOTA`] and [`MAX_ACTIVE`]; 0 for backfill or with quotas off.
+    pub(super) fn private_causes(&self, cand: &Cand, st: &State) -> u8 {
+        if cand.backfill || !self.quotas_on {
+            return 0;
+        }
+        let (q, p) = (cand.queue as usize, cand.pair as usize);
+        let used = &st.pair_used[p * self.resources..(p + 1) * self.resources];
+        let mut bits = 0;
+        if self.quota_limits[q]
+            .iter()
+            .any(|&(r, limit)| used[r as usize].saturating_add(self.demand_on(cand, r)) > limit)
+        {
+            bits |= QUOTA;
+        }
+        if self.max_active[q].is_some_and(|max| st.pair_active[p] >= max) {
+            bits |= MAX_ACTIVE;
+        }
+        bits
+    }
+
     /// The causes that hold `cand` given the accumulations in `st`; with `first_only` it stops
     /// at the first one (the walk only needs a yes/no).
     pub(super) fn causes(&self, cand: &Cand, st: &State, first_only: bool) -> WaitCauses {
@@ -70,25 +115,9 @@ impl PreparedRound<'_> {
         }
         let q = cand.queue as usize;
         if !cand.backfill && self.quotas_on {
-            let p = cand.pair as usize;
-            let used = &st.pair_used[p * self.resources..(p + 1) * self.resources];
-            // Usage + already selected for the same user and queue + this job > limit.
-            if self.quota_limits[q]
-                .iter()
-                .any(|&(r, limit)| used[r as usize].saturating_add(self.demand_on(cand, r)) > limit)
-            {
-                causes.bits |= QUOTA;
-                if first_only {
-                    return causes;
-                }
-            }
-            if let Some(max) = self.max_active[q]
-                && st.pair_active[p] >= max
-            {
-                causes.bits |= MAX_ACTIVE;
-                if first_only {
-                    return causes;
-                }
+            causes.bits |= self.private_causes(cand, st);
+            if first_only && causes.bits != 0 {
+                return causes;
             }
             // The queue's and every ancestor's capacity, all users, this round included.
             let over_capacity = self.paths[q].iter().any(|&a| {
@@ -111,8 +140,9 @@ impl PreparedRound<'_> {
             } else {
                 &any
             };
-            // Timed-out Pending jobs block everyone; timed-out Prequeue jobs block only jobs
-            // that are not timed out themselves (timed-out peers go in submission order).
+            // Timed-out Pending jobs block everyone; timed-out Prequeue jobs not held privately
+            // block only jobs that are not timed out themselves (timed-out peers go in
+            // submission order).
             let mut blocker = self.pending_blockers.oldest_for(cand.queue, cand.domain, nodes);
             if blocker.is_none() && !cand.timed_out {
                 blocker = self.prequeue_blockers.oldest_for(cand.queue, cand.domain, nodes);

@@ -96,24 +96,24 @@ impl<'s> PreparedRound<'s> {
         let mut cands = Vec::with_capacity(snapshot.jobs.len());
         let mut demand_res = Vec::with_capacity(snapshot.jobs.len() * 4);
         let mut demand_val = Vec::with_capacity(snapshot.jobs.len() * 4);
-        // (job, queue, blocker, domain, pending)
-        let mut blockers: Vec<(u32, u32, BlockerRef, u32, bool)> = Vec::new();
+        // Timed-out Pending jobs: (job, queue, blocker, domain).
+        let mut blockers: Vec<(u32, u32, BlockerRef, u32)> = Vec::new();
         for (j, job) in snapshot.jobs.iter().enumerate() {
             let prequeued = job.phase == JobPhase::Prequeue;
             if !prequeued && job.phase != JobPhase::Pending {
                 continue;
             }
             let key = submit_key(job);
-            // JobSnapshot::is_timed_out on integers (submittedAt + tolerance < now); the rare
+            // JobSnapshot::is_timed_out on integers (waitingSince + tolerance < now); the rare
             // negative tolerance takes chrono's path so range edges agree exactly.
             let timed_out = job.schedule_type == ScheduleType::Normal
-                && match job.waiting_tolerance_seconds {
-                    Some(t) if t >= 0 => key
-                        .0
+                && match (job.waiting_since, job.waiting_tolerance_seconds) {
+                    (Some(since), Some(t)) if t >= 0 => since
+                        .timestamp()
                         .checked_add(t)
-                        .is_some_and(|deadline| (deadline, key.1) < (now_secs, now_nanos)),
-                    Some(_) => job.is_timed_out(now),
-                    None => false,
+                        .is_some_and(|deadline| (deadline, since.timestamp_subsec_nanos()) < (now_secs, now_nanos)),
+                    (Some(_), Some(_)) => job.is_timed_out(now),
+                    _ => false,
                 };
             if !prequeued && !timed_out {
                 continue;
@@ -136,8 +136,10 @@ impl<'s> PreparedRound<'s> {
                 }
             }
             let domain = domains.intern(&accelerators);
-            if timed_out {
-                blockers.push((j as u32, queue, (key, j as u32), domain, !prequeued));
+            // Timed-out Pending jobs block; timed-out Prequeue ones are indexed once the usage
+            // is known, since one held privately blocks nobody.
+            if timed_out && !prequeued {
+                blockers.push((j as u32, queue, (key, j as u32), domain));
             }
             if !prequeued {
                 continue;
@@ -176,15 +178,9 @@ impl<'s> PreparedRound<'s> {
 
         let queues = queue_names.len();
         let mut pending_blockers = BlockerIndex::new(queues);
-        let mut prequeue_blockers = BlockerIndex::new(queues);
         if blocking {
-            for &(j, queue, blocker, domain, pending) in &blockers {
-                let index = if pending {
-                    &mut pending_blockers
-                } else {
-                    &mut prequeue_blockers
-                };
-                index.add(queue, domain, &snapshot.jobs[j as usize].explicit_nodes, blocker);
+            for &(j, queue, blocker, domain) in &blockers {
+                pending_blockers.add(queue, domain, &snapshot.jobs[j as usize].explicit_nodes, blocker);
             }
         }
 
@@ -263,7 +259,7 @@ impl<'s> PreparedRound<'s> {
             }
         }
 
-        Ok(PreparedRound {
+        let mut prepared = PreparedRound {
             snapshot,
             resources,
             res_names: interner.names,
@@ -281,10 +277,23 @@ impl<'s> PreparedRound<'s> {
             demand_res,
             demand_val,
             pending_blockers,
-            prequeue_blockers,
+            prequeue_blockers: BlockerIndex::new(queues),
             blocking,
             quotas_on,
-        })
+        };
+        if blocking {
+            // Timed-out Prequeue jobs block unless held privately (their owner's own quota or
+            // `maxActiveJobs` at the start of the round): `spec/prequeue.md` §1, §5 step 4.
+            let mut prequeue_blockers = BlockerIndex::new(queues);
+            for cand in prepared.cands.iter().filter(|c| c.timed_out) {
+                if prepared.private_causes(cand, &prepared.initial) == 0 {
+                    let nodes = &snapshot.jobs[cand.job as usize].explicit_nodes;
+                    prequeue_blockers.add(cand.queue, cand.domain, nodes, (cand.key, cand.job));
+                }
+            }
+            prepared.prequeue_blockers = prequeue_blockers;
+        }
+        Ok(prepared)
     }
 
     /// The exact value of demand entry `i` of `cand`.

@@ -72,9 +72,12 @@ pub fn task(name: &str, replicas: u32, requests: &[(&str, &str)]) -> TaskResourc
     }
 }
 
-/// Builds a [`JobSnapshot`]: a prequeued single-node custom job of user 1 in `default`.
+/// Builds a [`JobSnapshot`]: a prequeued single-node custom job of user 1 in `default`, whose
+/// waiting clock (`waitingSince`) runs from its submission unless set otherwise.
 pub struct JobBuilder {
     job: JobSnapshot,
+    /// `waitingSince` set by hand (else: the submission time).
+    waiting_since: Option<Option<chrono::DateTime<chrono::Utc>>>,
 }
 
 impl JobBuilder {
@@ -92,6 +95,7 @@ impl JobBuilder {
                 submitted_at: t0() + Duration::seconds(id),
                 started_at: None,
                 waiting_tolerance_seconds: None,
+                waiting_since: None,
                 resources: ResourceList::new(),
                 explicit_nodes: NodeSet::Any,
                 single_node: true,
@@ -99,7 +103,14 @@ impl JobBuilder {
                 locked_until: None,
                 tolerations: Vec::new(),
             },
+            waiting_since: None,
         }
+    }
+
+    /// `waitingSince`, in seconds after [`t0`]; `None`: held only privately so far.
+    pub fn waiting_since(mut self, seconds: Option<i64>) -> Self {
+        self.waiting_since = Some(seconds.map(|s| t0() + Duration::seconds(s)));
+        self
     }
 
     /// A backfill prequeued job.
@@ -178,7 +189,8 @@ impl JobBuilder {
     }
 
     /// The job.
-    pub fn build(self) -> JobSnapshot {
+    pub fn build(mut self) -> JobSnapshot {
+        self.job.waiting_since = self.waiting_since.unwrap_or(Some(self.job.submitted_at));
         self.job
     }
 }

@@ -38,6 +38,20 @@ pub(super) fn subtree_usage(s: &Snapshot, tree: &QueueTree, queue: &str) -> Reso
     total
 }
 
+/// §1: a prequeued normal job held by its owner's own quota or `maxActiveJobs` (usage from the
+/// rows, no selections: the start of the round) is held privately.
+pub(super) fn held_privately(s: &Snapshot, job: &JobSnapshot) -> bool {
+    if job.schedule_type != ScheduleType::Normal || !s.config.queue_quota_enabled {
+        return false;
+    }
+    let Some(rule) = s.quotas.iter().find(|q| q.queue == job.queue) else {
+        return false;
+    };
+    let (used, active) = row_usage(s, job.owner, &job.queue);
+    used.checked_add(&job.resources).expect("small").exceeds(&rule.limits)
+        || rule.max_active_jobs.is_some_and(|max| active >= max)
+}
+
 pub(super) fn blocked(s: &Snapshot, job: &JobSnapshot) -> bool {
     if !s.config.blocking_enabled() {
         return false;
@@ -48,7 +62,8 @@ pub(super) fn blocked(s: &Snapshot, job: &JobSnapshot) -> bool {
         b.id != job.id
             && b.queue == job.queue
             && b.is_timed_out(now())
-            && (b.phase == JobPhase::Pending || (b.phase == JobPhase::Prequeue && !timed_out))
+            && (b.phase == JobPhase::Pending
+                || (b.phase == JobPhase::Prequeue && !timed_out && !held_privately(s, b)))
             && domain_blocks(&b.resources.domain(), &domain)
             && b.explicit_nodes.overlaps(&job.explicit_nodes)
     })

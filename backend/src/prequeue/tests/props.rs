@@ -46,6 +46,8 @@ struct JobSpec {
     submitted: i64,
     nodes: u8,
     pending: bool,
+    /// 0: no `waitingSince` (held only privately so far); 1: 30 s after submission; else at it.
+    waiting: u8,
 }
 
 fn job_spec() -> impl Strategy<Value = JobSpec> {
@@ -57,10 +59,11 @@ fn job_spec() -> impl Strategy<Value = JobSpec> {
             0_i64..60,
             0_u8..4,
             proptest::bool::weighted(0.15),
+            0_u8..5,
         ),
     )
         .prop_map(
-            |((owner, queue, cpu, gpu, h100), (backfill, tolerance, submitted, nodes, pending))| JobSpec {
+            |((owner, queue, cpu, gpu, h100), (backfill, tolerance, submitted, nodes, pending, waiting))| JobSpec {
                 owner,
                 queue,
                 cpu,
@@ -71,6 +74,7 @@ fn job_spec() -> impl Strategy<Value = JobSpec> {
                 submitted,
                 nodes,
                 pending,
+                waiting,
             },
         )
 }
@@ -106,6 +110,12 @@ fn build_job(id: JobId, spec: &JobSpec) -> JobSnapshot {
     if spec.pending {
         b = b.phase(JobPhase::Pending);
     }
+    b = match spec.waiting {
+        // A Pending job's clock started at its activation at the latest.
+        0 if !spec.pending => b.waiting_since(None),
+        1 => b.waiting_since(Some(spec.submitted + 30)),
+        _ => b,
+    };
     b.build()
 }
 
