@@ -179,7 +179,13 @@ mod tests {
         };
         assert!(with("application/json"));
         assert!(with("Application/JSON; charset=utf-8"));
-        for other in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", "application/jsonp", ""] {
+        for other in [
+            "text/plain",
+            "application/x-www-form-urlencoded",
+            "multipart/form-data",
+            "application/jsonp",
+            "",
+        ] {
             assert!(!with(other), "{other}");
         }
         assert!(!is_json_content_type(&axum::http::HeaderMap::new()));

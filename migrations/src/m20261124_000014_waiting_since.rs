@@ -43,7 +43,12 @@ impl MigrationTrait for Migration {
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         manager
-            .alter_table(Table::alter().table(Jobs::Table).drop_column(Jobs::WaitingSince).to_owned())
+            .alter_table(
+                Table::alter()
+                    .table(Jobs::Table)
+                    .drop_column(Jobs::WaitingSince)
+                    .to_owned(),
+            )
             .await
     }
 }

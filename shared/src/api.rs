@@ -56,7 +56,8 @@ pub struct User {
     pub queues: Vec<String>,
 }
 
-/// `POST /api/v1/admin/users` body. `Debug` hides the password.
+/// `POST /api/v1/admin/users` body.
+// `Debug` is written by hand below: it hides the password.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -94,8 +95,8 @@ pub struct Session {
     pub user: Option<User>,
 }
 
-/// `PATCH /api/v1/admin/users/{id}` body: only the fields present change. `Debug` hides the
-/// password.
+/// `PATCH /api/v1/admin/users/{id}` body: only the fields present change.
+// `Debug` is written by hand below: it hides the password.
 #[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -116,7 +117,8 @@ pub struct UpdateUser {
     pub display_name: Option<String>,
 }
 
-/// `POST /api/v1/auth/login` body. `Debug` hides the password.
+/// `POST /api/v1/auth/login` body.
+// `Debug` is written by hand below: it hides the password.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -127,7 +129,8 @@ pub struct LoginRequest {
     pub password: String,
 }
 
-/// `POST /api/v1/auth/login` answer. `Debug` hides the token.
+/// `POST /api/v1/auth/login` answer.
+// `Debug` is written by hand below: it hides the token.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
@@ -148,21 +151,21 @@ fn redacted<T>(secret: &Option<T>) -> Option<&'static str> {
     secret.as_ref().map(|_| REDACTED)
 }
 
-// `Debug` of the bodies that carry a secret, written by hand so the secret never reaches a
-// log line or a panic message. Each destructures without `..`: a new field does not compile
+// `Debug` of the bodies that carry a secret (`CreateUser`, `UpdateUser`, `LoginRequest`,
+// `LoginResponse`), written by hand so the secret never reaches a log line or a panic message. Each destructures without `..`: a new field does not compile
 // until it is placed here, so nothing is left out and nothing secret slips in unseen.
 
 impl std::fmt::Debug for CreateUser {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let CreateUser {
             username,
-            password,
+            password: _,
             display_name,
             role,
         } = self;
         f.debug_struct("CreateUser")
             .field("username", username)
-            .field("password", password)
+            .field("password", &REDACTED)
             .field("display_name", display_name)
             .field("role", role)
             .finish()
@@ -178,7 +181,7 @@ impl std::fmt::Debug for UpdateUser {
         } = self;
         f.debug_struct("UpdateUser")
             .field("role", role)
-            .field("password", password)
+            .field("password", &redacted(password))
             .field("display_name", display_name)
             .finish()
     }
@@ -186,10 +189,10 @@ impl std::fmt::Debug for UpdateUser {
 
 impl std::fmt::Debug for LoginRequest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let LoginRequest { username, password } = self;
+        let LoginRequest { username, password: _ } = self;
         f.debug_struct("LoginRequest")
             .field("username", username)
-            .field("password", password)
+            .field("password", &REDACTED)
             .finish()
     }
 }
@@ -197,12 +200,12 @@ impl std::fmt::Debug for LoginRequest {
 impl std::fmt::Debug for LoginResponse {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let LoginResponse {
-            token,
+            token: _,
             expires_at,
             user,
         } = self;
         f.debug_struct("LoginResponse")
-            .field("token", token)
+            .field("token", &REDACTED)
             .field("expires_at", expires_at)
             .field("user", user)
             .finish()

@@ -380,7 +380,9 @@ async fn a_cluster_that_refuses_the_create_leaves_the_job_activating_and_answers
     assert!(seen["details"].get("clusterError").is_none(), "{seen}");
     assert!(!seen.to_string().contains("`gone`"), "the cluster's text: {seen}");
     let (_, as_admin) = call(&app, "GET", &format!("/api/v1/jobs/{id}"), &admin, None).await;
-    let raw = as_admin["events"][1]["details"]["clusterError"].as_str().unwrap_or_default();
+    let raw = as_admin["events"][1]["details"]["clusterError"]
+        .as_str()
+        .unwrap_or_default();
     assert!(raw.contains("`gone`"), "{as_admin}");
     // The cluster has the queue again: after its backoff (2 s) the watcher's repair creates
     // the job. Polled, not timed (the ticker is 5 s).

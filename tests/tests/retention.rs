@@ -99,7 +99,10 @@ async fn old_history_goes_unfinished_jobs_stay_and_a_stream_resumed_from_a_prune
         "the resumed stream goes on with what follows the pruned id: {events:?}"
     );
 }
-both_driven!(pruning, old_history_goes_unfinished_jobs_stay_and_a_stream_resumed_from_a_pruned_id_gets_what_follows);
+both_driven!(
+    pruning,
+    old_history_goes_unfinished_jobs_stay_and_a_stream_resumed_from_a_pruned_id_gets_what_follows
+);
 
 async fn the_leader_works_off_a_backlog_of_several_batches_in_one_run(url: Option<String>) {
     let d = Driven::start(url, "").await;
@@ -138,7 +141,11 @@ async fn the_leader_works_off_a_backlog_of_several_batches_in_one_run(url: Optio
     assert_eq!(number(&d, "SELECT MIN(id) FROM jobs").await, unfinished);
     assert_eq!(count(&d.app, "jobs").await, 1);
     assert_eq!(
-        number(&d, &format!("SELECT COUNT(*) FROM job_events WHERE job_id <> {unfinished}")).await,
+        number(
+            &d,
+            &format!("SELECT COUNT(*) FROM job_events WHERE job_id <> {unfinished}")
+        )
+        .await,
         0
     );
 }

@@ -157,7 +157,10 @@ async fn logout(
     // The browser's cookie goes too (its token no longer works anyway).
     Ok((
         StatusCode::NO_CONTENT,
-        [(axum::http::header::SET_COOKIE, super::session_cookie(&state.config, "", 0))],
+        [(
+            axum::http::header::SET_COOKIE,
+            super::session_cookie(&state.config, "", 0),
+        )],
     ))
 }
 
@@ -273,7 +276,10 @@ mod tests {
         assert!(text.contains("login throttled"), "{text}");
         let logged = format!("user.name={:?}", throttle::login_name(&forged));
         assert!(text.contains(&logged), "the name, cut and escaped, in:\n{text}");
-        assert!(logged.contains(r"mallory\n2030") && logged.contains(r"\u{1b}"), "{logged}");
+        assert!(
+            logged.contains(r"mallory\n2030") && logged.contains(r"\u{1b}"),
+            "{logged}"
+        );
         assert!(!text.contains("\n2030-01-01"), "a forged line:\n{text}");
         assert!(!text.contains('\u{1b}'), "a raw escape:\n{text}");
         assert!(!text.contains(&"z".repeat(20)), "the name uncut:\n{text}");

@@ -58,7 +58,11 @@ pub fn provenance(headers: &HeaderMap, own_origin: Option<&str>) -> Provenance {
             .map(|host| host.trim().to_ascii_lowercase())
             .is_some_and(|host| origin == format!("http://{host}") || origin == format!("https://{host}")),
     };
-    if same { Provenance::SameOrigin } else { Provenance::Foreign }
+    if same {
+        Provenance::SameOrigin
+    } else {
+        Provenance::Foreign
+    }
 }
 
 /// GET, HEAD and OPTIONS change nothing; everything else is a write.
@@ -113,7 +117,11 @@ mod tests {
         let same = headers(&[("sec-fetch-site", "same-origin"), ("origin", "https://evil.example")]);
         assert_eq!(provenance(&same, None), Provenance::SameOrigin);
         for site in ["same-site", "cross-site", "none"] {
-            let h = headers(&[("sec-fetch-site", site), ("host", "a.example"), ("origin", "http://a.example")]);
+            let h = headers(&[
+                ("sec-fetch-site", site),
+                ("host", "a.example"),
+                ("origin", "http://a.example"),
+            ]);
             assert_eq!(provenance(&h, None), Provenance::Foreign, "{site}");
         }
     }
@@ -121,10 +129,16 @@ mod tests {
     #[test]
     fn origin_is_compared_with_the_public_url_or_else_the_host() {
         let h = headers(&[("origin", "https://Anteroom.example.org"), ("host", "10.0.0.5:8080")]);
-        assert_eq!(provenance(&h, Some("https://anteroom.example.org")), Provenance::SameOrigin);
+        assert_eq!(
+            provenance(&h, Some("https://anteroom.example.org")),
+            Provenance::SameOrigin
+        );
         assert_eq!(provenance(&h, None), Provenance::Foreign);
         let sibling = headers(&[("origin", "https://wiki.example.org"), ("host", "anteroom.example.org")]);
-        assert_eq!(provenance(&sibling, Some("https://anteroom.example.org")), Provenance::Foreign);
+        assert_eq!(
+            provenance(&sibling, Some("https://anteroom.example.org")),
+            Provenance::Foreign
+        );
         assert_eq!(provenance(&sibling, None), Provenance::Foreign);
         let port = headers(&[("origin", "http://127.0.0.1:9999"), ("host", "127.0.0.1:8080")]);
         assert_eq!(provenance(&port, None), Provenance::Foreign);

@@ -89,7 +89,10 @@ pub async fn serve(
     // Every connection gives its slot back when it ends: all slots back = all ended.
     let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
     if tokio::time::timeout(DRAIN, slots.acquire_many(all)).await.is_err() {
-        tracing::warn!("connections still open {} s after the shutdown began; closing them", DRAIN.as_secs());
+        tracing::warn!(
+            "connections still open {} s after the shutdown began; closing them",
+            DRAIN.as_secs()
+        );
     }
     Ok(())
 }

@@ -234,7 +234,10 @@ mod tests {
     fn an_admin_reads_the_cluster_s_own_words() {
         let seen = to_api(&failed_create(), Audience::Admin);
         let details = seen.details.unwrap();
-        assert!(details[CLUSTER_ERROR_KEY].as_str().unwrap().contains("webhook"), "{details}");
+        assert!(
+            details[CLUSTER_ERROR_KEY].as_str().unwrap().contains("webhook"),
+            "{details}"
+        );
         assert_eq!(details["code"], "cluster_create_failed");
     }
 }

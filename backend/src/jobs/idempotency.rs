@@ -2,6 +2,8 @@
 //! answers the first answer again and creates nothing; the same key with another body is
 //! refused (`idempotency_key_reused`). The key row is written in the submission's own
 //! transaction, so a job and its key exist together or not at all.
+//! Spent keys are deleted by the watcher's leader, a batch at a time
+//! ([`crate::watcher::retention`]).
 
 use anteroom_shared::api::jobs::{Admission, JobBody};
 use chrono::{DateTime, Duration, Utc};
@@ -82,16 +84,4 @@ pub async fn insert(
     .insert(db)
     .await?;
     Ok(())
-}
-
-/// Drops keys older than 24 h, outside any submission's transaction (a failure only leaves
-/// them for the next time).
-pub async fn forget_expired(db: &impl ConnectionTrait, now: DateTime<Utc>) {
-    let result = key_row::Entity::delete_many()
-        .filter(key_row::Column::CreatedAt.lte(now - retention()))
-        .exec(db)
-        .await;
-    if let Err(e) = result {
-        tracing::warn!(error = %e, "dropping expired idempotency keys failed");
-    }
 }

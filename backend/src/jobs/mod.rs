@@ -359,9 +359,6 @@ pub async fn submit(
         Err(e) => return Err(e),
     };
     ctx.signals.events_written();
-    if key.is_some() {
-        idempotency::forget_expired(ctx.db, Utc::now()).await;
-    }
     // From here on the job exists: whatever fails answers 201 with the job as stored (§4 step
     // 9); a job left `Activating` is the watcher's to finish.
     let row = match decision {

@@ -227,6 +227,7 @@ mod tests {
             "1",
             "[]",
             "",
+            "2026-11-23T08:05:00Z",
         ];
         let row = parse(&good.join("\u{1f}")).expect("parses");
         assert_eq!(
@@ -234,7 +235,11 @@ mod tests {
             (7, 3, true, Some(60))
         );
         assert_eq!(row.started_at, None);
-        assert!(parse(&good[..14].join("\u{1f}")).is_none());
+        assert_eq!(
+            row.waiting_since.map(|t| t.to_rfc3339()),
+            Some("2026-11-23T08:05:00+00:00".to_string())
+        );
+        assert!(parse(&good[..15].join("\u{1f}")).is_none());
         let mut extra = good.to_vec();
         extra.push("x");
         assert!(parse(&extra.join("\u{1f}")).is_none());

@@ -89,7 +89,11 @@ impl StreamSlots {
 
 impl Drop for StreamSlot {
     fn drop(&mut self) {
-        let mut open = self.slots.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut open = self
+            .slots
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(count) = open.get_mut(&self.user) {
             *count = count.saturating_sub(1);
             if *count == 0 {

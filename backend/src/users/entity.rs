@@ -80,7 +80,10 @@ mod tests {
         };
         let shown = format!("{row:?}");
         assert!(!shown.contains("argon2"), "{shown}");
-        assert!(shown.contains(r#"password_hash: "***""#) && shown.contains("alice"), "{shown}");
+        assert!(
+            shown.contains(r#"password_hash: "***""#) && shown.contains("alice"),
+            "{shown}"
+        );
         // The user the auth layers hand to handlers prints the row the same way.
         assert!(!format!("{:?}", crate::users::AuthUser(row)).contains("argon2"));
     }

@@ -199,6 +199,51 @@ fn a_timed_out_prequeued_job_blocks_a_new_job_at_submission() {
 }
 
 #[test]
+fn a_timed_out_job_held_by_its_owners_own_quota_does_not_block_a_new_job() {
+    let mut s = with_quota(cluster(), &[("nvidia.com/a100", "2")]);
+    s.config.backfill_enabled = true;
+    // Alice (8) has her two a100 running and a third waiting, timed out.
+    s.usage = vec![usage(8, "default", &[("nvidia.com/a100", "2")], 1)];
+    s.jobs = vec![
+        JobBuilder::normal(41)
+            .owner(8)
+            .gpus("nvidia.com/a100", 1)
+            .tolerance(10)
+            .build(),
+    ];
+    let tasks = [task("main", 1, &[("cpu", "1"), ("nvidia.com/a100", "1")])];
+    let decision = decide(&s, &submit(&tasks, ScheduleType::Normal)).expect("accepted");
+    assert_eq!(decision, SubmitDecision::Activated);
+    assert!(starts_waiting_clock(&decision));
+    // Once Alice's usage drops, her job waits for shared room again and blocks.
+    s.usage.clear();
+    let decision = decide(&s, &submit(&tasks, ScheduleType::Normal)).expect("accepted");
+    assert!(
+        matches!(decision, SubmitDecision::Prequeued { ref reasons } if reasons[0].code() == "blocked_by"),
+        "{decision:?}"
+    );
+    assert!(starts_waiting_clock(&decision));
+}
+
+#[test]
+fn a_submission_held_by_its_own_quota_starts_no_waiting_clock() {
+    let mut s = with_quota(cluster(), &[("cpu", "2")]);
+    s.usage = vec![usage(7, "default", &[("cpu", "2")], 1)];
+    let tasks = [task("main", 1, &[("cpu", "1")])];
+    let decision = decide(&s, &submit(&tasks, ScheduleType::Normal)).expect("accepted");
+    assert!(matches!(decision, SubmitDecision::Prequeued { ref reasons } if reasons[0].code() == "quota"));
+    assert!(!starts_waiting_clock(&decision));
+    // Held by the queue's capacity (shared room) instead: the clock starts.
+    let mut s = cluster();
+    s.config.queue_quota_enabled = true;
+    s.queues = vec![queue("default", None, Some(rl(&[("cpu", "2")])))];
+    s.usage = vec![usage(9, "default", &[("cpu", "2")], 1)];
+    let decision = decide(&s, &submit(&tasks, ScheduleType::Normal)).expect("accepted");
+    assert!(matches!(decision, SubmitDecision::Prequeued { ref reasons } if reasons[0].code() == "queue_capacity"));
+    assert!(starts_waiting_clock(&decision));
+}
+
+#[test]
 fn an_unconstrained_accelerator_blocker_blocks_a_cpu_only_candidate_pinned_anywhere() {
     let mut s = cluster();
     s.config.backfill_enabled = true;

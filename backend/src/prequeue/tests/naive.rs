@@ -62,8 +62,7 @@ pub(super) fn blocked(s: &Snapshot, job: &JobSnapshot) -> bool {
         b.id != job.id
             && b.queue == job.queue
             && b.is_timed_out(now())
-            && (b.phase == JobPhase::Pending
-                || (b.phase == JobPhase::Prequeue && !timed_out && !held_privately(s, b)))
+            && (b.phase == JobPhase::Pending || (b.phase == JobPhase::Prequeue && !timed_out && !held_privately(s, b)))
             && domain_blocks(&b.resources.domain(), &domain)
             && b.explicit_nodes.overlaps(&job.explicit_nodes)
     })

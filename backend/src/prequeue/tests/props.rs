@@ -292,6 +292,7 @@ proptest! {
         // A submission is new, so never timed out itself: `blocked` then counts Prequeue
         // blockers too, as the decision does.
         job.submitted_at = now();
+        job.waiting_since = Some(now());
         let tasks = [anteroom_shared::scheduling::TaskResources {
             name: "main".into(),
             replicas: 1,
@@ -309,6 +310,11 @@ proptest! {
             tolerations: &[],
         };
         let Ok(decision) = decide_submission(&s, &tree, &submission, now()) else { return Ok(()) };
+        // The decision names a blocker exactly when the naive statement (§4 step 7: a
+        // timed-out Pending job, or a timed-out Prequeue job not held privately) finds one.
+        job.explicit_nodes = anteroom_shared::scheduling::NodeSet::Any;
+        let named = matches!(&decision, SubmitDecision::Prequeued { reasons } if reasons.iter().any(|r| r.code() == "blocked_by"));
+        prop_assert_eq!(named, blocked(&s, &job));
         if decision != SubmitDecision::Activated || job.schedule_type != ScheduleType::Normal {
             return Ok(());
         }

@@ -27,15 +27,16 @@ fn retention() -> Option<Duration> {
 
 /// The writer of a replica that holds no lease (the API's kind), at `now()`.
 fn writer<'a>(db: &'a DatabaseConnection, clock: &'a ManualClock) -> Writer<'a> {
-    Writer {
-        db,
-        clock,
-        fence: None,
-    }
+    Writer { db, clock, fence: None }
 }
 
 /// A job row in `phase`, submitted and finished when given, with two events.
-async fn add_job(db: &impl ConnectionTrait, phase: JobPhase, submitted: DateTime<Utc>, finished: Option<DateTime<Utc>>) -> i64 {
+async fn add_job(
+    db: &impl ConnectionTrait,
+    phase: JobPhase,
+    submitted: DateTime<Utc>,
+    finished: Option<DateTime<Utc>>,
+) -> i64 {
     let row = job::ActiveModel {
         name: Set(format!("j-{}", phase.as_str().to_lowercase())),
         kind: Set("custom".into()),
@@ -87,7 +88,13 @@ async fn add_job(db: &impl ConnectionTrait, phase: JobPhase, submitted: DateTime
 }
 
 async fn job_ids(db: &DatabaseConnection) -> BTreeSet<i64> {
-    job::Entity::find().all(db).await.unwrap().iter().map(|j| j.id).collect()
+    job::Entity::find()
+        .all(db)
+        .await
+        .unwrap()
+        .iter()
+        .map(|j| j.id)
+        .collect()
 }
 
 async fn event_job_ids(db: &DatabaseConnection) -> BTreeSet<i64> {
@@ -118,8 +125,20 @@ async fn finished_jobs_past_the_retention_go_with_their_events_and_recent_ones_s
     let db = crate::store::test_database(dir.path()).await;
     let clock = ManualClock::new(now());
     let long_ago = now() - Duration::days(DAYS + 30);
-    let old = add_job(&db, JobPhase::Completed, long_ago, Some(now() - Duration::days(DAYS + 1))).await;
-    let old_deleted = add_job(&db, JobPhase::Deleted, long_ago, Some(now() - Duration::days(DAYS) - Duration::seconds(1))).await;
+    let old = add_job(
+        &db,
+        JobPhase::Completed,
+        long_ago,
+        Some(now() - Duration::days(DAYS + 1)),
+    )
+    .await;
+    let old_deleted = add_job(
+        &db,
+        JobPhase::Deleted,
+        long_ago,
+        Some(now() - Duration::days(DAYS) - Duration::seconds(1)),
+    )
+    .await;
     let recent = add_job(&db, JobPhase::Failed, long_ago, Some(now() - Duration::days(DAYS - 1))).await;
     let running = add_job(&db, JobPhase::Running, long_ago, None).await;
 
@@ -263,7 +282,10 @@ async fn idempotency_keys_go_after_24_hours_and_fresh_ones_stay() {
     add_key(&db, 1, "fresh", young_job, now() - day + Duration::seconds(1)).await;
     add_key(&db, 2, "new", young_job, now() - Duration::minutes(1)).await;
 
-    let counts = prune_once(writer(&db, &clock), job_retention(0)).await.unwrap().unwrap();
+    let counts = prune_once(writer(&db, &clock), job_retention(0))
+        .await
+        .unwrap()
+        .unwrap();
 
     assert_eq!((counts.idempotency_keys, counts.jobs), (3, 0));
     assert_eq!(key_names(&db).await, BTreeSet::from(["1/fresh".into(), "2/new".into()]));
@@ -273,8 +295,18 @@ async fn idempotency_keys_go_after_24_hours_and_fresh_ones_stay() {
         "with retention 0 even an ancient finished job stays"
     );
     // The key that stays is still answered by the submission's lookup, the one that went was not.
-    assert!(crate::jobs::idempotency::find(&db, 1, "fresh", now()).await.unwrap().is_some());
-    assert!(crate::jobs::idempotency::find(&db, 2, "at-24h", now()).await.unwrap().is_none());
+    assert!(
+        crate::jobs::idempotency::find(&db, 1, "fresh", now())
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        crate::jobs::idempotency::find(&db, 2, "at-24h", now())
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 #[tokio::test]
@@ -351,7 +383,11 @@ async fn a_replica_that_lost_the_lease_prunes_nothing() {
     let second = Lease::for_this_process("retention-test", ttl);
     let lost = first.acquire(&db, now()).await.unwrap().expect("the lease is free");
     let later = now() + Duration::seconds(20);
-    let held = second.acquire(&db, later).await.unwrap().expect("the first lease expired");
+    let held = second
+        .acquire(&db, later)
+        .await
+        .unwrap()
+        .expect("the first lease expired");
     let clock = ManualClock::new(later);
 
     let stale = Writer {
