@@ -365,6 +365,7 @@ fn bench_submission(c: &mut Criterion) {
     }];
     let submission = Submission {
         owner_prequeued: None,
+        owner_unfinished: None,
         owner: 7,
         queue: &leaves[0],
         kind: JobKind::Custom,

@@ -16,6 +16,7 @@ mod m20261123_000011_leases;
 mod m20261123_000012_idempotency_keys;
 mod m20261123_000013_preemptions;
 mod m20261124_000014_waiting_since;
+mod m20261124_000015_safety_settings;
 
 /// Applies the migrations in order; used at start and by `anteroom migrate`.
 pub struct Migrator;
@@ -38,6 +39,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000012_idempotency_keys::Migration),
             Box::new(m20261123_000013_preemptions::Migration),
             Box::new(m20261124_000014_waiting_since::Migration),
+            Box::new(m20261124_000015_safety_settings::Migration),
         ]
     }
 }

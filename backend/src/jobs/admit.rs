@@ -269,7 +269,8 @@ async fn admit_batch(db: &DatabaseConnection, batch: &[(Pending, Reply)]) -> Vec
 /// Everything one decision reads (`spec/prequeue.md` §4 steps 5–7), in a constant number of
 /// queries: the queue tree, the quota rules and usage of the submitted queue's whole tree (only
 /// when quotas are on), the timed-out jobs of the queue that may block it (only when blocking
-/// is on) and the caller's prequeued jobs (up to the per-user maximum, for step 6).
+/// is on) and the caller's prequeued and unfinished jobs (each up to its per-user maximum, for
+/// step 6).
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn decision_snapshot(
     db: &impl ConnectionTrait,
@@ -280,7 +281,7 @@ pub(super) async fn decision_snapshot(
     owner: i64,
     queue: &str,
     now: DateTime<Utc>,
-) -> Result<(Snapshot, u64), DbErr> {
+) -> Result<(Snapshot, OwnerCounts), DbErr> {
     let (quota_rules, usage) = if config.queue_quota_enabled {
         let root = tree.root_of(queue).to_owned();
         let family: Vec<String> = specs
@@ -317,6 +318,21 @@ pub(super) async fn decision_snapshot(
         .limit(limit)
         .count(db)
         .await?;
+    // Likewise the unfinished jobs (`maxUnfinishedJobsPerUser`), at most that many.
+    let terminal: Vec<&str> = JobPhase::ALL
+        .iter()
+        .filter(|p| p.is_terminal())
+        .map(|p| p.as_str())
+        .collect();
+    let limit = u64::try_from(config.max_unfinished_jobs_per_user.max(1)).unwrap_or(u64::MAX);
+    let owner_unfinished = job::Entity::find()
+        .select_only()
+        .column(job::Column::Id)
+        .filter(job::Column::OwnerId.eq(owner))
+        .filter(job::Column::Phase.is_not_in(terminal))
+        .limit(limit)
+        .count(db)
+        .await?;
     let jobs = rows
         .iter()
         .map(SchedulingRow::to_snapshot)
@@ -330,14 +346,23 @@ pub(super) async fn decision_snapshot(
         nodes,
         preemptions_in_flight: Vec::new(),
     };
-    Ok((snapshot, owner_prequeued))
+    Ok((snapshot, OwnerCounts { prequeued: owner_prequeued, unfinished: owner_unfinished }))
+}
+
+/// The caller's jobs as steps 6 needs them, each counted up to its limit.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct OwnerCounts {
+    /// Prequeued jobs.
+    pub prequeued: u64,
+    /// Jobs in any phase but a terminal one.
+    pub unfinished: u64,
 }
 
 pub(super) fn submission<'a>(
     user: &users::entity::Model,
     body: &'a JobBody,
     tasks: &'a [TaskResources],
-    owner_prequeued: u64,
+    counts: OwnerCounts,
 ) -> Submission<'a> {
     Submission {
         owner: user.id,
@@ -347,7 +372,8 @@ pub(super) fn submission<'a>(
         preemption_policy: body.preemption_policy.unwrap_or_default(),
         tasks,
         tolerations: &[],
-        owner_prequeued: Some(owner_prequeued),
+        owner_prequeued: Some(counts.prequeued),
+        owner_unfinished: Some(counts.unfinished),
     }
 }
 

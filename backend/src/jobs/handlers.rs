@@ -98,7 +98,9 @@ fn rejection_error(rejection: &SubmitRejection) -> ApiError {
         _ => {
             let status = match rejection {
                 SubmitRejection::BackfillDisabled => StatusCode::CONFLICT,
-                SubmitRejection::PrequeueFull { .. } => StatusCode::TOO_MANY_REQUESTS,
+                SubmitRejection::PrequeueFull { .. } | SubmitRejection::TooManyUnfinishedJobs { .. } => {
+                    StatusCode::TOO_MANY_REQUESTS
+                }
                 _ => StatusCode::UNPROCESSABLE_ENTITY,
             };
             let error = ApiError::new(status, rejection.code(), rejection.to_string());
@@ -128,7 +130,7 @@ fn rejection_error(rejection: &SubmitRejection) -> ApiError {
         (status = 404, description = "`queue_not_found`", body = ErrorBody),
         (status = 409, description = "`backfill_disabled`", body = ErrorBody),
         (status = 422, description = "`validation_failed` naming the fields; `backfill_kind_unsupported`; `unschedulable`; `quota_request_exceeds_limit`; `request_exceeds_queue_capacity`; `idempotency_key_reused`", body = ErrorBody),
-        (status = 429, description = "`prequeue_full`", body = ErrorBody),
+        (status = 429, description = "`prequeue_full`; `too_many_unfinished_jobs`", body = ErrorBody),
     )
 )]
 async fn submit_job(
@@ -163,7 +165,7 @@ async fn submit_job(
         (status = 404, description = "`queue_not_found`", body = ErrorBody),
         (status = 409, description = "`backfill_disabled`", body = ErrorBody),
         (status = 422, description = "as for a submit", body = ErrorBody),
-        (status = 429, description = "`prequeue_full`", body = ErrorBody),
+        (status = 429, description = "`prequeue_full`; `too_many_unfinished_jobs`", body = ErrorBody),
     )
 )]
 async fn preview_job(

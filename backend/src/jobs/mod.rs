@@ -285,10 +285,11 @@ async fn check_body_and_queue(
 
 /// `POST /api/v1/jobs/preview`: steps 1–7 against the current state, nothing written.
 pub async fn preview(ctx: Context<'_>, user: &users::entity::Model, body: &JobBody) -> Result<Preview, JobError> {
+    let config = ctx.settings.current();
+    let body = &validate::with_default_requests(body, &config.default_requests);
     let tasks = task_resources(body);
     let nodes = check_body_and_queue(ctx, user, body, &tasks).await?;
     let now = ctx.clock.now();
-    let config = ctx.settings.current();
     let (specs, tree) = queues::tree(ctx.db_read).await?;
     let (snapshot, prequeued) =
         decision_snapshot(ctx.db_read, config, nodes, &specs, &tree, user.id, &body.queue, now).await?;
@@ -321,9 +322,11 @@ pub async fn submit(
     {
         return replay(ctx, &first, &hash).await;
     }
+    let config = ctx.settings.current();
+    // The hash above is of the body as sent: a retry matches it whatever the defaults are now.
+    let body = &validate::with_default_requests(body, &config.default_requests);
     let tasks = task_resources(body);
     let nodes = check_body_and_queue(ctx, user, body, &tasks).await?;
-    let config = ctx.settings.current();
     let request = anteroom_shared::scheduling::job_resources(&tasks).map_err(SubmitRejection::from)?;
     let pending = admit::Pending {
         user: user.clone(),

@@ -4,7 +4,7 @@
 //! sums out of range) and node names against the cluster's nodes.
 
 use anteroom_shared::api::jobs::{JobBody, TaskBody};
-use anteroom_shared::scheduling::{JobKind, ScheduleType};
+use anteroom_shared::scheduling::{DefaultRequests, JobKind, ScheduleType};
 
 use crate::queues::{dns_label_problem, resource_name_problem};
 
@@ -25,6 +25,23 @@ pub const MAX_NODE_NAMES: usize = 64;
 
 /// One offending field: (`tasks[0].replicas`, what is wrong).
 pub type Problem = (String, String);
+
+/// The body with the kind's default CPU and memory (`defaultRequests`) in every task that
+/// names none: what is validated, decided, stored and asked of the cluster. A resource the body
+/// names, even as zero, is left for [`problems`] to judge.
+pub fn with_default_requests(body: &JobBody, defaults: &DefaultRequests) -> JobBody {
+    let mut body = body.clone();
+    let kind = defaults.of(body.kind);
+    for task in &mut body.tasks {
+        if task.resources.get_named("cpu").is_none() {
+            task.resources.insert("cpu", kind.cpu);
+        }
+        if task.resources.get_named("memory").is_none() {
+            task.resources.insert("memory", kind.memory);
+        }
+    }
+    body
+}
 
 /// Every problem of the body; empty when it is valid.
 pub fn problems(body: &JobBody) -> Vec<Problem> {
@@ -93,6 +110,16 @@ fn task_problems(i: usize, task: &TaskBody, push: &mut impl FnMut(String, &str))
             push(format!("tasks[{i}].resources.{name}"), p);
         }
     }
+    // A request of nothing would pass every quota, capacity and placement check, and its pods
+    // would run BestEffort: CPU and memory are always asked for (defaults fill them in first).
+    for name in ["cpu", "memory"] {
+        if task.resources.get(name).milli() <= 0 {
+            push(
+                format!("tasks[{i}].resources.{name}"),
+                "must be above zero (leave it out for the default of this kind of job)",
+            );
+        }
+    }
     if task.node_names.len() > MAX_NODE_NAMES {
         push(format!("tasks[{i}].nodeNames"), "at most 64 nodes");
     }
@@ -148,7 +175,7 @@ mod tests {
             replicas,
             image: "busybox".into(),
             command: vec!["true".into()],
-            resources: ResourceList::parse_map([("cpu", "1")]).unwrap(),
+            resources: ResourceList::parse_map([("cpu", "1"), ("memory", "1Gi")]).unwrap(),
             node_names: vec![],
         }
     }
@@ -207,6 +234,33 @@ mod tests {
         ] {
             assert!(got.iter().any(|f| f == want), "{want} missing from {got:?}");
         }
+    }
+
+    #[test]
+    fn every_task_asks_for_cpu_and_memory_and_defaults_fill_in_what_is_left_out() {
+        let mut empty = task("main", 1000);
+        empty.resources = ResourceList::new();
+        let b = body(JobKind::Custom, vec![empty.clone()]);
+        assert_eq!(fields(&b), ["tasks[0].resources.cpu", "tasks[0].resources.memory"]);
+        let defaults = DefaultRequests::default();
+        let filled = with_default_requests(&b, &defaults);
+        assert!(fields(&filled).is_empty());
+        assert_eq!(filled.tasks[0].resources.get("cpu"), defaults.custom.cpu);
+        assert_eq!(filled.tasks[0].resources.get("memory"), defaults.custom.memory);
+        // Per kind: a PyTorch task gets the PyTorch defaults.
+        let mut master = empty.clone();
+        master.name = "master".into();
+        master.replicas = 1;
+        let torch = with_default_requests(&body(JobKind::Pytorch, vec![master]), &defaults);
+        assert_eq!(torch.tasks[0].resources.get("memory"), defaults.pytorch.memory);
+        // A zero the body names is not replaced: it is refused.
+        let mut zero = empty;
+        zero.resources = ResourceList::parse_map([("cpu", "0"), ("memory", "0")]).unwrap();
+        let zero = with_default_requests(&body(JobKind::Custom, vec![zero]), &defaults);
+        assert_eq!(fields(&zero), ["tasks[0].resources.cpu", "tasks[0].resources.memory"]);
+        // What the body names stays as it is.
+        let own = with_default_requests(&body(JobKind::Custom, vec![task("main", 1)]), &defaults);
+        assert_eq!(own.tasks[0].resources.get("memory").to_string(), "1Gi");
     }
 
     #[test]

@@ -378,7 +378,8 @@ mod tests {
             prequeue_candidate_size: 0,
             ..PrequeueConfig::default()
         };
-        let fields: Vec<&str> = c.validate().expect_err("invalid").iter().map(|e| e.field).collect();
+        let errors = c.validate().expect_err("invalid");
+        let fields: Vec<&str> = errors.iter().map(|e| e.field.as_ref()).collect();
         assert_eq!(
             fields,
             [
@@ -387,6 +388,32 @@ mod tests {
                 "backfillMinRuntimeSeconds"
             ]
         );
+    }
+
+    #[test]
+    fn config_refuses_default_requests_of_zero_naming_the_kind_and_resource() {
+        let mut c = PrequeueConfig::default();
+        c.default_requests.pytorch.memory = Quantity::ZERO;
+        c.default_requests.jupyter.cpu = Quantity::from_units(-1);
+        c.max_unfinished_jobs_per_user = 0;
+        let fields: Vec<String> = c
+            .validate()
+            .expect_err("invalid")
+            .iter()
+            .map(|e| e.field.to_string())
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                "maxUnfinishedJobsPerUser",
+                "defaultRequests.jupyter.cpu",
+                "defaultRequests.pytorch.memory"
+            ]
+        );
+        // The defaults themselves pass, and round-trip with the API's field names.
+        let json = serde_json::to_value(PrequeueConfig::default()).expect("serializes");
+        assert_eq!(json["defaultRequests"]["custom"]["memory"], "4Gi");
+        assert_eq!(json["maxUnfinishedJobsPerUser"], 1000);
     }
 
     #[test]
@@ -408,7 +435,7 @@ mod tests {
             ),
         ] {
             let errors = c.validate().expect_err("a round limit of 0");
-            assert_eq!(errors.iter().map(|e| e.field).collect::<Vec<_>>(), [field]);
+            assert_eq!(errors.iter().map(|e| e.field.as_ref()).collect::<Vec<_>>(), [field]);
             // Should such a value reach the store anyway, a round still selects one job.
             assert_eq!(c.round_limit(), 1);
         }

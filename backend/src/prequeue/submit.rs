@@ -36,6 +36,9 @@ pub struct Submission<'a> {
     /// counts up to the maximum instead of loading them); `None`: counted from the snapshot's
     /// jobs.
     pub owner_prequeued: Option<u64>,
+    /// How many unfinished jobs (any phase but a terminal one) the caller has, counted the
+    /// same way; `None`: counted from the snapshot's jobs.
+    pub owner_unfinished: Option<u64>,
 }
 
 /// What happens to an accepted submission.
@@ -91,6 +94,14 @@ pub enum SubmitRejection {
     /// The request alone exceeds the capacity of the queue or an ancestor (422).
     #[error("the request exceeds the capacity of queue {:?}", .0.queue)]
     RequestExceedsQueueCapacity(QueueCapacityDetails),
+    /// The user has `maxUnfinishedJobsPerUser` unfinished jobs (429).
+    #[error("you already have {unfinished} unfinished jobs (at most {limit}); wait for some to finish or delete some")]
+    TooManyUnfinishedJobs {
+        /// The user's unfinished jobs.
+        unfinished: i64,
+        /// The configured maximum.
+        limit: i64,
+    },
     /// The user has `maxPrequeuedJobsPerUser` jobs waiting (429).
     #[error("you already have {prequeued} prequeued jobs (at most {limit})")]
     PrequeueFull {
@@ -112,6 +123,7 @@ impl SubmitRejection {
             SubmitRejection::QuotaRequestExceedsLimit { .. } => "quota_request_exceeds_limit",
             SubmitRejection::RequestExceedsQueueCapacity(_) => "request_exceeds_queue_capacity",
             SubmitRejection::PrequeueFull { .. } => "prequeue_full",
+            SubmitRejection::TooManyUnfinishedJobs { .. } => "too_many_unfinished_jobs",
         }
     }
 
@@ -133,6 +145,9 @@ impl SubmitRejection {
             SubmitRejection::RequestExceedsQueueCapacity(d) => serde_json::to_value(d).unwrap_or_default(),
             SubmitRejection::PrequeueFull { prequeued, limit } => {
                 serde_json::json!({ "prequeued": prequeued, "limit": limit })
+            }
+            SubmitRejection::TooManyUnfinishedJobs { unfinished, limit } => {
+                serde_json::json!({ "unfinished": unfinished, "limit": limit })
             }
         }
     }
@@ -179,7 +194,23 @@ pub fn decide_submission(
             return Err(SubmitRejection::RequestExceedsQueueCapacity(details));
         }
     }
-    // Step 6: the caller's prequeue is full.
+    // Step 6: the caller holds too much already, unfinished jobs overall (even with quotas
+    // off, one user cannot hold the whole cluster's job table), then the prequeue.
+    let unfinished = match job.owner_unfinished {
+        Some(n) => i64::try_from(n).unwrap_or(i64::MAX),
+        None => snapshot
+            .jobs
+            .iter()
+            .filter(|j| j.owner == job.owner && !j.phase.is_terminal())
+            .count() as i64,
+    };
+    if unfinished >= config.max_unfinished_jobs_per_user {
+        return Err(SubmitRejection::TooManyUnfinishedJobs {
+            unfinished,
+            limit: config.max_unfinished_jobs_per_user,
+        });
+    }
+    // The caller's prequeue is full.
     let prequeued = match job.owner_prequeued {
         Some(n) => i64::try_from(n).unwrap_or(i64::MAX),
         None => snapshot

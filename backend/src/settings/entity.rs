@@ -29,6 +29,10 @@ pub struct Model {
     pub activation_order: String,
     /// `preemptionGracePeriodSeconds`.
     pub preemption_grace_period_seconds: i64,
+    /// `maxUnfinishedJobsPerUser`.
+    pub max_unfinished_jobs_per_user: i64,
+    /// `defaultRequests`, as JSON.
+    pub default_requests: String,
     /// Last write.
     pub updated_at: DateTimeUtc,
 }

@@ -54,6 +54,7 @@ async fn prequeue_status(State(state): State<AppState>) -> Json<PrequeueStatus> 
     Json(PrequeueStatus {
         backfill_enabled: config.backfill_enabled,
         queue_quota_enabled: config.queue_quota_enabled,
+        default_requests: config.default_requests,
     })
 }
 

@@ -104,6 +104,7 @@ pub async fn prune_once(w: Writer<'_>, job_retention: Option<chrono::Duration>) 
             .column(job::Column::Id)
             .filter(job::Column::Phase.is_in(terminal_phases()))
             .filter(job::Column::FinishedAt.lt(cutoff))
+            .filter(job::Column::Id.not_in_subquery(unfinished_preemptions))
             .order_by_asc(job::Column::Id)
             .limit(BATCH)
             // PostgreSQL: rows locked until the commit (terminal phases are final anyway);

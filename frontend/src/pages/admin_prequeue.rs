@@ -4,7 +4,7 @@
 //! list of prequeued jobs with their positions and reasons.
 
 use anteroom_shared::api::jobs::PrequeuedJob;
-use anteroom_shared::scheduling::{ActivationOrder, PrequeueConfig};
+use anteroom_shared::scheduling::{ActivationOrder, PrequeueConfig, Quantity, TaskDefaults};
 use leptos::prelude::*;
 
 use crate::components::badges::ScheduleTypeBadge;
@@ -17,7 +17,7 @@ use crate::i18n::{Key, k, use_i18n};
 use crate::live::use_live;
 
 /// The integer settings: API field, label, hint, smallest allowed value.
-const NUMBERS: [(&str, Key, Key, i64); 7] = [
+const NUMBERS: [(&str, Key, Key, i64); 8] = [
     (
         "normalJobWaitingToleranceSeconds",
         k!("settings.tolerance"),
@@ -60,7 +60,33 @@ const NUMBERS: [(&str, Key, Key, i64); 7] = [
         k!("settings.graceHint"),
         0,
     ),
+    (
+        "maxUnfinishedJobsPerUser",
+        k!("settings.maxUnfinished"),
+        k!("settings.maxUnfinishedHint"),
+        1,
+    ),
 ];
+
+/// The kinds of `defaultRequests`: API field and label.
+const KINDS: [(&str, Key); 5] = [
+    ("jupyter", k!("kind.jupyter")),
+    ("webide", k!("kind.webide")),
+    ("custom", k!("kind.custom")),
+    ("pytorch", k!("kind.pytorch")),
+    ("tensorflow", k!("kind.tensorflow")),
+];
+
+fn defaults_of<'c>(c: &'c mut PrequeueConfig, kind: &str) -> &'c mut TaskDefaults {
+    let d = &mut c.default_requests;
+    match kind {
+        "jupyter" => &mut d.jupyter,
+        "webide" => &mut d.webide,
+        "custom" => &mut d.custom,
+        "pytorch" => &mut d.pytorch,
+        _ => &mut d.tensorflow,
+    }
+}
 
 fn get_number(c: &PrequeueConfig, field: &str) -> i64 {
     match field {
@@ -70,6 +96,7 @@ fn get_number(c: &PrequeueConfig, field: &str) -> i64 {
         "prequeueCandidateSize" => c.prequeue_candidate_size,
         "backfillMinRuntimeSeconds" => c.backfill_min_runtime_seconds,
         "maxPrequeuedJobsPerUser" => c.max_prequeued_jobs_per_user,
+        "maxUnfinishedJobsPerUser" => c.max_unfinished_jobs_per_user,
         _ => c.preemption_grace_period_seconds,
     }
 }
@@ -82,6 +109,7 @@ fn set_number(c: &mut PrequeueConfig, field: &str, v: i64) {
         "prequeueCandidateSize" => c.prequeue_candidate_size = v,
         "backfillMinRuntimeSeconds" => c.backfill_min_runtime_seconds = v,
         "maxPrequeuedJobsPerUser" => c.max_prequeued_jobs_per_user = v,
+        "maxUnfinishedJobsPerUser" => c.max_unfinished_jobs_per_user = v,
         _ => c.preemption_grace_period_seconds = v,
     }
 }
@@ -115,18 +143,44 @@ fn SettingsForm(initial: PrequeueConfig) -> impl IntoView {
         .map(|(f, l, h, min)| (*f, *l, *h, *min, RwSignal::new(get_number(&initial, f).to_string())))
         .collect();
     let numbers = StoredValue::new(numbers);
+    // Per kind: (kind, label, cpu, memory) as typed.
+    let mut start = initial.clone();
+    let requests: Vec<(&'static str, Key, RwSignal<String>, RwSignal<String>)> = KINDS
+        .iter()
+        .map(|(kind, label)| {
+            let d = defaults_of(&mut start, kind);
+            (*kind, *label, RwSignal::new(d.cpu.to_string()), RwSignal::new(d.memory.to_string()))
+        })
+        .collect();
+    let requests = StoredValue::new(requests);
+    let initial = StoredValue::new(initial);
     let errors = RwSignal::new(Vec::<(String, String)>::new());
     let saving = RwSignal::new(false);
 
     // The config as typed, or the fields that are not integers / out of range.
     let read = move || -> Result<PrequeueConfig, Vec<(String, String)>> {
+        // From what was loaded, so a field this form does not show is written back unchanged.
         let mut c = PrequeueConfig {
             backfill_enabled: backfill.get(),
             queue_quota_enabled: quota.get(),
             activation_order: order.get(),
-            ..PrequeueConfig::default()
+            ..initial.get_value()
         };
         let mut errs = Vec::new();
+        requests.with_value(|rs| {
+            for (kind, _, cpu, memory) in rs {
+                for (name, value) in [("cpu", cpu.get()), ("memory", memory.get())] {
+                    match Quantity::parse(value.trim()) {
+                        Ok(q) if name == "cpu" => defaults_of(&mut c, kind).cpu = q,
+                        Ok(q) => defaults_of(&mut c, kind).memory = q,
+                        Err(_) => errs.push((
+                            format!("defaultRequests.{kind}.{name}"),
+                            i18n.t(k!("form.positiveQuantity")).to_owned(),
+                        )),
+                    }
+                }
+            }
+        });
         numbers.with_value(|ns| {
             for (field, _, _, min, value) in ns {
                 match value.get().trim().parse::<i64>() {
@@ -137,10 +191,16 @@ fn SettingsForm(initial: PrequeueConfig) -> impl IntoView {
         });
         if let Err(invalid) = c.validate() {
             for e in invalid {
-                let min = NUMBERS.iter().find(|n| n.0 == e.field).map_or(1, |n| n.3);
-                if !errs.iter().any(|(f, _)| f == e.field) {
-                    errs.push((e.field.to_owned(), min_message(i18n, min)));
+                if errs.iter().any(|(f, _)| *f == e.field) {
+                    continue;
                 }
+                let message = if e.field.starts_with("defaultRequests.") {
+                    i18n.t(k!("form.positiveQuantity")).to_owned()
+                } else {
+                    let min = NUMBERS.iter().find(|n| n.0 == e.field).map_or(1, |n| n.3);
+                    min_message(i18n, min)
+                };
+                errs.push((e.field.to_string(), message));
             }
         }
         if errs.is_empty() { Ok(c) } else { Err(errs) }
@@ -169,8 +229,8 @@ fn SettingsForm(initial: PrequeueConfig) -> impl IntoView {
             saving.set(false);
         });
     };
-    let error_of = move |field: &'static str| {
-        Signal::derive(move || errors.with(|e| e.iter().find(|(f, _)| f == field).map(|(_, m)| m.clone())))
+    let error_of = move |field: String| {
+        Signal::derive(move || errors.with(|e| e.iter().find(|(f, _)| *f == field).map(|(_, m)| m.clone())))
     };
     let switch = move |id: &'static str, value: RwSignal<bool>, label: Key, hint: Key| {
         view! {
@@ -191,7 +251,7 @@ fn SettingsForm(initial: PrequeueConfig) -> impl IntoView {
             </div>
             <div class="grid gap-4 md:grid-cols-2 xl:grid-cols-4">
                 {numbers.get_value().into_iter().map(|(field, label, hint, min, value)| {
-                    let err = error_of(field);
+                    let err = error_of(field.to_owned());
                     view! {
                         <Field id=field.to_owned() label=label hint=Some(hint) error=err>
                             <input id=field class=INPUT type="number" inputmode="numeric" min=min step="1" bind:value=value
@@ -208,6 +268,35 @@ fn SettingsForm(initial: PrequeueConfig) -> impl IntoView {
                     </select>
                 </Field>
             </div>
+            <fieldset class="space-y-3" aria-describedby="defaultRequests-hint">
+                <legend class="text-sm font-semibold">{move || i18n.t(k!("settings.defaultRequests"))}</legend>
+                <p id="defaultRequests-hint" class="text-xs text-slate-600">{move || i18n.t(k!("settings.defaultRequestsHint"))}</p>
+                <div class="grid gap-4 md:grid-cols-2 xl:grid-cols-5">
+                    {requests.get_value().into_iter().map(|(kind, label, cpu, memory)| {
+                        let input = move |name: &'static str, what: Key, value: RwSignal<String>| {
+                            let id = format!("defaultRequests.{kind}.{name}");
+                            let err = error_of(id.clone());
+                            let field_label = move || format!("{} · {}", i18n.t(label), i18n.t(what));
+                            view! {
+                                <div class="space-y-1">
+                                    <label for=id.clone() class="block text-sm font-medium text-slate-800">{field_label}</label>
+                                    <input id=id.clone() class=INPUT type="text" bind:value=value
+                                        aria-invalid=move || err.get().is_some().to_string() aria-describedby=format!("{id}-error") />
+                                    <p id=format!("{id}-error") class="text-xs font-medium text-red-700" data-testid="field-error">
+                                        {move || err.get().map(|e| view! { <span aria-hidden="true">"⚠ "</span>{e} })}
+                                    </p>
+                                </div>
+                            }
+                        };
+                        view! {
+                            <div class="space-y-2" data-testid=format!("default-requests-{kind}")>
+                                {input("cpu", k!("task.cpu"), cpu)}
+                                {input("memory", k!("task.memory"), memory)}
+                            </div>
+                        }
+                    }).collect_view()}
+                </div>
+            </fieldset>
             <button type="submit" class=BUTTON disabled=move || saving.get() data-testid="save-settings">
                 {move || if saving.get() { i18n.t(k!("common.saving")) } else { i18n.t(k!("settings.save")) }}
             </button>

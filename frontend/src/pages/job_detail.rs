@@ -2,7 +2,7 @@
 //! the prequeue, its position and reasons drawn as bars. Updates live.
 
 use anteroom_shared::api::jobs::{JobDetail as Detail, JobEventItem};
-use anteroom_shared::scheduling::{JobPhase, PreemptionPolicy};
+use anteroom_shared::scheduling::{JobPhase, PreemptionPolicy, ScheduleType};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_params_map};
 
@@ -137,6 +137,16 @@ fn DetailView(detail: Detail) -> impl IntoView {
                     {row(k!("page.jobDetail.tolerance"), view! { <span>{move || job.waiting_tolerance_seconds.map(|s| format::duration(i18n.locale(), s)).unwrap_or_else(|| "—".into())}</span> }.into_any())}
                     {row(k!("page.jobDetail.nodes"), view! { <span>{if job.nodes.is_empty() { "—".to_owned() } else { job.nodes.join(", ") }}</span> }.into_any())}
                     {row(k!("jobs.submitted"), time(Some(job.submitted_at)))}
+                    {(job.schedule_type == ScheduleType::Normal).then(|| {
+                        let since = job.waiting_since;
+                        row(k!("jobs.waitingSince"), view! {
+                            <span data-testid="waiting-since">{move || match since {
+                                Some(t) => format::datetime(i18n.locale(), t),
+                                None if waiting => i18n.t(k!("jobs.waitingSinceNone")).to_owned(),
+                                None => "—".into(),
+                            }}</span>
+                        }.into_any())
+                    })}
                     {row(k!("page.jobDetail.activated"), time(job.activated_at))}
                     {row(k!("jobs.started"), time(job.started_at))}
                     {row(k!("page.jobDetail.finished"), time(job.finished_at))}

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use anteroom_shared::api::jobs::{Decision, JobBody, Preview, TaskBody};
-use anteroom_shared::scheduling::{JobKind, PreemptionPolicy, Quantity, ResourceList, ScheduleType};
+use anteroom_shared::scheduling::{JobKind, PreemptionPolicy, Quantity, ResourceList, ScheduleType, TaskDefaults};
 use leptos::prelude::*;
 use leptos_router::hooks::use_navigate;
 
@@ -37,8 +37,9 @@ impl TaskForm {
             replicas: RwSignal::new("1".into()),
             image: RwSignal::new(image.into()),
             command: RwSignal::new(command.into()),
-            cpu: RwSignal::new("1".into()),
-            memory: RwSignal::new("2Gi".into()),
+            // Empty: the server fills in the admin's default for the kind (shown as placeholder).
+            cpu: RwSignal::new(String::new()),
+            memory: RwSignal::new(String::new()),
             accelerator: RwSignal::new(String::new()),
             accelerators: RwSignal::new("0".into()),
             nodes: RwSignal::new(String::new()),
@@ -112,8 +113,11 @@ fn build(
                 continue;
             }
             match Quantity::parse(value.trim()) {
-                Ok(q) if !q.is_zero() => resources.insert(resource, q),
-                Ok(_) => {}
+                Ok(q) if q.milli() > 0 => resources.insert(resource, q),
+                Ok(_) => errors.push((
+                    format!("tasks[{i}].resources.{resource}"),
+                    i18n.t(k!("form.positiveQuantity")).to_owned(),
+                )),
                 Err(_) => errors.push((
                     format!("tasks[{i}].resources.{resource}"),
                     i18n.t(k!("form.quantity")).to_owned(),
@@ -353,7 +357,8 @@ pub fn NewJob() -> impl IntoView {
                         task_names(kd).iter().enumerate().map(|(i, task)| {
                             let form = tasks[i];
                             let models = accelerator_models();
-                            view! { <TaskFields index=i task=task kind=kd form=form models=models error_of=error_of /> }
+                            let defaults = status.get().and_then(|s| s.ok()).map(|s| s.default_requests.of(kd).clone());
+                            view! { <TaskFields index=i task=task kind=kd form=form models=models defaults=defaults error_of=error_of /> }
                         }).collect_view()
                     }}
                     <Show when=backfill_enabled>
@@ -446,8 +451,22 @@ fn TaskFields(
     kind: JobKind,
     form: TaskForm,
     models: Vec<String>,
+    /// The admin's CPU and memory for this kind, shown where the inputs are left empty.
+    defaults: Option<TaskDefaults>,
     error_of: impl Fn(String) -> Signal<Option<String>> + Copy + 'static,
 ) -> impl IntoView {
+    let (cpu_default, memory_default) = match &defaults {
+        Some(d) => (d.cpu.to_string(), d.memory.to_string()),
+        None => (String::new(), String::new()),
+    };
+    let placeholders = StoredValue::new((cpu_default, memory_default));
+    let placeholder = move |what: &str| -> String {
+        placeholders.with_value(|(cpu, memory)| match what {
+            "resources.cpu" => cpu.clone(),
+            "resources.memory" => memory.clone(),
+            _ => String::new(),
+        })
+    };
     let i18n = use_i18n();
     let id = move |what: &str| format!("task{index}-{what}");
     let field = move |what: &str| format!("tasks[{index}].{what}");
@@ -455,7 +474,7 @@ fn TaskFields(
         let err = error_of(field(what));
         view! {
             <Field id=id(what) label=label hint=hint error=err>
-                <input id=id(what) class=INPUT type="text" bind:value=value disabled=disabled
+                <input id=id(what) class=INPUT type="text" bind:value=value disabled=disabled placeholder=placeholder(what)
                     aria-invalid=move || err.get().is_some().to_string()
                     aria-describedby=if hint.is_some() { format!("{0}-error {0}-hint", id(what)) } else { format!("{}-error", id(what)) } />
             </Field>

@@ -3,10 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::scheduling::{Quantity, ResourceList};
+use crate::scheduling::{DefaultRequests, Quantity, ResourceList};
 
 /// `GET /api/v1/prequeue/status`: drives the submit form.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PrequeueStatus {
@@ -14,6 +14,9 @@ pub struct PrequeueStatus {
     pub backfill_enabled: bool,
     /// Queue quotas and capacities are enforced.
     pub queue_quota_enabled: bool,
+    /// The CPU and memory a task gets when the body leaves them out, per kind (the form shows
+    /// them as placeholders).
+    pub default_requests: DefaultRequests,
 }
 
 /// Jobs by where they stand.

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ActivationOrder;
+use super::{ActivationOrder, JobKind, Quantity};
 
 /// The admin's prequeue settings (`spec/prequeue.md` §3), with the API's field names.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +38,88 @@ pub struct PrequeueConfig {
     /// Grace period of a preempted job's pods.
     #[cfg_attr(feature = "openapi", schema(minimum = 0))]
     pub preemption_grace_period_seconds: i64,
+    /// Submissions beyond this many unfinished jobs of one user (waiting, starting or running)
+    /// are refused (429 `too_many_unfinished_jobs`): with quotas off, nothing else bounds what
+    /// one user holds.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
+    pub max_unfinished_jobs_per_user: i64,
+    /// The CPU and memory a task of each kind requests when its body leaves them out. Every
+    /// task requests both above zero: a request of nothing passes every quota and capacity
+    /// check, and its pods run BestEffort.
+    pub default_requests: DefaultRequests,
+}
+
+/// The CPU and memory of one task when its body names none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TaskDefaults {
+    /// CPU, above zero.
+    pub cpu: Quantity,
+    /// Memory, above zero.
+    pub memory: Quantity,
+}
+
+impl TaskDefaults {
+    fn of(cpu: i64, memory_gi: i64) -> Self {
+        TaskDefaults {
+            cpu: Quantity::from_units(cpu),
+            memory: Quantity::parse(&format!("{memory_gi}Gi")).expect("a valid quantity"),
+        }
+    }
+}
+
+/// [`TaskDefaults`] per job kind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DefaultRequests {
+    /// Jupyter notebooks.
+    pub jupyter: TaskDefaults,
+    /// Web IDEs.
+    pub webide: TaskDefaults,
+    /// Custom jobs.
+    pub custom: TaskDefaults,
+    /// Each PyTorch task.
+    pub pytorch: TaskDefaults,
+    /// Each TensorFlow task.
+    pub tensorflow: TaskDefaults,
+}
+
+impl Default for DefaultRequests {
+    fn default() -> Self {
+        DefaultRequests {
+            jupyter: TaskDefaults::of(2, 8),
+            webide: TaskDefaults::of(2, 8),
+            custom: TaskDefaults::of(1, 4),
+            pytorch: TaskDefaults::of(4, 16),
+            tensorflow: TaskDefaults::of(4, 16),
+        }
+    }
+}
+
+impl DefaultRequests {
+    /// The defaults of `kind`.
+    pub fn of(&self, kind: JobKind) -> &TaskDefaults {
+        match kind {
+            JobKind::Jupyter => &self.jupyter,
+            JobKind::Webide => &self.webide,
+            JobKind::Custom => &self.custom,
+            JobKind::Pytorch => &self.pytorch,
+            JobKind::Tensorflow => &self.tensorflow,
+        }
+    }
+
+    /// Every kind with its defaults, with the API's field names.
+    pub fn entries(&self) -> [(&'static str, &TaskDefaults); 5] {
+        [
+            ("jupyter", &self.jupyter),
+            ("webide", &self.webide),
+            ("custom", &self.custom),
+            ("pytorch", &self.pytorch),
+            ("tensorflow", &self.tensorflow),
+        ]
+    }
 }
 
 impl Default for PrequeueConfig {
@@ -54,6 +136,8 @@ impl Default for PrequeueConfig {
             max_prequeued_jobs_per_user: 100,
             activation_order: ActivationOrder::Fcfs,
             preemption_grace_period_seconds: 30,
+            max_unfinished_jobs_per_user: 1000,
+            default_requests: DefaultRequests::default(),
         }
     }
 }
@@ -64,7 +148,7 @@ impl Default for PrequeueConfig {
 #[serde(rename_all = "camelCase")]
 pub struct ConfigFieldError {
     /// The API field name.
-    pub field: &'static str,
+    pub field: std::borrow::Cow<'static, str>,
     /// What the field must be.
     pub message: &'static str,
 }
@@ -94,7 +178,7 @@ impl PrequeueConfig {
     pub fn validate(&self) -> Result<(), Vec<ConfigFieldError>> {
         const AT_LEAST_ONE: &str = "must be an integer of at least 1";
         const NOT_NEGATIVE: &str = "must be an integer of at least 0";
-        let checks: [(&'static str, i64, i64, &'static str); 7] = [
+        let checks: [(&'static str, i64, i64, &'static str); 8] = [
             (
                 "normalJobWaitingToleranceSeconds",
                 self.normal_job_waiting_tolerance_seconds,
@@ -132,11 +216,30 @@ impl PrequeueConfig {
                 0,
                 NOT_NEGATIVE,
             ),
+            (
+                "maxUnfinishedJobsPerUser",
+                self.max_unfinished_jobs_per_user,
+                1,
+                AT_LEAST_ONE,
+            ),
         ];
         let mut errors: Vec<ConfigFieldError> = Vec::new();
         for (field, value, min, message) in checks {
             if value < min {
-                errors.push(ConfigFieldError { field, message });
+                errors.push(ConfigFieldError {
+                    field: field.into(),
+                    message,
+                });
+            }
+        }
+        for (kind, defaults) in self.default_requests.entries() {
+            for (name, value) in [("cpu", &defaults.cpu), ("memory", &defaults.memory)] {
+                if value.milli() <= 0 {
+                    errors.push(ConfigFieldError {
+                        field: format!("defaultRequests.{kind}.{name}").into(),
+                        message: "must be above zero",
+                    });
+                }
             }
         }
         if errors.is_empty() { Ok(()) } else { Err(errors) }

@@ -10,7 +10,7 @@ mod quantity;
 pub mod reasons;
 mod resources;
 
-pub use config::{ConfigFieldError, PrequeueConfig};
+pub use config::{ConfigFieldError, DefaultRequests, PrequeueConfig, TaskDefaults};
 pub use enums::{ActivationOrder, JobKind, JobPhase, PreemptionPolicy, ScheduleType, UnknownVariant};
 pub use quantity::{MAX_MILLI, Quantity, QuantityError, QuantityFormat};
 pub use resources::{

@@ -199,6 +199,7 @@ fn a_duplicate_queue_row_is_ignored_by_the_round_as_by_submission() {
     let tasks = [task("main", 1, &[("cpu", "2")])];
     let submission = Submission {
         owner_prequeued: None,
+        owner_unfinished: None,
         owner: 1,
         queue: "default",
         kind: JobKind::Custom,

@@ -17,6 +17,7 @@ fn cluster() -> Snapshot {
 fn submit<'a>(tasks: &'a [TaskResources], schedule_type: ScheduleType) -> Submission<'a> {
     Submission {
         owner_prequeued: None,
+        owner_unfinished: None,
         owner: 7,
         queue: "default",
         kind: JobKind::Custom,

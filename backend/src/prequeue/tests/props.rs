@@ -301,6 +301,7 @@ proptest! {
         }];
         let submission = Submission {
             owner_prequeued: None,
+            owner_unfinished: None,
             owner: job.owner,
             queue: &job.queue,
             kind: job.kind,

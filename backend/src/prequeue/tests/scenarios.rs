@@ -43,6 +43,7 @@ fn the_same_job_in_a_sibling_queue_waits_for_the_root_capacity_at_submission() {
     let tasks = [task("main", 1, &[("cpu", "2"), ("memory", "4Gi")])];
     let job = |queue: &'static str| Submission {
         owner_prequeued: None,
+        owner_unfinished: None,
         owner: 1,
         queue,
         kind: JobKind::Custom,
@@ -113,6 +114,7 @@ fn a_request_alone_over_the_root_capacity_is_refused_at_submission() {
     let tasks = [task("main", 1, &[("cpu", "3")])];
     let job = Submission {
         owner_prequeued: None,
+        owner_unfinished: None,
         owner: 1,
         queue: "sub-1",
         kind: JobKind::Custom,

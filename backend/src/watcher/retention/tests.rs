@@ -407,3 +407,34 @@ async fn a_replica_that_lost_the_lease_prunes_nothing() {
     assert_eq!(counts.jobs, 1);
     assert!(job_ids(&db).await.is_empty());
 }
+
+/// The newest job and event pruned: the next ones still get higher ids, so a stream resumed
+/// after a pruned event id misses nothing, and a new job never takes an old job's cluster name.
+#[tokio::test]
+async fn ids_are_not_reused_after_the_newest_rows_are_pruned() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = crate::store::test_database(dir.path()).await;
+    let clock = ManualClock::new(now());
+    let old = now() - Duration::days(DAYS + 1);
+    let first = add_job(&db, JobPhase::Running, old, None).await;
+    let newest = add_job(&db, JobPhase::Completed, old, Some(old)).await;
+    let newest_event = event::Entity::find().all(&db).await.unwrap().iter().map(|e| e.id).max().unwrap();
+
+    let counts = prune_once(writer(&db, &clock), retention()).await.unwrap().unwrap();
+    assert_eq!(counts.jobs, 1);
+
+    let next = add_job(&db, JobPhase::Prequeue, now(), None).await;
+    assert!(next > newest && newest > first, "job ids {first} {newest} {next}");
+    let next_events: Vec<i64> = event::Entity::find()
+        .all(&db)
+        .await
+        .unwrap()
+        .iter()
+        .filter(|e| e.job_id == next)
+        .map(|e| e.id)
+        .collect();
+    assert!(
+        next_events.iter().all(|id| *id > newest_event),
+        "new event ids {next_events:?} above the pruned {newest_event}"
+    );
+}
