@@ -86,13 +86,22 @@ pub struct Config {
     pub sim_termination_grace_seconds: u64,
     /// How long a completed simulated job stays in the simulated cluster (and its table).
     pub sim_finished_retention_seconds: u64,
-    /// Kubernetes namespace of Anteroom's Volcano jobs (kube cluster).
-    pub namespace: String,
+    /// Kubernetes namespace of Anteroom's Volcano jobs (kube cluster): their own, apart from
+    /// Anteroom's, so a job's pods share neither its network rules nor its service account.
+    pub jobs_namespace: String,
     /// `priorityClassName` of normal jobs in the kube cluster; `None`: the cluster's default.
     pub kube_priority_class_normal: Option<String>,
     /// `priorityClassName` of backfill jobs in the kube cluster (typically a low one, so
     /// Volcano's own preemption picks them first); `None`: the cluster's default.
     pub kube_priority_class_backfill: Option<String>,
+    /// `priorityClassName` of normal jobs whose preemption policy is `Never` (a class with
+    /// `preemptionPolicy: Never`, so the cluster does not preempt for them either); `None`:
+    /// they get [`Config::kube_priority_class_normal`].
+    pub kube_priority_class_never: Option<String>,
+    /// `imagePullPolicy` of every job container; `None`: Kubernetes' default.
+    pub image_pull_policy: Option<ImagePullPolicy>,
+    /// Image reference prefixes a job's tasks may use (`registry.example.org/`); empty: any.
+    pub allowed_images: Vec<String>,
     /// Volcano's `ttlSecondsAfterFinished` on Anteroom's jobs; `None`: finished jobs stay until
     /// Anteroom deletes them.
     pub kube_ttl_seconds_after_finished: Option<u32>,
@@ -102,6 +111,31 @@ pub struct Config {
     pub public_url: Option<PublicUrl>,
     /// Timers and caps that keep slow or numerous clients from exhausting the server.
     pub http_limits: HttpLimits,
+    /// What the start should warn about once logging is set up (a deprecated setting in use).
+    pub warnings: Vec<String>,
+}
+
+/// Kubernetes' `imagePullPolicy` of a container.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImagePullPolicy {
+    /// Pull on every start: a moving tag (`:latest`) is always fresh, and the registry checks
+    /// the pod's right to the image each time.
+    Always,
+    /// Pull only when the node does not have the image.
+    IfNotPresent,
+    /// Never pull: the image must already be on the node.
+    Never,
+}
+
+impl ImagePullPolicy {
+    /// Kubernetes' spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ImagePullPolicy::Always => "Always",
+            ImagePullPolicy::IfNotPresent => "IfNotPresent",
+            ImagePullPolicy::Never => "Never",
+        }
+    }
 }
 
 /// The public address of the UI (`public_url`), reduced to what the server compares.
@@ -176,12 +210,16 @@ impl fmt::Debug for Config {
             sim_default_runtime_seconds,
             sim_termination_grace_seconds,
             sim_finished_retention_seconds,
-            namespace,
+            jobs_namespace,
             kube_priority_class_normal,
             kube_priority_class_backfill,
+            kube_priority_class_never,
+            image_pull_policy,
+            allowed_images,
             kube_ttl_seconds_after_finished,
             public_url,
             http_limits,
+            warnings,
         } = self;
         let scheme = database_url.split(':').next().unwrap_or_default();
         f.debug_struct("Config")
@@ -200,12 +238,16 @@ impl fmt::Debug for Config {
             .field("sim_default_runtime_seconds", sim_default_runtime_seconds)
             .field("sim_termination_grace_seconds", sim_termination_grace_seconds)
             .field("sim_finished_retention_seconds", sim_finished_retention_seconds)
-            .field("namespace", namespace)
+            .field("jobs_namespace", jobs_namespace)
             .field("kube_priority_class_normal", kube_priority_class_normal)
             .field("kube_priority_class_backfill", kube_priority_class_backfill)
+            .field("kube_priority_class_never", kube_priority_class_never)
+            .field("image_pull_policy", image_pull_policy)
+            .field("allowed_images", allowed_images)
             .field("kube_ttl_seconds_after_finished", kube_ttl_seconds_after_finished)
             .field("public_url", public_url)
             .field("http_limits", http_limits)
+            .field("warnings", warnings)
             .finish()
     }
 }
@@ -338,11 +380,18 @@ pub const SETTINGS: &[Setting] = &[
         help: "how long a completed simulated job stays in the simulated cluster before it is purged",
     },
     Setting {
+        name: "jobs_namespace",
+        env: "ANTEROOM_JOBS_NAMESPACE",
+        default: Some("anteroom-jobs"),
+        secret: false,
+        help: "Kubernetes namespace of Anteroom's Volcano jobs, apart from Anteroom's own (cluster = kube)",
+    },
+    Setting {
         name: "namespace",
         env: "ANTEROOM_NAMESPACE",
-        default: Some("default"),
+        default: None,
         secret: false,
-        help: "Kubernetes namespace for Anteroom's Volcano jobs (cluster = kube)",
+        help: "deprecated name of jobs_namespace: still read (with a warning at start) when jobs_namespace is not set",
     },
     Setting {
         name: "kube_priority_class_normal",
@@ -357,6 +406,27 @@ pub const SETTINGS: &[Setting] = &[
         default: None,
         secret: false,
         help: "priorityClassName of backfill jobs' pods and PodGroups (cluster = kube; empty: none)",
+    },
+    Setting {
+        name: "kube_priority_class_never",
+        env: "ANTEROOM_KUBE_PRIORITY_CLASS_NEVER",
+        default: None,
+        secret: false,
+        help: "priorityClassName of normal jobs with preemptionPolicy Never, a class with preemptionPolicy: Never (cluster = kube; empty: the normal class)",
+    },
+    Setting {
+        name: "image_pull_policy",
+        env: "ANTEROOM_IMAGE_PULL_POLICY",
+        default: None,
+        secret: false,
+        help: "imagePullPolicy of every job container: Always, IfNotPresent or Never (cluster = kube; empty: Kubernetes' default)",
+    },
+    Setting {
+        name: "allowed_images",
+        env: "ANTEROOM_ALLOWED_IMAGES",
+        default: Some(""),
+        secret: false,
+        help: "comma-separated image prefixes a job's tasks may use, e.g. registry.example.org/,docker.io/pytorch/ (empty: any image)",
     },
     Setting {
         name: "kube_ttl_seconds_after_finished",

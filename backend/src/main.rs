@@ -25,6 +25,9 @@ async fn main() -> ExitCode {
         }
     };
     telemetry::init(config.log_format, &config.log_filter);
+    for warning in &config.warnings {
+        tracing::warn!("{warning}");
+    }
     let result = match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(config).await,
         Command::Migrate => migrate(config).await,

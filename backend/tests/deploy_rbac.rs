@@ -2,8 +2,11 @@
 //! type does not know (a typo would otherwise be dropped silently by `kubectl apply`), the RBAC
 //! rules grant exactly the requests the kube adapter sends — [`API_REQUESTS`], the table its
 //! mock and fake-apiserver tests hold to the requests they see — nothing missing, nothing
-//! extra, and [`REQUIRED_PERMISSIONS`] says the same; the Deployment runs the kube cluster as a
-//! non-root user with its probes and secrets wired.
+//! extra, and [`REQUIRED_PERMISSIONS`] says the same, in the jobs namespace for what is
+//! namespaced; the Deployment runs the kube cluster as a non-root user with its probes and
+//! secrets wired; the jobs have a namespace of their own under Pod Security `baseline`; the
+//! three PriorityClasses the ConfigMap names are shipped; only the ingress controller reaches
+//! Anteroom's port; and the ConfigMap is a configuration Anteroom starts with, without warnings.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -11,7 +14,10 @@ use std::path::PathBuf;
 use anteroom::cluster::kube::{API_REQUESTS, PermissionScope, REQUIRED_PERMISSIONS};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service, ServiceAccount};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, Subject};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -116,14 +122,25 @@ fn documented(scope: PermissionScope) -> BTreeSet<(String, String, String)> {
         .collect()
 }
 
-fn configured_namespace() -> String {
+/// A value of the ConfigMap's data.
+fn configured(key: &str) -> String {
     let config: ConfigMap = one_of("ConfigMap");
     config
         .data
         .as_ref()
-        .and_then(|d| d.get("ANTEROOM_NAMESPACE"))
+        .and_then(|d| d.get(key))
         .cloned()
-        .expect("ANTEROOM_NAMESPACE in the ConfigMap")
+        .unwrap_or_else(|| panic!("{key} in the ConfigMap"))
+}
+
+fn configured_namespace() -> String {
+    configured("ANTEROOM_JOBS_NAMESPACE")
+}
+
+/// The namespace Anteroom itself runs in (its Deployment's).
+fn anteroom_namespace() -> String {
+    let deployment: Deployment = one_of("Deployment");
+    deployment.metadata.namespace.expect("the Deployment's namespace")
 }
 
 fn service_account_subject() -> Subject {
@@ -154,6 +171,8 @@ fn deploy_manifests_parse_as_their_kubernetes_types_without_unknown_fields() {
             "ConfigMap" => round_trips::<ConfigMap>(&file, &doc),
             "Deployment" => round_trips::<Deployment>(&file, &doc),
             "Service" => round_trips::<Service>(&file, &doc),
+            "PriorityClass" => round_trips::<PriorityClass>(&file, &doc),
+            "NetworkPolicy" => round_trips::<NetworkPolicy>(&file, &doc),
             other => panic!("{file}: unexpected kind {other}"),
         }
         kinds.insert(kind);
@@ -164,6 +183,8 @@ fn deploy_manifests_parse_as_their_kubernetes_types_without_unknown_fields() {
         "ConfigMap",
         "Deployment",
         "Namespace",
+        "NetworkPolicy",
+        "PriorityClass",
         "Role",
         "RoleBinding",
         "Service",
@@ -268,4 +289,118 @@ fn deploy_deployment_runs_the_kube_cluster_as_non_root_with_probes_and_secrets()
         probe_path(container.readiness_probe.as_ref()).as_deref(),
         Some("/readyz")
     );
+}
+
+#[test]
+fn deploy_jobs_run_in_a_namespace_of_their_own_under_pod_security_baseline() {
+    let jobs = configured_namespace();
+    assert_ne!(jobs, anteroom_namespace(), "job pods apart from Anteroom");
+    let namespaces: Vec<Namespace> = all_of("Namespace");
+    let names: Vec<_> = namespaces.iter().filter_map(|n| n.metadata.name.clone()).collect();
+    assert!(names.contains(&anteroom_namespace()), "{names:?}");
+    let ns = namespaces
+        .iter()
+        .find(|n| n.metadata.name.as_ref() == Some(&jobs))
+        .unwrap_or_else(|| panic!("no Namespace {jobs} in deploy/: {names:?}"));
+    let labels = ns.metadata.labels.clone().unwrap_or_default();
+    for mode in ["enforce", "warn", "audit"] {
+        assert_eq!(
+            labels.get(&format!("pod-security.kubernetes.io/{mode}")).map(String::as_str),
+            Some("baseline"),
+            "{jobs}: {labels:?}"
+        );
+    }
+    // Everything of Anteroom's own lives in its namespace; the jobs namespace holds only the
+    // Role that lets Anteroom write there, and its binding.
+    for (file, doc) in documents() {
+        if doc["metadata"]["namespace"] == jobs.as_str() {
+            assert!(
+                ["Role", "RoleBinding"].contains(&doc["kind"].as_str().unwrap_or_default()),
+                "{file}: {} in the jobs namespace",
+                doc["kind"]
+            );
+        }
+    }
+}
+
+#[test]
+fn deploy_ships_the_three_priority_classes_the_config_map_names() {
+    let classes: Vec<PriorityClass> = all_of("PriorityClass");
+    let class = |key: &str| {
+        let name = configured(key);
+        classes
+            .iter()
+            .find(|c| c.metadata.name.as_ref() == Some(&name))
+            .unwrap_or_else(|| panic!("{key} names {name}, which deploy/ does not ship"))
+            .clone()
+    };
+    let normal = class("ANTEROOM_KUBE_PRIORITY_CLASS_NORMAL");
+    let backfill = class("ANTEROOM_KUBE_PRIORITY_CLASS_BACKFILL");
+    let never = class("ANTEROOM_KUBE_PRIORITY_CLASS_NEVER");
+    assert_eq!(classes.len(), 3);
+    assert_eq!(never.preemption_policy.as_deref(), Some("Never"));
+    assert_ne!(normal.preemption_policy.as_deref(), Some("Never"));
+    assert_eq!(never.value, normal.value, "a Never job is ordered like any normal job");
+    assert!(backfill.value < normal.value, "backfill jobs go first");
+    assert!(classes.iter().all(|c| c.global_default != Some(true)));
+}
+
+#[test]
+fn deploy_network_policy_lets_only_the_ingress_controller_reach_anteroom() {
+    let policy: NetworkPolicy = one_of("NetworkPolicy");
+    assert_eq!(policy.metadata.namespace, Some(anteroom_namespace()));
+    let spec = policy.spec.expect("spec");
+    let deployment: Deployment = one_of("Deployment");
+    let template = deployment.spec.expect("spec").template;
+    let pod_labels = template.metadata.and_then(|m| m.labels).unwrap_or_default();
+    let selected = spec.pod_selector.clone().expect("podSelector").match_labels.unwrap_or_default();
+    assert!(!selected.is_empty(), "the policy selects Anteroom's pods, not every pod");
+    assert!(
+        selected.iter().all(|(k, v)| pod_labels.get(k) == Some(v)),
+        "{selected:?} does not select {pod_labels:?}"
+    );
+    assert_eq!(spec.policy_types, Some(vec!["Ingress".to_owned()]));
+    let http_port = template.spec.expect("pod spec").containers[0]
+        .ports
+        .iter()
+        .flatten()
+        .find(|p| p.name.as_deref() == Some("http"))
+        .expect("the http port")
+        .container_port;
+    let rules = spec.ingress.expect("ingress rules (none would refuse everything)");
+    assert!(!rules.is_empty());
+    for rule in rules {
+        let peers = rule.from.expect("a rule without `from` admits everyone");
+        assert!(!peers.is_empty(), "an empty `from` admits everyone");
+        for peer in peers {
+            assert!(peer.ip_block.is_none(), "no address ranges: {peer:?}");
+            let namespaces = peer.namespace_selector.expect("every peer names its namespace");
+            assert!(
+                namespaces.match_labels.is_some_and(|l| !l.is_empty()),
+                "an empty namespaceSelector admits every namespace"
+            );
+        }
+        let ports = rule.ports.expect("the rule names the port");
+        assert!(!ports.is_empty());
+        for port in ports {
+            assert_eq!(port.port, Some(IntOrString::Int(http_port)));
+        }
+    }
+}
+
+#[test]
+fn deploy_config_map_is_a_configuration_anteroom_starts_with_and_no_setting_is_deprecated() {
+    let config: ConfigMap = one_of("ConfigMap");
+    let data = config.data.expect("data");
+    for key in data.keys() {
+        assert!(
+            anteroom::config::SETTINGS.iter().any(|s| &s.env == key),
+            "{key} is not a setting"
+        );
+    }
+    let env = |key: &str| data.get(key).cloned();
+    let loaded = anteroom::config::Config::load(&anteroom::config::CliOverrides::default(), &env)
+        .unwrap_or_else(|e| panic!("deploy/30-configmap.yaml: {e}"));
+    assert_eq!(loaded.jobs_namespace, configured_namespace());
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
 }

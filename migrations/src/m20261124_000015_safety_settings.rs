@@ -1,6 +1,7 @@
-//! Two prequeue settings of the safety issue: `maxUnfinishedJobsPerUser` (a cap on what one
-//! user holds even with quotas off) and `defaultRequests` (the CPU and memory a task of each
-//! kind gets when its body names none, as JSON: every task requests both above zero). Existing
+//! Three prequeue settings of the safety issue: `maxUnfinishedJobsPerUser` (a cap on what one
+//! user holds even with quotas off), `defaultRequests` (the CPU and memory a task of each kind
+//! gets when its body names none, as JSON: every task requests both above zero) and
+//! `preemptionPlanWindowSeconds` (at most one preemption plan per job per window). Existing
 //! installations get the defaults.
 
 use sea_orm_migration::prelude::*;
@@ -13,6 +14,7 @@ enum PrequeueConfig {
     Table,
     MaxUnfinishedJobsPerUser,
     DefaultRequests,
+    PreemptionPlanWindowSeconds,
 }
 
 /// `DefaultRequests::default()` as stored (the shared crate is not a dependency of migrations).
@@ -48,12 +50,29 @@ impl MigrationTrait for Migration {
                     )
                     .to_owned(),
             )
+            .await?;
+        manager
+            .alter_table(
+                Table::alter()
+                    .table(C::Table)
+                    .add_column(
+                        ColumnDef::new(C::PreemptionPlanWindowSeconds)
+                            .big_integer()
+                            .not_null()
+                            .default(0),
+                    )
+                    .to_owned(),
+            )
             .await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         use PrequeueConfig as C;
-        for column in [C::MaxUnfinishedJobsPerUser, C::DefaultRequests] {
+        for column in [
+            C::MaxUnfinishedJobsPerUser,
+            C::DefaultRequests,
+            C::PreemptionPlanWindowSeconds,
+        ] {
             manager
                 .alter_table(Table::alter().table(C::Table).drop_column(column).to_owned())
                 .await?;

@@ -403,6 +403,7 @@ async fn login_sets_an_httponly_strict_session_cookie_that_authenticates_and_log
         .client
         .post(app.url("/api/v1/auth/logout"))
         .header("cookie", format!("anteroom_session={token}"))
+        .header("sec-fetch-site", "same-origin")
         .send()
         .await
         .unwrap();
@@ -438,12 +439,15 @@ async fn the_session_endpoint_names_the_cookies_user_or_nobody_without_a_401() {
     assert_eq!(body["user"]["username"], "admin");
     assert_eq!(body["user"]["role"], "admin");
     // After logout the same cookie is nobody again.
-    app.client
+    let res = app
+        .client
         .post(app.url("/api/v1/auth/logout"))
         .header("cookie", format!("anteroom_session={token}"))
+        .header("sec-fetch-site", "same-origin")
         .send()
         .await
         .unwrap();
+    assert_eq!(res.status(), 204);
     let body = session(Some(format!("anteroom_session={token}"))).await;
     assert!(body["user"].is_null(), "{body}");
 }

@@ -276,6 +276,7 @@ async fn a_body_over_one_mebibyte_is_413() {
     let res = app
         .client
         .post(app.url("/api/v1/auth/login"))
+        .header("content-type", "application/json")
         .body(big)
         .send()
         .await

@@ -154,9 +154,10 @@ async fn settings_are_validated_as_a_whole_and_applied_at_once(app: TestApp) {
     assert_eq!(status, 422, "PUT takes every field");
     let (_, status_before) = call(&app, "GET", "/api/v1/prequeue/status", &kim, None).await;
     assert_eq!(
-        status_before,
-        json!({"backfillEnabled": false, "queueQuotaEnabled": false})
+        (&status_before["backfillEnabled"], &status_before["queueQuotaEnabled"]),
+        (&json!(false), &json!(false))
     );
+    assert_eq!(status_before["defaultRequests"]["custom"], json!({"cpu": "1", "memory": "4Gi"}));
     settings(
         &app,
         &admin,

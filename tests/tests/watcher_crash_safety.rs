@@ -83,7 +83,7 @@ async fn prequeued_jobs(d: &Driven, count: usize) -> (i64, Vec<i64>) {
     settings(
         &d.app,
         &admin,
-        json!({"queueQuotaEnabled": true, "maxPrequeuedJobsPerUser": 10_000}),
+        json!({"queueQuotaEnabled": true, "maxPrequeuedJobsPerUser": 10_000, "maxUnfinishedJobsPerUser": 10_000}),
     )
     .await;
     quota(&d.app, &admin, "default", json!({"cpu": "1"})).await;

@@ -2,6 +2,7 @@
 //! moved by hand ([`anteroom_tests::driven`]): jobs are submitted through the API, the
 //! simulated cluster steps and the watcher runs a round only when the test says so.
 
+use anteroom::cluster::clock::Clock;
 use anteroom_tests::api::*;
 use anteroom_tests::both_driven;
 use anteroom_tests::driven::*;
@@ -75,7 +76,16 @@ async fn a_timed_out_normal_job_blocks_later_same_domain_jobs_in_its_queue_and_n
         json!({"queueQuotaEnabled": true, "normalJobWaitingToleranceSeconds": 60}),
     )
     .await;
-    quota(&d.app, &admin, "default", json!({"nvidia.com/a100": "4"})).await;
+    // The team's share of `default` is 5 A100s, all users together: a shared hold.
+    let (status, body) = call(
+        &d.app,
+        "PUT",
+        "/api/v1/admin/queues/default",
+        &admin,
+        Some(json!({"name": "default", "open": true, "capacity": {"nvidia.com/a100": "5"}})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
     let (status, _) = call(
         &d.app,
         "POST",
@@ -85,9 +95,10 @@ async fn a_timed_out_normal_job_blocks_later_same_domain_jobs_in_its_queue_and_n
     )
     .await;
     assert_eq!(status, 201);
-    // Ann holds her quota; her next GPU job waits past its tolerance.
+    // Ann's first job takes 4 of the 5; her next waits for the queue's room past its tolerance.
     submit(&d, &ann, gpu_job("running", "custom", 4, "normal")).await;
-    let (waiting, _) = submit(&d, &ann, gpu_job("waiting", "custom", 4, "normal")).await;
+    let (waiting, a) = submit(&d, &ann, gpu_job("waiting", "custom", 4, "normal")).await;
+    assert_eq!(a["job"]["waitingSince"], a["job"]["submittedAt"], "a shared hold starts the clock: {a}");
     d.advance(61).await;
     // Submitted after it: Bob's A100 job in the same queue and his CPU-only job there are
     // blocked; his V100 job there (another resource domain) and his A100 job in another queue
@@ -112,7 +123,7 @@ async fn a_timed_out_normal_job_blocks_later_same_domain_jobs_in_its_queue_and_n
     }
     d.settle().await;
     assert_eq!(phase(&d, &bob, v100_same).await, "Running");
-    // Ann's job goes first once her quota allows; then Bob's follow.
+    // Ann's job goes first once the queue has room; then Bob's follow.
     let (status, _) = call(&d.app, "DELETE", &format!("/api/v1/jobs/{}", waiting - 1), &ann, None).await;
     assert_eq!(status, 204);
     assert_eq!(d.round().await.activated, [waiting]);
@@ -337,7 +348,16 @@ async fn disabling_backfill_holds_prequeued_backfill_jobs(db: Option<String>) {
         json!({"backfillEnabled": true, "queueQuotaEnabled": true, "normalJobWaitingToleranceSeconds": 60}),
     )
     .await;
-    quota(&d.app, &admin, "default", json!({"nvidia.com/a100": "1"})).await;
+    // The queue's share (shared room, unlike Ann's own quota) holds Ann's second job.
+    let (status, body) = call(
+        &d.app,
+        "PUT",
+        "/api/v1/admin/queues/default",
+        &admin,
+        Some(json!({"name": "default", "open": true, "capacity": {"nvidia.com/a100": "1"}})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
     submit(&d, &ann, gpu_job("running", "custom", 1, "normal")).await;
     let (timed_out, _) = submit(&d, &ann, gpu_job("waiting", "custom", 1, "normal")).await;
     d.advance(61).await;
@@ -416,3 +436,83 @@ async fn a_config_change_applies_at_the_next_round(db: Option<String>) {
     assert_eq!(d.round().await.activated, [held]);
 }
 both_driven!(config_change, a_config_change_applies_at_the_next_round);
+
+/// Two nodes of 8 A100s each.
+const SIXTEEN_GPUS: &str = r#"
+[[node]]
+name = "gpu-0"
+cpu = "64"
+memory = "512Gi"
+accelerators = { "nvidia.com/a100" = "8" }
+
+[[node]]
+name = "gpu-1"
+cpu = "64"
+memory = "512Gi"
+accelerators = { "nvidia.com/a100" = "8" }
+"#;
+
+async fn a_job_held_by_its_owners_own_quota_blocks_nobody_and_its_clock_starts_at_the_shared_hold(
+    db: Option<String>,
+) {
+    let d = Driven::start(db, SIXTEEN_GPUS).await;
+    let admin = d.app.admin_token().await;
+    let ann = d.app.user_token("ann").await;
+    let bob = d.app.user_token("bob").await;
+    let cal = d.app.user_token("cal").await;
+    let dan = d.app.user_token("dan").await;
+    settings(
+        &d.app,
+        &admin,
+        json!({"queueQuotaEnabled": true, "normalJobWaitingToleranceSeconds": 60}),
+    )
+    .await;
+    quota(&d.app, &admin, "default", json!({"nvidia.com/a100": "4"})).await;
+    let (status, body) = call(
+        &d.app,
+        "PUT",
+        "/api/v1/admin/queues/default",
+        &admin,
+        Some(json!({"name": "default", "open": true, "capacity": {"nvidia.com/a100": "8"}})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    // Ann fills her own quota; her next job is held by it alone: no waiting clock.
+    let (first, _) = submit(&d, &ann, gpu_job("first", "custom", 4, "normal")).await;
+    let (parked, a) = submit(&d, &ann, gpu_job("parked", "custom", 4, "normal")).await;
+    assert_eq!(a["admission"]["reasons"][0]["code"], "quota", "{a}");
+    assert!(a["job"]["waitingSince"].is_null(), "{a}");
+    // An hour later it is still parked behind her own quota, and blocks no one: Bob's job of
+    // the same domain starts at once.
+    d.advance(3600).await;
+    assert!(d.round().await.activated.is_empty());
+    let p = detail(&d, &ann, parked).await;
+    assert!(p["waitingSince"].is_null(), "{p}");
+    assert_eq!(reason_codes(&p), ["quota"]);
+    let (_, a) = submit(&d, &bob, gpu_job("bob", "custom", 3, "normal")).await;
+    assert_eq!(a["admission"]["decision"], "activated", "{a}");
+    // Ann's first job ends; Cal takes the room the queue had before Ann's turn comes.
+    let (status, _) = call(&d.app, "DELETE", &format!("/api/v1/jobs/{first}"), &ann, None).await;
+    assert_eq!(status, 204);
+    let (_, a) = submit(&d, &cal, gpu_job("cal", "custom", 4, "normal")).await;
+    assert_eq!(a["admission"]["decision"], "activated", "{a}");
+    // Now the queue's capacity (shared room) holds Ann's job: its clock starts at this round,
+    // not at its submission an hour ago, so it is not timed out and blocks no one yet.
+    assert!(d.round().await.activated.is_empty());
+    let p = detail(&d, &ann, parked).await;
+    assert_eq!(reason_codes(&p), ["queue_capacity"]);
+    assert_eq!(p["waitingSince"], json!(d.clock.now()), "{p}");
+    let (_, a) = submit(&d, &dan, timed_job("dan-early", json!({"cpu": "1"}), None)).await;
+    assert_eq!(a["admission"]["decision"], "activated", "{a}");
+    // One tolerance later it is timed out and blocks the CPU-only jobs of its queue.
+    d.advance(61).await;
+    let (late, a) = submit(&d, &dan, timed_job("dan-late", json!({"cpu": "1"}), None)).await;
+    assert_eq!(a["admission"]["decision"], "prequeued", "{a}");
+    assert_eq!(a["admission"]["reasons"][0]["details"]["jobId"], parked, "{a}");
+    assert!(d.round().await.activated.is_empty());
+    assert_eq!(reason_codes(&detail(&d, &dan, late).await), ["blocked_by"]);
+}
+both_driven!(
+    private_hold,
+    a_job_held_by_its_owners_own_quota_blocks_nobody_and_its_clock_starts_at_the_shared_hold
+);

@@ -185,7 +185,31 @@ impl Config {
         let sim_default_runtime_seconds = seconds("sim_default_runtime_seconds")?;
         let sim_termination_grace_seconds = seconds("sim_termination_grace_seconds")?;
         let sim_finished_retention_seconds = seconds("sim_finished_retention_seconds")?;
-        let (namespace, src) = get("namespace").expect("namespace has a default");
+        // `namespace` is the deprecated name of `jobs_namespace`: still read while
+        // `jobs_namespace` is left at its default, so a deployment that set it keeps its jobs
+        // where they are until it renames the setting.
+        let mut warnings = Vec::new();
+        let (ns_setting, (namespace, src)) = match (
+            get("jobs_namespace").expect("jobs_namespace has a default"),
+            get("namespace"),
+        ) {
+            ((_, Source::Default), Some(old)) => {
+                warnings.push(format!(
+                    "the setting `namespace` (from {}) is deprecated: rename it to `jobs_namespace` (ANTEROOM_JOBS_NAMESPACE)",
+                    old.1
+                ));
+                ("namespace", old)
+            }
+            (new, old) => {
+                if let Some((_, old_src)) = old {
+                    warnings.push(format!(
+                        "the setting `namespace` (from {old_src}) is deprecated and ignored: `jobs_namespace` (from {}) is set",
+                        new.1
+                    ));
+                }
+                ("jobs_namespace", new)
+            }
+        };
         let valid_ns = !namespace.is_empty()
             && namespace.len() <= 63
             && namespace
@@ -195,11 +219,12 @@ impl Config {
             && !namespace.ends_with('-');
         if !valid_ns {
             return Err(invalid(
-                "namespace",
+                ns_setting,
                 src,
                 format!("`{namespace}` is not a valid Kubernetes namespace name"),
             ));
         }
+        let jobs_namespace = namespace;
 
         let priority_class = |name: &'static str| -> Result<Option<String>, ConfigError> {
             let Some((value, src)) = get(name).filter(|(v, _)| !v.trim().is_empty()) else {
@@ -229,6 +254,30 @@ impl Config {
         };
         let kube_priority_class_normal = priority_class("kube_priority_class_normal")?;
         let kube_priority_class_backfill = priority_class("kube_priority_class_backfill")?;
+        let kube_priority_class_never = priority_class("kube_priority_class_never")?;
+        let image_pull_policy = match get("image_pull_policy").filter(|(v, _)| !v.trim().is_empty()) {
+            None => None,
+            Some((v, src)) => Some(match v.trim() {
+                "Always" => ImagePullPolicy::Always,
+                "IfNotPresent" => ImagePullPolicy::IfNotPresent,
+                "Never" => ImagePullPolicy::Never,
+                other => {
+                    return Err(invalid(
+                        "image_pull_policy",
+                        src,
+                        format!("`{other}` is not one of: Always, IfNotPresent, Never"),
+                    ));
+                }
+            }),
+        };
+        let (images_s, src) = get("allowed_images").expect("allowed_images has a default");
+        let allowed_images = parse_image_prefixes(&images_s).map_err(|reason| invalid("allowed_images", src, reason))?;
+        // Compared as text: `registry.example.org` would admit `registry.example.org.evil.com/x`.
+        for prefix in allowed_images.iter().filter(|p| !p.contains('/')) {
+            warnings.push(format!(
+                "allowed_images: `{prefix}` has no `/`, so it admits every registry host that merely starts with it; write `{prefix}/`"
+            ));
+        }
         let kube_ttl_seconds_after_finished =
             match get("kube_ttl_seconds_after_finished").filter(|(v, _)| !v.trim().is_empty()) {
                 None => None,
@@ -276,12 +325,16 @@ impl Config {
             sim_default_runtime_seconds,
             sim_termination_grace_seconds,
             sim_finished_retention_seconds,
-            namespace,
+            jobs_namespace,
             kube_priority_class_normal,
             kube_priority_class_backfill,
+            kube_priority_class_never,
+            image_pull_policy,
+            allowed_images,
             kube_ttl_seconds_after_finished,
             public_url,
             http_limits,
+            warnings,
         })
     }
 }
@@ -297,6 +350,25 @@ fn parse_cidrs(list: &str) -> Result<Vec<ipnet::IpNet>, String> {
                 .or_else(|_| item.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
                 .map(|net| net.trunc())
                 .map_err(|_| format!("`{item}` is not an address or a CIDR such as 10.0.0.0/8"))
+        })
+        .collect()
+}
+
+/// A comma-separated list of image reference prefixes (`registry.example.org/, docker.io/pytorch/`).
+/// Empty means any image. A prefix is compared as text, so `registry.example.org` without the
+/// slash would also admit `registry.example.org.evil.com/x`: the README says to end it with `/`.
+fn parse_image_prefixes(list: &str) -> Result<Vec<String>, String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|item| {
+            if item.chars().any(|c| c.is_whitespace() || c.is_control()) || item.len() > 512 {
+                Err(format!(
+                    "`{item}` is not an image prefix such as registry.example.org/ (no spaces, at most 512 characters)"
+                ))
+            } else {
+                Ok(item.to_owned())
+            }
         })
         .collect()
 }

@@ -88,6 +88,109 @@ fn kube_priority_classes_and_ttl_are_optional_and_validated() {
 }
 
 #[test]
+fn the_never_priority_class_is_optional_and_validated_like_the_others() {
+    let c = Config::load(&no_file(), &env_of(&[])).unwrap();
+    assert_eq!(c.kube_priority_class_never, None);
+    let env = env_of(&[("ANTEROOM_KUBE_PRIORITY_CLASS_NEVER", "anteroom-never")]);
+    let c = Config::load(&no_file(), &env).unwrap();
+    assert_eq!(c.kube_priority_class_never.as_deref(), Some("anteroom-never"));
+    let err = Config::load(
+        &no_file(),
+        &env_of(&[("ANTEROOM_KUBE_PRIORITY_CLASS_NEVER", "No Preempt")]),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("`kube_priority_class_never`") && err.contains("ANTEROOM_KUBE_PRIORITY_CLASS_NEVER"),
+        "{err}"
+    );
+}
+
+#[test]
+fn jobs_go_to_anteroom_jobs_unless_set_and_the_old_namespace_setting_still_works_with_a_warning() {
+    let c = Config::load(&no_file(), &env_of(&[])).unwrap();
+    assert_eq!(c.jobs_namespace, "anteroom-jobs");
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    let c = Config::load(&no_file(), &env_of(&[("ANTEROOM_JOBS_NAMESPACE", "gpu-jobs")])).unwrap();
+    assert_eq!(c.jobs_namespace, "gpu-jobs");
+    assert!(c.warnings.is_empty());
+    // The deprecated name: read while the new one is unset, with a warning naming both.
+    let c = Config::load(&no_file(), &env_of(&[("ANTEROOM_NAMESPACE", "legacy")])).unwrap();
+    assert_eq!(c.jobs_namespace, "legacy");
+    assert_eq!(c.warnings.len(), 1);
+    assert!(
+        c.warnings[0].contains("`namespace`")
+            && c.warnings[0].contains("ANTEROOM_NAMESPACE")
+            && c.warnings[0].contains("`jobs_namespace`"),
+        "{:?}",
+        c.warnings
+    );
+    // Both set: the new name wins, and the old one is said to be ignored.
+    let c = Config::load(
+        &no_file(),
+        &env_of(&[("ANTEROOM_NAMESPACE", "legacy"), ("ANTEROOM_JOBS_NAMESPACE", "gpu-jobs")]),
+    )
+    .unwrap();
+    assert_eq!(c.jobs_namespace, "gpu-jobs");
+    assert!(c.warnings[0].contains("ignored"), "{:?}", c.warnings);
+    // A bad value names the setting it came from.
+    let err = Config::load(&no_file(), &env_of(&[("ANTEROOM_NAMESPACE", "Bad_NS")]))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`namespace`") && err.contains("ANTEROOM_NAMESPACE"), "{err}");
+    let err = Config::load(&no_file(), &env_of(&[("ANTEROOM_JOBS_NAMESPACE", "-x")]))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`jobs_namespace`"), "{err}");
+    // In the file too.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("anteroom.toml");
+    std::fs::write(&path, "namespace = \"from-file\"\n").unwrap();
+    let cli = CliOverrides {
+        config_file: Some(path),
+        ..CliOverrides::default()
+    };
+    let c = Config::load(&cli, &env_of(&[])).unwrap();
+    assert_eq!(c.jobs_namespace, "from-file");
+    assert_eq!(c.warnings.len(), 1);
+}
+
+#[test]
+fn image_pull_policy_and_allowed_images_are_optional_and_validated() {
+    let c = Config::load(&no_file(), &env_of(&[])).unwrap();
+    assert_eq!(c.image_pull_policy, None);
+    assert!(c.allowed_images.is_empty());
+    for (word, policy) in [
+        ("Always", ImagePullPolicy::Always),
+        ("IfNotPresent", ImagePullPolicy::IfNotPresent),
+        ("Never", ImagePullPolicy::Never),
+    ] {
+        let c = Config::load(&no_file(), &env_of(&[("ANTEROOM_IMAGE_PULL_POLICY", word)])).unwrap();
+        assert_eq!(c.image_pull_policy, Some(policy));
+        assert_eq!(policy.as_str(), word);
+    }
+    let c = Config::load(&no_file(), &env_of(&[("ANTEROOM_IMAGE_PULL_POLICY", "")])).unwrap();
+    assert_eq!(c.image_pull_policy, None, "empty means Kubernetes' default");
+    let err = Config::load(&no_file(), &env_of(&[("ANTEROOM_IMAGE_PULL_POLICY", "always")]))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`image_pull_policy`") && err.contains("IfNotPresent"), "{err}");
+
+    let env = env_of(&[("ANTEROOM_ALLOWED_IMAGES", " registry.example.org/ , docker.io/pytorch/,")]);
+    let c = Config::load(&no_file(), &env).unwrap();
+    assert_eq!(c.allowed_images, ["registry.example.org/", "docker.io/pytorch/"]);
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    let err = Config::load(&no_file(), &env_of(&[("ANTEROOM_ALLOWED_IMAGES", "a/ b/")]))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`allowed_images`") && err.contains("`a/ b/`"), "{err}");
+    // A host without its slash admits look-alike hosts: allowed, but warned about.
+    let c = Config::load(&no_file(), &env_of(&[("ANTEROOM_ALLOWED_IMAGES", "registry.example.org")])).unwrap();
+    assert_eq!(c.warnings.len(), 1);
+    assert!(c.warnings[0].contains("registry.example.org/"), "{:?}", c.warnings);
+}
+
+#[test]
 fn job_retention_defaults_to_90_days_0_keeps_for_ever_and_a_bad_value_is_named() {
     let c = Config::load(&no_file(), &env_of(&[])).unwrap();
     assert_eq!(c.job_retention_days, 90);

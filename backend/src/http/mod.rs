@@ -214,8 +214,15 @@ async fn request_deadline(
     if req.uri().path() == STREAM_PATH {
         return next.run(req).await;
     }
-    let limit = state.config.http_limits.request_timeout;
-    match tokio::time::timeout(limit, next.run(req)).await {
+    within(state.config.http_limits.request_timeout, next.run(req)).await
+}
+
+/// `answer`, or 503 `timeout` once `limit` has passed (the future is dropped).
+async fn within(
+    limit: Duration,
+    answer: impl std::future::Future<Output = axum::response::Response>,
+) -> axum::response::Response {
+    match tokio::time::timeout(limit, answer).await {
         Ok(res) => res,
         Err(_) => {
             tracing::warn!(timeout_s = limit.as_secs(), "a request ran out of time");
@@ -259,6 +266,22 @@ mod tests {
 
     async fn boom() -> &'static str {
         panic!("secret detail")
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_past_its_deadline_answers_503_timeout_and_a_quick_one_its_answer() {
+        let slow = async {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            StatusCode::OK.into_response()
+        };
+        let res = within(Duration::from_secs(30), slow).await;
+        assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(res.headers()["retry-after"], "1");
+        let bytes = axum::body::to_bytes(res.into_body(), 1 << 16).await.unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(body["error"]["code"], "timeout");
+        let quick = async { StatusCode::NO_CONTENT.into_response() };
+        assert_eq!(within(Duration::from_secs(30), quick).await.status(), StatusCode::NO_CONTENT);
     }
 
     #[tokio::test]

@@ -21,6 +21,9 @@ use tower::ServiceExt;
 
 use crate::config::HttpLimits;
 
+/// The gauge of open connections (`/metrics`): what the cap holds down.
+pub const OPEN_CONNECTIONS: &str = "anteroom_http_open_connections";
+
 /// How long the shutdown waits for open connections to finish their requests.
 const DRAIN: Duration = Duration::from_secs(30);
 
@@ -59,6 +62,7 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
+        axum_prometheus::metrics::gauge!(OPEN_CONNECTIONS).increment(1.0);
         let router = router.clone();
         let service = hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
             req.extensions_mut().insert(ConnectInfo::<SocketAddr>(peer));
@@ -81,6 +85,7 @@ pub async fn serve(
             if let Err(e) = result {
                 tracing::debug!(error = %e, %peer, "connection ended with an error");
             }
+            axum_prometheus::metrics::gauge!(OPEN_CONNECTIONS).decrement(1.0);
             drop(slot);
         });
     }

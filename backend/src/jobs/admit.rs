@@ -345,6 +345,7 @@ pub(super) async fn decision_snapshot(
         usage,
         nodes,
         preemptions_in_flight: Vec::new(),
+        recent_plans: Vec::new(),
     };
     Ok((snapshot, OwnerCounts { prequeued: owner_prequeued, unfinished: owner_unfinished }))
 }

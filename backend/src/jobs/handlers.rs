@@ -56,6 +56,7 @@ fn context(state: &AppState) -> Context<'_> {
         signals: &state.signals,
         sequencer: state.sequencer.as_ref(),
         clock: &state.clock,
+        allowed_images: &state.config.allowed_images,
     }
 }
 
@@ -69,6 +70,18 @@ impl From<JobError> for ApiError {
                     .map(|(field, problem)| FieldError::new(field, problem))
                     .collect(),
             ),
+            JobError::ImageNotAllowed(problems) => {
+                let message = match problems.first() {
+                    Some((field, problem)) if problems.len() == 1 => format!("{field}: the image {problem}"),
+                    _ => format!("{} images are not allowed", problems.len()),
+                };
+                let fields: Vec<FieldError> = problems
+                    .into_iter()
+                    .map(|(field, problem)| FieldError::new(field, problem))
+                    .collect();
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "image_not_allowed", message)
+                    .with_details(serde_json::json!({ "fields": fields }))
+            }
             JobError::Queue(e) => e.into(),
             JobError::Rejected(rejection) => rejection_error(&rejection),
             JobError::NotFound(_) => ApiError::not_found("job_not_found", message),
@@ -129,7 +142,7 @@ fn rejection_error(rejection: &SubmitRejection) -> ApiError {
         (status = 403, description = "`queue_forbidden`", body = ErrorBody),
         (status = 404, description = "`queue_not_found`", body = ErrorBody),
         (status = 409, description = "`backfill_disabled`", body = ErrorBody),
-        (status = 422, description = "`validation_failed` naming the fields; `backfill_kind_unsupported`; `unschedulable`; `quota_request_exceeds_limit`; `request_exceeds_queue_capacity`; `idempotency_key_reused`", body = ErrorBody),
+        (status = 422, description = "`validation_failed` naming the fields; `image_not_allowed` naming each `tasks[i].image` outside the `allowed_images` prefixes; `backfill_kind_unsupported`; `unschedulable`; `quota_request_exceeds_limit`; `request_exceeds_queue_capacity`; `idempotency_key_reused`", body = ErrorBody),
         (status = 429, description = "`prequeue_full`; `too_many_unfinished_jobs`", body = ErrorBody),
     )
 )]
@@ -164,7 +177,7 @@ async fn submit_job(
         (status = 403, description = "`queue_forbidden`", body = ErrorBody),
         (status = 404, description = "`queue_not_found`", body = ErrorBody),
         (status = 409, description = "`backfill_disabled`", body = ErrorBody),
-        (status = 422, description = "as for a submit", body = ErrorBody),
+        (status = 422, description = "as for a submit: `validation_failed` naming the fields; `image_not_allowed` naming each `tasks[i].image` outside the `allowed_images` prefixes; `backfill_kind_unsupported`; `unschedulable`; `quota_request_exceeds_limit`; `request_exceeds_queue_capacity`", body = ErrorBody),
         (status = 429, description = "`prequeue_full`; `too_many_unfinished_jobs`", body = ErrorBody),
     )
 )]

@@ -74,6 +74,8 @@ pub struct Context<'a> {
     pub sequencer: Option<&'a admit::Sequencer>,
     /// Where "now" comes from for job times (submission, delete, lock, activation).
     pub clock: &'a std::sync::Arc<dyn crate::cluster::clock::Clock>,
+    /// Image prefixes a task may use (`allowed_images`); empty: any.
+    pub allowed_images: &'a [String],
 }
 
 /// What a jobs operation can fail on; the handlers map each to a status and a stable code.
@@ -82,6 +84,9 @@ pub enum JobError {
     /// The body breaks its own rules (step 1): every (field, problem).
     #[error("invalid job")]
     Invalid(Vec<validate::Problem>),
+    /// A task's image is under none of the allowed prefixes (step 1): every (field, problem).
+    #[error("image not allowed")]
+    ImageNotAllowed(Vec<validate::Problem>),
     /// The queue is unknown or not the caller's (step 2).
     #[error(transparent)]
     Queue(#[from] QueueError),
@@ -275,6 +280,7 @@ async fn check_body_and_queue(
     if !problems.is_empty() {
         return Err(JobError::Invalid(problems));
     }
+    validate::check_images(body, ctx.allowed_images)?;
     anteroom_shared::scheduling::job_resources(tasks).map_err(SubmitRejection::from)?;
     // Outside any transaction: the cluster may be slow, and the simulated one reads the store.
     let nodes = ctx.cluster.nodes().await?;

@@ -130,7 +130,7 @@ pub struct StreamQuery {
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 404, description = "`user_not_found`: the `user` filter names no user", body = ErrorBody),
         (status = 422, description = "`validation_failed`: a bad Last-Event-ID", body = ErrorBody),
-        (status = 429, description = "`too_many_streams`: the caller has `max_streams_per_user` streams open", body = ErrorBody),
+        (status = 429, description = "`too_many_streams`: the caller has as many streams open as the server allows (max_streams_per_user)", body = ErrorBody),
     )
 )]
 pub async fn job_events_stream(

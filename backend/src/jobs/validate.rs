@@ -132,6 +132,36 @@ fn task_problems(i: usize, task: &TaskBody, push: &mut impl FnMut(String, &str))
     }
 }
 
+/// The tasks whose image starts with none of the `allowed` prefixes (`allowed_images`); none
+/// when the list is empty (any image). Compared as written: `pytorch/pytorch` is not taken
+/// for `docker.io/pytorch/pytorch`, so the setting lists references the way users write them.
+pub fn image_problems(body: &JobBody, allowed: &[String]) -> Vec<Problem> {
+    if allowed.is_empty() {
+        return Vec::new();
+    }
+    body.tasks
+        .iter()
+        .enumerate()
+        .filter(|(_, task)| !allowed.iter().any(|prefix| task.image.starts_with(prefix.as_str())))
+        .map(|(i, _)| {
+            (
+                format!("tasks[{i}].image"),
+                format!("must start with one of: {}", allowed.join(", ")),
+            )
+        })
+        .collect()
+}
+
+/// [`image_problems`] as the submission's refusal (422 `image_not_allowed`).
+pub fn check_images(body: &JobBody, allowed: &[String]) -> Result<(), super::JobError> {
+    let problems = image_problems(body, allowed);
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(super::JobError::ImageNotAllowed(problems))
+    }
+}
+
 /// The task layout each kind requires (`spec/prequeue.md` §1).
 fn layout_problem(kind: JobKind, tasks: &[TaskBody]) -> Option<Problem> {
     let named = |name: &str| tasks.iter().find(|t| t.name == name);
@@ -268,6 +298,37 @@ mod tests {
         let many: Vec<TaskBody> = (0..65).map(|i| task(&format!("t{i}"), 1)).collect();
         assert_eq!(fields(&body(JobKind::Custom, many)), ["tasks"]);
         assert_eq!(fields(&body(JobKind::Custom, vec![])), ["tasks"]);
+    }
+
+    #[test]
+    fn only_images_under_an_allowed_prefix_pass_and_an_empty_list_allows_any() {
+        let mut master = task("master", 1);
+        master.image = "registry.example.org/ml/train:1".into();
+        let mut worker = task("worker", 2);
+        worker.image = "registry.example.org.evil.com/ml/train:1".into();
+        let b = body(JobKind::Pytorch, vec![master, worker]);
+        assert!(image_problems(&b, &[]).is_empty());
+        let allowed = ["registry.example.org/".to_owned(), "docker.io/pytorch/".to_owned()];
+        let got = image_problems(&b, &allowed);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].0, "tasks[1].image");
+        assert!(got[0].1.contains("registry.example.org/, docker.io/pytorch/"), "{got:?}");
+        assert!(matches!(
+            check_images(&b, &allowed),
+            Err(crate::jobs::JobError::ImageNotAllowed(p)) if p == got
+        ));
+        // No normalisation: the reference as written must start with a prefix.
+        let mut plain = task("main", 1);
+        plain.image = "pytorch/pytorch:2.4".into();
+        let b = body(JobKind::Custom, vec![plain]);
+        assert_eq!(fields_of(image_problems(&b, &allowed)), ["tasks[0].image"]);
+        let mut listed = task("main", 1);
+        listed.image = "docker.io/pytorch/pytorch:2.4".into();
+        assert!(check_images(&body(JobKind::Custom, vec![listed]), &allowed).is_ok());
+    }
+
+    fn fields_of(problems: Vec<Problem>) -> Vec<String> {
+        problems.into_iter().map(|(f, _)| f).collect()
     }
 
     #[test]

@@ -37,7 +37,8 @@ pub use reason::{Reason, ResourceCheck};
 pub use round::{PreparedRound, RoundError, RoundOutcome, WaitCauses, WaitingJob, select_round};
 pub use snapshot::{
     ConfigFieldError, InFlightPreemption, JobId, JobSnapshot, NodeSnapshot, PrequeueConfig, QueueQuota, QueueSpec,
-    QuotaFieldError, Snapshot, Taint, TaintEffect, Toleration, TolerationOperator, UsageRow, UserId, usage_from_jobs,
+    QuotaFieldError, RecentPlan, Snapshot, Taint, TaintEffect, Toleration, TolerationOperator, UsageRow, UserId,
+    usage_from_jobs,
 };
 pub use submit::{
     Submission, SubmitDecision, SubmitRejection, check_node_names, decide_submission, starts_waiting_clock,

@@ -81,6 +81,13 @@ pub enum PreemptionSkip {
     },
     /// Victims preempted for it earlier are still terminating.
     VictimsTerminating,
+    /// It had a plan within the window (`preemptionPlanWindowSeconds`, else its tolerance),
+    /// whose victims are gone, and it still does not fit: the room went to someone else (a
+    /// *miss*), and deleting more Elastic jobs for it now would likely feed that someone again.
+    RecentPlan {
+        /// When its last plan was executed.
+        planned_at: DateTime<Utc>,
+    },
     /// No plan elsewhere, and a feasible node's terminating room is reserved for another job
     /// whose victims are still terminating there.
     RoomReserved {
@@ -138,6 +145,22 @@ fn victim_node(job: &JobSnapshot) -> Option<&str> {
     let mut names = job.nodes.iter().map(String::as_str).filter(|n| !n.is_empty());
     let first = names.next()?;
     names.all(|n| n == first).then_some(first)
+}
+
+/// The time of `job`'s last plan if it lies within the plan window before `now` (the window is
+/// `preemptionPlanWindowSeconds`, or the job's waiting tolerance when that is 0).
+pub fn recent_plan_within_window(snapshot: &Snapshot, job: &JobSnapshot, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    let window = match snapshot.config.preemption_plan_window_seconds {
+        0 => job.waiting_tolerance_seconds.unwrap_or(0),
+        seconds => seconds,
+    };
+    snapshot
+        .recent_plans
+        .iter()
+        .filter(|p| p.beneficiary == job.id)
+        .map(|p| p.planned_at)
+        .max()
+        .filter(|&at| super::snapshot::deadline(at, window).is_none_or(|until| until > now))
 }
 
 /// Plans one preemption for the oldest timed-out, single-node, `Pending` normal job that needs
@@ -210,6 +233,11 @@ pub fn plan_preemption(snapshot: &Snapshot, now: DateTime<Utc>) -> PreemptionOut
                     node: node.name.clone(),
                 },
             ));
+            continue;
+        }
+        // Its victims are gone and it still does not fit: the room went to someone else.
+        if let Some(planned_at) = recent_plan_within_window(snapshot, job, now) {
+            outcome.skipped.push((job.id, PreemptionSkip::RecentPlan { planned_at }));
             continue;
         }
         let mut best: Option<PreemptionPlan> = None;

@@ -308,6 +308,17 @@ impl InFlightPreemption {
     }
 }
 
+/// The last preemption plan executed for a job (`spec/prequeue.md` §5 step 3, issue 23): a
+/// beneficiary gets no new plan within `preemptionPlanWindowSeconds` (or its tolerance) of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecentPlan {
+    /// The job the plan made room for.
+    pub beneficiary: JobId,
+    /// When the plan was executed.
+    pub planned_at: DateTime<Utc>,
+}
+
 /// Everything one decision needs, loaded at once.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -327,6 +338,9 @@ pub struct Snapshot {
     /// Preemptions whose victims are still terminating.
     #[serde(default)]
     pub preemptions_in_flight: Vec<InFlightPreemption>,
+    /// The last plan of each job preempted for.
+    #[serde(default)]
+    pub recent_plans: Vec<RecentPlan>,
 }
 
 /// Usage rows computed from jobs: the occupying normal jobs, summed per (owner, queue), in

@@ -33,6 +33,8 @@ pub struct Model {
     pub max_unfinished_jobs_per_user: i64,
     /// `defaultRequests`, as JSON.
     pub default_requests: String,
+    /// `preemptionPlanWindowSeconds`.
+    pub preemption_plan_window_seconds: i64,
     /// Last write.
     pub updated_at: DateTimeUtc,
 }

@@ -99,6 +99,7 @@ impl Settings {
         active.activation_order = Set(config.activation_order.as_str().to_string());
         active.preemption_grace_period_seconds = Set(config.preemption_grace_period_seconds);
         active.max_unfinished_jobs_per_user = Set(config.max_unfinished_jobs_per_user);
+        active.preemption_plan_window_seconds = Set(config.preemption_plan_window_seconds);
         active.default_requests = Set(serde_json::to_string(&config.default_requests)
             .map_err(|e| DbErr::Custom(format!("serializing defaultRequests: {e}")))?);
         active.updated_at = Set(Utc::now());
@@ -163,6 +164,7 @@ fn from_row(row: &entity::Model) -> Option<PrequeueConfig> {
         activation_order: ActivationOrder::from_str(&row.activation_order).ok()?,
         preemption_grace_period_seconds: row.preemption_grace_period_seconds,
         max_unfinished_jobs_per_user: row.max_unfinished_jobs_per_user,
+        preemption_plan_window_seconds: row.preemption_plan_window_seconds,
         default_requests: serde_json::from_str(&row.default_requests).ok()?,
     })
 }

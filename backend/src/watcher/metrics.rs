@@ -54,3 +54,21 @@ pub(super) fn leader(is_leader: bool) {
         metrics::counter!("anteroom_prequeue_failed_total", "cause" => "activation").increment(0);
     }
 }
+
+/// `anteroom_preemption_misses_total`: plans whose victims are gone while their beneficiary
+/// still does not fit — the scheduler gave the freed room to another job. Counted once per
+/// plan (`seen` remembers the plans counted by this process; a new leader may count a plan
+/// again).
+pub(super) fn preemption_missed(
+    seen: &std::sync::Mutex<std::collections::HashSet<(i64, chrono::DateTime<chrono::Utc>)>>,
+    beneficiary: i64,
+    planned_at: chrono::DateTime<chrono::Utc>,
+) {
+    let mut seen = seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if seen.len() > 10_000 {
+        seen.clear();
+    }
+    if seen.insert((beneficiary, planned_at)) {
+        metrics::counter!("anteroom_preemption_misses_total").increment(1);
+    }
+}

@@ -32,7 +32,7 @@ use crate::cluster::Cluster;
 use crate::cluster::clock::Clock;
 use crate::jobs::SchedulingRow;
 use crate::jobs::activation::Writer;
-use crate::prequeue::{PreparedRound, Snapshot, plan_preemption, usage_from_jobs};
+use crate::prequeue::{PreemptionSkip, PreparedRound, Snapshot, plan_preemption, usage_from_jobs};
 use crate::settings::Settings;
 use crate::signals::Signals;
 use crate::store::lease::{Fence, Lease, WATCHER_LEASE};
@@ -129,6 +129,8 @@ pub struct Watcher {
     reasons: Arc<tokio::sync::Mutex<reasons::ReasonCache>>,
     /// When the lease was last taken or renewed.
     renewed: Arc<std::sync::Mutex<Instant>>,
+    /// Preemption plans counted as missed (`anteroom_preemption_misses_total`), once each.
+    misses: Arc<std::sync::Mutex<std::collections::HashSet<(i64, chrono::DateTime<chrono::Utc>)>>>,
     /// The lease term (fence) whose first repair ran.
     repaired_term: Arc<std::sync::Mutex<Option<i64>>>,
 }
@@ -158,6 +160,7 @@ impl Watcher {
             reasons: Arc::default(),
             renewed: Arc::new(std::sync::Mutex::new(Instant::now())),
             repaired_term: Arc::default(),
+            misses: Arc::default(),
         }
     }
 
@@ -199,6 +202,7 @@ impl Watcher {
             quotas: quotas::all(&self.db_read).await?,
             usage: usage_from_jobs(&jobs),
             preemptions_in_flight: preempt::in_flight(&self.db_read).await?,
+            recent_plans: preempt::recent_plans(&self.db_read).await?,
             jobs,
             nodes,
         })
@@ -221,7 +225,13 @@ impl Watcher {
         let now = self.clock.now();
         report.prequeued = snapshot.jobs.iter().filter(|j| j.phase == JobPhase::Prequeue).count();
 
-        if let Some(plan) = plan_preemption(&snapshot, now).plan {
+        let preemption = plan_preemption(&snapshot, now);
+        for (job, skip) in &preemption.skipped {
+            if let PreemptionSkip::RecentPlan { planned_at } = skip {
+                metrics::preemption_missed(&self.misses, *job, *planned_at);
+            }
+        }
+        if let Some(plan) = preemption.plan {
             report.preempted = preempt::execute(self, fence, &plan).await?;
             if !report.preempted.is_empty() {
                 report.preempted_for = Some(plan.beneficiary);

@@ -25,6 +25,7 @@ use super::entity::preemption;
 use super::{FaultPoint, Watcher, WatcherError};
 use crate::jobs::entity::job;
 use crate::jobs::events::{self, EventKind};
+use crate::prequeue::snapshot::RecentPlan;
 use crate::prequeue::{InFlightPreemption, PreemptionPlan};
 use crate::store::lease::Fence;
 
@@ -53,6 +54,27 @@ pub(super) async fn in_flight(db: &impl ConnectionTrait) -> Result<Vec<InFlightP
                 node,
                 terminating_victims: victims,
             }
+        })
+        .collect())
+}
+
+/// The last plan of every job preempted for (`preemptionPlanWindowSeconds`): one aggregate row
+/// per beneficiary, whatever the number of victims.
+pub(super) async fn recent_plans(db: &impl ConnectionTrait) -> Result<Vec<RecentPlan>, DbErr> {
+    use sea_orm::QuerySelect;
+    let rows: Vec<(i64, DateTime<Utc>)> = preemption::Entity::find()
+        .select_only()
+        .column(preemption::Column::BeneficiaryId)
+        .column_as(preemption::Column::CreatedAt.max(), "planned_at")
+        .group_by(preemption::Column::BeneficiaryId)
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(beneficiary, planned_at)| RecentPlan {
+            beneficiary,
+            planned_at,
         })
         .collect())
 }

@@ -17,7 +17,7 @@ use crate::i18n::{Key, k, use_i18n};
 use crate::live::use_live;
 
 /// The integer settings: API field, label, hint, smallest allowed value.
-const NUMBERS: [(&str, Key, Key, i64); 8] = [
+const NUMBERS: [(&str, Key, Key, i64); 9] = [
     (
         "normalJobWaitingToleranceSeconds",
         k!("settings.tolerance"),
@@ -66,6 +66,12 @@ const NUMBERS: [(&str, Key, Key, i64); 8] = [
         k!("settings.maxUnfinishedHint"),
         1,
     ),
+    (
+        "preemptionPlanWindowSeconds",
+        k!("settings.planWindow"),
+        k!("settings.planWindowHint"),
+        0,
+    ),
 ];
 
 /// The kinds of `defaultRequests`: API field and label.
@@ -97,6 +103,7 @@ fn get_number(c: &PrequeueConfig, field: &str) -> i64 {
         "backfillMinRuntimeSeconds" => c.backfill_min_runtime_seconds,
         "maxPrequeuedJobsPerUser" => c.max_prequeued_jobs_per_user,
         "maxUnfinishedJobsPerUser" => c.max_unfinished_jobs_per_user,
+        "preemptionPlanWindowSeconds" => c.preemption_plan_window_seconds,
         _ => c.preemption_grace_period_seconds,
     }
 }
@@ -110,6 +117,7 @@ fn set_number(c: &mut PrequeueConfig, field: &str, v: i64) {
         "backfillMinRuntimeSeconds" => c.backfill_min_runtime_seconds = v,
         "maxPrequeuedJobsPerUser" => c.max_prequeued_jobs_per_user = v,
         "maxUnfinishedJobsPerUser" => c.max_unfinished_jobs_per_user = v,
+        "preemptionPlanWindowSeconds" => c.preemption_plan_window_seconds = v,
         _ => c.preemption_grace_period_seconds = v,
     }
 }

@@ -43,6 +43,11 @@ pub struct PrequeueConfig {
     /// one user holds.
     #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub max_unfinished_jobs_per_user: i64,
+    /// After a preemption plan for a job, no other plan for it for this long (0: its waiting
+    /// tolerance): if the scheduler gives the room the victims freed to someone else, the
+    /// prequeue does not go on deleting Elastic jobs for it.
+    #[cfg_attr(feature = "openapi", schema(minimum = 0))]
+    pub preemption_plan_window_seconds: i64,
     /// The CPU and memory a task of each kind requests when its body leaves them out. Every
     /// task requests both above zero: a request of nothing passes every quota and capacity
     /// check, and its pods run BestEffort.
@@ -137,6 +142,7 @@ impl Default for PrequeueConfig {
             activation_order: ActivationOrder::Fcfs,
             preemption_grace_period_seconds: 30,
             max_unfinished_jobs_per_user: 1000,
+            preemption_plan_window_seconds: 0,
             default_requests: DefaultRequests::default(),
         }
     }
@@ -178,7 +184,7 @@ impl PrequeueConfig {
     pub fn validate(&self) -> Result<(), Vec<ConfigFieldError>> {
         const AT_LEAST_ONE: &str = "must be an integer of at least 1";
         const NOT_NEGATIVE: &str = "must be an integer of at least 0";
-        let checks: [(&'static str, i64, i64, &'static str); 8] = [
+        let checks: [(&'static str, i64, i64, &'static str); 9] = [
             (
                 "normalJobWaitingToleranceSeconds",
                 self.normal_job_waiting_tolerance_seconds,
@@ -221,6 +227,12 @@ impl PrequeueConfig {
                 self.max_unfinished_jobs_per_user,
                 1,
                 AT_LEAST_ONE,
+            ),
+            (
+                "preemptionPlanWindowSeconds",
+                self.preemption_plan_window_seconds,
+                0,
+                NOT_NEGATIVE,
             ),
         ];
         let mut errors: Vec<ConfigFieldError> = Vec::new();

@@ -220,6 +220,7 @@ async fn submissions(binary: &Path, seconds: u64, concurrency: usize, prequeued:
             .await?;
         config["queueQuotaEnabled"] = json!(true);
         config["maxPrequeuedJobsPerUser"] = json!(1_000_000);
+        config["maxUnfinishedJobsPerUser"] = json!(1_000_000);
         server
             .call(
                 reqwest::Method::PUT,

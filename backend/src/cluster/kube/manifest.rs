@@ -19,7 +19,14 @@
 //!   restart as a whole when a pod is evicted;
 //! - Volcano may preempt backfill pods only (`volcano.sh/preemptable: "true"` on their pods,
 //!   `"false"` on normal ones — Anteroom never lets a normal job be preempted); each schedule
-//!   type may get a `priorityClassName` (settings), on the job (its PodGroup) and on its pods;
+//!   type may get a `priorityClassName` (settings), on the job (its PodGroup) and on its pods,
+//!   and a normal job whose policy is `Never` a class of its own (one with `preemptionPolicy:
+//!   Never`), so the cluster does not preempt for it what Anteroom would not;
+//! - job pods are kept apart from the cluster's API and from root: no service account token is
+//!   mounted (`automountServiceAccountToken: false`: a job has no business with the apiserver,
+//!   and a token in every pod is a token in every user's hands) and no process may gain more
+//!   privileges than it started with (`allowPrivilegeEscalation: false`: no setuid `sudo`);
+//!   `imagePullPolicy` is the setting's, or Kubernetes' default when unset;
 //! - the pods' `terminationGracePeriodSeconds` is the job's preemption grace period, so a pod
 //!   the kubelet ends (eviction, Volcano preemption) gets the same time to checkpoint as one
 //!   Anteroom deletes; `ttlSecondsAfterFinished` (setting) lets Volcano remove finished jobs;
@@ -34,16 +41,17 @@
 
 use std::collections::BTreeMap;
 
-use anteroom_shared::scheduling::{JobKind, JobPhase, ResourceList, ScheduleType};
+use anteroom_shared::scheduling::{JobKind, JobPhase, PreemptionPolicy, ResourceList, ScheduleType};
 use k8s_openapi::api::core::v1::{
     Affinity, Container, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, PodSpec,
-    PodTemplateSpec, ResourceRequirements, Toleration as K8sToleration,
+    PodTemplateSpec, ResourceRequirements, SecurityContext, Toleration as K8sToleration,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::crd::{LifecyclePolicy, VolcanoJob, VolcanoJobSpec, VolcanoTask};
 use crate::cluster::JobSpec;
+use crate::config::ImagePullPolicy;
 use crate::prequeue::{TaintEffect, Toleration, TolerationOperator};
 
 /// Label on everything Anteroom creates; the job watch selects on it, and an existing object
@@ -80,7 +88,7 @@ pub const SCHEDULER_NAME: &str = "volcano";
 /// besides the job itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManifestSettings {
-    /// Namespace of the jobs (`ANTEROOM_NAMESPACE`).
+    /// Namespace of the jobs (`ANTEROOM_JOBS_NAMESPACE`).
     pub namespace: String,
     /// This installation's id (kept in the database), put in [`INSTALLATION_LABEL`].
     pub installation: String,
@@ -88,6 +96,11 @@ pub struct ManifestSettings {
     pub priority_class_normal: Option<String>,
     /// `priorityClassName` of backfill jobs' pods and PodGroups; `None`: the cluster default.
     pub priority_class_backfill: Option<String>,
+    /// `priorityClassName` of normal jobs whose preemption policy is `Never`; `None`: the
+    /// normal class.
+    pub priority_class_never: Option<String>,
+    /// `imagePullPolicy` of every container; `None`: Kubernetes' default.
+    pub image_pull_policy: Option<ImagePullPolicy>,
     /// Volcano's `ttlSecondsAfterFinished`: finished jobs are removed after this long;
     /// `None`: kept until Anteroom deletes them.
     pub ttl_seconds_after_finished: Option<u32>,
@@ -101,6 +114,8 @@ impl ManifestSettings {
             installation: installation.into(),
             priority_class_normal: None,
             priority_class_backfill: None,
+            priority_class_never: None,
+            image_pull_policy: None,
             ttl_seconds_after_finished: None,
         }
     }
@@ -108,10 +123,12 @@ impl ManifestSettings {
     /// From the server's configuration and the installation id kept in the database.
     pub fn from_config(config: &crate::config::Config, installation: impl Into<String>) -> Self {
         Self {
-            namespace: config.namespace.clone(),
+            namespace: config.jobs_namespace.clone(),
             installation: installation.into(),
             priority_class_normal: config.kube_priority_class_normal.clone(),
             priority_class_backfill: config.kube_priority_class_backfill.clone(),
+            priority_class_never: config.kube_priority_class_never.clone(),
+            image_pull_policy: config.image_pull_policy,
             ttl_seconds_after_finished: config.kube_ttl_seconds_after_finished,
         }
     }
@@ -125,10 +142,14 @@ impl ManifestSettings {
         )
     }
 
-    fn priority_class(&self, schedule_type: ScheduleType) -> Option<String> {
-        match schedule_type {
-            ScheduleType::Normal => self.priority_class_normal.clone(),
-            ScheduleType::Backfill => self.priority_class_backfill.clone(),
+    fn priority_class(&self, schedule_type: ScheduleType, policy: PreemptionPolicy) -> Option<String> {
+        match (schedule_type, policy) {
+            (ScheduleType::Normal, PreemptionPolicy::Never) => self
+                .priority_class_never
+                .clone()
+                .or_else(|| self.priority_class_normal.clone()),
+            (ScheduleType::Normal, PreemptionPolicy::PreemptLowerPriority) => self.priority_class_normal.clone(),
+            (ScheduleType::Backfill, _) => self.priority_class_backfill.clone(),
         }
     }
 }
@@ -146,7 +167,7 @@ pub fn volcano_job(spec: &JobSpec, settings: &ManifestSettings) -> VolcanoJob {
     let preemptable = matches!(spec.schedule_type, ScheduleType::Backfill).to_string();
     let mut pod_labels = labels.clone();
     pod_labels.insert(PREEMPTABLE_KEY.to_owned(), preemptable.clone());
-    let priority_class = settings.priority_class(spec.schedule_type);
+    let priority_class = settings.priority_class(spec.schedule_type, spec.preemption_policy);
     let mut annotations = BTreeMap::from([
         (SCHEDULE_TYPE_KEY.to_owned(), spec.schedule_type.as_str().to_owned()),
         (
@@ -186,8 +207,14 @@ pub fn volcano_job(spec: &JobSpec, settings: &ManifestSettings) -> VolcanoJob {
                         image: Some(task.image.clone()),
                         command: (!task.command.is_empty()).then(|| task.command.clone()),
                         resources: Some(requirements(&task.resources)),
+                        image_pull_policy: settings.image_pull_policy.map(|p| p.as_str().to_owned()),
+                        security_context: Some(SecurityContext {
+                            allow_privilege_escalation: Some(false),
+                            ..SecurityContext::default()
+                        }),
                         ..Container::default()
                     }],
+                    automount_service_account_token: Some(false),
                     affinity: hostname_affinity(&task.node_names),
                     tolerations: (!task.tolerations.is_empty())
                         .then(|| task.tolerations.iter().map(toleration).collect()),

@@ -1,5 +1,5 @@
 //! The kube/Volcano adapter (`ANTEROOM_CLUSTER=kube`): Anteroom's jobs become
-//! `batch.volcano.sh/v1alpha1` Jobs named `ar-<id>` in `ANTEROOM_NAMESPACE`.
+//! `batch.volcano.sh/v1alpha1` Jobs named `ar-<id>` in `ANTEROOM_JOBS_NAMESPACE`.
 //!
 //! - Reads never list per call: kube-runtime reflectors keep Nodes, Pods (all namespaces — every
 //!   pod on a node takes capacity), Anteroom's Volcano Jobs (label
@@ -82,7 +82,7 @@ impl Drop for KubeCluster {
 
 impl KubeCluster {
     /// Connects with the kubeconfig (`KUBECONFIG` or `~/.kube/config`) or, inside a pod, the
-    /// service account; Anteroom's jobs go to `config.namespace` (`ANTEROOM_NAMESPACE`).
+    /// service account; Anteroom's jobs go to `config.jobs_namespace` (`ANTEROOM_JOBS_NAMESPACE`).
     /// An unreachable apiserver does not stop the start: `/readyz` reports it until it answers.
     /// `installation` is this installation's id (kept in the database), which labels
     /// everything the adapter creates.
@@ -100,7 +100,7 @@ impl KubeCluster {
         match tokio::time::timeout(REACHABLE_TIMEOUT, client.apiserver_version()).await {
             Ok(Ok(info)) => tracing::info!(
                 version = %info.git_version,
-                namespace = %config.namespace,
+                jobs_namespace = %config.jobs_namespace,
                 "connected to the Kubernetes apiserver"
             ),
             Ok(Err(error)) => tracing::warn!(%error, "the Kubernetes apiserver did not answer yet"),

@@ -7,7 +7,7 @@
 pub enum PermissionScope {
     /// Cluster-wide (a `ClusterRole`): nodes, queues, and pods of every namespace.
     Cluster,
-    /// In `ANTEROOM_NAMESPACE` only (a `Role` there).
+    /// In the jobs namespace (`ANTEROOM_JOBS_NAMESPACE`) only (a `Role` there).
     Namespace,
 }
 

@@ -219,6 +219,37 @@ fn a_job_whose_victims_are_still_terminating_causes_no_more_preemption() {
 }
 
 #[test]
+fn a_job_planned_for_within_its_window_gets_no_second_plan_after_its_victims_are_gone() {
+    // Its victims are gone, yet it still does not fit: the room went to someone else. Within
+    // its window (its tolerance of 60 s by default) no new victims are taken for it.
+    let mut s = base();
+    let planned_at = later() - Duration::seconds(30);
+    s.recent_plans.push(crate::prequeue::snapshot::RecentPlan {
+        beneficiary: 1,
+        planned_at,
+    });
+    let outcome = plan_preemption(&s, later());
+    assert_eq!(outcome.plan, None);
+    assert_eq!(outcome.skipped, vec![(1, PreemptionSkip::RecentPlan { planned_at })]);
+    // Past the window it may be planned for again.
+    s.recent_plans[0].planned_at = later() - Duration::seconds(61);
+    assert!(plan_preemption(&s, later()).plan.is_some());
+    // A window set by the admin replaces the tolerance.
+    s.config.preemption_plan_window_seconds = 600;
+    assert_eq!(plan_preemption(&s, later()).plan, None);
+    // Another job's plan is not this one's.
+    s.recent_plans[0].beneficiary = 2;
+    assert!(plan_preemption(&s, later()).plan.is_some());
+    // A job that fits now is skipped as fitting, not as a miss.
+    s.recent_plans[0].beneficiary = 1;
+    s.nodes[1].free = rl(&[("cpu", "16"), ("nvidia.com/a100", "4")]);
+    assert_eq!(
+        plan_preemption(&s, later()).skipped,
+        vec![(1, PreemptionSkip::FitsOnNode { node: "n2".into() })]
+    );
+}
+
+#[test]
 fn locked_young_and_multi_node_backfill_jobs_are_never_victims() {
     let mut s = base();
     s.config.backfill_min_runtime_seconds = 600;

@@ -168,6 +168,15 @@ fn snapshot() -> impl Strategy<Value = Snapshot> {
                     terminating_victims: if *active { vec![999] } else { Vec::new() },
                 })
                 .collect();
+            // The same beneficiaries had their last plan 0, 150 or 300 s ago: some within
+            // their window (their tolerance), some past it.
+            s.recent_plans = in_flight
+                .iter()
+                .map(|(beneficiary, at, _)| crate::prequeue::snapshot::RecentPlan {
+                    beneficiary: *beneficiary as JobId + 1,
+                    planned_at: now() - Duration::seconds(*at as i64 * 150),
+                })
+                .collect();
             s
         })
 }
@@ -220,8 +229,9 @@ fn naive_plan(s: &Snapshot) -> PreemptionOutcome {
             j.schedule_type == ScheduleType::Normal
                 && j.phase == JobPhase::Pending
                 && j.single_node
-                && j.waiting_tolerance_seconds
-                    .is_some_and(|t| j.submitted_at + Duration::seconds(t) < now())
+                && j.waiting_since
+                    .zip(j.waiting_tolerance_seconds)
+                    .is_some_and(|(since, t)| since + Duration::seconds(t) < now())
         })
         .collect();
     waiters.sort_by_key(|j| (j.submitted_at, j.id));
@@ -254,6 +264,20 @@ fn naive_plan(s: &Snapshot) -> PreemptionOutcome {
             outcome
                 .skipped
                 .push((job.id, PreemptionSkip::FitsOnNode { node: n.name.clone() }));
+            continue;
+        }
+        // At most one plan per window: its last plan, if any, must be at least the window old
+        // (the setting, or the job's tolerance when the setting is 0).
+        let window = if s.config.preemption_plan_window_seconds > 0 {
+            s.config.preemption_plan_window_seconds
+        } else {
+            job.waiting_tolerance_seconds.unwrap_or(0)
+        };
+        let last = s.recent_plans.iter().filter(|p| p.beneficiary == job.id).map(|p| p.planned_at).max();
+        if let Some(planned_at) = last
+            && planned_at + Duration::seconds(window) > now()
+        {
+            outcome.skipped.push((job.id, PreemptionSkip::RecentPlan { planned_at }));
             continue;
         }
         let mut best: Option<(usize, String, Vec<usize>, Vec<JobId>)> = None;

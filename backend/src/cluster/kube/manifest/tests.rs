@@ -37,13 +37,28 @@ fn job(id: i64, kind: JobKind, tasks: Vec<TaskSpec>) -> JobSpec {
 
 const INSTALLATION: &str = "5f0c3a2e-8d7b-4c1a-9e6f-0b1d2c3e4f5a";
 
-/// The settings of the snapshots: a backfill priority class and a TTL, no normal class.
+/// The settings of the snapshots: a backfill and a never priority class, no normal class, a
+/// pull policy and a TTL.
 fn settings() -> ManifestSettings {
     ManifestSettings {
         priority_class_backfill: Some("anteroom-backfill".to_owned()),
+        priority_class_never: Some("anteroom-never".to_owned()),
+        image_pull_policy: Some(ImagePullPolicy::IfNotPresent),
         ttl_seconds_after_finished: Some(3600),
-        ..ManifestSettings::new("anteroom", INSTALLATION)
+        ..ManifestSettings::new("anteroom-jobs", INSTALLATION)
     }
+}
+
+/// A job of every kind, with every task its kind allows.
+fn every_kind() -> Vec<JobSpec> {
+    let r = [("cpu", "1"), ("memory", "1Gi")];
+    vec![
+        job(1, JobKind::Jupyter, vec![task("main", 1, &r)]),
+        job(2, JobKind::Webide, vec![task("main", 1, &r)]),
+        job(3, JobKind::Custom, vec![task("main", 2, &r)]),
+        job(4, JobKind::Pytorch, vec![task("master", 1, &r), task("worker", 2, &r)]),
+        job(5, JobKind::Tensorflow, vec![task("ps", 1, &r), task("worker", 2, &r)]),
+    ]
 }
 
 #[test]
@@ -217,6 +232,89 @@ fn kube_only_backfill_pods_are_preemptable_for_volcano_and_each_type_gets_its_pr
             .priority_class_name,
         None
     );
+}
+
+#[test]
+fn kube_a_never_job_gets_the_never_priority_class_and_falls_back_to_the_normal_one() {
+    let both = ManifestSettings {
+        priority_class_normal: Some("anteroom-normal".to_owned()),
+        ..settings()
+    };
+    let only_normal = ManifestSettings {
+        priority_class_never: None,
+        ..both.clone()
+    };
+    for (settings, schedule_type, policy, class) in [
+        (&both, ScheduleType::Normal, PreemptionPolicy::Never, Some("anteroom-never")),
+        (
+            &both,
+            ScheduleType::Normal,
+            PreemptionPolicy::PreemptLowerPriority,
+            Some("anteroom-normal"),
+        ),
+        (&both, ScheduleType::Backfill, PreemptionPolicy::Never, Some("anteroom-backfill")),
+        (&only_normal, ScheduleType::Normal, PreemptionPolicy::Never, Some("anteroom-normal")),
+        (
+            &ManifestSettings::new("ns", INSTALLATION),
+            ScheduleType::Normal,
+            PreemptionPolicy::Never,
+            None,
+        ),
+    ] {
+        let mut spec = job(5, JobKind::Custom, vec![task("main", 1, &[("cpu", "1")])]);
+        spec.schedule_type = schedule_type;
+        spec.preemption_policy = policy;
+        let manifest = volcano_job(&spec, settings);
+        let case = format!("{schedule_type:?} {policy:?} with {settings:?}");
+        // The PodGroup's class is the job's: Volcano orders and preempts by it.
+        assert_eq!(manifest.spec.priority_class_name.as_deref(), class, "{case}");
+        let pod = manifest.spec.tasks[0].template.spec.as_ref().expect("pod spec");
+        assert_eq!(pod.priority_class_name.as_deref(), class, "{case}");
+    }
+}
+
+#[test]
+fn kube_job_pods_mount_no_service_account_token_and_cannot_gain_privileges() {
+    for spec in every_kind() {
+        for task in volcano_job(&spec, &settings()).spec.tasks {
+            let pod = task.template.spec.expect("pod spec");
+            assert_eq!(pod.automount_service_account_token, Some(false), "{:?}", spec.kind);
+            assert!(!pod.containers.is_empty());
+            for container in &pod.containers {
+                let security = container.security_context.as_ref().expect("securityContext");
+                assert_eq!(security.allow_privilege_escalation, Some(false), "{:?}", spec.kind);
+            }
+        }
+    }
+}
+
+#[test]
+fn kube_every_container_gets_the_image_pull_policy_and_none_leaves_kubernetes_default() {
+    for (policy, word) in [
+        (ImagePullPolicy::Always, "Always"),
+        (ImagePullPolicy::IfNotPresent, "IfNotPresent"),
+        (ImagePullPolicy::Never, "Never"),
+    ] {
+        let settings = ManifestSettings {
+            image_pull_policy: Some(policy),
+            ..settings()
+        };
+        for spec in every_kind() {
+            for task in volcano_job(&spec, &settings).spec.tasks {
+                for container in task.template.spec.expect("pod spec").containers {
+                    assert_eq!(container.image_pull_policy.as_deref(), Some(word), "{:?}", spec.kind);
+                }
+            }
+        }
+    }
+    let unset = ManifestSettings::new("ns", INSTALLATION);
+    for spec in every_kind() {
+        for task in volcano_job(&spec, &unset).spec.tasks {
+            for container in task.template.spec.expect("pod spec").containers {
+                assert_eq!(container.image_pull_policy, None);
+            }
+        }
+    }
 }
 
 #[test]
