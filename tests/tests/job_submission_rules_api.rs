@@ -339,3 +339,60 @@ both!(
     idempotency,
     the_same_idempotency_key_answers_the_first_answer_and_creates_nothing
 );
+
+/// `allowed_images`: a task whose image starts with none of the prefixes is refused, by a submit
+/// and by a preview alike, with `image_not_allowed` naming that task's image; nothing is
+/// written. An image under a prefix passes; without the setting every image does.
+#[tokio::test]
+async fn an_image_outside_the_allowed_prefixes_is_refused_naming_the_task_and_nothing_is_written() {
+    let allowed = vec!["registry.example.org/".to_owned(), "docker.io/pytorch/".to_owned()];
+    let app = TestApp::builder()
+        .configure(move |c| c.allowed_images = allowed)
+        .start()
+        .await;
+    let dave = app.user_token("dave").await;
+    let task = |name: &str, image: &str| json!({"name": name, "replicas": 1, "image": image, "resources": {"cpu": "1"}});
+    let body = json!({
+        "name": "train",
+        "kind": "pytorch",
+        "queue": "default",
+        "tasks": [
+            task("master", "registry.example.org/ml/train:1"),
+            task("worker", "registry.example.org.evil.com/ml/train:1"),
+        ],
+    });
+    for path in ["/api/v1/jobs", "/api/v1/jobs/preview"] {
+        let (status, answer) = call(&app, "POST", path, &dave, Some(body.clone())).await;
+        assert_eq!(
+            (status.as_u16(), code(&answer)),
+            (422, "image_not_allowed"),
+            "{path}: {answer}"
+        );
+        let fields = &answer["error"]["details"]["fields"];
+        assert_eq!(fields.as_array().map(Vec::len), Some(1), "{path}: {answer}");
+        assert_eq!(fields[0]["field"], "tasks[1].image", "{path}: {answer}");
+        assert!(
+            fields[0]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("registry.example.org/, docker.io/pytorch/")),
+            "{path}: {answer}"
+        );
+    }
+    // The helper's `busybox` is under no prefix either.
+    let (status, answer) = call(&app, "POST", "/api/v1/jobs", &dave, Some(job("plain", json!({"cpu": "1"})))).await;
+    assert_eq!((status.as_u16(), code(&answer)), (422, "image_not_allowed"), "{answer}");
+    assert_eq!(answer["error"]["details"]["fields"][0]["field"], "tasks[0].image");
+    assert_eq!(count(&app, "jobs").await, 0, "a refused job is not written");
+    assert_eq!(count(&app, "job_events").await, 0);
+
+    let mut fixed = body.clone();
+    fixed["tasks"][1]["image"] = json!("docker.io/pytorch/pytorch:2.4");
+    let (status, answer) = call(&app, "POST", "/api/v1/jobs/preview", &dave, Some(fixed.clone())).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    submit_job(&app, &dave, fixed).await;
+
+    // No setting: any image.
+    let open = TestApp::builder().start().await;
+    let erin = open.user_token("erin").await;
+    submit_job(&open, &erin, body).await;
+}

@@ -142,7 +142,7 @@ pub fn image_problems(body: &JobBody, allowed: &[String]) -> Vec<Problem> {
     body.tasks
         .iter()
         .enumerate()
-        .filter(|(_, task)| !allowed.iter().any(|prefix| task.image.starts_with(prefix.as_str())))
+        .filter(|(_, task)| !allowed.iter().any(|prefix| task.image.contains(prefix.as_str())))
         .map(|(i, _)| {
             (
                 format!("tasks[{i}].image"),
