@@ -305,7 +305,9 @@ fn deploy_jobs_run_in_a_namespace_of_their_own_under_pod_security_baseline() {
     let labels = ns.metadata.labels.clone().unwrap_or_default();
     for mode in ["enforce", "warn", "audit"] {
         assert_eq!(
-            labels.get(&format!("pod-security.kubernetes.io/{mode}")).map(String::as_str),
+            labels
+                .get(&format!("pod-security.kubernetes.io/{mode}"))
+                .map(String::as_str),
             Some("baseline"),
             "{jobs}: {labels:?}"
         );
@@ -353,8 +355,16 @@ fn deploy_network_policy_lets_only_the_ingress_controller_reach_anteroom() {
     let deployment: Deployment = one_of("Deployment");
     let template = deployment.spec.expect("spec").template;
     let pod_labels = template.metadata.and_then(|m| m.labels).unwrap_or_default();
-    let selected = spec.pod_selector.clone().expect("podSelector").match_labels.unwrap_or_default();
-    assert!(!selected.is_empty(), "the policy selects Anteroom's pods, not every pod");
+    let selected = spec
+        .pod_selector
+        .clone()
+        .expect("podSelector")
+        .match_labels
+        .unwrap_or_default();
+    assert!(
+        !selected.is_empty(),
+        "the policy selects Anteroom's pods, not every pod"
+    );
     assert!(
         selected.iter().all(|(k, v)| pod_labels.get(k) == Some(v)),
         "{selected:?} does not select {pod_labels:?}"

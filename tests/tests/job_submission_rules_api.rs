@@ -351,7 +351,8 @@ async fn an_image_outside_the_allowed_prefixes_is_refused_naming_the_task_and_no
         .start()
         .await;
     let dave = app.user_token("dave").await;
-    let task = |name: &str, image: &str| json!({"name": name, "replicas": 1, "image": image, "resources": {"cpu": "1"}});
+    let task =
+        |name: &str, image: &str| json!({"name": name, "replicas": 1, "image": image, "resources": {"cpu": "1"}});
     let body = json!({
         "name": "train",
         "kind": "pytorch",
@@ -379,7 +380,14 @@ async fn an_image_outside_the_allowed_prefixes_is_refused_naming_the_task_and_no
         );
     }
     // The helper's `busybox` is under no prefix either.
-    let (status, answer) = call(&app, "POST", "/api/v1/jobs", &dave, Some(job("plain", json!({"cpu": "1"})))).await;
+    let (status, answer) = call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &dave,
+        Some(job("plain", json!({"cpu": "1"}))),
+    )
+    .await;
     assert_eq!((status.as_u16(), code(&answer)), (422, "image_not_allowed"), "{answer}");
     assert_eq!(answer["error"]["details"]["fields"][0]["field"], "tasks[0].image");
     assert_eq!(count(&app, "jobs").await, 0, "a refused job is not written");

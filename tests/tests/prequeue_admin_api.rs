@@ -157,7 +157,10 @@ async fn settings_are_validated_as_a_whole_and_applied_at_once(app: TestApp) {
         (&status_before["backfillEnabled"], &status_before["queueQuotaEnabled"]),
         (&json!(false), &json!(false))
     );
-    assert_eq!(status_before["defaultRequests"]["custom"], json!({"cpu": "1", "memory": "4Gi"}));
+    assert_eq!(
+        status_before["defaultRequests"]["custom"],
+        json!({"cpu": "1", "memory": "4Gi"})
+    );
     settings(
         &app,
         &admin,

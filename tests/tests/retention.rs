@@ -93,7 +93,10 @@ async fn old_history_goes_unfinished_jobs_stay_and_a_stream_resumed_from_a_prune
     let after = submit_keyed(&d, &ann, "first-try", job("after", json!({"cpu": "1"}))).await;
     assert!(after > done, "a job id is never reused ({after} after {done})");
     let first_new = number(&d, &format!("SELECT MIN(id) FROM job_events WHERE job_id = {after}")).await;
-    assert!(first_new > pruned_last, "an event id is never reused ({first_new} after {pruned_last})");
+    assert!(
+        first_new > pruned_last,
+        "an event id is never reused ({first_new} after {pruned_last})"
+    );
     let events = read_events_after(res, 1, pruned_last).await;
     assert_eq!(
         (events[0].0, events[0].1["jobId"].as_i64()),

@@ -43,7 +43,10 @@ async fn create_user_by_cookie(
 
 async fn user_exists(app: &TestApp, token: &str, username: &str) -> bool {
     let (_, users) = call(app, "GET", "/api/v1/admin/users?pageSize=500", token, None).await;
-    let items = users["items"].as_array().cloned().unwrap_or_else(|| users.as_array().cloned().unwrap_or_default());
+    let items = users["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_else(|| users.as_array().cloned().unwrap_or_default());
     items.iter().any(|u| u["username"] == username)
 }
 
@@ -72,7 +75,11 @@ async fn a_foreign_page_cannot_write_with_the_admins_cookie_and_the_ui_s_own_ori
         vec![],
     ] {
         let (status, body) = create_user_by_cookie(&app, &cookie, "evil2", &headers, "application/json").await;
-        assert_eq!((status, code(&body)), (403, "cross_site_request"), "{headers:?}: {body}");
+        assert_eq!(
+            (status, code(&body)),
+            (403, "cross_site_request"),
+            "{headers:?}: {body}"
+        );
     }
     assert!(!user_exists(&app, &token, "evil1").await && !user_exists(&app, &token, "evil2").await);
     // The UI's own pages: fetch metadata, or an Origin equal to the server's.
@@ -104,7 +111,11 @@ async fn a_body_that_is_not_json_is_415_and_bearer_clients_are_not_asked_where_t
     let app = TestApp::builder().start().await;
     let token = app.admin_token().await;
     let before = count(&app, "users").await;
-    for content_type in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"] {
+    for content_type in [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+    ] {
         let res = app
             .client
             .post(app.url("/api/v1/admin/users"))
@@ -164,8 +175,15 @@ async fn a_foreign_page_cannot_log_a_browser_in_but_a_script_can() {
         assert_eq!(res.status(), 403, "{headers:?}");
         assert!(res.headers().get("set-cookie").is_none());
     }
-    assert_eq!(login(vec![]).await.unwrap().status(), 200, "a script sends no browser header");
-    assert_eq!(login(vec![("sec-fetch-site", "same-origin")]).await.unwrap().status(), 200);
+    assert_eq!(
+        login(vec![]).await.unwrap().status(),
+        200,
+        "a script sends no browser header"
+    );
+    assert_eq!(
+        login(vec![("sec-fetch-site", "same-origin")]).await.unwrap().status(),
+        200
+    );
 }
 
 #[tokio::test]
@@ -222,12 +240,20 @@ async fn ui_pages_forbid_foreign_form_targets_powerful_features_and_openers() {
     let app = TestApp::builder().start().await;
     let page = app.client.get(app.url("/jobs")).send().await.unwrap();
     let h = page.headers();
-    assert!(h["content-security-policy"].to_str().unwrap().contains("form-action 'self'"));
+    assert!(
+        h["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .contains("form-action 'self'")
+    );
     assert!(h["permissions-policy"].to_str().unwrap().contains("camera=()"));
     assert_eq!(h["cross-origin-opener-policy"], "same-origin");
     assert!(!h.contains_key("strict-transport-security"), "plain http: no HSTS");
     let api = app.client.get(app.url("/healthz")).send().await.unwrap();
-    assert!(!api.headers().contains_key("permissions-policy"), "JSON answers are not pages");
+    assert!(
+        !api.headers().contains_key("permissions-policy"),
+        "JSON answers are not pages"
+    );
 }
 
 /// Opens a connection that sends half a request header and then nothing.
@@ -279,7 +305,15 @@ async fn half_sent_headers_are_closed_after_the_header_timeout_while_others_are_
 
 /// The open-connections gauge on `/metrics`.
 async fn open_connections(app: &TestApp) -> f64 {
-    let text = app.client.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    let text = app
+        .client
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     text.lines()
         .find_map(|l| l.strip_prefix(anteroom::http::server::OPEN_CONNECTIONS))
         .and_then(|v| v.trim().parse().ok())
@@ -362,21 +396,37 @@ async fn a_task_without_cpu_or_memory_gets_the_kind_s_defaults_and_zero_is_refus
     let app = TestApp::builder().start().await;
     let token = app.user_token("alice").await;
     let status = app.get_json("/api/v1/prequeue/status", Some(&token)).await;
-    assert_eq!(status["defaultRequests"]["custom"], json!({"cpu": "1", "memory": "4Gi"}));
+    assert_eq!(
+        status["defaultRequests"]["custom"],
+        json!({"cpu": "1", "memory": "4Gi"})
+    );
     let (_, answer) = submit_job(&app, &token, job("empty", json!({}))).await;
     assert_eq!(answer["job"]["resources"]["cpu"], "1");
     assert_eq!(answer["job"]["resources"]["memory"], "4Gi");
-    assert_eq!(answer["job"]["tasks"][0]["resources"]["memory"], "4Gi", "stored as the pod gets it");
+    assert_eq!(
+        answer["job"]["tasks"][0]["resources"]["memory"], "4Gi",
+        "stored as the pod gets it"
+    );
     // What the body names is kept.
     let (_, answer) = submit_job(&app, &token, job("own", json!({"cpu": "2", "memory": "1Gi"}))).await;
     assert_eq!(answer["job"]["resources"]["memory"], "1Gi");
     // A named zero is refused, naming the field; the preview says the same.
     let before = count(&app, "jobs").await;
     for path in ["/api/v1/jobs", "/api/v1/jobs/preview"] {
-        let (status, body) = call(&app, "POST", path, &token, Some(job("zero", json!({"cpu": "0", "memory": "0"})))).await;
+        let (status, body) = call(
+            &app,
+            "POST",
+            path,
+            &token,
+            Some(job("zero", json!({"cpu": "0", "memory": "0"}))),
+        )
+        .await;
         assert_eq!(status, 422, "{path}: {body}");
         let fields = body["error"]["details"]["fields"].to_string();
-        assert!(fields.contains("tasks[0].resources.cpu") && fields.contains("tasks[0].resources.memory"), "{body}");
+        assert!(
+            fields.contains("tasks[0].resources.cpu") && fields.contains("tasks[0].resources.memory"),
+            "{body}"
+        );
     }
     assert_eq!(count(&app, "jobs").await, before, "nothing written");
     // The admin's defaults apply from the next submission.
@@ -408,8 +458,19 @@ async fn a_user_s_unfinished_jobs_are_capped_even_with_quotas_off() {
     let token = app.user_token("alice").await;
     let (first, _) = submit_job(&app, &token, job("a", json!({"cpu": "1"}))).await;
     submit_job(&app, &token, job("b", json!({"cpu": "1"}))).await;
-    let (status, body) = call(&app, "POST", "/api/v1/jobs", &token, Some(job("c", json!({"cpu": "1"})))).await;
-    assert_eq!((status.as_u16(), code(&body)), (429, "too_many_unfinished_jobs"), "{body}");
+    let (status, body) = call(
+        &app,
+        "POST",
+        "/api/v1/jobs",
+        &token,
+        Some(job("c", json!({"cpu": "1"}))),
+    )
+    .await;
+    assert_eq!(
+        (status.as_u16(), code(&body)),
+        (429, "too_many_unfinished_jobs"),
+        "{body}"
+    );
     assert_eq!(body["error"]["details"]["limit"], 2);
     // Another user is not held by alice's count.
     let bob = app.user_token("bob").await;

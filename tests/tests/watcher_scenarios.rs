@@ -98,7 +98,10 @@ async fn a_timed_out_normal_job_blocks_later_same_domain_jobs_in_its_queue_and_n
     // Ann's first job takes 4 of the 5; her next waits for the queue's room past its tolerance.
     submit(&d, &ann, gpu_job("running", "custom", 4, "normal")).await;
     let (waiting, a) = submit(&d, &ann, gpu_job("waiting", "custom", 4, "normal")).await;
-    assert_eq!(a["job"]["waitingSince"], a["job"]["submittedAt"], "a shared hold starts the clock: {a}");
+    assert_eq!(
+        a["job"]["waitingSince"], a["job"]["submittedAt"],
+        "a shared hold starts the clock: {a}"
+    );
     d.advance(61).await;
     // Submitted after it: Bob's A100 job in the same queue and his CPU-only job there are
     // blocked; his V100 job there (another resource domain) and his A100 job in another queue
@@ -452,9 +455,7 @@ memory = "512Gi"
 accelerators = { "nvidia.com/a100" = "8" }
 "#;
 
-async fn a_job_held_by_its_owners_own_quota_blocks_nobody_and_its_clock_starts_at_the_shared_hold(
-    db: Option<String>,
-) {
+async fn a_job_held_by_its_owners_own_quota_blocks_nobody_and_its_clock_starts_at_the_shared_hold(db: Option<String>) {
     let d = Driven::start(db, SIXTEEN_GPUS).await;
     let admin = d.app.admin_token().await;
     let ann = d.app.user_token("ann").await;

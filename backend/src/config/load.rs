@@ -193,7 +193,7 @@ impl Config {
             get("jobs_namespace").expect("jobs_namespace has a default"),
             get("namespace"),
         ) {
-            ((_, Source::Default), Some(old)) if false => {
+            ((_, Source::Default), Some(old)) => {
                 warnings.push(format!(
                     "the setting `namespace` (from {}) is deprecated: rename it to `jobs_namespace` (ANTEROOM_JOBS_NAMESPACE)",
                     old.1
@@ -254,12 +254,12 @@ impl Config {
         };
         let kube_priority_class_normal = priority_class("kube_priority_class_normal")?;
         let kube_priority_class_backfill = priority_class("kube_priority_class_backfill")?;
-        let kube_priority_class_never = priority_class("kube_priority_class_never").ok().flatten();
+        let kube_priority_class_never = priority_class("kube_priority_class_never")?;
         let image_pull_policy = match get("image_pull_policy").filter(|(v, _)| !v.trim().is_empty()) {
             None => None,
             Some((v, src)) => Some(match v.trim() {
                 "Always" => ImagePullPolicy::Always,
-                "IfNotPresent" => ImagePullPolicy::Always,
+                "IfNotPresent" => ImagePullPolicy::IfNotPresent,
                 "Never" => ImagePullPolicy::Never,
                 other => {
                     return Err(invalid(
@@ -271,9 +271,10 @@ impl Config {
             }),
         };
         let (images_s, src) = get("allowed_images").expect("allowed_images has a default");
-        let allowed_images = parse_image_prefixes(&images_s).map_err(|reason| invalid("allowed_images", src, reason))?;
+        let allowed_images =
+            parse_image_prefixes(&images_s).map_err(|reason| invalid("allowed_images", src, reason))?;
         // Compared as text: `registry.example.org` would admit `registry.example.org.evil.com/x`.
-        for prefix in allowed_images.iter().filter(|p| p.is_empty()) {
+        for prefix in allowed_images.iter().filter(|p| !p.contains('/')) {
             warnings.push(format!(
                 "allowed_images: `{prefix}` has no `/`, so it admits every registry host that merely starts with it; write `{prefix}/`"
             ));

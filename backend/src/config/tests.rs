@@ -128,7 +128,10 @@ fn jobs_go_to_anteroom_jobs_unless_set_and_the_old_namespace_setting_still_works
     // Both set: the new name wins, and the old one is said to be ignored.
     let c = Config::load(
         &no_file(),
-        &env_of(&[("ANTEROOM_NAMESPACE", "legacy"), ("ANTEROOM_JOBS_NAMESPACE", "gpu-jobs")]),
+        &env_of(&[
+            ("ANTEROOM_NAMESPACE", "legacy"),
+            ("ANTEROOM_JOBS_NAMESPACE", "gpu-jobs"),
+        ]),
     )
     .unwrap();
     assert_eq!(c.jobs_namespace, "gpu-jobs");
@@ -137,7 +140,10 @@ fn jobs_go_to_anteroom_jobs_unless_set_and_the_old_namespace_setting_still_works
     let err = Config::load(&no_file(), &env_of(&[("ANTEROOM_NAMESPACE", "Bad_NS")]))
         .unwrap_err()
         .to_string();
-    assert!(err.contains("`namespace`") && err.contains("ANTEROOM_NAMESPACE"), "{err}");
+    assert!(
+        err.contains("`namespace`") && err.contains("ANTEROOM_NAMESPACE"),
+        "{err}"
+    );
     let err = Config::load(&no_file(), &env_of(&[("ANTEROOM_JOBS_NAMESPACE", "-x")]))
         .unwrap_err()
         .to_string();
@@ -174,9 +180,15 @@ fn image_pull_policy_and_allowed_images_are_optional_and_validated() {
     let err = Config::load(&no_file(), &env_of(&[("ANTEROOM_IMAGE_PULL_POLICY", "always")]))
         .unwrap_err()
         .to_string();
-    assert!(err.contains("`image_pull_policy`") && err.contains("IfNotPresent"), "{err}");
+    assert!(
+        err.contains("`image_pull_policy`") && err.contains("IfNotPresent"),
+        "{err}"
+    );
 
-    let env = env_of(&[("ANTEROOM_ALLOWED_IMAGES", " registry.example.org/ , docker.io/pytorch/,")]);
+    let env = env_of(&[(
+        "ANTEROOM_ALLOWED_IMAGES",
+        " registry.example.org/ , docker.io/pytorch/,",
+    )]);
     let c = Config::load(&no_file(), &env).unwrap();
     assert_eq!(c.allowed_images, ["registry.example.org/", "docker.io/pytorch/"]);
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
@@ -185,7 +197,11 @@ fn image_pull_policy_and_allowed_images_are_optional_and_validated() {
         .to_string();
     assert!(err.contains("`allowed_images`") && err.contains("`a/ b/`"), "{err}");
     // A host without its slash admits look-alike hosts: allowed, but warned about.
-    let c = Config::load(&no_file(), &env_of(&[("ANTEROOM_ALLOWED_IMAGES", "registry.example.org")])).unwrap();
+    let c = Config::load(
+        &no_file(),
+        &env_of(&[("ANTEROOM_ALLOWED_IMAGES", "registry.example.org")]),
+    )
+    .unwrap();
     assert_eq!(c.warnings.len(), 1);
     assert!(c.warnings[0].contains("registry.example.org/"), "{:?}", c.warnings);
 }

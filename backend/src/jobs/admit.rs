@@ -347,7 +347,13 @@ pub(super) async fn decision_snapshot(
         preemptions_in_flight: Vec::new(),
         recent_plans: Vec::new(),
     };
-    Ok((snapshot, OwnerCounts { prequeued: owner_prequeued, unfinished: owner_unfinished }))
+    Ok((
+        snapshot,
+        OwnerCounts {
+            prequeued: owner_prequeued,
+            unfinished: owner_unfinished,
+        },
+    ))
 }
 
 /// The caller's jobs as steps 6 needs them, each counted up to its limit.

@@ -237,7 +237,9 @@ pub fn plan_preemption(snapshot: &Snapshot, now: DateTime<Utc>) -> PreemptionOut
         }
         // Its victims are gone and it still does not fit: the room went to someone else.
         if let Some(planned_at) = recent_plan_within_window(snapshot, job, now) {
-            outcome.skipped.push((job.id, PreemptionSkip::RecentPlan { planned_at }));
+            outcome
+                .skipped
+                .push((job.id, PreemptionSkip::RecentPlan { planned_at }));
             continue;
         }
         let mut best: Option<PreemptionPlan> = None;

@@ -55,12 +55,15 @@ pub(super) fn leader(is_leader: bool) {
     }
 }
 
+/// The plans (beneficiary, when) already counted as missed.
+pub(super) type SeenPlans = std::sync::Mutex<std::collections::HashSet<(i64, chrono::DateTime<chrono::Utc>)>>;
+
 /// `anteroom_preemption_misses_total`: plans whose victims are gone while their beneficiary
 /// still does not fit — the scheduler gave the freed room to another job. Counted once per
 /// plan (`seen` remembers the plans counted by this process; a new leader may count a plan
 /// again).
 pub(super) fn preemption_missed(
-    seen: &std::sync::Mutex<std::collections::HashSet<(i64, chrono::DateTime<chrono::Utc>)>>,
+    seen: &SeenPlans,
     beneficiary: i64,
     planned_at: chrono::DateTime<chrono::Utc>,
 ) {

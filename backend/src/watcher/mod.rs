@@ -130,7 +130,7 @@ pub struct Watcher {
     /// When the lease was last taken or renewed.
     renewed: Arc<std::sync::Mutex<Instant>>,
     /// Preemption plans counted as missed (`anteroom_preemption_misses_total`), once each.
-    misses: Arc<std::sync::Mutex<std::collections::HashSet<(i64, chrono::DateTime<chrono::Utc>)>>>,
+    misses: Arc<metrics::SeenPlans>,
     /// The lease term (fence) whose first repair ran.
     repaired_term: Arc<std::sync::Mutex<Option<i64>>>,
 }

@@ -157,7 +157,12 @@ fn SettingsForm(initial: PrequeueConfig) -> impl IntoView {
         .iter()
         .map(|(kind, label)| {
             let d = defaults_of(&mut start, kind);
-            (*kind, *label, RwSignal::new(d.cpu.to_string()), RwSignal::new(d.memory.to_string()))
+            (
+                *kind,
+                *label,
+                RwSignal::new(d.cpu.to_string()),
+                RwSignal::new(d.memory.to_string()),
+            )
         })
         .collect();
     let requests = StoredValue::new(requests);

@@ -145,7 +145,7 @@ impl ManifestSettings {
     fn priority_class(&self, schedule_type: ScheduleType, policy: PreemptionPolicy) -> Option<String> {
         match (schedule_type, policy) {
             (ScheduleType::Normal, PreemptionPolicy::Never) => self
-                .priority_class_normal
+                .priority_class_never
                 .clone()
                 .or_else(|| self.priority_class_normal.clone()),
             (ScheduleType::Normal, PreemptionPolicy::PreemptLowerPriority) => self.priority_class_normal.clone(),
@@ -207,9 +207,9 @@ pub fn volcano_job(spec: &JobSpec, settings: &ManifestSettings) -> VolcanoJob {
                         image: Some(task.image.clone()),
                         command: (!task.command.is_empty()).then(|| task.command.clone()),
                         resources: Some(requirements(&task.resources)),
-                        image_pull_policy: None,
+                        image_pull_policy: settings.image_pull_policy.map(|p| p.as_str().to_owned()),
                         security_context: Some(SecurityContext {
-                            allow_privilege_escalation: Some(true),
+                            allow_privilege_escalation: Some(false),
                             ..SecurityContext::default()
                         }),
                         ..Container::default()

@@ -273,11 +273,18 @@ fn naive_plan(s: &Snapshot) -> PreemptionOutcome {
         } else {
             job.waiting_tolerance_seconds.unwrap_or(0)
         };
-        let last = s.recent_plans.iter().filter(|p| p.beneficiary == job.id).map(|p| p.planned_at).max();
+        let last = s
+            .recent_plans
+            .iter()
+            .filter(|p| p.beneficiary == job.id)
+            .map(|p| p.planned_at)
+            .max();
         if let Some(planned_at) = last
             && planned_at + Duration::seconds(window) > now()
         {
-            outcome.skipped.push((job.id, PreemptionSkip::RecentPlan { planned_at }));
+            outcome
+                .skipped
+                .push((job.id, PreemptionSkip::RecentPlan { planned_at }));
             continue;
         }
         let mut best: Option<(usize, String, Vec<usize>, Vec<JobId>)> = None;

@@ -418,7 +418,14 @@ async fn ids_are_not_reused_after_the_newest_rows_are_pruned() {
     let old = now() - Duration::days(DAYS + 1);
     let first = add_job(&db, JobPhase::Running, old, None).await;
     let newest = add_job(&db, JobPhase::Completed, old, Some(old)).await;
-    let newest_event = event::Entity::find().all(&db).await.unwrap().iter().map(|e| e.id).max().unwrap();
+    let newest_event = event::Entity::find()
+        .all(&db)
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.id)
+        .max()
+        .unwrap();
 
     let counts = prune_once(writer(&db, &clock), retention()).await.unwrap().unwrap();
     assert_eq!(counts.jobs, 1);

@@ -245,15 +245,30 @@ fn kube_a_never_job_gets_the_never_priority_class_and_falls_back_to_the_normal_o
         ..both.clone()
     };
     for (settings, schedule_type, policy, class) in [
-        (&both, ScheduleType::Normal, PreemptionPolicy::Never, Some("anteroom-never")),
+        (
+            &both,
+            ScheduleType::Normal,
+            PreemptionPolicy::Never,
+            Some("anteroom-never"),
+        ),
         (
             &both,
             ScheduleType::Normal,
             PreemptionPolicy::PreemptLowerPriority,
             Some("anteroom-normal"),
         ),
-        (&both, ScheduleType::Backfill, PreemptionPolicy::Never, Some("anteroom-backfill")),
-        (&only_normal, ScheduleType::Normal, PreemptionPolicy::Never, Some("anteroom-normal")),
+        (
+            &both,
+            ScheduleType::Backfill,
+            PreemptionPolicy::Never,
+            Some("anteroom-backfill"),
+        ),
+        (
+            &only_normal,
+            ScheduleType::Normal,
+            PreemptionPolicy::Never,
+            Some("anteroom-normal"),
+        ),
         (
             &ManifestSettings::new("ns", INSTALLATION),
             ScheduleType::Normal,
