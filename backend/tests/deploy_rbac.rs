@@ -404,7 +404,7 @@ fn deploy_config_map_is_a_configuration_anteroom_starts_with_and_no_setting_is_d
     let data = config.data.expect("data");
     for key in data.keys() {
         assert!(
-            anteroom::config::SETTINGS.iter().any(|s| &s.env == key),
+            anteroom::config::SETTINGS.iter().any(|s| s.env == key.as_str()),
             "{key} is not a setting"
         );
     }

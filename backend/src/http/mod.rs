@@ -281,7 +281,10 @@ mod tests {
         let body: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(body["error"]["code"], "timeout");
         let quick = async { StatusCode::NO_CONTENT.into_response() };
-        assert_eq!(within(Duration::from_secs(30), quick).await.status(), StatusCode::NO_CONTENT);
+        assert_eq!(
+            within(Duration::from_secs(30), quick).await.status(),
+            StatusCode::NO_CONTENT
+        );
     }
 
     #[tokio::test]

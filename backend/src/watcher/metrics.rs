@@ -62,11 +62,7 @@ pub(super) type SeenPlans = std::sync::Mutex<std::collections::HashSet<(i64, chr
 /// still does not fit — the scheduler gave the freed room to another job. Counted once per
 /// plan (`seen` remembers the plans counted by this process; a new leader may count a plan
 /// again).
-pub(super) fn preemption_missed(
-    seen: &SeenPlans,
-    beneficiary: i64,
-    planned_at: chrono::DateTime<chrono::Utc>,
-) {
+pub(super) fn preemption_missed(seen: &SeenPlans, beneficiary: i64, planned_at: chrono::DateTime<chrono::Utc>) {
     let mut seen = seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if seen.len() > 10_000 {
         seen.clear();
