@@ -81,6 +81,19 @@ async fn a_foreign_page_cannot_write_with_the_admins_cookie_and_the_ui_s_own_ori
             "{headers:?}: {body}"
         );
     }
+    // Behind a basic-auth proxy the browser adds `Authorization: Basic` by itself: no exemption.
+    let (status, body) = create_user_by_cookie(
+        &app,
+        &cookie,
+        "evil3",
+        &[
+            ("authorization", "Basic YTpi".into()),
+            ("origin", "https://evil.example".into()),
+        ],
+        "application/json",
+    )
+    .await;
+    assert_eq!((status, code(&body)), (403, "cross_site_request"), "{body}");
     assert!(!user_exists(&app, &token, "evil1").await && !user_exists(&app, &token, "evil2").await);
     // The UI's own pages: fetch metadata, or an Origin equal to the server's.
     let (status, body) = create_user_by_cookie(

@@ -468,7 +468,7 @@ async fn a_job_held_by_its_owners_own_quota_blocks_nobody_and_its_clock_starts_a
         json!({"queueQuotaEnabled": true, "normalJobWaitingToleranceSeconds": 60}),
     )
     .await;
-    quota(&d.app, &admin, "default", json!({"nvidia.com/a100": "4"})).await;
+    let rule = quota(&d.app, &admin, "default", json!({"nvidia.com/a100": "4"})).await;
     let (status, body) = call(
         &d.app,
         "PUT",
@@ -512,6 +512,21 @@ async fn a_job_held_by_its_owners_own_quota_blocks_nobody_and_its_clock_starts_a
     assert_eq!(a["admission"]["reasons"][0]["details"]["jobId"], parked, "{a}");
     assert!(d.round().await.activated.is_empty());
     assert_eq!(reason_codes(&detail(&d, &dan, late).await), ["blocked_by"]);
+    // The admin lowers Ann's quota below her job: timed out, but now held privately again, it
+    // blocks no one any more, at submission or in a round (read from the store's usage).
+    let (status, body) = call(
+        &d.app,
+        "PUT",
+        &format!("/api/v1/admin/queue-quotas/{}", rule["id"]),
+        &admin,
+        Some(json!({"queue": "default", "limits": {"nvidia.com/a100": "2"}})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let (_, a) = submit(&d, &dan, timed_job("dan-after", json!({"cpu": "1"}), None)).await;
+    assert_eq!(a["admission"]["decision"], "activated", "{a}");
+    assert_eq!(d.round().await.activated, [late]);
+    assert_eq!(reason_codes(&detail(&d, &ann, parked).await), ["quota", "queue_capacity"]);
 }
 both_driven!(
     private_hold,

@@ -306,7 +306,13 @@ impl Config {
         let http_limits = HttpLimits {
             header_read_timeout: std::time::Duration::from_secs(positive("header_read_timeout_seconds")?),
             request_timeout: std::time::Duration::from_secs(positive("request_timeout_seconds")?),
-            max_connections: usize::try_from(positive("max_connections")?).unwrap_or(usize::MAX),
+            max_connections: match positive("max_connections")? {
+                n if n <= 1_000_000 => usize::try_from(n).unwrap_or(usize::MAX),
+                n => {
+                    let (_, src) = get("max_connections").expect("has a default");
+                    return Err(invalid("max_connections", src, format!("`{n}` is over 1000000")));
+                }
+            },
             max_streams_per_user: usize::try_from(positive("max_streams_per_user")?).unwrap_or(usize::MAX),
         };
 

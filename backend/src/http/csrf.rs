@@ -73,7 +73,14 @@ fn is_write(method: &Method) -> bool {
 /// The layer: refuses a cookie-authenticated write that does not come from the UI's origin,
 /// and a browser's login from a foreign page, with 403 `cross_site_request`.
 pub async fn refuse_cross_site(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    if is_write(req.method()) && !req.headers().contains_key(header::AUTHORIZATION) {
+    // Only a bearer token exempts: a browser behind a basic-auth proxy attaches `Basic` by
+    // itself, even to a foreign page's form post.
+    let bearer = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("Bearer "));
+    if is_write(req.method()) && !bearer {
         let own = state.config.public_url.as_ref().map(|u| u.origin.as_str());
         let from = provenance(req.headers(), own);
         let by_cookie = crate::auth::session_token(req.headers(), &state.config).is_some();

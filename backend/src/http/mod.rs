@@ -202,16 +202,22 @@ pub fn router(state: AppState) -> Router {
 
 /// The one route that answers for as long as the client listens.
 const STREAM_PATH: &str = "/api/v1/jobs/events/stream";
+/// The submission, which times its own steps (`jobs::submit`).
+const SUBMIT_PATH: &str = "/api/v1/jobs";
 
-/// Every route but the event stream answers within `request_timeout_seconds`: a handler stuck
-/// on a locked database or a hung cluster call must not hold its connection (and the client)
-/// for ever. The handler's future is dropped, which rolls back its open transaction.
+/// Every route but the event stream and the submission answers within
+/// `request_timeout_seconds`: a handler stuck on a locked database or a hung cluster call must
+/// not hold its connection (and the client) for ever. The handler's future is dropped, which
+/// rolls back an open transaction.
 async fn request_deadline(
     axum::extract::State(state): axum::extract::State<AppState>,
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    if req.uri().path() == STREAM_PATH {
+    // The stream answers for as long as the client listens; a submission keeps its own
+    // deadline up to its admission (a job written must be answered as written, never as 503).
+    let path = req.uri().path();
+    if path == STREAM_PATH || (path == SUBMIT_PATH && req.method() == axum::http::Method::POST) {
         return next.run(req).await;
     }
     within(state.config.http_limits.request_timeout, next.run(req)).await

@@ -57,6 +57,7 @@ fn context(state: &AppState) -> Context<'_> {
         sequencer: state.sequencer.as_ref(),
         clock: &state.clock,
         allowed_images: &state.config.allowed_images,
+        request_timeout: state.config.http_limits.request_timeout,
     }
 }
 
@@ -95,6 +96,11 @@ impl From<JobError> for ApiError {
             }
             JobError::Cluster(e) => e.into(),
             JobError::Db(e) => e.into(),
+            JobError::Timeout => {
+                let mut e = ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "timeout", message);
+                e.retry_after_seconds = Some(1);
+                e
+            }
         }
     }
 }

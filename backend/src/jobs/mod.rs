@@ -76,6 +76,10 @@ pub struct Context<'a> {
     pub clock: &'a std::sync::Arc<dyn crate::cluster::clock::Clock>,
     /// Image prefixes a task may use (`allowed_images`); empty: any.
     pub allowed_images: &'a [String],
+    /// `request_timeout_seconds`: how long a submission may take before its admission (then
+    /// 503 `timeout`, nothing written) and how long it waits for the cluster after it (then
+    /// 201 with the job as stored; the watcher finishes the activation).
+    pub request_timeout: std::time::Duration,
 }
 
 /// What a jobs operation can fail on; the handlers map each to a status and a stable code.
@@ -111,6 +115,9 @@ pub enum JobError {
     /// The database failed.
     #[error(transparent)]
     Db(#[from] DbErr),
+    /// A submission's checks before its admission ran out of time; nothing was written.
+    #[error("the submission could not be checked in time; nothing was written")]
+    Timeout,
 }
 
 fn corrupt(row: &job::Model, what: &str) -> DbErr {
@@ -323,16 +330,27 @@ pub async fn submit(
 ) -> Result<SubmitResponse, JobError> {
     let key = key.map(idempotency::check_key).transpose()?;
     let hash = idempotency::body_hash(body);
-    if let Some(key) = key
-        && let Some(first) = idempotency::find(ctx.db_read, user.id, key, Utc::now()).await?
-    {
-        return replay(ctx, &first, &hash).await;
-    }
     let config = ctx.settings.current();
     // The hash above is of the body as sent: a retry matches it whatever the defaults are now.
     let body = &validate::with_default_requests(body, &config.default_requests);
     let tasks = task_resources(body);
-    let nodes = check_body_and_queue(ctx, user, body, &tasks).await?;
+    // Before the admission nothing is written, so running out of time can answer 503 (the
+    // generic request deadline skips this route: past the admission, the job exists and the
+    // answer must say so).
+    let checked = tokio::time::timeout(ctx.request_timeout, async {
+        if let Some(key) = key
+            && let Some(first) = idempotency::find(ctx.db_read, user.id, key, Utc::now()).await?
+        {
+            return Ok(Err(first));
+        }
+        check_body_and_queue(ctx, user, body, &tasks).await.map(Ok)
+    })
+    .await
+    .map_err(|_| JobError::Timeout)??;
+    let nodes = match checked {
+        Ok(nodes) => nodes,
+        Err(first) => return replay(ctx, &first, &hash).await,
+    };
     let request = anteroom_shared::scheduling::job_resources(&tasks).map_err(SubmitRejection::from)?;
     let pending = admit::Pending {
         user: user.clone(),
@@ -376,16 +394,29 @@ pub async fn submit(
             let (db, cluster, claimed) = (ctx.db.clone(), ctx.cluster.clone(), row.clone());
             let clock = ctx.clock.clone();
             let grace = config.preemption_grace_period_seconds;
-            let outcome = tokio::spawn(async move {
+            let task = tokio::spawn(async move {
                 let w = activation::Writer {
                     db: &db,
                     clock: clock.as_ref(),
                     fence: None,
                 };
                 activation::activate_claimed(w, cluster.as_ref(), &claimed, grace).await
-            })
-            .await
-            .map_err(|e| DbErr::Custom(format!("activation task: {e}")));
+            });
+            // A slow or hung cluster: answer with the job as stored (`Activating`); the task
+            // goes on, and the watcher repairs the job if it never finishes.
+            let Ok(joined) = tokio::time::timeout(ctx.request_timeout, task).await else {
+                tracing::warn!(
+                    job = row.id,
+                    "the cluster create is taking long; answering with the job as stored"
+                );
+                let row = current(ctx.db, row).await;
+                ctx.signals.events_written();
+                return Ok(SubmitResponse {
+                    job: to_api(&row)?,
+                    admission,
+                });
+            };
+            let outcome = joined.map_err(|e| DbErr::Custom(format!("activation task: {e}")));
             match outcome {
                 Ok(Ok(ActivationOutcome::Activated(activated))) => activated,
                 Ok(Ok(ActivationOutcome::CreateFailed { job, .. })) => job,
