@@ -226,26 +226,37 @@ pub async fn delete_job(id: i64) -> Result<(), ApiFailure> {
     delete(&format!("/api/v1/jobs/{id}")).await
 }
 
-/// `POST /api/v1/jobs` with an `Idempotency-Key`: the same body sent again from the same page
-/// (a retry after a timeout or a lost answer) gets the first answer instead of a second job.
+/// `POST /api/v1/jobs` with an `Idempotency-Key`: the same body sent again after a failure (a
+/// retry after a timeout or a lost answer) gets the first answer instead of a second job.
 pub async fn submit(body: &JobBody) -> Result<SubmitResponse, ApiFailure> {
     let key = submit_key(body);
     let request = Request::post("/api/v1/jobs").header("Idempotency-Key", &key);
-    answer(send_json(request, body).await?).await
+    let answer = answer(send_json(request, body).await?).await;
+    if answer.is_ok() {
+        // Accepted: the next submission, even of the same body, is a new job.
+        SUBMIT_NONCE.with(|n| n.set(fresh_nonce()));
+    }
+    answer
 }
 
-/// `ui-<page nonce>-<hash of the body>`: stable for one body on one page load, different for
-/// another body or after a reload (so submitting the same job again on purpose works).
+thread_local! {
+    /// Changes after every accepted submission (and on every page load).
+    static SUBMIT_NONCE: std::cell::Cell<u64> = std::cell::Cell::new(fresh_nonce());
+}
+
+fn fresh_nonce() -> u64 {
+    (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64
+}
+
+/// `ui-<nonce>-<hash of the body>`: stable for one body until a submission is accepted.
 fn submit_key(body: &JobBody) -> String {
-    thread_local! {
-        static NONCE: u64 = (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64;
-    }
     let text = serde_json::to_string(body).unwrap_or_default();
-    // FNV-1a: a key, not a secret; collisions matter only within one page's nonce.
-    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    NONCE.with(|nonce| format!("ui-{nonce:x}-{hash:016x}"))
+    // FNV-1a: a key, not a secret; collisions matter only within one nonce.
+    let hash = text
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    let nonce = SUBMIT_NONCE.with(std::cell::Cell::get);
+    format!("ui-{nonce:x}-{hash:016x}")
 }
 
 /// `POST /api/v1/jobs/preview`: the decision a submit would get now; nothing is written.
