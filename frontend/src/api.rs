@@ -252,9 +252,9 @@ fn fresh_nonce() -> u64 {
 fn submit_key(body: &JobBody) -> String {
     let text = serde_json::to_string(body).unwrap_or_default();
     // FNV-1a: a key, not a secret; collisions matter only within one nonce.
-    let hash = text
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
     let nonce = SUBMIT_NONCE.with(std::cell::Cell::get);
     format!("ui-{nonce:x}-{hash:016x}")
 }

@@ -17,6 +17,7 @@ mod m20261123_000012_idempotency_keys;
 mod m20261123_000013_preemptions;
 mod m20261124_000014_waiting_since;
 mod m20261124_000015_safety_settings;
+mod m20261125_000016_job_cluster_uid;
 
 /// Applies the migrations in order; used at start and by `anteroom migrate`.
 pub struct Migrator;
@@ -40,6 +41,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000013_preemptions::Migration),
             Box::new(m20261124_000014_waiting_since::Migration),
             Box::new(m20261124_000015_safety_settings::Migration),
+            Box::new(m20261125_000016_job_cluster_uid::Migration),
         ]
     }
 }

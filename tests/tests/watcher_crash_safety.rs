@@ -421,3 +421,55 @@ both_driven!(
     new_term_repair,
     a_new_leader_re_drives_the_claims_of_the_last_one_at_once
 );
+
+async fn a_job_whose_id_a_restored_database_reused_never_takes_the_lost_jobs_object(db: Option<String>) {
+    use anteroom::jobs::activation;
+    use anteroom::jobs::entity::job;
+    let d = Driven::start(db, "").await;
+    let (first, jobs) = prequeued_jobs(&d, 1).await;
+    let id = jobs[0];
+    // The cluster already has an `ar-<id>` of this installation: the job of that id which a
+    // database restored from a backup no longer knows (same labels, another uid).
+    let row = job::Entity::find_by_id(id).one(&d.app.state.db).await.unwrap().unwrap();
+    let mut lost = activation::job_spec(&row, 30).unwrap();
+    assert_ne!(lost.cluster_uid, "", "a submitted job has a uid");
+    lost.cluster_uid = "0a1b2c3d4e5f60718293a4b5c6d7e8f9".to_owned();
+    for task in &mut lost.tasks {
+        task.command = vec!["sleep".to_owned(), "86400".to_owned()];
+    }
+    d.sim.create_job(&lost).await.unwrap();
+    d.settle().await;
+
+    // The create finds the name taken by the other job: a failed create, not an activation.
+    d.round().await;
+    let stored = job::Entity::find_by_id(id).one(&d.app.state.db).await.unwrap().unwrap();
+    assert_eq!(stored.phase, "Activating");
+    assert_eq!(stored.attempts, 1);
+    let error = stored.last_error.unwrap_or_default();
+    assert!(error.contains("another job with the same id"), "{error}");
+    // Status sync sees `ar-<id>` running, long after the claim: not this job, so not recorded.
+    d.advance(10).await;
+    assert_eq!(phases(&d).await[&id], "Activating");
+    assert_eq!(activations(&d).await.get(&id), None);
+    assert_eq!(phases(&d).await[&first], "Running", "a job's own object still syncs");
+
+    // Retried with backoff, it fails for good; the other job's object is left alone (it is no
+    // orphan of this failed job's).
+    for _ in 0..12 {
+        d.advance(301).await;
+        d.round().await;
+    }
+    d.settle().await;
+    assert_eq!(phases(&d).await[&id], "Failed");
+    let statuses = d.sim.job_statuses().await.unwrap();
+    let there = statuses
+        .iter()
+        .find(|s| s.job_id == id)
+        .expect("the other job still runs");
+    assert_eq!(there.cluster_uid.as_deref(), Some(lost.cluster_uid.as_str()));
+    assert_eq!(there.phase, anteroom_shared::scheduling::JobPhase::Running);
+}
+both_driven!(
+    reused_id,
+    a_job_whose_id_a_restored_database_reused_never_takes_the_lost_jobs_object
+);

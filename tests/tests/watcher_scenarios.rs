@@ -526,7 +526,10 @@ async fn a_job_held_by_its_owners_own_quota_blocks_nobody_and_its_clock_starts_a
     let (_, a) = submit(&d, &dan, timed_job("dan-after", json!({"cpu": "1"}), None)).await;
     assert_eq!(a["admission"]["decision"], "activated", "{a}");
     assert_eq!(d.round().await.activated, [late]);
-    assert_eq!(reason_codes(&detail(&d, &ann, parked).await), ["quota", "queue_capacity"]);
+    assert_eq!(
+        reason_codes(&detail(&d, &ann, parked).await),
+        ["quota", "queue_capacity"]
+    );
 }
 both_driven!(
     private_hold,

@@ -5,6 +5,11 @@
 //! Contract every implementation keeps:
 //! - a job exists in the cluster under the deterministic name [`cluster_name`] (`ar-<id>`), so
 //!   creating it again after a crash is harmless: "already exists" (ours) is success;
+//! - "ours" includes the job's uid ([`JobSpec::cluster_uid`]): an object of that name with
+//!   another uid belongs to another job that had the same id (a restored or rolled-back
+//!   database reuses ids) and is neither adopted by a create
+//!   ([`ClusterError::NameTakenByAnotherJob`]) nor reported as the job by status sync
+//!   ([`is_same_job`] on [`JobStatus::cluster_uid`]);
 //! - deleting a job that is not there is success;
 //! - a node's free capacity is its allocatable minus the requests of pods that have not
 //!   finished — terminating pods still count, so "victims still terminating" is visible;
@@ -32,6 +37,13 @@ pub fn cluster_name(id: JobId) -> String {
     format!("ar-{id}")
 }
 
+/// Whether a cluster object that carries the uid `object_uid` is the job whose uid is `job_uid`.
+/// An object without a uid was created before Anteroom wrote uids: it cannot be told apart, and
+/// counts as the job's (as every object of ours did before).
+pub fn is_same_job(job_uid: &str, object_uid: Option<&str>) -> bool {
+    object_uid.is_none_or(|uid| uid == job_uid)
+}
+
 /// The job id in a cluster object name made by [`cluster_name`].
 pub fn job_id_of(name: &str) -> Option<JobId> {
     name.strip_prefix("ar-")?.parse().ok().filter(|id: &JobId| *id > 0)
@@ -43,6 +55,11 @@ pub fn job_id_of(name: &str) -> Option<JobId> {
 pub struct JobSpec {
     /// Database id; the cluster name is `ar-<id>`.
     pub id: JobId,
+    /// The job's uid (`jobs.cluster_uid`), put on the object so that an `ar-<id>` of another
+    /// job with the same id is told apart. Empty only in specs the simulated cluster stored
+    /// before uids existed.
+    #[serde(default)]
+    pub cluster_uid: String,
     /// Kind (decides labels, and in the simulated cluster how long it runs).
     pub kind: JobKind,
     /// Volcano queue.
@@ -116,6 +133,11 @@ pub struct JobStatus {
     /// Why the job failed (Volcano's `status.state.reason`/`message`), so a person reading the
     /// job sees the cluster's own words; `None` unless it failed.
     pub failure: Option<String>,
+    /// The uid the object carries ([`JobSpec::cluster_uid`]); `None` for an object created
+    /// before uids. Status sync applies the status only to the job with that uid
+    /// ([`is_same_job`]).
+    #[serde(default)]
+    pub cluster_uid: Option<String>,
 }
 
 /// A Volcano queue as the cluster knows it, so Anteroom can check that its own queues exist
@@ -166,6 +188,26 @@ pub enum ClusterError {
     /// An object of that name exists but is not Anteroom's.
     #[error("{0} exists in the cluster but was not created by Anteroom")]
     Conflict(String),
+    /// An object of that name exists, created by this Anteroom for another job that had the
+    /// same id: a database restored from a backup or rolled back numbers new jobs again from
+    /// where it was. The uids differ, so it is not adopted.
+    ///
+    /// Not transient, but the activation path retries it like any failed create (with backoff)
+    /// and fails the job after `MAX_ATTEMPTS`: that the name frees up meanwhile (an admin
+    /// deletes the stray object) is the only way it can succeed, and failing the job is better
+    /// than taking someone else's running job for this one.
+    #[error(
+        "{object} exists in the cluster but belongs to another job with the same id (its uid is {found}, this \
+         job's is {expected}): the database was restored or rolled back; the object is not adopted"
+    )]
+    NameTakenByAnotherJob {
+        /// `namespace/ar-<id>` (or `ar-<id>` in the simulated cluster).
+        object: String,
+        /// The uid the existing object carries.
+        found: String,
+        /// This job's uid.
+        expected: String,
+    },
     /// No such node.
     #[error("no node named {0}")]
     NodeNotFound(String),
@@ -184,6 +226,7 @@ impl ClusterError {
             ClusterError::Unavailable(_) => "unavailable",
             ClusterError::Rejected(_) => "rejected",
             ClusterError::Conflict(_) => "conflict",
+            ClusterError::NameTakenByAnotherJob { .. } => "name_taken_by_another_job",
             ClusterError::NodeNotFound(_) => "node_not_found",
             ClusterError::Store(_) => "store",
             ClusterError::Config(_) => "config",

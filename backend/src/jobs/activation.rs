@@ -120,6 +120,7 @@ pub fn job_spec(row: &job::Model, preemption_grace_seconds: i64) -> Result<JobSp
     let schedule_type = ScheduleType::from_str(&row.schedule_type).map_err(|_| corrupt("schedule type"))?;
     Ok(JobSpec {
         id: row.id,
+        cluster_uid: row.uid_in_cluster(),
         kind: JobKind::from_str(&row.kind).map_err(|_| corrupt("kind"))?,
         queue: row.queue.clone(),
         owner: row.owner_name.clone(),

@@ -447,6 +447,9 @@ pub(super) async fn insert_job(
         attempts: Set(0),
         next_attempt_at: Set(None),
         last_error: Set(None),
+        // Random, so an `ar-<id>` left by another job of the same id (a restored or rolled-back
+        // database) is never taken for this one's.
+        cluster_uid: Set(Some(job::new_cluster_uid())),
         ..Default::default()
     }
     .insert(txn)

@@ -70,6 +70,31 @@ pub mod job {
         pub next_attempt_at: Option<DateTimeUtc>,
         /// The last create error, or the cluster's failure reason.
         pub last_error: Option<String>,
+        /// The uid label of its cluster object ([`new_cluster_uid`]), which tells this job's
+        /// `ar-<id>` from another's after a restored or rolled-back database reused the id.
+        /// NULL only in rows written without it; read through [`Model::uid_in_cluster`].
+        pub cluster_uid: Option<String>,
+    }
+
+    impl Model {
+        /// The uid its cluster object carries: the stored one, or for a row without one the
+        /// `legacy-<id>` that the migration gave every row that existed before uids.
+        pub fn uid_in_cluster(&self) -> String {
+            self.cluster_uid.clone().unwrap_or_else(|| legacy_cluster_uid(self.id))
+        }
+    }
+
+    /// A fresh uid for a new job: 32 lowercase hex digits (a UUID v4 without dashes), a valid
+    /// Kubernetes label value.
+    pub fn new_cluster_uid() -> String {
+        uuid::Uuid::new_v4().simple().to_string()
+    }
+
+    /// The uid of a job that existed before uids (`m20261125_000016_job_cluster_uid` writes the
+    /// same): derived from the id, so a backup from before that migration, restored and
+    /// migrated again, gives its jobs the uids they had.
+    pub fn legacy_cluster_uid(id: i64) -> String {
+        format!("legacy-{id}")
     }
 
     /// Events hang off jobs; declared on the event side.
@@ -140,4 +165,57 @@ pub mod idempotency_key {
     pub enum Relation {}
 
     impl ActiveModelBehavior for ActiveModel {}
+}
+
+#[cfg(test)]
+mod tests {
+    use migration::{Migrator, MigratorTrait};
+    use sea_orm::{ConnectionTrait, EntityTrait};
+
+    use super::job;
+
+    /// Jobs stored before `jobs.cluster_uid` existed get `legacy-<id>` from the migration, the
+    /// same value a row without a uid reads as; new rows get a random one.
+    #[tokio::test]
+    async fn rows_from_before_cluster_uids_get_uids_derived_from_their_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("anteroom.db").display());
+        let db = crate::store::connect(&url).await.unwrap();
+        let before = Migrator::migrations()
+            .iter()
+            .position(|m| m.name() == "m20261125_000016_job_cluster_uid")
+            .expect("the migration is registered");
+        Migrator::up(&db, Some(u32::try_from(before).unwrap())).await.unwrap();
+        let insert = "INSERT INTO jobs (name, kind, queue, owner_id, owner_name, schedule_type, \
+            preemption_policy, phase, tasks, resources, request_milli, explicit_nodes, single_node, nodes, \
+            submitted_at, updated_at, attempts) VALUES ('old', 'custom', 'default', 1, 'ada', 'normal', \
+            'Never', 'Pending', '[]', '{}', '', '', true, '[]', '2026-11-01 00:00:00+00:00', \
+            '2026-11-01 00:00:00+00:00', 0)";
+        for _ in 0..2 {
+            db.execute_unprepared(insert).await.unwrap();
+        }
+        Migrator::up(&db, None).await.unwrap();
+        db.execute_unprepared(insert).await.unwrap();
+
+        let rows = job::Entity::find().all(&db).await.unwrap();
+        let uids: Vec<(Option<&str>, String)> = rows
+            .iter()
+            .map(|r| (r.cluster_uid.as_deref(), r.uid_in_cluster()))
+            .collect();
+        assert_eq!(
+            uids,
+            [
+                (Some("legacy-1"), "legacy-1".to_owned()),
+                (Some("legacy-2"), "legacy-2".to_owned()),
+                (None, "legacy-3".to_owned()),
+            ]
+        );
+        let fresh = job::new_cluster_uid();
+        assert_eq!(fresh.len(), 32);
+        assert!(
+            fresh.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
+            "{fresh}"
+        );
+        assert_ne!(fresh, job::new_cluster_uid());
+    }
 }

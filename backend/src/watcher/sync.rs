@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter};
 
-use crate::cluster::{JobEvent, JobStatus};
+use crate::cluster::{JobEvent, JobStatus, is_same_job};
 use crate::jobs::entity::job;
 use crate::jobs::events::{self, EventKind};
 use crate::signals::Signals;
@@ -50,6 +50,13 @@ async fn apply_status(db: &DatabaseConnection, status: &JobStatus) -> Result<App
     let Some(row) = job::Entity::find_by_id(status.job_id).one(db).await? else {
         return Ok(Applied::Nothing);
     };
+    // An `ar-<id>` with another uid is another job that had this id (a restored or rolled-back
+    // database): it neither records this job as created nor moves its phase, and it is no
+    // orphan of this job's to delete.
+    if !is_same_job(&row.uid_in_cluster(), status.cluster_uid.as_deref()) {
+        tracing::debug!(job.id = row.id, "status of an object with another job's uid ignored");
+        return Ok(Applied::Nothing);
+    }
     let Ok(current) = JobPhase::from_str(&row.phase) else {
         return Ok(Applied::Nothing);
     };

@@ -5,8 +5,9 @@
 //! Every write is idempotent, as a retry after a crash or a timeout must be harmless:
 //! - create: `409 AlreadyExists` is success when the existing object carries our labels —
 //!   this installation's id and this job's id (it is this job from an earlier attempt) —,
-//!   `Conflict` otherwise; an existing object that is being deleted is neither: the caller
-//!   retries once it is gone;
+//!   `Conflict` otherwise; with our labels but another job uid it is another job that had the
+//!   same id (a restored or rolled-back database): `NameTakenByAnotherJob`, never adopted; an
+//!   existing object that is being deleted is neither: the caller retries once it is gone;
 //! - delete: `404 NotFound` *of that object* is success; a 404 about anything else (the Volcano
 //!   CRD or the namespace missing) is not; an `ar-<id>` of another installation is not ours to
 //!   delete.
@@ -23,8 +24,10 @@ use kube::{Client, ResourceExt};
 use kube::core::Status;
 
 use super::crd::VolcanoJob;
-use super::manifest::{self, INSTALLATION_LABEL, JOB_ID_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, ManifestSettings};
-use crate::cluster::{ClusterError, JobSpec, cluster_name};
+use super::manifest::{
+    self, INSTALLATION_LABEL, JOB_ID_LABEL, JOB_UID_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, ManifestSettings,
+};
+use crate::cluster::{ClusterError, JobSpec, cluster_name, is_same_job};
 use crate::prequeue::JobId;
 
 /// Field manager recorded in `managedFields`, so `kubectl get -o yaml` shows who wrote what.
@@ -63,11 +66,14 @@ impl KubeApi {
         Api::namespaced(self.client.clone(), self.namespace())
     }
 
-    /// Creates `ar-<id>`. `409` with our labels — this installation, this job id — is success
-    /// (an earlier attempt got through); `409` on anyone else's object is
-    /// [`ClusterError::Conflict`]; `409` on an object being deleted is `Unavailable`: it is
-    /// the predecessor on its way out (a job re-created after a preemption), and the next
-    /// attempt, after it is gone, creates the new one.
+    /// Creates `ar-<id>`. `409` with our labels — this installation, this job id, and this
+    /// job's uid or none (an object created before uids) — is success (an earlier attempt got
+    /// through); `409` on an object of ours with another uid is
+    /// [`ClusterError::NameTakenByAnotherJob`] (a job of a restored or rolled-back database
+    /// reusing the id); `409` on anyone else's object is [`ClusterError::Conflict`]; `409` on an
+    /// object being deleted is `Unavailable`: it is the predecessor on its way out (a job
+    /// re-created after a preemption), and the next attempt, after it is gone, creates the new
+    /// one.
     pub async fn create_job(&self, spec: &JobSpec) -> Result<(), ClusterError> {
         let manifest = manifest::volcano_job(spec, &self.settings);
         let namespace = self.namespace();
@@ -84,7 +90,18 @@ impl KubeApi {
                     Some(job) if job.metadata.deletion_timestamp.is_some() => Err(ClusterError::Unavailable(format!(
                         "{namespace}/{name} is still being deleted; retry once it is gone"
                     ))),
-                    Some(job) if self.is_ours(&job, spec.id) => Ok(()),
+                    Some(job) if self.is_ours(&job, spec.id) => {
+                        let found = job.labels().get(JOB_UID_LABEL);
+                        if is_same_job(&spec.cluster_uid, found.map(String::as_str)) {
+                            Ok(())
+                        } else {
+                            Err(ClusterError::NameTakenByAnotherJob {
+                                object: format!("{namespace}/{name}"),
+                                found: found.cloned().unwrap_or_default(),
+                                expected: spec.cluster_uid.clone(),
+                            })
+                        }
+                    }
                     Some(_) => Err(ClusterError::Conflict(format!("{namespace}/{name}"))),
                     // Deleted between our create and our check: the next attempt creates it.
                     None => Err(ClusterError::Unavailable(format!(

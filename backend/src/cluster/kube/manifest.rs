@@ -32,7 +32,9 @@
 //!   Anteroom deletes; `ttlSecondsAfterFinished` (setting) lets Volcano remove finished jobs;
 //! - every object carries the installation id (`anteroom.io/installation`): another Anteroom,
 //!   or this one after its database was reset, has other ids and never takes an `ar-<id>` of
-//!   ours for its own;
+//!   ours for its own; and the job's uid (`anteroom.io/job-uid`): this installation with a
+//!   database restored or rolled back has the same installation id but reuses job ids, and its
+//!   new job 7 must not take the `ar-7` of the job 7 it forgot for its own;
 //! - explicit nodes become a *required* node affinity on `kubernetes.io/hostname In [...]`, the
 //!   rule the prequeue assumed when it admitted the job;
 //! - labels select (`app.kubernetes.io/managed-by=anteroom`, `anteroom.io/job-id`, kind,
@@ -64,6 +66,10 @@ pub const JOB_ID_LABEL: &str = "anteroom.io/job-id";
 /// Label with the installation id: job ids restart with a new database, so `ar-7` alone does
 /// not say which Anteroom (or which life of it) created an object.
 pub const INSTALLATION_LABEL: &str = "anteroom.io/installation";
+/// Label with the job's uid ([`JobSpec::cluster_uid`], on the Volcano Job and on its pods):
+/// a restored or rolled-back database keeps the installation id but reuses job ids, so only
+/// the uid tells its job 7 from the `ar-7` of the job 7 it lost.
+pub const JOB_UID_LABEL: &str = "anteroom.io/job-uid";
 /// Label and annotation Volcano reads on a pod to decide whether its preempt/reclaim actions
 /// may evict it.
 pub const PREEMPTABLE_KEY: &str = "volcano.sh/preemptable";
@@ -161,6 +167,7 @@ pub fn volcano_job(spec: &JobSpec, settings: &ManifestSettings) -> VolcanoJob {
         (MANAGED_BY_LABEL.to_owned(), MANAGED_BY_VALUE.to_owned()),
         (INSTALLATION_LABEL.to_owned(), settings.installation.clone()),
         (JOB_ID_LABEL.to_owned(), spec.id.to_string()),
+        (JOB_UID_LABEL.to_owned(), spec.cluster_uid.clone()),
         (KIND_LABEL.to_owned(), spec.kind.as_str().to_owned()),
         (SCHEDULE_TYPE_KEY.to_owned(), spec.schedule_type.as_str().to_owned()),
     ]);

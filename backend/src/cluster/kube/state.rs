@@ -16,7 +16,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 
 use super::crd::VolcanoJob;
-use super::manifest::{INSTALLATION_LABEL, JOB_ID_LABEL, VOLCANO_JOB_NAME_LABEL, phase_of};
+use super::manifest::{INSTALLATION_LABEL, JOB_ID_LABEL, JOB_UID_LABEL, VOLCANO_JOB_NAME_LABEL, phase_of};
 use crate::cluster::{JobStatus, job_id_of};
 use crate::prequeue::{JobId, NodeSnapshot, Taint, TaintEffect};
 
@@ -200,7 +200,8 @@ pub fn job_phase(job: &VolcanoJob) -> JobPhase {
 
 /// The status of an Anteroom Volcano Job whose pods are `pods` (any order): phase, the
 /// sorted, deduplicated names of the nodes they are bound to, the earliest start of its pods,
-/// and Volcano's reason when it failed. `None` for a job not named `ar-<id>`.
+/// Volcano's reason when it failed, and the job uid it is labelled with (status sync applies
+/// it only to the job with that uid). `None` for a job not named `ar-<id>`.
 pub fn job_status<'a>(
     job: &VolcanoJob,
     pods: impl IntoIterator<Item = &'a Pod>,
@@ -232,6 +233,7 @@ pub fn job_status<'a>(
         observed_at,
         started_at,
         failure: failure_of(job, phase),
+        cluster_uid: job.labels().get(JOB_UID_LABEL).cloned(),
     })
 }
 

@@ -205,9 +205,17 @@ impl Cluster for SimulatedCluster {
     }
 
     async fn create_job(&self, spec: &JobSpec) -> Result<(), ClusterError> {
-        self.apply(|state, now, changes| state.create(spec, now, changes))
+        let created = self
+            .apply(|state, now, changes| state.create(spec, now, changes))
             .await?
             .map_err(ClusterError::Rejected)?;
+        if let state::Created::NameTaken { found } = created {
+            return Err(ClusterError::NameTakenByAnotherJob {
+                object: spec.cluster_name(),
+                found,
+                expected: spec.cluster_uid.clone(),
+            });
+        }
         self.wake.notify_one();
         Ok(())
     }

@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 use anteroom_shared::scheduling::NodeSet;
 
 use super::runtime::{after, runtime_seconds};
-use crate::cluster::{ClusterQueue, JobEvent, JobSpec, JobStatus};
+use crate::cluster::{ClusterQueue, JobEvent, JobSpec, JobStatus, is_same_job};
 use crate::prequeue::{CapacityKind, JobId, NodeSnapshot, Taint, Toleration, node_accepts, place_gang};
 
 /// A simulated node.
@@ -151,18 +151,27 @@ impl SimJob {
             started_at: self.started_at,
             // The simulation fails no job: a create it refuses never becomes a job.
             failure: None,
+            cluster_uid: self.uid().map(str::to_owned),
         }
+    }
+
+    /// The uid it was created with; `None` for a job stored before uids existed.
+    pub fn uid(&self) -> Option<&str> {
+        Some(self.spec.cluster_uid.as_str()).filter(|uid| !uid.is_empty())
     }
 }
 
 /// What stays in memory of a completed job until it leaves the cluster: enough for its status,
 /// without its spec and pods, so memory does not grow with every job that ever ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FinishedJob {
     /// When its pods started.
     pub started_at: Option<DateTime<Utc>>,
     /// When it completed; the retention period counts from here.
     pub finished_at: DateTime<Utc>,
+    /// Its uid ([`SimJob::uid`]): a create of its id with another uid is refused until it is
+    /// purged.
+    pub cluster_uid: Option<String>,
 }
 
 impl FinishedJob {
@@ -175,6 +184,7 @@ impl FinishedJob {
             observed_at: now,
             started_at: self.started_at,
             failure: None,
+            cluster_uid: self.cluster_uid.clone(),
         }
     }
 }
@@ -213,12 +223,18 @@ impl Changes {
 }
 
 /// Outcome of a create.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Created {
     /// A new job.
     New,
     /// It existed already (a retried create): nothing changed.
     AlreadyExists,
+    /// A job of that id exists with another uid — another job that had the same id (a restored
+    /// or rolled-back database) —: nothing changed, and the create is refused.
+    NameTaken {
+        /// The uid of the job already there.
+        found: String,
+    },
 }
 
 /// The whole simulated cluster.
@@ -311,12 +327,24 @@ impl SimState {
     }
 
     /// Adds a job as `Pending`; a second create of the same id changes nothing (even if its
-    /// queue has closed since: the job is there, which is what a retried create wants to know).
+    /// queue has closed since: the job is there, which is what a retried create wants to know),
+    /// and is [`Created::NameTaken`] when the job there has another uid ([`is_same_job`]).
     /// A new job into a queue the cluster does not know, or a closed one, is refused with a
     /// message naming the queue, as Volcano's admission webhook would.
     pub fn create(&mut self, spec: &JobSpec, now: DateTime<Utc>, changes: &mut Changes) -> Result<Created, String> {
-        if self.jobs.contains_key(&spec.id) || self.finished.contains_key(&spec.id) {
-            return Ok(Created::AlreadyExists);
+        let existing = match (self.jobs.get(&spec.id), self.finished.get(&spec.id)) {
+            (Some(job), _) => Some(job.uid()),
+            (None, Some(finished)) => Some(finished.cluster_uid.as_deref()),
+            (None, None) => None,
+        };
+        if let Some(found) = existing {
+            return Ok(if is_same_job(&spec.cluster_uid, found) {
+                Created::AlreadyExists
+            } else {
+                Created::NameTaken {
+                    found: found.unwrap_or_default().to_owned(),
+                }
+            });
         }
         match self.queues.get(&spec.queue) {
             None => return Err(format!("the queue `{}` does not exist in the cluster", spec.queue)),
@@ -429,6 +457,7 @@ impl SimState {
             let finished = FinishedJob {
                 started_at: job.started_at,
                 finished_at: job.finishes_at.unwrap_or(now),
+                cluster_uid: job.uid().map(str::to_owned),
             };
             changes.upserted.insert(id);
             changes.events.push(JobEvent::Status(finished.status(id, now)));

@@ -108,6 +108,14 @@ fn from_json<T: serde::de::DeserializeOwned>(what: &str, s: &str) -> Result<T, D
     serde_json::from_str(s).map_err(|e| DbErr::Custom(format!("corrupt simulated cluster row ({what}): {e}")))
 }
 
+/// The uid of a stored spec, without the rest (empty in specs stored before uids).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UidOnly {
+    #[serde(default)]
+    cluster_uid: String,
+}
+
 /// Loads the whole simulation.
 pub async fn load(db: &DatabaseConnection) -> Result<SimState, DbErr> {
     let mut state = SimState::default();
@@ -131,12 +139,14 @@ pub async fn load(db: &DatabaseConnection) -> Result<SimState, DbErr> {
         let phase = SimPhase::parse(&row.phase)
             .ok_or_else(|| DbErr::Custom(format!("corrupt simulated job {}: phase {}", row.job_id, row.phase)))?;
         if phase == SimPhase::Completed {
-            // Its spec and pods stay on disk only.
+            // Its spec and pods stay on disk only; of the spec, only the uid is read.
+            let uid: UidOnly = from_json("spec", &row.spec)?;
             state.finished.insert(
                 row.job_id,
                 FinishedJob {
                     started_at: row.started_at,
                     finished_at: row.finishes_at.unwrap_or(row.created_at),
+                    cluster_uid: Some(uid.cluster_uid).filter(|u| !u.is_empty()),
                 },
             );
             continue;

@@ -322,6 +322,55 @@ async fn started_at_and_finished_jobs_survive_a_restart_until_the_retention_purg
 }
 
 #[tokio::test]
+async fn a_create_under_the_id_of_a_job_with_another_uid_is_refused_also_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(t0()));
+    let job = |id, uid: &str| {
+        JobBuilder::new(id, JobKind::Custom)
+            .uid(uid)
+            .task("main", 1, "1", None)
+            .command(&["sleep", "60"])
+            .build()
+    };
+    {
+        let sim = open(&dir, settings(None), clock.clone()).await;
+        sim.create_job(&job(1, "uid-a")).await.unwrap();
+        sim.create_job(&job(2, "uid-b")).await.unwrap();
+        sim.step().await.unwrap();
+        clock.advance(Duration::seconds(30));
+        sim.create_job(&job(3, "uid-c")).await.unwrap();
+        sim.step().await.unwrap();
+        clock.advance(Duration::seconds(30));
+        sim.step().await.unwrap();
+        let err = sim.create_job(&job(1, "uid-z")).await.unwrap_err();
+        assert!(
+            matches!(err, ClusterError::NameTakenByAnotherJob { ref found, ref expected, .. } if found == "uid-a" && expected == "uid-z"),
+            "{err:?}"
+        );
+    }
+    // Job 1 and 2 completed (kept as summaries), job 3 runs: all keep their uids.
+    let sim = open(&dir, settings(None), clock.clone()).await;
+    for (id, uid) in [(1, "uid-a"), (2, "uid-b"), (3, "uid-c")] {
+        let err = sim.create_job(&job(id, "uid-z")).await.unwrap_err();
+        assert!(
+            matches!(err, ClusterError::NameTakenByAnotherJob { ref object, ref found, .. } if found == uid && *object == format!("ar-{id}")),
+            "{err:?}"
+        );
+        assert!(!err.is_transient());
+        assert_eq!(err.kind(), "name_taken_by_another_job");
+        sim.create_job(&job(id, uid)).await.expect("its own retried create");
+    }
+    let uids: Vec<Option<String>> = sim
+        .job_statuses()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.cluster_uid)
+        .collect();
+    assert_eq!(uids, [Some("uid-a".into()), Some("uid-b".into()), Some("uid-c".into())]);
+}
+
+#[tokio::test]
 async fn a_create_into_a_queue_the_cluster_does_not_know_or_that_is_closed_is_rejected_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(t0()));

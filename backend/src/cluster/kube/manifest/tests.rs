@@ -24,6 +24,8 @@ fn task(name: &str, replicas: u32, res: &[(&str, &str)]) -> TaskSpec {
 fn job(id: i64, kind: JobKind, tasks: Vec<TaskSpec>) -> JobSpec {
     JobSpec {
         id,
+        // Deterministic, so the snapshots are stable; a real one is random.
+        cluster_uid: format!("9d0c5e7a1b2f4c3d8e6f{id:012x}"),
         kind,
         queue: "nlp".to_owned(),
         owner: "ada.lovelace@example.org".to_owned(),

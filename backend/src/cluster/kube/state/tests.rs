@@ -169,6 +169,16 @@ fn kube_job_status_lists_each_node_once_and_reads_a_missing_status_as_pending() 
 }
 
 #[test]
+fn kube_job_status_carries_the_job_uid_label_of_the_object_and_none_without_it() {
+    let now = Utc::now();
+    let mut job = volcano("ar-7", Some("Running"));
+    assert_eq!(job_status(&job, [], now).expect("ours").cluster_uid, None);
+    job.metadata.labels = Some([(JOB_UID_LABEL.to_owned(), "0f1e2d3c".to_owned())].into());
+    let status = job_status(&job, [], now).expect("ours");
+    assert_eq!(status.cluster_uid.as_deref(), Some("0f1e2d3c"));
+}
+
+#[test]
 fn kube_a_job_being_deleted_reads_as_terminating_until_volcano_calls_it_finished() {
     let mut job = volcano("ar-9", Some("Running"));
     job.metadata.deletion_timestamp = Some(Time(k8s_openapi::jiff::Timestamp::now()));

@@ -31,6 +31,7 @@ fn mock_api() -> (KubeApi, ApiHandle) {
 pub(super) fn spec(id: i64) -> JobSpec {
     JobSpec {
         id,
+        cluster_uid: format!("{id:032x}"),
         kind: JobKind::Custom,
         queue: "default".to_owned(),
         owner: "grace".to_owned(),
@@ -151,6 +152,82 @@ async fn kube_create_that_finds_its_own_job_already_there_is_a_success() {
     let (result, ()) = tokio::join!(api.create_job(&job), server);
     result.expect("already there and ours");
     assert_no_more_requests(api, handle).await;
+}
+
+/// A create answered `409`, then the GET answered with `existing` (the manifest of `job` as
+/// changed by `edit`): what the create returns.
+async fn create_finding(job: &JobSpec, edit: impl FnOnce(&mut Value)) -> Result<(), ClusterError> {
+    let (api, mut handle) = mock_api();
+    let server = async {
+        let (_, _, send) = expect(&mut handle, Method::POST, CREATE).await;
+        respond(send, 409, status(409, "AlreadyExists"));
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-7")).await;
+        let mut existing = serde_json::to_value(volcano_job(job, &settings())).expect("json");
+        existing["metadata"]["resourceVersion"] = json!("12");
+        edit(&mut existing);
+        respond(send, 200, existing);
+    };
+    let (result, ()) = tokio::join!(api.create_job(job), server);
+    assert_no_more_requests(api, handle).await;
+    result
+}
+
+#[tokio::test]
+async fn kube_create_that_finds_its_own_job_with_its_uid_already_there_is_a_success() {
+    let job = spec(7);
+    let result = create_finding(&job, |existing| {
+        assert_eq!(
+            existing["metadata"]["labels"]["anteroom.io/job-uid"],
+            json!(job.cluster_uid)
+        );
+    })
+    .await;
+    result.expect("already there, ours, this job");
+}
+
+#[tokio::test]
+async fn kube_create_that_finds_another_job_of_the_same_id_and_installation_refuses_to_adopt_it() {
+    // A restored or rolled-back database: same installation, same id, but the `ar-7` there was
+    // created for the job 7 that database no longer knows.
+    let job = spec(7);
+    let mut lost = spec(7);
+    lost.cluster_uid = "4b1e0f6a9c2d4e8f8a7b6c5d4e3f2a1b".to_owned();
+    create_finding(&lost, |_| {})
+        .await
+        .expect("the lost job's own retry is a success");
+    let result = create_finding(&job, |existing| {
+        existing["metadata"]["labels"]["anteroom.io/job-uid"] = json!(lost.cluster_uid);
+    })
+    .await;
+    match result {
+        Err(
+            ref e @ ClusterError::NameTakenByAnotherJob {
+                ref object,
+                ref found,
+                ref expected,
+            },
+        ) => {
+            assert_eq!(object, "team-ns/ar-7");
+            assert_eq!(found, &lost.cluster_uid);
+            assert_eq!(expected, &job.cluster_uid);
+            assert!(!e.is_transient());
+            assert!(e.to_string().contains("another job with the same id"), "{e}");
+        }
+        other => panic!("expected NameTakenByAnotherJob, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn kube_create_that_finds_its_own_job_id_without_a_uid_label_counts_it_as_created_before_uids() {
+    let job = spec(7);
+    let result = create_finding(&job, |existing| {
+        let labels = existing["metadata"]["labels"].as_object_mut().expect("labels");
+        labels
+            .remove("anteroom.io/job-uid")
+            .expect("the manifest has the uid label");
+    })
+    .await;
+    result.expect("an object from before uids is the job's, as it was then");
 }
 
 #[tokio::test]

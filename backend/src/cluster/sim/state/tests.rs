@@ -31,6 +31,7 @@ impl JobBuilder {
     pub(crate) fn new(id: JobId, kind: JobKind) -> Self {
         JobBuilder(JobSpec {
             id,
+            cluster_uid: format!("uid-{id}"),
             kind,
             queue: "default".into(),
             owner: "alice".into(),
@@ -40,6 +41,11 @@ impl JobBuilder {
             tasks: Vec::new(),
             termination_grace_seconds: None,
         })
+    }
+    /// Another uid than the builder's `uid-<id>`: another job with the same id.
+    pub(crate) fn uid(mut self, uid: &str) -> Self {
+        self.0.cluster_uid = uid.into();
+        self
     }
     pub(crate) fn queue(mut self, q: &str) -> Self {
         self.0.queue = q.into();
@@ -185,6 +191,73 @@ fn creating_a_job_twice_is_harmless() {
 }
 
 #[test]
+fn a_create_under_an_existing_id_with_another_uid_is_refused_while_the_job_is_there() {
+    let mut s = default_cluster();
+    let mine = JobBuilder::new(1, JobKind::Custom)
+        .task("main", 1, "1", None)
+        .command(&["sleep", "10"])
+        .build();
+    // Another job 1: a restored database numbered a new job like one it forgot.
+    let other = JobBuilder::new(1, JobKind::Custom)
+        .uid("uid-of-another-job")
+        .task("main", 1, "1", None)
+        .build();
+    let mut c = Changes::default();
+    assert_eq!(s.create(&mine, t0(), &mut c), Ok(Created::New));
+    let taken = Created::NameTaken { found: "uid-1".into() };
+
+    let mut c = Changes::default();
+    assert_eq!(s.create(&other, t0(), &mut c), Ok(taken.clone()));
+    assert!(c.is_empty() && c.events.is_empty(), "nothing changed: {c:?}");
+    assert_eq!(s.jobs[&1].spec.cluster_uid, "uid-1", "the job there is untouched");
+    assert_eq!(s.statuses(t0())[0].cluster_uid.as_deref(), Some("uid-1"));
+
+    // Running, then completed (until it is purged): still its id, still refused.
+    s.step(t0(), TIMING, &mut c);
+    assert_eq!(s.create(&other, t0(), &mut c), Ok(taken.clone()));
+    let done = t0() + Duration::seconds(10);
+    s.step(done, TIMING, &mut c);
+    assert!(s.finished.contains_key(&1));
+    assert_eq!(s.create(&other, done, &mut c), Ok(taken));
+    assert_eq!(s.statuses(done)[0].cluster_uid.as_deref(), Some("uid-1"));
+    assert_eq!(
+        s.create(&mine, done, &mut c),
+        Ok(Created::AlreadyExists),
+        "its own retry is fine"
+    );
+
+    s.step(done + Duration::seconds(3600), TIMING, &mut c);
+    assert_eq!(
+        s.create(&other, done + Duration::seconds(3600), &mut c),
+        Ok(Created::New),
+        "once purged, the name is free"
+    );
+}
+
+#[test]
+fn a_job_stored_before_uids_has_none_and_counts_as_the_job_that_creates_it_again() {
+    let mut s = default_cluster();
+    let spec = JobBuilder::new(1, JobKind::Custom).task("main", 1, "1", None).build();
+    // A spec as the store kept it before uids existed: no `clusterUid`.
+    let mut stored = serde_json::to_value(&spec).unwrap();
+    stored
+        .as_object_mut()
+        .unwrap()
+        .remove("clusterUid")
+        .expect("the field is serialised");
+    let legacy: JobSpec = serde_json::from_value(stored).unwrap();
+    assert_eq!(legacy.cluster_uid, "");
+    let mut c = Changes::default();
+    assert_eq!(s.create(&legacy, t0(), &mut c), Ok(Created::New));
+    assert_eq!(s.statuses(t0())[0].cluster_uid, None);
+    let again = JobBuilder::new(1, JobKind::Custom)
+        .uid("legacy-1")
+        .task("main", 1, "1", None)
+        .build();
+    assert_eq!(s.create(&again, t0(), &mut c), Ok(Created::AlreadyExists));
+}
+
+#[test]
 fn every_transition_is_announced_with_the_nodes_of_the_pods() {
     let mut s = default_cluster();
     let changes = run(
@@ -300,7 +373,8 @@ fn a_completed_job_leaves_memory_at_once_and_the_cluster_after_the_retention() {
         s.finished[&1],
         FinishedJob {
             started_at: Some(t0()),
-            finished_at: done
+            finished_at: done,
+            cluster_uid: Some("uid-1".into()),
         }
     );
     let statuses = s.statuses(done);

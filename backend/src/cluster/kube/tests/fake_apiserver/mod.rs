@@ -224,6 +224,7 @@ async fn kube_a_job_for_a_queue_volcano_does_not_have_is_refused_before_any_writ
 
     let mut spec = JobSpec {
         id: 3,
+        cluster_uid: "uid-3".to_owned(),
         kind: anteroom_shared::scheduling::JobKind::Custom,
         queue: "nlp".to_owned(),
         owner: "ada".to_owned(),
@@ -268,6 +269,7 @@ async fn kube_the_fake_apiserver_records_writes_it_does_not_serve() {
     let api = crate::cluster::kube::KubeApi::new(fake.client(), settings());
     let spec = JobSpec {
         id: 4,
+        cluster_uid: "uid-4".to_owned(),
         kind: anteroom_shared::scheduling::JobKind::Custom,
         queue: "default".to_owned(),
         owner: "ada".to_owned(),
