@@ -32,7 +32,7 @@ pub const OPEN_CONNECTIONS: &str = "anteroom_http_open_connections";
 const DRAIN: Duration = Duration::from_secs(30);
 
 /// Serves `router` on `listener` until `shutdown` resolves, then stops accepting and waits for
-/// the open connections to finish their requests (at most [`DRAIN`]).
+/// the open connections to finish their requests (at most `DRAIN`, 30 s).
 pub async fn serve(
     listener: TcpListener,
     router: Router,

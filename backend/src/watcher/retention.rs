@@ -170,7 +170,7 @@ fn pruned(counts: &PruneCounts) {
 
 impl Watcher {
     /// One pruning run while `fence` holds the lease: transactions of [`prune_once`] while
-    /// they come back full, at most [`BATCHES_PER_RUN`], with a pause between them and the
+    /// they come back full, at most `BATCHES_PER_RUN`, with a pause between them and the
     /// lease renewed when due. `more` in the answer: a backlog is left for the next run.
     pub async fn prune_history(&self, fence: &Fence) -> Result<PruneCounts, WatcherError> {
         let mut total = PruneCounts::default();
