@@ -117,6 +117,7 @@ fn assemble(state: Option<&AppState>) -> (Router<AppState>, utoipa::openapi::Ope
         .merge(admin)
         .split_for_parts();
     document_unavailable(&mut spec);
+    document_json_bodies(&mut spec);
     (router, spec)
 }
 
@@ -159,6 +160,38 @@ fn document_unavailable(spec: &mut utoipa::openapi::OpenApi) {
                 op.responses
                     .responses
                     .entry("503".to_string())
+                    .or_insert_with(|| response.clone().into());
+            }
+        }
+    }
+}
+
+/// Every operation that takes a body reads it through `ApiJson`, which refuses any other content
+/// type than JSON with 415: said once here, so no operation can forget it.
+fn document_json_bodies(spec: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::{ContentBuilder, ResponseBuilder};
+    let response = ResponseBuilder::new()
+        .description("`unsupported_media_type`: the body was not sent as `Content-Type: application/json`")
+        .content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(utoipa::openapi::schema::Ref::from_schema_name("ErrorBody")))
+                .build(),
+        )
+        .build();
+    for item in spec.paths.paths.values_mut() {
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ];
+        for op in operations.into_iter().flatten() {
+            if op.request_body.is_some() {
+                op.responses
+                    .responses
+                    .entry("415".to_string())
                     .or_insert_with(|| response.clone().into());
             }
         }
