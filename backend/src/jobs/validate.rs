@@ -34,10 +34,10 @@ pub fn with_default_requests(body: &JobBody, defaults: &DefaultRequests) -> JobB
     let kind = defaults.of(body.kind);
     for task in &mut body.tasks {
         if task.resources.get_named("cpu").is_none() {
-            task.resources.insert("cpu", kind.cpu);
+            task.resources.insert("cpu", kind.cpu.value());
         }
         if task.resources.get_named("memory").is_none() {
-            task.resources.insert("memory", kind.memory);
+            task.resources.insert("memory", kind.memory.value());
         }
     }
     body
@@ -275,14 +275,14 @@ mod tests {
         let defaults = DefaultRequests::default();
         let filled = with_default_requests(&b, &defaults);
         assert!(fields(&filled).is_empty());
-        assert_eq!(filled.tasks[0].resources.get("cpu"), defaults.custom.cpu);
-        assert_eq!(filled.tasks[0].resources.get("memory"), defaults.custom.memory);
+        assert_eq!(filled.tasks[0].resources.get("cpu"), defaults.custom.cpu.value());
+        assert_eq!(filled.tasks[0].resources.get("memory"), defaults.custom.memory.value());
         // Per kind: a PyTorch task gets the PyTorch defaults.
         let mut master = empty.clone();
         master.name = "master".into();
         master.replicas = 1;
         let torch = with_default_requests(&body(JobKind::Pytorch, vec![master]), &defaults);
-        assert_eq!(torch.tasks[0].resources.get("memory"), defaults.pytorch.memory);
+        assert_eq!(torch.tasks[0].resources.get("memory"), defaults.pytorch.memory.value());
         // A zero the body names is not replaced: it is refused.
         let mut zero = empty;
         zero.resources = ResourceList::parse_map([("cpu", "0"), ("memory", "0")]).unwrap();

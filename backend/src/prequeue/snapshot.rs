@@ -405,29 +405,37 @@ mod tests {
     }
 
     #[test]
-    fn config_refuses_default_requests_of_zero_naming_the_kind_and_resource() {
-        let mut c = PrequeueConfig::default();
-        c.default_requests.pytorch.memory = Quantity::ZERO;
-        c.default_requests.jupyter.cpu = Quantity::from_units(-1);
-        c.max_unfinished_jobs_per_user = 0;
+    fn config_refuses_default_requests_of_zero_and_keeps_them_as_written() {
+        let c = PrequeueConfig {
+            max_unfinished_jobs_per_user: 0,
+            ..PrequeueConfig::default()
+        };
         let fields: Vec<String> = c
             .validate()
             .expect_err("invalid")
             .iter()
             .map(|e| e.field.to_string())
             .collect();
-        assert_eq!(
-            fields,
-            [
-                "maxUnfinishedJobsPerUser",
-                "defaultRequests.jupyter.cpu",
-                "defaultRequests.pytorch.memory"
-            ]
-        );
-        // The defaults themselves pass, and round-trip with the API's field names.
-        let json = serde_json::to_value(PrequeueConfig::default()).expect("serializes");
+        assert_eq!(fields, ["maxUnfinishedJobsPerUser"]);
+        // The defaults round-trip with the API's field names, as written.
+        let mut json = serde_json::to_value(PrequeueConfig::default()).expect("serializes");
         assert_eq!(json["defaultRequests"]["custom"]["memory"], "4Gi");
         assert_eq!(json["maxUnfinishedJobsPerUser"], 1000);
+        json["defaultRequests"]["pytorch"]["memory"] = "1.1Ti".into();
+        let back: PrequeueConfig = serde_json::from_value(json.clone()).expect("a valid default");
+        assert_eq!(serde_json::to_value(&back).expect("serializes"), json);
+        // Zero, a sign, an exponent or a number instead of a string: refused when read.
+        for bad in [
+            serde_json::json!("0"),
+            serde_json::json!("0Gi"),
+            serde_json::json!("-1"),
+            serde_json::json!("1e3"),
+            serde_json::json!(""),
+            serde_json::json!(2),
+        ] {
+            json["defaultRequests"]["jupyter"]["cpu"] = bad.clone();
+            assert!(serde_json::from_value::<PrequeueConfig>(json.clone()).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! list of prequeued jobs with their positions and reasons.
 
 use anteroom_shared::api::jobs::PrequeuedJob;
-use anteroom_shared::scheduling::{ActivationOrder, PrequeueConfig, Quantity, TaskDefaults};
+use anteroom_shared::scheduling::{ActivationOrder, DefaultQuantity, PrequeueConfig, TaskDefaults};
 use leptos::prelude::*;
 
 use crate::components::badges::ScheduleTypeBadge;
@@ -183,7 +183,7 @@ fn SettingsForm(initial: PrequeueConfig) -> impl IntoView {
         requests.with_value(|rs| {
             for (kind, _, cpu, memory) in rs {
                 for (name, value) in [("cpu", cpu.get()), ("memory", memory.get())] {
-                    match Quantity::parse(value.trim()) {
+                    match DefaultQuantity::parse(value.trim()) {
                         Ok(q) if name == "cpu" => defaults_of(&mut c, kind).cpu = q,
                         Ok(q) => defaults_of(&mut c, kind).memory = q,
                         Err(_) => errs.push((

@@ -60,16 +60,126 @@ pub struct PrequeueConfig {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TaskDefaults {
     /// CPU, above zero.
-    pub cpu: Quantity,
+    pub cpu: DefaultQuantity,
     /// Memory, above zero.
-    pub memory: Quantity,
+    pub memory: DefaultQuantity,
 }
+
+/// What a default request accepts, exactly as the OpenAPI document states it (a contract tester
+/// generates from the schema, so the server may accept neither more nor less): a plain decimal
+/// above zero with an optional suffix, no sign, no exponent, at most
+/// [`POSITIVE_QUANTITY_MAX_LENGTH`] characters so it never overflows. A test checks that
+/// [`is_plain_positive_quantity`] accepts exactly the strings it matches.
+pub const POSITIVE_QUANTITY_PATTERN: &str =
+    r"^0*([1-9][0-9]*(\.[0-9]+)?|\.[0-9]*[1-9][0-9]*)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$";
+
+/// The longest default request the API accepts.
+pub const POSITIVE_QUANTITY_MAX_LENGTH: usize = 16;
+
+/// Whether `text` is a default request the API accepts ([`POSITIVE_QUANTITY_PATTERN`], written
+/// out by hand: the shared crate, compiled to WASM too, carries no regex engine).
+pub fn is_plain_positive_quantity(text: &str) -> bool {
+    const SUFFIXES: [&str; 14] = [
+        "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "m", "k", "M", "G", "T", "P", "E", "",
+    ];
+    if text.len() > POSITIVE_QUANTITY_MAX_LENGTH {
+        return false;
+    }
+    let number = SUFFIXES
+        .iter()
+        .find_map(|suffix| text.strip_suffix(suffix))
+        .unwrap_or(text);
+    let (whole, fraction) = match number.split_once('.') {
+        Some((whole, fraction)) => (whole, Some(fraction)),
+        None => (number, None),
+    };
+    let digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+    let non_zero = |part: &str| part.bytes().any(|b| (b'1'..=b'9').contains(&b));
+    match fraction {
+        None => digits(whole) && non_zero(whole),
+        // "1.5": a whole part above zero needs fraction digits; ".5", "0.5": the fraction
+        // carries the value.
+        Some(fraction) if non_zero(whole) => digits(whole) && !fraction.is_empty() && digits(fraction),
+        Some(fraction) => digits(whole) && digits(fraction) && non_zero(fraction),
+    }
+}
+
+/// A default request as the admin wrote it: what is PUT is what is read back (a canonical
+/// form such as `1209462790553600m` for `1.1Ti` would neither read well nor stay within the
+/// documented pattern), and it is above zero by construction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefaultQuantity {
+    text: String,
+    value: Quantity,
+}
+
+impl DefaultQuantity {
+    /// `text` when it is a default request the API accepts ([`POSITIVE_QUANTITY_PATTERN`]).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        if !is_plain_positive_quantity(text) {
+            return Err(format!(
+                "{text:?} is not a quantity above zero such as \"2\", \"500m\" or \"16Gi\" \
+                 (no sign, no exponent, at most {POSITIVE_QUANTITY_MAX_LENGTH} characters)"
+            ));
+        }
+        let value = Quantity::parse(text).map_err(|e| e.to_string())?;
+        Ok(DefaultQuantity {
+            text: text.to_owned(),
+            value,
+        })
+    }
+
+    /// The quantity, for the task that names none.
+    pub fn value(&self) -> Quantity {
+        self.value
+    }
+}
+
+impl std::fmt::Display for DefaultQuantity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Serialize for DefaultQuantity {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.text)
+    }
+}
+
+impl<'de> Deserialize<'de> for DefaultQuantity {
+    /// A string of [`POSITIVE_QUANTITY_PATTERN`], nothing else (not a JSON number either: the
+    /// schema says string).
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        DefaultQuantity::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for DefaultQuantity {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .description(Some(
+                "A resource quantity above zero: a plain decimal with an optional suffix \
+                 (m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei), no sign, no exponent.",
+            ))
+            .pattern(Some(POSITIVE_QUANTITY_PATTERN))
+            .max_length(Some(POSITIVE_QUANTITY_MAX_LENGTH))
+            .examples(["2", "500m", "16Gi"])
+            .into()
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for DefaultQuantity {}
 
 impl TaskDefaults {
     fn of(cpu: i64, memory_gi: i64) -> Self {
         TaskDefaults {
-            cpu: Quantity::from_units(cpu),
-            memory: Quantity::parse(&format!("{memory_gi}Gi")).expect("a valid quantity"),
+            cpu: DefaultQuantity::parse(&cpu.to_string()).expect("a valid default"),
+            memory: DefaultQuantity::parse(&format!("{memory_gi}Gi")).expect("a valid default"),
         }
     }
 }
@@ -113,17 +223,6 @@ impl DefaultRequests {
             JobKind::Pytorch => &self.pytorch,
             JobKind::Tensorflow => &self.tensorflow,
         }
-    }
-
-    /// Every kind with its defaults, with the API's field names.
-    pub fn entries(&self) -> [(&'static str, &TaskDefaults); 5] {
-        [
-            ("jupyter", &self.jupyter),
-            ("webide", &self.webide),
-            ("custom", &self.custom),
-            ("pytorch", &self.pytorch),
-            ("tensorflow", &self.tensorflow),
-        ]
     }
 }
 
@@ -242,16 +341,6 @@ impl PrequeueConfig {
                     field: field.into(),
                     message,
                 });
-            }
-        }
-        for (kind, defaults) in self.default_requests.entries() {
-            for (name, value) in [("cpu", &defaults.cpu), ("memory", &defaults.memory)] {
-                if value.milli() <= 0 {
-                    errors.push(ConfigFieldError {
-                        field: format!("defaultRequests.{kind}.{name}").into(),
-                        message: "must be above zero",
-                    });
-                }
             }
         }
         if errors.is_empty() { Ok(()) } else { Err(errors) }

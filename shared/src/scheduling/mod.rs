@@ -10,7 +10,10 @@ mod quantity;
 pub mod reasons;
 mod resources;
 
-pub use config::{ConfigFieldError, DefaultRequests, PrequeueConfig, TaskDefaults};
+pub use config::{
+    ConfigFieldError, DefaultQuantity, DefaultRequests, POSITIVE_QUANTITY_MAX_LENGTH, POSITIVE_QUANTITY_PATTERN,
+    PrequeueConfig, TaskDefaults, is_plain_positive_quantity,
+};
 pub use enums::{ActivationOrder, JobKind, JobPhase, PreemptionPolicy, ScheduleType, UnknownVariant};
 pub use quantity::{MAX_MILLI, Quantity, QuantityError, QuantityFormat};
 pub use resources::{

@@ -226,3 +226,77 @@ proptest! {
         prop_assert_eq!(parsed.milli(), i128::from(int) * 1000 + i128::from(frac));
     }
 }
+
+/// The positive pattern with its repetitions bounded, so generated strings stay near the
+/// schema's maximum length (16) instead of being mostly rejected for it.
+fn bounded_positive_pattern() -> String {
+    crate::scheduling::POSITIVE_QUANTITY_PATTERN
+        .trim_start_matches('^')
+        .trim_end_matches('$')
+        .replace('*', "{0,5}")
+        .replace('+', "{1,5}")
+}
+
+proptest! {
+    /// What the OpenAPI document promises for a default request (schemathesis generates from
+    /// it) is accepted: every string the pattern allows, up to its maximum length, parses to a
+    /// quantity above zero.
+    #[test]
+    fn every_string_of_the_positive_pattern_is_a_quantity_above_zero(
+        text in proptest::string::string_regex(&bounded_positive_pattern()).expect("a regex")
+    ) {
+        prop_assume!(text.len() <= crate::scheduling::POSITIVE_QUANTITY_MAX_LENGTH);
+        prop_assert!(crate::scheduling::is_plain_positive_quantity(&text), "{text:?}");
+        let parsed = Quantity::parse(&text);
+        prop_assert!(parsed.is_ok(), "{text:?}: {parsed:?}");
+        let parsed = parsed.unwrap();
+        prop_assert!(parsed.milli() > 0, "{text:?} is not above zero");
+        // What the server answers (and stores, and reads back) is what was written.
+        let default = crate::scheduling::DefaultQuantity::parse(&text).expect("accepted");
+        prop_assert_eq!(default.value(), parsed);
+        let json = serde_json::to_string(&default).expect("serializes");
+        prop_assert_eq!(&json, &format!("{text:?}"));
+        let back: crate::scheduling::DefaultQuantity = serde_json::from_str(&json).expect("reads back");
+        prop_assert_eq!(back, default);
+    }
+
+    /// The hand-written check the server applies accepts exactly what the documented pattern
+    /// and maximum length allow.
+    #[test]
+    fn the_default_request_check_agrees_with_the_documented_pattern(
+        text in "[0-9.+eEmkMGTPi-]{0,18}"
+    ) {
+        let regex = regex::Regex::new(crate::scheduling::POSITIVE_QUANTITY_PATTERN).expect("a regex");
+        let documented = regex.is_match(&text) && text.len() <= crate::scheduling::POSITIVE_QUANTITY_MAX_LENGTH;
+        prop_assert_eq!(crate::scheduling::is_plain_positive_quantity(&text), documented, "{:?}", text);
+    }
+}
+
+#[test]
+fn the_positive_pattern_refuses_zero_and_the_empty_string() {
+    let regex = regex::Regex::new(crate::scheduling::POSITIVE_QUANTITY_PATTERN).expect("a regex");
+    let pattern = |text: &str| regex.is_match(text);
+    for text in ["", "0", "000", "0.0", ".0", "0m", "-1", "+1", "1e3", "1.", "."] {
+        assert!(!pattern(text), "{text:?} should not match");
+        assert!(
+            !crate::scheduling::is_plain_positive_quantity(text),
+            "{text:?} should be refused"
+        );
+    }
+    for text in ["1", "0.5", ".5", "500m", "16Gi", "007", "1.5Ki", "2E"] {
+        assert!(pattern(text), "{text:?} should match");
+        assert!(
+            crate::scheduling::is_plain_positive_quantity(text),
+            "{text:?} should be accepted"
+        );
+    }
+}
+
+#[cfg(feature = "openapi")]
+#[test]
+fn the_openapi_document_states_the_positive_pattern() {
+    use utoipa::PartialSchema;
+    let schema = serde_json::to_value(crate::scheduling::DefaultQuantity::schema()).expect("json");
+    assert_eq!(schema["pattern"], crate::scheduling::POSITIVE_QUANTITY_PATTERN);
+    assert_eq!(schema["maxLength"], crate::scheduling::POSITIVE_QUANTITY_MAX_LENGTH);
+}
