@@ -18,6 +18,7 @@ mod m20261123_000013_preemptions;
 mod m20261124_000014_waiting_since;
 mod m20261124_000015_safety_settings;
 mod m20261125_000016_job_cluster_uid;
+mod m20261125_000017_cluster_preemptable;
 
 /// Applies the migrations in order; used at start and by `anteroom migrate`.
 pub struct Migrator;
@@ -42,6 +43,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000014_waiting_since::Migration),
             Box::new(m20261124_000015_safety_settings::Migration),
             Box::new(m20261125_000016_job_cluster_uid::Migration),
+            Box::new(m20261125_000017_cluster_preemptable::Migration),
         ]
     }
 }

@@ -15,6 +15,12 @@ use anteroom_tests::driven::{Driven, GPU_NODES, gpu_job, node_with_three_elastic
 use sea_orm::{ConnectionTrait, EntityTrait, Statement};
 use serde_json::json;
 
+/// The creation terms of these tests: a 30 s grace, no minimum runtime.
+const TERMS: anteroom::jobs::activation::ClusterTerms = anteroom::jobs::activation::ClusterTerms {
+    preemption_grace_seconds: 30,
+    backfill_min_runtime_seconds: 0,
+};
+
 /// Jobs per phase in the store.
 async fn phases(d: &Driven) -> BTreeMap<i64, String> {
     let db = &d.app.state.db;
@@ -355,13 +361,18 @@ async fn a_slow_first_driver_leaves_a_job_another_driver_recorded(db: Option<Str
     assert_eq!(report.repaired, 1, "{report:?}");
     assert_eq!(phases(&d).await[&id], "Pending");
     // The first create returns; its record must not take the job for deleted.
-    activation::create(d.sim.as_ref(), &claimed, 30).await.unwrap().unwrap();
+    activation::create(d.sim.as_ref(), &claimed, TERMS)
+        .await
+        .unwrap()
+        .unwrap();
     let w = Writer {
         db: &d.app.state.db,
         clock: d.clock.as_ref(),
         fence: None,
     };
-    let outcome = activation::record_created(w, d.sim.as_ref(), &claimed).await.unwrap();
+    let outcome = activation::record_created(w, d.sim.as_ref(), &claimed, false)
+        .await
+        .unwrap();
     assert!(matches!(outcome, ActivationOutcome::Superseded), "{outcome:?}");
     d.settle().await;
     assert!(in_cluster(&d).await.contains(&id), "the job still runs");
@@ -390,7 +401,10 @@ async fn a_job_created_after_its_delete_by_a_watcher_that_lost_its_lease_is_remo
     let (status, _) = call(&d.app, "DELETE", &format!("/api/v1/jobs/{id}"), &una, None).await;
     assert_eq!(status, 204);
     // The create lands, and the stale watcher can record nothing (its lease is gone).
-    activation::create(d.sim.as_ref(), &claimed, 30).await.unwrap().unwrap();
+    activation::create(d.sim.as_ref(), &claimed, TERMS)
+        .await
+        .unwrap()
+        .unwrap();
     d.sim.step().await.unwrap();
     assert!(in_cluster(&d).await.contains(&id), "an orphan runs");
     // Status sync sees a job the store has deleted, and deletes it; after its grace it is gone.
@@ -431,7 +445,7 @@ async fn a_job_whose_id_a_restored_database_reused_never_takes_the_lost_jobs_obj
     // The cluster already has an `ar-<id>` of this installation: the job of that id which a
     // database restored from a backup no longer knows (same labels, another uid).
     let row = job::Entity::find_by_id(id).one(&d.app.state.db).await.unwrap().unwrap();
-    let mut lost = activation::job_spec(&row, 30).unwrap();
+    let mut lost = activation::job_spec(&row, TERMS).unwrap();
     assert_ne!(lost.cluster_uid, "", "a submitted job has a uid");
     lost.cluster_uid = "0a1b2c3d4e5f60718293a4b5c6d7e8f9".to_owned();
     for task in &mut lost.tasks {

@@ -6,7 +6,8 @@ use anteroom::cluster::clock::Clock;
 use anteroom_tests::api::*;
 use anteroom_tests::both_driven;
 use anteroom_tests::driven::*;
-use serde_json::json;
+use sea_orm::EntityTrait;
+use serde_json::{Value, json};
 
 async fn a_held_job_starts_when_an_earlier_job_completes(db: Option<String>) {
     let d = Driven::start(db, "").await;
@@ -246,6 +247,58 @@ async fn minimum_runtime_and_admin_locks_protect_elastic_jobs(db: Option<String>
     assert_eq!(packed, plain);
 }
 both_driven!(protection, minimum_runtime_and_admin_locks_protect_elastic_jobs);
+
+/// What the simulated cluster's pods of `id` say now (`volcano.sh/preemptable`), and what the
+/// store recorded as told.
+async fn told(d: &Driven, id: i64) -> (bool, Option<bool>) {
+    let spec = d.sim.spec_of(id).await.unwrap().expect("in the cluster");
+    let row = anteroom::jobs::entity::job::Entity::find_by_id(id)
+        .one(&d.app.state.db)
+        .await
+        .unwrap()
+        .unwrap();
+    (spec.preemptable, row.cluster_preemptable)
+}
+
+async fn the_cluster_may_evict_an_elastic_job_only_when_the_prequeue_could(db: Option<String>) {
+    let d = Driven::start(db, GPU_NODES).await;
+    let admin = d.app.admin_token().await;
+    settings(
+        &d.app,
+        &admin,
+        json!({"backfillEnabled": true, "backfillMinRuntimeSeconds": 600}),
+    )
+    .await;
+    let (nb, _) = submit(&d, &admin, gpu_job("nb", "jupyter", 1, "backfill")).await;
+    let (normal, _) = submit(&d, &admin, gpu_job("train", "custom", 1, "normal")).await;
+    d.settle().await;
+    assert_eq!(phase(&d, &admin, nb).await, "Running");
+    // Younger than the minimum runtime: created as not the cluster's to evict; a normal job
+    // never is.
+    assert_eq!(told(&d, nb).await, (false, Some(false)));
+    assert_eq!(told(&d, normal).await, (false, Some(false)));
+    d.advance(599).await;
+    assert_eq!(d.round().await.preemptable_told, 0, "599 s of 600");
+    assert_eq!(told(&d, nb).await, (false, Some(false)));
+    d.advance(1).await;
+    assert_eq!(d.round().await.preemptable_told, 1);
+    assert_eq!(told(&d, nb).await, (true, Some(true)));
+    assert_eq!(d.round().await.preemptable_told, 0, "told once");
+    // An admin lock takes it back at once; the lock lifted, it is given again.
+    let path = format!("/api/v1/admin/jobs/{nb}/lock");
+    let lock = |until: Value| call(&d.app, "PUT", &path, &admin, Some(json!({ "until": until })));
+    assert_eq!(lock(json!("2099-01-01T00:00:00Z")).await.0, 200);
+    assert_eq!(d.round().await.preemptable_told, 1);
+    assert_eq!(told(&d, nb).await, (false, Some(false)));
+    assert_eq!(lock(Value::Null).await.0, 200);
+    d.round().await;
+    assert_eq!(told(&d, nb).await, (true, Some(true)));
+    assert_eq!(told(&d, normal).await, (false, Some(false)));
+}
+both_driven!(
+    cluster_protection,
+    the_cluster_may_evict_an_elastic_job_only_when_the_prequeue_could
+);
 
 async fn a_job_that_never_preempts_preempts_nobody(db: Option<String>) {
     let d = Driven::start(db, GPU_NODES).await;

@@ -74,6 +74,11 @@ pub struct JobSpec {
     pub preemption_policy: PreemptionPolicy,
     /// The tasks; `minAvailable` is the sum of their replicas (gang).
     pub tasks: Vec<TaskSpec>,
+    /// Whether the cluster's own scheduler may evict its pods when they are created
+    /// (`volcano.sh/preemptable`, [`crate::prequeue::cluster_may_evict`]); the watcher changes
+    /// it later with [`Cluster::set_preemptable`]. Specs stored without it read as `false`.
+    #[serde(default)]
+    pub preemptable: bool,
     /// The pods' `terminationGracePeriodSeconds`: how long a preempted pod may take to exit.
     /// The simulated cluster only stores it; a delete's `grace_seconds` still rules there.
     #[serde(default)]
@@ -259,6 +264,12 @@ pub trait Cluster: Send + Sync + 'static {
 
     /// Deletes the job, giving its pods `grace_seconds` to exit; succeeds if it is not there.
     async fn delete_job(&self, id: JobId, grace_seconds: u32) -> Result<(), ClusterError>;
+
+    /// Tells the cluster's own scheduler whether it may evict the job's pods
+    /// (`volcano.sh/preemptable` on each pod), so Volcano's preempt and reclaim never take what
+    /// the prequeue protects (a lock, the backfill minimum runtime). Only the pods of the job
+    /// with `cluster_uid` are changed; a job that is not there is a success (nothing to tell).
+    async fn set_preemptable(&self, id: JobId, cluster_uid: &str, preemptable: bool) -> Result<(), ClusterError>;
 
     /// Cordons (`false`) or uncordons (`true`) a node.
     async fn set_node_schedulable(&self, node: &str, schedulable: bool) -> Result<(), ClusterError>;

@@ -113,8 +113,32 @@ pub async fn claim(
     job::Entity::find_by_id(id).one(db).await
 }
 
+/// What the prequeue settings decide about a job's cluster object when it is created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClusterTerms {
+    /// `preemptionGracePeriodSeconds`: a backfill job's pods get this long to exit.
+    pub preemption_grace_seconds: i64,
+    /// `backfillMinRuntimeSeconds`: a backfill job younger than this is not the cluster's to
+    /// evict either.
+    pub backfill_min_runtime_seconds: i64,
+}
+
+impl ClusterTerms {
+    /// The terms of the current settings.
+    pub fn of(config: &anteroom_shared::scheduling::PrequeueConfig) -> Self {
+        ClusterTerms {
+            preemption_grace_seconds: config.preemption_grace_period_seconds,
+            backfill_min_runtime_seconds: config.backfill_min_runtime_seconds,
+        }
+    }
+}
+
 /// What the cluster is asked to run for a stored job.
-pub fn job_spec(row: &job::Model, preemption_grace_seconds: i64) -> Result<JobSpec, DbErr> {
+///
+/// Its pods start as the cluster's to evict only if nothing protects them yet: a backfill job
+/// with no lock (even an expired one: the watcher lifts it) and no minimum runtime, since a job
+/// not yet started has not run for any ([`crate::prequeue::cluster_may_evict`]).
+pub fn job_spec(row: &job::Model, terms: ClusterTerms) -> Result<JobSpec, DbErr> {
     let corrupt = |what: &str| DbErr::Custom(format!("job {}: unreadable {what}", row.id));
     let tasks: Vec<TaskBody> = serde_json::from_str(&row.tasks).map_err(|_| corrupt("tasks"))?;
     let schedule_type = ScheduleType::from_str(&row.schedule_type).map_err(|_| corrupt("schedule type"))?;
@@ -139,9 +163,12 @@ pub fn job_spec(row: &job::Model, preemption_grace_seconds: i64) -> Result<JobSp
                 tolerations: Vec::new(),
             })
             .collect(),
+        preemptable: schedule_type == ScheduleType::Backfill
+            && row.locked_until.is_none()
+            && crate::prequeue::has_run_long_enough(None, terms.backfill_min_runtime_seconds, row.submitted_at),
         // Only a backfill job can be preempted; its pods get the admin's grace period.
         termination_grace_seconds: (schedule_type == ScheduleType::Backfill)
-            .then(|| u32::try_from(preemption_grace_seconds.max(0)).unwrap_or(u32::MAX)),
+            .then(|| u32::try_from(terms.preemption_grace_seconds.max(0)).unwrap_or(u32::MAX)),
     })
 }
 
@@ -156,24 +183,29 @@ pub async fn activate_claimed(
     w: Writer<'_>,
     cluster: &dyn Cluster,
     claimed: &job::Model,
-    preemption_grace_seconds: i64,
+    terms: ClusterTerms,
 ) -> Result<ActivationOutcome, DbErr> {
-    match create(cluster, claimed, preemption_grace_seconds).await? {
-        Ok(()) => record_created(w, cluster, claimed).await,
+    match create(cluster, claimed, terms).await? {
+        Ok(preemptable) => record_created(w, cluster, claimed, preemptable).await,
         Err(error) => record_failure(w, claimed, &error).await,
     }
 }
 
 /// The cluster create of a claimed job, outside any transaction: `Err(message)` when the
 /// cluster refused it ("already exists" with our label is success, so a re-drive after a
-/// crash does not double the job).
+/// crash does not double the job). `Ok(preemptable)`: what its pods were told
+/// ([`JobSpec::preemptable`]), for [`record_created`].
 pub async fn create(
     cluster: &dyn Cluster,
     claimed: &job::Model,
-    preemption_grace_seconds: i64,
-) -> Result<Result<(), String>, DbErr> {
-    let spec = job_spec(claimed, preemption_grace_seconds)?;
-    Ok(cluster.create_job(&spec).await.map_err(|e| e.to_string()))
+    terms: ClusterTerms,
+) -> Result<Result<bool, String>, DbErr> {
+    let spec = job_spec(claimed, terms)?;
+    Ok(cluster
+        .create_job(&spec)
+        .await
+        .map(|()| spec.preemptable)
+        .map_err(|e| e.to_string()))
 }
 
 /// After a successful create: `Activating → Pending` with an `activated` event, by
@@ -182,12 +214,14 @@ pub async fn record_created(
     w: Writer<'_>,
     cluster: &dyn Cluster,
     claimed: &job::Model,
+    preemptable: bool,
 ) -> Result<ActivationOutcome, DbErr> {
     let Some((txn, now)) = w.begin().await? else {
         return Ok(ActivationOutcome::LeaseLost);
     };
     let updated = job::Entity::update_many()
         .col_expr(job::Column::Phase, Expr::value(JobPhase::Pending.as_str()))
+        .col_expr(job::Column::ClusterPreemptable, Expr::value(preemptable))
         .col_expr(job::Column::ActivatedAt, Expr::value(now))
         .col_expr(job::Column::UpdatedAt, Expr::value(now))
         .col_expr(job::Column::NextAttemptAt, Expr::value(Option::<DateTime<Utc>>::None))

@@ -74,6 +74,10 @@ pub mod job {
         /// `ar-<id>` from another's after a restored or rolled-back database reused the id.
         /// NULL only in rows written without it; read through [`Model::uid_in_cluster`].
         pub cluster_uid: Option<String>,
+        /// What the cluster's own scheduler was last told about its pods
+        /// (`volcano.sh/preemptable`): the watcher patches them when the lock or the
+        /// backfill minimum runtime changes the answer. NULL: not known (older rows).
+        pub cluster_preemptable: Option<bool>,
     }
 
     impl Model {

@@ -393,14 +393,14 @@ pub async fn submit(
             // Detached: a client that hangs up now must not leave its job half-activated.
             let (db, cluster, claimed) = (ctx.db.clone(), ctx.cluster.clone(), row.clone());
             let clock = ctx.clock.clone();
-            let grace = config.preemption_grace_period_seconds;
+            let terms = activation::ClusterTerms::of(&config);
             let task = tokio::spawn(async move {
                 let w = activation::Writer {
                     db: &db,
                     clock: clock.as_ref(),
                     fence: None,
                 };
-                activation::activate_claimed(w, cluster.as_ref(), &claimed, grace).await
+                activation::activate_claimed(w, cluster.as_ref(), &claimed, terms).await
             });
             // A slow or hung cluster: answer with the job as stored (`Activating`); the task
             // goes on, and the watcher repairs the job if it never finishes.
@@ -573,5 +573,7 @@ pub async fn lock(
     .await?;
     txn.commit().await?;
     ctx.signals.events_written();
+    // The watcher tells the cluster's own scheduler at once (`volcano.sh/preemptable`).
+    ctx.signals.wake_watcher();
     Ok(to_api(&row)?)
 }

@@ -29,7 +29,8 @@ pub(crate) mod tests;
 
 pub use placement::{Assignment, CapacityKind, PlacementError, PlacementFailure, node_accepts, place_gang};
 pub use preemption::{
-    PreemptionOutcome, PreemptionPlan, PreemptionSkip, is_eligible_victim, min_cover, plan_preemption,
+    PreemptionOutcome, PreemptionPlan, PreemptionSkip, cluster_may_evict, has_run_long_enough, is_eligible_victim,
+    min_cover, plan_preemption,
 };
 pub use queue_tree::{CapacityExcess, QueueIdx, QueueTree, QueueTreeError};
 pub use quota::{LimitCheck, QueueCapacityUsage, QuotaView};

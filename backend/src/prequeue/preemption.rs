@@ -126,18 +126,31 @@ pub struct PreemptionOutcome {
 /// started a second ago would look an hour old. So a job without a start time is protected
 /// while a minimum runtime is set; with none (0) its age does not matter.
 pub fn is_eligible_victim(job: &JobSnapshot, min_runtime_seconds: i64, now: DateTime<Utc>) -> bool {
-    let old_enough = min_runtime_seconds <= 0
-        || job
-            .started_at
-            .and_then(|started| deadline(started, min_runtime_seconds))
-            .is_some_and(|d| d <= now);
     job.phase == JobPhase::Running
-        && job.schedule_type == ScheduleType::Backfill
         && job.kind.may_backfill()
-        && !job.is_locked(now)
         && job.single_node
         && victim_node(job).is_some()
-        && old_enough
+        && cluster_may_evict(job, min_runtime_seconds, now)
+}
+
+/// What the cluster's own scheduler is told about the job's pods (`volcano.sh/preemptable`):
+/// whether Volcano's preempt and reclaim may evict them. Only a backfill job, unlocked, that
+/// has run for `backfillMinRuntimeSeconds` — what the prequeue itself protects (a lock, the
+/// minimum runtime, every normal job) Volcano must not take either. It does not ask for one
+/// node or one pod: Volcano can evict what the prequeue cannot plan for.
+pub fn cluster_may_evict(job: &JobSnapshot, min_runtime_seconds: i64, now: DateTime<Utc>) -> bool {
+    job.schedule_type == ScheduleType::Backfill
+        && !job.is_locked(now)
+        && has_run_long_enough(job.started_at, min_runtime_seconds, now)
+}
+
+/// The minimum runtime rule of [`is_eligible_victim`]: with a minimum, only a job whose start
+/// time is known and at least that long ago.
+pub fn has_run_long_enough(started_at: Option<DateTime<Utc>>, min_runtime_seconds: i64, now: DateTime<Utc>) -> bool {
+    min_runtime_seconds <= 0
+        || started_at
+            .and_then(|started| deadline(started, min_runtime_seconds))
+            .is_some_and(|d| d <= now)
 }
 
 /// The one node a job runs on, if it runs on exactly one (ignoring empty and repeated names).

@@ -199,12 +199,12 @@ impl Watcher {
     /// under the fence.
     async fn drive(&self, claimed: &job::Model, fence: &Fence) -> Outcome<Result> {
         self.fault(FaultPoint::AfterClaim)?;
-        let grace = self.settings.current().preemption_grace_period_seconds;
-        let created = activation::create(self.cluster.as_ref(), claimed, grace).await?;
+        let terms = activation::ClusterTerms::of(&self.settings.current());
+        let created = activation::create(self.cluster.as_ref(), claimed, terms).await?;
         let outcome = match created {
-            Ok(()) => {
+            Ok(preemptable) => {
                 self.fault(FaultPoint::AfterCreate)?;
-                activation::record_created(self.writer(fence), self.cluster.as_ref(), claimed).await?
+                activation::record_created(self.writer(fence), self.cluster.as_ref(), claimed, preemptable).await?
             }
             Err(error) => activation::record_failure(self.writer(fence), claimed, &error).await?,
         };

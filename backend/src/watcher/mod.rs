@@ -18,6 +18,7 @@ mod activate;
 pub mod entity;
 mod metrics;
 mod preempt;
+pub mod protection;
 mod reasons;
 pub mod retention;
 pub mod sync;
@@ -103,6 +104,9 @@ pub struct RoundReport {
     pub clocks_started: usize,
     /// Eligible jobs were left for the next round.
     pub more_work: bool,
+    /// Backfill jobs whose pods were told anew whether the cluster may evict them
+    /// (`volcano.sh/preemptable`: a lock, the minimum runtime).
+    pub preemptable_told: usize,
 }
 
 /// The watcher's dependencies and its memory between rounds.
@@ -237,6 +241,8 @@ impl Watcher {
                 report.preempted_for = Some(plan.beneficiary);
             }
         }
+
+        report.preemptable_told = protection::tell(self, fence, &snapshot, now).await?;
 
         let prepared = match PreparedRound::new(&snapshot, now) {
             Ok(prepared) => prepared,

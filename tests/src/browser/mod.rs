@@ -182,10 +182,19 @@ impl Browser {
         }
     }
 
-    /// Clicks the element matching `css`.
+    /// Clicks the element matching `css`. The UI re-renders what a live event changes, so the
+    /// element found may be replaced before the click lands ("stale element reference"): then
+    /// it is found again, a bounded number of times.
     pub async fn click(&self, css: &str) {
-        let el = self.wait_for(css).await.unwrap_or_else(|e| panic!("{e}"));
-        el.click().await.unwrap_or_else(|e| panic!("clicking {css}: {e}"));
+        const ATTEMPTS: usize = 10;
+        for attempt in 1..=ATTEMPTS {
+            let el = self.wait_for(css).await.unwrap_or_else(|e| panic!("{e}"));
+            match el.click().await {
+                Ok(()) => return,
+                Err(e) if attempt < ATTEMPTS && e.to_string().contains("stale element") => continue,
+                Err(e) => panic!("clicking {css}: {e}"),
+            }
+        }
     }
 
     /// Picks the option `value` of the select matching `css`.

@@ -26,6 +26,7 @@ use kube::core::Status;
 use super::crd::VolcanoJob;
 use super::manifest::{
     self, INSTALLATION_LABEL, JOB_ID_LABEL, JOB_UID_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, ManifestSettings,
+    PREEMPTABLE_KEY,
 };
 use crate::cluster::{ClusterError, JobSpec, cluster_name, is_same_job};
 use crate::prequeue::JobId;
@@ -163,6 +164,27 @@ impl KubeApi {
         };
         for pod in pods {
             ignore_not_found(pod_api.delete(pod, &pod_params).await, pod)?;
+        }
+        Ok(())
+    }
+
+    /// Sets `volcano.sh/preemptable` (label and annotation, as the manifest writes it) on each
+    /// of `pods` with a JSON merge patch; a pod already gone (`404`) is skipped.
+    pub async fn set_pods_preemptable(&self, pods: &[String], preemptable: bool) -> Result<(), ClusterError> {
+        let pod_api: Api<Pod> = Api::namespaced(self.client.clone(), self.namespace());
+        let value = preemptable.to_string();
+        let patch = serde_json::json!({
+            "metadata": {
+                "labels": { PREEMPTABLE_KEY: value },
+                "annotations": { PREEMPTABLE_KEY: value },
+            }
+        });
+        let params = PatchParams {
+            field_manager: Some(FIELD_MANAGER.to_owned()),
+            ..PatchParams::default()
+        };
+        for pod in pods {
+            ignore_not_found(pod_api.patch(pod, &params, &Patch::Merge(&patch)).await, pod)?;
         }
         Ok(())
     }

@@ -17,8 +17,10 @@
 //!   the task index; it completes when its workers complete (parameter servers never exit); a
 //!   custom job with several pods gets `env` + `svc` so its pods can find each other; gang jobs
 //!   restart as a whole when a pod is evicted;
-//! - Volcano may preempt backfill pods only (`volcano.sh/preemptable: "true"` on their pods,
-//!   `"false"` on normal ones — Anteroom never lets a normal job be preempted); each schedule
+//! - Volcano may preempt backfill pods only, and only those the prequeue could preempt too
+//!   (`volcano.sh/preemptable: "true"` on their pods; `"false"` on normal ones — Anteroom never
+//!   lets a normal job be preempted — and on a backfill job while it is locked or younger than
+//!   `backfillMinRuntimeSeconds`: the watcher patches the pods when that changes); each schedule
 //!   type may get a `priorityClassName` (settings), on the job (its PodGroup) and on its pods,
 //!   and a normal job whose policy is `Never` a class of its own (one with `preemptionPolicy:
 //!   Never`), so the cluster does not preempt for it what Anteroom would not;
@@ -171,7 +173,9 @@ pub fn volcano_job(spec: &JobSpec, settings: &ManifestSettings) -> VolcanoJob {
         (KIND_LABEL.to_owned(), spec.kind.as_str().to_owned()),
         (SCHEDULE_TYPE_KEY.to_owned(), spec.schedule_type.as_str().to_owned()),
     ]);
-    let preemptable = matches!(spec.schedule_type, ScheduleType::Backfill).to_string();
+    // What the watcher decided at creation (a locked or young backfill job, and every normal
+    // job, is not Volcano's to evict); it patches the pods when that changes.
+    let preemptable = spec.preemptable.to_string();
     let mut pod_labels = labels.clone();
     pod_labels.insert(PREEMPTABLE_KEY.to_owned(), preemptable.clone());
     let priority_class = settings.priority_class(spec.schedule_type, spec.preemption_policy);

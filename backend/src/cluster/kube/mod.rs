@@ -46,9 +46,10 @@ use tokio::task::AbortHandle;
 
 pub use self::api::KubeApi;
 use self::crd::{VolcanoJob, VolcanoQueue};
+use self::manifest::{JOB_UID_LABEL, PREEMPTABLE_KEY};
 pub use self::permissions::{API_REQUESTS, ApiRequest, Permission, PermissionScope, REQUIRED_PERMISSIONS};
 use self::status_sync::{StatusSync, SyncInner};
-use super::{Cluster, ClusterError, ClusterQueue, JobEvent, JobSpec, JobStatus, job_id_of};
+use super::{Cluster, ClusterError, ClusterQueue, JobEvent, JobSpec, JobStatus, is_same_job, job_id_of};
 use crate::prequeue::{JobId, NodeSnapshot};
 
 /// How long a read waits for a cache that has not synced yet before answering `Unavailable`.
@@ -219,6 +220,27 @@ impl KubeCluster {
 
     /// Names of the pods of `ar-<id>` that still need a delete with `grace_seconds`: not
     /// already deleting with at most that grace period.
+    /// The pods in the cache of the job with `cluster_uid` (a pod without the uid label, from
+    /// before uids, counts as the job's) whose `volcano.sh/preemptable` label is not already
+    /// `preemptable`, by name.
+    fn pods_to_mark(&self, id: JobId, cluster_uid: &str, preemptable: bool) -> Vec<String> {
+        let namespace = self.api.namespace();
+        let value = preemptable.to_string();
+        let mut names: Vec<String> = self
+            .pods
+            .state()
+            .iter()
+            .filter(|pod| {
+                state::pod_job(pod, namespace, self.sync.installation.as_str()).is_some_and(|(job, _)| job == id)
+            })
+            .filter(|pod| is_same_job(cluster_uid, pod.labels().get(JOB_UID_LABEL).map(String::as_str)))
+            .filter(|pod| pod.labels().get(PREEMPTABLE_KEY) != Some(&value))
+            .map(|pod| pod.name_any())
+            .collect();
+        names.sort();
+        names
+    }
+
     fn pods_to_delete(&self, id: JobId, grace_seconds: u32) -> Vec<String> {
         let namespace = self.api.namespace();
         let mut names: Vec<String> = self
@@ -291,6 +313,14 @@ impl Cluster for KubeCluster {
             _ => Vec::new(),
         };
         self.api.delete_job(id, grace_seconds, &pods).await
+    }
+
+    async fn set_preemptable(&self, id: JobId, cluster_uid: &str, preemptable: bool) -> Result<(), ClusterError> {
+        // Without a synced pod cache nothing is known to patch: unavailable, so the watcher
+        // asks again next round rather than recording what was never told.
+        self.synced(&self.pods, "pods").await?;
+        let pods = self.pods_to_mark(id, cluster_uid, preemptable);
+        self.api.set_pods_preemptable(&pods, preemptable).await
     }
 
     async fn set_node_schedulable(&self, node: &str, schedulable: bool) -> Result<(), ClusterError> {

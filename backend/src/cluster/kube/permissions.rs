@@ -69,9 +69,10 @@ pub const REQUIRED_PERMISSIONS: &[Permission] = &[
     Permission {
         api_group: "",
         resource: "pods",
-        verbs: &["delete"],
+        verbs: &["delete", "patch"],
         scope: PermissionScope::Namespace,
-        why: "give a deleted job's pods exactly the preemption grace period",
+        why: "give a deleted job's pods exactly the preemption grace period; mark a job's pods \
+              volcano.sh/preemptable as its lock and minimum runtime say",
     },
 ];
 
@@ -125,6 +126,13 @@ pub const API_REQUESTS: &[ApiRequest] = &[
     request("list", "", "pods", PermissionScope::Cluster, "pod reflector"),
     request("watch", "", "pods", PermissionScope::Cluster, "pod reflector"),
     request("delete", "", "pods", PermissionScope::Namespace, "KubeApi::delete_job"),
+    request(
+        "patch",
+        "",
+        "pods",
+        PermissionScope::Namespace,
+        "KubeApi::set_pods_preemptable",
+    ),
     request(
         "list",
         "scheduling.volcano.sh",

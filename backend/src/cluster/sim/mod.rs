@@ -141,6 +141,12 @@ impl SimulatedCluster {
         });
     }
 
+    /// What the cluster was asked to run for a job still in it, as it stands now (what its pods
+    /// would carry): for tests, and for pages that show what a job got.
+    pub async fn spec_of(&self, id: JobId) -> Result<Option<JobSpec>, ClusterError> {
+        Ok(self.lock().await?.state.jobs.get(&id).map(|job| job.spec.clone()))
+    }
+
     /// Advances the simulation to the clock's now (tests call this directly).
     pub async fn step(&self) -> Result<(), ClusterError> {
         let timing = self.timing;
@@ -226,6 +232,11 @@ impl Cluster for SimulatedCluster {
             .await?;
         self.wake.notify_one();
         Ok(())
+    }
+
+    async fn set_preemptable(&self, id: JobId, cluster_uid: &str, preemptable: bool) -> Result<(), ClusterError> {
+        self.apply(|state, _, changes| state.set_preemptable(id, cluster_uid, preemptable, changes))
+            .await
     }
 
     async fn set_node_schedulable(&self, node: &str, schedulable: bool) -> Result<(), ClusterError> {

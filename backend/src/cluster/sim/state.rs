@@ -415,6 +415,19 @@ impl SimState {
         });
     }
 
+    /// Records what the cluster's own scheduler was told about a job's pods; only the job of
+    /// that uid (a job stored before uids matches any), and only a change is persisted.
+    pub fn set_preemptable(&mut self, id: JobId, cluster_uid: &str, preemptable: bool, changes: &mut Changes) {
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return;
+        };
+        if job.spec.preemptable == preemptable || !is_same_job(cluster_uid, job.uid()) {
+            return;
+        }
+        Arc::make_mut(job).spec.preemptable = preemptable;
+        changes.upserted.insert(id);
+    }
+
     /// Cordons or uncordons a node; `false` if there is no such node.
     pub fn set_schedulable(&mut self, node: &str, schedulable: bool, changes: &mut Changes) -> bool {
         match self.nodes.get_mut(node) {

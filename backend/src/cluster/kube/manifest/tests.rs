@@ -33,6 +33,7 @@ fn job(id: i64, kind: JobKind, tasks: Vec<TaskSpec>) -> JobSpec {
         waiting_tolerance_seconds: Some(300),
         preemption_policy: PreemptionPolicy::PreemptLowerPriority,
         tasks,
+        preemptable: false,
         termination_grace_seconds: Some(120),
     }
 }
@@ -71,6 +72,8 @@ fn kube_manifest_of_a_jupyter_job() {
     t.node_names = vec!["gpu-a100-1".to_owned(), "gpu-a100-0".to_owned()];
     let mut spec = job(41, JobKind::Jupyter, vec![t]);
     spec.schedule_type = ScheduleType::Backfill;
+    // Unlocked, no minimum runtime: the cluster's to evict from the start.
+    spec.preemptable = true;
     spec.waiting_tolerance_seconds = None;
     insta::assert_yaml_snapshot!(volcano_job(&spec, &settings()));
 }
@@ -185,17 +188,20 @@ fn kube_pytorch_gets_the_svc_plugin_its_master_addr_needs_and_tensorflow_its_own
 }
 
 #[test]
-fn kube_only_backfill_pods_are_preemptable_for_volcano_and_each_type_gets_its_priority_class() {
+fn kube_pods_are_preemptable_for_volcano_as_the_spec_says_and_each_type_gets_its_priority_class() {
     let settings = ManifestSettings {
         priority_class_normal: Some("anteroom-normal".to_owned()),
         ..settings()
     };
-    for (schedule_type, preemptable, class) in [
-        (ScheduleType::Backfill, "true", "anteroom-backfill"),
-        (ScheduleType::Normal, "false", "anteroom-normal"),
+    for (schedule_type, told, preemptable, class) in [
+        (ScheduleType::Backfill, true, "true", "anteroom-backfill"),
+        // Locked or younger than the minimum runtime when created.
+        (ScheduleType::Backfill, false, "false", "anteroom-backfill"),
+        (ScheduleType::Normal, false, "false", "anteroom-normal"),
     ] {
         let mut spec = job(3, JobKind::Custom, vec![task("main", 1, &[("cpu", "1")])]);
         spec.schedule_type = schedule_type;
+        spec.preemptable = told;
         let manifest = volcano_job(&spec, &settings);
         assert_eq!(manifest.spec.priority_class_name.as_deref(), Some(class));
         let template = &manifest.spec.tasks[0].template;

@@ -146,6 +146,11 @@ async fn kube_the_request_table_is_exactly_what_the_adapter_sends() {
                 // An earlier attempt got through: the adapter reads it back.
                 Method::POST => respond(send, 409, status(409, "AlreadyExists")),
                 Method::GET => respond(send, 200, ours.clone()),
+                Method::PATCH if uri.contains("/pods/") => respond(
+                    send,
+                    200,
+                    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "ar-7-main-0"}}),
+                ),
                 Method::PATCH => respond(
                     send,
                     200,
@@ -161,6 +166,9 @@ async fn kube_the_request_table_is_exactly_what_the_adapter_sends() {
             .await
             .expect("deleted");
         api.set_node_schedulable("gpu-0", false).await.expect("cordoned");
+        api.set_pods_preemptable(&["ar-7-main-0".to_owned()], true)
+            .await
+            .expect("marked");
         drop(api);
     };
     tokio::join!(writes, server);

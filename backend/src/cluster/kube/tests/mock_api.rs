@@ -47,6 +47,7 @@ pub(super) fn spec(id: i64) -> JobSpec {
             node_names: Vec::new(),
             tolerations: Vec::new(),
         }],
+        preemptable: false,
         termination_grace_seconds: Some(30),
     }
 }
@@ -397,6 +398,62 @@ async fn kube_cordon_and_uncordon_patch_the_node_spec() {
         matches!(results.2, Err(ClusterError::NodeNotFound(ref n)) if n == "nope"),
         "{:?}",
         results.2
+    );
+    assert_no_more_requests(api, handle).await;
+}
+
+#[tokio::test]
+async fn kube_marking_pods_preemptable_merge_patches_label_and_annotation_of_each_pod() {
+    let (api, mut handle) = mock_api();
+    let pods = vec!["ar-7-main-0".to_owned(), "ar-7-main-1".to_owned()];
+    let server = async {
+        for (pod, code) in [("ar-7-main-0", 200), ("ar-7-main-1", 404)] {
+            let (body, content_type, send) = expect(
+                &mut handle,
+                Method::PATCH,
+                &format!("/api/v1/namespaces/team-ns/pods/{pod}?&fieldManager=anteroom"),
+            )
+            .await;
+            assert_eq!(content_type.as_deref(), Some("application/merge-patch+json"));
+            assert_eq!(
+                body,
+                json!({"metadata": {
+                    "labels": {"volcano.sh/preemptable": "false"},
+                    "annotations": {"volcano.sh/preemptable": "false"},
+                }})
+            );
+            match code {
+                // Gone meanwhile: nothing left to protect, not an error.
+                404 => respond(send, 404, not_found("pods", pod)),
+                _ => respond(
+                    send,
+                    200,
+                    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": pod}}),
+                ),
+            }
+        }
+        let (_, _, send) = expect(
+            &mut handle,
+            Method::PATCH,
+            "/api/v1/namespaces/team-ns/pods/ar-8-main-0?&fieldManager=anteroom",
+        )
+        .await;
+        respond(send, 503, status(503, "ServiceUnavailable"));
+    };
+    let (results, ()) = tokio::join!(
+        async {
+            (
+                api.set_pods_preemptable(&pods, false).await,
+                api.set_pods_preemptable(&["ar-8-main-0".to_owned()], false).await,
+            )
+        },
+        server
+    );
+    results.0.expect("marked, the missing pod skipped");
+    assert!(
+        matches!(results.1, Err(ClusterError::Unavailable(_))),
+        "{:?}",
+        results.1
     );
     assert_no_more_requests(api, handle).await;
 }

@@ -39,6 +39,7 @@ impl JobBuilder {
             waiting_tolerance_seconds: Some(300),
             preemption_policy: PreemptionPolicy::PreemptLowerPriority,
             tasks: Vec::new(),
+            preemptable: false,
             termination_grace_seconds: None,
         })
     }

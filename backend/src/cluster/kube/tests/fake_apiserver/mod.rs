@@ -231,6 +231,7 @@ async fn kube_a_job_for_a_queue_volcano_does_not_have_is_refused_before_any_writ
         schedule_type: anteroom_shared::scheduling::ScheduleType::Normal,
         waiting_tolerance_seconds: None,
         preemption_policy: anteroom_shared::scheduling::PreemptionPolicy::Never,
+        preemptable: false,
         termination_grace_seconds: None,
         tasks: vec![TaskSpec {
             name: "main".to_owned(),
@@ -276,6 +277,7 @@ async fn kube_the_fake_apiserver_records_writes_it_does_not_serve() {
         schedule_type: anteroom_shared::scheduling::ScheduleType::Normal,
         waiting_tolerance_seconds: None,
         preemption_policy: anteroom_shared::scheduling::PreemptionPolicy::Never,
+        preemptable: false,
         termination_grace_seconds: None,
         tasks: Vec::new(),
     };
