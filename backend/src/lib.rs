@@ -20,5 +20,6 @@ pub mod signals;
 pub mod state;
 pub mod store;
 pub mod telemetry;
+pub mod tolerations;
 pub mod users;
 pub mod watcher;

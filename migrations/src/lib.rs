@@ -19,6 +19,7 @@ mod m20261124_000014_waiting_since;
 mod m20261124_000015_safety_settings;
 mod m20261125_000016_job_cluster_uid;
 mod m20261125_000017_cluster_preemptable;
+mod m20261125_000018_toleration_rules;
 
 /// Applies the migrations in order; used at start and by `anteroom migrate`.
 pub struct Migrator;
@@ -44,6 +45,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000015_safety_settings::Migration),
             Box::new(m20261125_000016_job_cluster_uid::Migration),
             Box::new(m20261125_000017_cluster_preemptable::Migration),
+            Box::new(m20261125_000018_toleration_rules::Migration),
         ]
     }
 }

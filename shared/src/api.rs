@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 pub mod jobs;
 pub mod prequeue;
 pub mod queues;
+pub mod tolerations;
 
 /// The one error shape every API error uses: `{"error": {code, message, details?}}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -280,10 +280,10 @@ async fn half_header(app: &TestApp) -> tokio::net::TcpStream {
 }
 
 /// Reads until the server closes the connection (end of file or a reset); false if it stays
-/// open for a minute.
-async fn closed_by_server(mut stream: tokio::net::TcpStream) -> bool {
+/// open until `deadline`.
+async fn closed_by_server(mut stream: tokio::net::TcpStream, deadline: tokio::time::Instant) -> bool {
     let mut buf = [0_u8; 1024];
-    tokio::time::timeout(Duration::from_secs(60), async {
+    tokio::time::timeout_at(deadline, async {
         loop {
             match stream.read(&mut buf).await {
                 Ok(0) | Err(_) => return,
@@ -310,9 +310,14 @@ async fn half_sent_headers_are_closed_after_the_header_timeout_while_others_are_
         let res = app.client.get(app.url("/healthz")).send().await.unwrap();
         assert_eq!(res.status(), 200);
     }
-    // Every dribbling connection is closed by the server, none kept for good.
+    // Every dribbling connection is closed by the server — by the 1 s setting, so long before
+    // hyper's own 30 s default would (15 s leaves a slow machine fourteen seconds to spare).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
     for stream in slow {
-        assert!(closed_by_server(stream).await, "a half-sent header was kept open");
+        assert!(
+            closed_by_server(stream, deadline).await,
+            "a half-sent header was kept open past the header timeout"
+        );
     }
 }
 
@@ -492,4 +497,42 @@ async fn a_user_s_unfinished_jobs_are_capped_even_with_quotas_off() {
     let (status, _) = call(&app, "DELETE", &format!("/api/v1/jobs/{first}"), &token, None).await;
     assert_eq!(status, 204);
     submit_job(&app, &token, job("c", json!({"cpu": "1"}))).await;
+}
+
+#[tokio::test]
+async fn a_submission_whose_body_never_comes_is_answered_503_after_the_request_timeout() {
+    let app = TestApp::builder()
+        .configure(|c| c.http_limits.request_timeout = Duration::from_secs(1))
+        .start()
+        .await;
+    let token = app.admin_token().await;
+    let mut stream = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    let head = format!(
+        "POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"name\":"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    // The rest of the body never comes; the submission's own deadline reads it (the generic
+    // one skips this route), so the answer comes long before hyper or the client would give up.
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(15), async {
+        let mut buf = [0_u8; 4096];
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    answer.extend_from_slice(&buf[..n]);
+                    if answer.windows(4).any(|w| w == b"\r\n\r\n") && answer.ends_with(b"}") {
+                        break;
+                    }
+                }
+            }
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "no answer to a body that never came");
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 503"), "{text}");
+    assert!(text.contains("\"timeout\""), "{text}");
+    assert_eq!(count(&app, "jobs").await, 0);
 }

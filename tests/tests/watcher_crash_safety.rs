@@ -15,10 +15,9 @@ use anteroom_tests::driven::{Driven, GPU_NODES, gpu_job, node_with_three_elastic
 use sea_orm::{ConnectionTrait, EntityTrait, Statement};
 use serde_json::json;
 
-/// The creation terms of these tests: a 30 s grace, no minimum runtime.
+/// The creation terms of these tests: a 30 s grace.
 const TERMS: anteroom::jobs::activation::ClusterTerms = anteroom::jobs::activation::ClusterTerms {
     preemption_grace_seconds: 30,
-    backfill_min_runtime_seconds: 0,
 };
 
 /// Jobs per phase in the store.

@@ -37,11 +37,21 @@ pub fn cluster_name(id: JobId) -> String {
     format!("ar-{id}")
 }
 
+/// How the uid of a job that existed before uids begins (`legacy-<id>`, written by the
+/// migration that added them).
+pub const LEGACY_UID_PREFIX: &str = "legacy-";
+
 /// Whether a cluster object that carries the uid `object_uid` is the job whose uid is `job_uid`.
-/// An object without a uid was created before Anteroom wrote uids: it cannot be told apart, and
-/// counts as the job's (as every object of ours did before).
+/// An object without a uid was created before Anteroom wrote uids, so only by a job that
+/// existed then — one with a [`LEGACY_UID_PREFIX`] uid — and counts as such a job's (it cannot
+/// be told apart further). A job submitted since has a random uid and its object always
+/// carries it: an unlabelled `ar-<id>` is never its own (a database rolled back past the
+/// upgrade reuses ids).
 pub fn is_same_job(job_uid: &str, object_uid: Option<&str>) -> bool {
-    object_uid.is_none_or(|uid| uid == job_uid)
+    match object_uid {
+        Some(uid) => uid == job_uid,
+        None => job_uid.starts_with(LEGACY_UID_PREFIX),
+    }
 }
 
 /// The job id in a cluster object name made by [`cluster_name`].
@@ -262,8 +272,10 @@ pub trait Cluster: Send + Sync + 'static {
     /// Creates the job under `ar-<id>`; succeeds if it already exists and is ours.
     async fn create_job(&self, spec: &JobSpec) -> Result<(), ClusterError>;
 
-    /// Deletes the job, giving its pods `grace_seconds` to exit; succeeds if it is not there.
-    async fn delete_job(&self, id: JobId, grace_seconds: u32) -> Result<(), ClusterError>;
+    /// Deletes the job whose uid is `cluster_uid`, giving its pods `grace_seconds` to exit;
+    /// succeeds if it is not there. An `ar-<id>` of another job with the same id (another uid,
+    /// [`is_same_job`]) is left alone.
+    async fn delete_job(&self, id: JobId, cluster_uid: &str, grace_seconds: u32) -> Result<(), ClusterError>;
 
     /// Tells the cluster's own scheduler whether it may evict the job's pods
     /// (`volcano.sh/preemptable` on each pod), so Volcano's preempt and reclaim never take what

@@ -85,6 +85,7 @@ fn admin_routes() -> OpenApiRouter<AppState> {
         .merge(crate::cluster::handlers::admin_router())
         .merge(crate::queues::handlers::admin_router())
         .merge(crate::quotas::handlers::admin_router())
+        .merge(crate::tolerations::handlers::admin_router())
         .merge(crate::settings::handlers::admin_router())
         .merge(crate::jobs::handlers::admin_router())
 }
@@ -256,6 +257,17 @@ async fn request_deadline(
     within(state.config.http_limits.request_timeout, next.run(req)).await
 }
 
+/// 503 `timeout`: the request did not finish within `request_timeout_seconds`.
+pub fn out_of_time() -> ApiError {
+    let mut e = ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "timeout",
+        "the server could not answer in time; try again",
+    );
+    e.retry_after_seconds = Some(1);
+    e
+}
+
 /// `answer`, or 503 `timeout` once `limit` has passed (the future is dropped).
 async fn within(
     limit: Duration,
@@ -265,13 +277,7 @@ async fn within(
         Ok(res) => res,
         Err(_) => {
             tracing::warn!(timeout_s = limit.as_secs(), "a request ran out of time");
-            let mut e = ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "timeout",
-                "the server could not answer in time; try again",
-            );
-            e.retry_after_seconds = Some(1);
-            e.into_response()
+            out_of_time().into_response()
         }
     }
 }

@@ -17,6 +17,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
         (name = "auth", description = "Log in and find out who you are"),
         (name = "operations", description = "Health, readiness and metrics"),
         (name = "cluster", description = "Nodes, their capacity, and the resources they offer"),
+        (name = "tolerations", description = "Admin rules that give jobs their tolerations, per accelerator or queue"),
     )
 )]
 pub struct ApiDoc;

@@ -118,9 +118,6 @@ pub async fn claim(
 pub struct ClusterTerms {
     /// `preemptionGracePeriodSeconds`: a backfill job's pods get this long to exit.
     pub preemption_grace_seconds: i64,
-    /// `backfillMinRuntimeSeconds`: a backfill job younger than this is not the cluster's to
-    /// evict either.
-    pub backfill_min_runtime_seconds: i64,
 }
 
 impl ClusterTerms {
@@ -128,20 +125,23 @@ impl ClusterTerms {
     pub fn of(config: &anteroom_shared::scheduling::PrequeueConfig) -> Self {
         ClusterTerms {
             preemption_grace_seconds: config.preemption_grace_period_seconds,
-            backfill_min_runtime_seconds: config.backfill_min_runtime_seconds,
         }
     }
 }
 
 /// What the cluster is asked to run for a stored job.
 ///
-/// Its pods start as the cluster's to evict only if nothing protects them yet: a backfill job
-/// with no lock (even an expired one: the watcher lifts it) and no minimum runtime, since a job
-/// not yet started has not run for any ([`crate::prequeue::cluster_may_evict`]).
+/// Its pods start as not the cluster's to evict (`volcano.sh/preemptable: "false"`), whatever
+/// the job: a pod Volcano creates later from the template (the job's first pods once its
+/// PodGroup is admitted, a gang restart) must never be less protected than the prequeue
+/// wants. The watcher opens a running backfill job's pods when the prequeue itself could
+/// preempt it ([`crate::prequeue::cluster_may_evict`]).
 pub fn job_spec(row: &job::Model, terms: ClusterTerms) -> Result<JobSpec, DbErr> {
     let corrupt = |what: &str| DbErr::Custom(format!("job {}: unreadable {what}", row.id));
     let tasks: Vec<TaskBody> = serde_json::from_str(&row.tasks).map_err(|_| corrupt("tasks"))?;
     let schedule_type = ScheduleType::from_str(&row.schedule_type).map_err(|_| corrupt("schedule type"))?;
+    // Every pod of the job tolerates what the job was given at submission.
+    let tolerations = crate::tolerations::decode(&row.tolerations).map_err(|_| corrupt("tolerations"))?;
     Ok(JobSpec {
         id: row.id,
         cluster_uid: row.uid_in_cluster(),
@@ -160,12 +160,10 @@ pub fn job_spec(row: &job::Model, terms: ClusterTerms) -> Result<JobSpec, DbErr>
                 command: t.command,
                 resources: t.resources,
                 node_names: t.node_names,
-                tolerations: Vec::new(),
+                tolerations: tolerations.clone(),
             })
             .collect(),
-        preemptable: schedule_type == ScheduleType::Backfill
-            && row.locked_until.is_none()
-            && crate::prequeue::has_run_long_enough(None, terms.backfill_min_runtime_seconds, row.submitted_at),
+        preemptable: false,
         // Only a backfill job can be preempted; its pods get the admin's grace period.
         termination_grace_seconds: (schedule_type == ScheduleType::Backfill)
             .then(|| u32::try_from(terms.preemption_grace_seconds.max(0)).unwrap_or(u32::MAX)),
@@ -241,7 +239,7 @@ pub async fn record_created(
         // Deleted (or given up) meanwhile: the delete found nothing in the cluster yet, so
         // remove what we made. Recorded by another driver: it is theirs, leave it.
         if now_phase.is_none_or(|p| p.is_terminal())
-            && let Err(e) = cluster.delete_job(claimed.id, 0).await
+            && let Err(e) = cluster.delete_job(claimed.id, &claimed.uid_in_cluster(), 0).await
         {
             tracing::warn!(job = claimed.id, error = %e, "removing a job created after it was deleted failed; the next status resync removes it");
         }

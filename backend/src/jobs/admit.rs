@@ -13,7 +13,8 @@
 
 use anteroom_shared::api::jobs::{Admission, Decision, JobBody, WaitReason};
 use anteroom_shared::scheduling::{
-    JobPhase, PrequeueConfig, ResourceList, ScheduleType, TaskResources, is_single_node, job_explicit_nodes,
+    JobPhase, PrequeueConfig, ResourceList, ScheduleType, TaskResources, Toleration, TolerationRuleSpec,
+    is_single_node, job_explicit_nodes, job_tolerations,
 };
 use chrono::{DateTime, Utc};
 use sea_orm::{
@@ -43,6 +44,8 @@ pub struct Pending {
     pub request: ResourceList,
     /// The cluster's nodes, read before the lock.
     pub nodes: Vec<NodeSnapshot>,
+    /// The admin's toleration rules, read before the lock.
+    pub rules: Vec<TolerationRuleSpec>,
     /// The idempotency key and the body's hash.
     pub key: Option<(String, String)>,
     /// The settings of this submission.
@@ -94,8 +97,22 @@ async fn admit_one(
         now,
     )
     .await?;
-    let decision = decide_submission(&snapshot, tree, &submission(&p.user, &p.body, &p.tasks, prequeued), now)?;
-    let row = insert_job(txn, &p.user, &p.body, &p.tasks, &p.request, &decision, &p.config, now).await?;
+    let tolerations = tolerations_of(&p.rules, tree, &p.body.queue, &p.request);
+    let decision = decide_submission(
+        &snapshot,
+        tree,
+        &submission(&p.user, &p.body, &p.tasks, &tolerations, prequeued),
+        now,
+    )?;
+    let row = insert_job(
+        txn,
+        (&p.user, &p.body),
+        (&p.tasks, &p.request, &tolerations),
+        &decision,
+        &p.config,
+        now,
+    )
+    .await?;
     let (word, reasons) = admission_parts(&decision);
     let admission = Admission {
         decision: word,
@@ -365,10 +382,26 @@ pub(super) struct OwnerCounts {
     pub unfinished: u64,
 }
 
+/// The tolerations of a job in `queue` requesting `request` under `rules`
+/// ([`job_tolerations`]): its queue's path to the root counts, so a team's sub-queues share the
+/// team's nodes.
+pub(super) fn tolerations_of(
+    rules: &[TolerationRuleSpec],
+    tree: &QueueTree,
+    queue: &str,
+    request: &ResourceList,
+) -> Vec<Toleration> {
+    let path: Vec<&str> = tree.path_of(queue).iter().map(|q| tree.name(*q)).collect();
+    // An unknown queue (refused before this) has no path: its own name still counts.
+    let path = if path.is_empty() { vec![queue] } else { path };
+    job_tolerations(rules, &path, request)
+}
+
 pub(super) fn submission<'a>(
     user: &users::entity::Model,
     body: &'a JobBody,
     tasks: &'a [TaskResources],
+    tolerations: &'a [Toleration],
     counts: OwnerCounts,
 ) -> Submission<'a> {
     Submission {
@@ -378,7 +411,7 @@ pub(super) fn submission<'a>(
         schedule_type: body.schedule_type,
         preemption_policy: body.preemption_policy.unwrap_or_default(),
         tasks,
-        tolerations: &[],
+        tolerations,
         owner_prequeued: Some(counts.prequeued),
         owner_unfinished: Some(counts.unfinished),
     }
@@ -396,10 +429,8 @@ pub(super) fn admission_parts(decision: &SubmitDecision) -> (Decision, Vec<WaitR
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn insert_job(
     txn: &impl ConnectionTrait,
-    user: &users::entity::Model,
-    body: &JobBody,
-    tasks: &[TaskResources],
-    request: &ResourceList,
+    (user, body): (&users::entity::Model, &JobBody),
+    (tasks, request, tolerations): (&[TaskResources], &ResourceList, &[Toleration]),
     decision: &SubmitDecision,
     config: &anteroom_shared::scheduling::PrequeueConfig,
     now: DateTime<Utc>,
@@ -450,6 +481,7 @@ pub(super) async fn insert_job(
         // Random, so an `ar-<id>` left by another job of the same id (a restored or rolled-back
         // database) is never taken for this one's.
         cluster_uid: Set(Some(job::new_cluster_uid())),
+        tolerations: Set(crate::tolerations::encode(tolerations)?),
         ..Default::default()
     }
     .insert(txn)

@@ -78,6 +78,9 @@ pub mod job {
         /// (`volcano.sh/preemptable`): the watcher patches them when the lock or the
         /// backfill minimum runtime changes the answer. NULL: not known (older rows).
         pub cluster_preemptable: Option<bool>,
+        /// Its tolerations, worked out from the admin's rules at submission (JSON, or empty
+        /// text for none): admission, the watcher and its pods use this same list.
+        pub tolerations: String,
     }
 
     impl Model {
@@ -98,7 +101,7 @@ pub mod job {
     /// same): derived from the id, so a backup from before that migration, restored and
     /// migrated again, gives its jobs the uids they had.
     pub fn legacy_cluster_uid(id: i64) -> String {
-        format!("legacy-{id}")
+        format!("{}{id}", crate::cluster::LEGACY_UID_PREFIX)
     }
 
     /// Events hang off jobs; declared on the event side.

@@ -10,7 +10,7 @@ use anteroom_shared::api::prequeue::ResourceSummary;
 use anteroom_shared::api::{ErrorBody, Page};
 use anteroom_shared::scheduling::{JobKind, JobPhase, ScheduleType};
 use axum::Json;
-use axum::extract::{FromRequestParts, State};
+use axum::extract::{FromRequest, FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use serde::Deserialize;
@@ -156,8 +156,15 @@ async fn submit_job(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
     headers: HeaderMap,
-    ApiJson(body): ApiJson<JobBody>,
+    request: axum::extract::Request,
 ) -> ApiResult<(StatusCode, Json<SubmitResponse>)> {
+    // The generic request deadline skips this route (a job admitted must be answered as
+    // admitted), so the body is read within it here: a client that sends the header and never
+    // its body must not hold a connection.
+    let read = ApiJson::<JobBody>::from_request(request, &state);
+    let ApiJson(body) = tokio::time::timeout(state.config.http_limits.request_timeout, read)
+        .await
+        .map_err(|_| crate::http::out_of_time())??;
     let key =
         match headers.get(IDEMPOTENCY_KEY) {
             Some(value) => Some(value.to_str().map_err(|_| {
@@ -392,7 +399,12 @@ async fn delete_job(
     AuthUser(user): AuthUser,
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<StatusCode> {
-    jobs::delete(context(&state), &user, id).await?;
+    // Detached: the cluster delete and the write that records it run to the end even when the
+    // request is cut short (its deadline, a client that hangs up), so a job is never left
+    // deleted in the cluster but unfinished in the store.
+    let task = tokio::spawn(async move { jobs::delete(context(&state), &user, id).await });
+    task.await
+        .map_err(|e| ApiError::internal(anyhow::anyhow!("the delete task failed: {e}")))??;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -33,7 +33,9 @@ use std::str::FromStr;
 use anteroom_shared::api::jobs::{
     Job, JobBody, JobDetail, JobEventItem, PrequeueStanding, PrequeuedJob, Preview, SubmitResponse, WaitReason,
 };
-use anteroom_shared::scheduling::{JobKind, JobPhase, PreemptionPolicy, ScheduleType, TaskResources};
+use anteroom_shared::scheduling::{
+    JobKind, JobPhase, PreemptionPolicy, ScheduleType, TaskResources, TolerationRuleSpec,
+};
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
@@ -196,6 +198,8 @@ pub struct SchedulingRow {
     pub locked_until: Option<DateTime<Utc>>,
     /// When it first waited for shared room.
     pub waiting_since: Option<DateTime<Utc>>,
+    /// Tolerations (JSON, or empty text for none).
+    pub tolerations: String,
 }
 
 impl SchedulingRow {
@@ -219,6 +223,7 @@ impl SchedulingRow {
             C::Nodes,
             C::LockedUntil,
             C::WaitingSince,
+            C::Tolerations,
         ])
     }
 
@@ -246,7 +251,7 @@ impl SchedulingRow {
                 serde_json::from_str(&self.nodes).map_err(|_| corrupt("nodes"))?
             },
             locked_until: self.locked_until,
-            tolerations: Vec::new(),
+            tolerations: crate::tolerations::decode(&self.tolerations).map_err(|_| corrupt("tolerations"))?,
         })
     }
 }
@@ -275,14 +280,14 @@ pub fn wait_reason(reason: &Reason) -> WaitReason {
 }
 
 /// Steps 1–2: the body's rules (its own fields, then its quantities and node names, which need
-/// the cluster's nodes), then the caller's right to the queue. Answers the nodes for the
-/// decision.
+/// the cluster's nodes), then the caller's right to the queue. Answers the nodes and the
+/// admin's toleration rules for the decision.
 async fn check_body_and_queue(
     ctx: Context<'_>,
     user: &users::entity::Model,
     body: &JobBody,
     tasks: &[TaskResources],
-) -> Result<Vec<NodeSnapshot>, JobError> {
+) -> Result<(Vec<NodeSnapshot>, Vec<TolerationRuleSpec>), JobError> {
     let problems = validate::problems(body);
     if !problems.is_empty() {
         return Err(JobError::Invalid(problems));
@@ -293,7 +298,7 @@ async fn check_body_and_queue(
     let nodes = ctx.cluster.nodes().await?;
     crate::prequeue::check_node_names(tasks, &nodes)?;
     queues::usable(ctx.db_read, user, &body.queue).await?;
-    Ok(nodes)
+    Ok((nodes, crate::tolerations::specs(ctx.db_read).await?))
 }
 
 /// `POST /api/v1/jobs/preview`: steps 1–7 against the current state, nothing written.
@@ -301,13 +306,19 @@ pub async fn preview(ctx: Context<'_>, user: &users::entity::Model, body: &JobBo
     let config = ctx.settings.current();
     let body = &validate::with_default_requests(body, &config.default_requests);
     let tasks = task_resources(body);
-    let nodes = check_body_and_queue(ctx, user, body, &tasks).await?;
+    let (nodes, rules) = check_body_and_queue(ctx, user, body, &tasks).await?;
     let now = ctx.clock.now();
     let (specs, tree) = queues::tree(ctx.db_read).await?;
     let (snapshot, prequeued) =
         decision_snapshot(ctx.db_read, config, nodes, &specs, &tree, user.id, &body.queue, now).await?;
-    let decision = decide_submission(&snapshot, &tree, &submission(user, body, &tasks, prequeued), now)?;
     let request = anteroom_shared::scheduling::job_resources(&tasks).map_err(SubmitRejection::from)?;
+    let tolerations = admit::tolerations_of(&rules, &tree, &body.queue, &request);
+    let decision = decide_submission(
+        &snapshot,
+        &tree,
+        &submission(user, body, &tasks, &tolerations, prequeued),
+        now,
+    )?;
     let check = crate::prequeue::QuotaView::new(&snapshot, &tree).limit_check(user.id, &body.queue, &request);
     let (decision, reasons) = admission_parts(&decision);
     Ok(Preview {
@@ -347,8 +358,8 @@ pub async fn submit(
     })
     .await
     .map_err(|_| JobError::Timeout)??;
-    let nodes = match checked {
-        Ok(nodes) => nodes,
+    let (nodes, rules) = match checked {
+        Ok(checked) => checked,
         Err(first) => return replay(ctx, &first, &hash).await,
     };
     let request = anteroom_shared::scheduling::job_resources(&tasks).map_err(SubmitRejection::from)?;
@@ -358,6 +369,7 @@ pub async fn submit(
         tasks,
         request,
         nodes,
+        rules,
         key: key.map(|k| (k.to_owned(), hash.clone())),
         config: config.clone(),
         clock: ctx.clock.clone(),
@@ -479,7 +491,9 @@ pub async fn delete(ctx: Context<'_>, actor: &users::entity::Model, id: i64) -> 
             return Err(JobError::AlreadyFinished(id, phase));
         }
         if phase != JobPhase::Prequeue {
-            ctx.cluster.delete_job(id, DELETE_GRACE_SECONDS).await?;
+            ctx.cluster
+                .delete_job(id, &row.uid_in_cluster(), DELETE_GRACE_SECONDS)
+                .await?;
         }
         let txn = crate::store::write_transaction(ctx.db).await?;
         // Taken inside the transaction: an event's time is close to its commit (the event

@@ -22,14 +22,14 @@ const UNIT: char = '\u{1f}';
 /// Between jobs.
 const RECORD: char = '\u{1e}';
 /// Fields per packed job, in [`PACKED_COLUMNS`] order.
-const FIELDS: usize = 16;
+const FIELDS: usize = 17;
 
 /// The packed expression: every column of [`SchedulingRow`], NULLs as empty text.
 const PACKED_COLUMNS: &str = "id || char(31) || owner_id || char(31) || queue || char(31) || kind || char(31) || \
      schedule_type || char(31) || phase || char(31) || preemption_policy || char(31) || submitted_at || char(31) || \
      coalesce(started_at, '') || char(31) || coalesce(waiting_tolerance_seconds, '') || char(31) || \
      request_milli || char(31) || explicit_nodes || char(31) || single_node || char(31) || nodes || char(31) || \
-     coalesce(locked_until, '') || char(31) || coalesce(waiting_since, '')";
+     coalesce(locked_until, '') || char(31) || coalesce(waiting_since, '') || char(31) || tolerations";
 
 /// Every job in one of `phases`, as scheduling rows (in no particular order).
 pub async fn scheduling_rows(db: &impl ConnectionTrait, phases: &[&str]) -> Result<Vec<SchedulingRow>, DbErr> {
@@ -109,6 +109,7 @@ fn parse(record: &str) -> Option<SchedulingRow> {
         nodes: f[13].to_owned(),
         locked_until: optional(f[14], timestamp)?,
         waiting_since: optional(f[15], timestamp)?,
+        tolerations: f[16].to_owned(),
     })
 }
 
@@ -228,6 +229,7 @@ mod tests {
             "[]",
             "",
             "2026-11-23T08:05:00Z",
+            r#"[{"key":"nvidia.com/gpu","operator":"Exists"}]"#,
         ];
         let row = parse(&good.join("\u{1f}")).expect("parses");
         assert_eq!(
@@ -239,7 +241,8 @@ mod tests {
             row.waiting_since.map(|t| t.to_rfc3339()),
             Some("2026-11-23T08:05:00+00:00".to_string())
         );
-        assert!(parse(&good[..15].join("\u{1f}")).is_none());
+        assert_eq!(row.tolerations, good[16]);
+        assert!(parse(&good[..16].join("\u{1f}")).is_none());
         let mut extra = good.to_vec();
         extra.push("x");
         assert!(parse(&extra.join("\u{1f}")).is_none());

@@ -9,7 +9,9 @@
 
 use std::collections::HashMap;
 
-pub use anteroom_shared::scheduling::{ConfigFieldError, PrequeueConfig};
+pub use anteroom_shared::scheduling::{
+    ConfigFieldError, PrequeueConfig, Taint, TaintEffect, Toleration, TolerationOperator,
+};
 use anteroom_shared::scheduling::{JobKind, JobPhase, NodeSet, PreemptionPolicy, Quantity, ResourceList, ScheduleType};
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -184,74 +186,6 @@ pub struct UsageRow {
     pub resources: ResourceList,
     /// Number of occupying normal jobs (for `maxActiveJobs`).
     pub active_jobs: u32,
-}
-
-/// How a taint repels pods (`NoSchedule` and `NoExecute` repel; `PreferNoSchedule` does not).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum TaintEffect {
-    /// New pods without a toleration are not scheduled.
-    NoSchedule,
-    /// Soft: the scheduler avoids the node but may use it.
-    PreferNoSchedule,
-    /// Pods without a toleration are not scheduled and are evicted.
-    NoExecute,
-}
-
-/// A node taint.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Taint {
-    /// Taint key.
-    pub key: String,
-    /// Taint value (may be empty).
-    #[serde(default)]
-    pub value: Option<String>,
-    /// Effect.
-    pub effect: TaintEffect,
-}
-
-/// How a toleration matches a taint's value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-pub enum TolerationOperator {
-    /// Key (and value) must match.
-    #[default]
-    Equal,
-    /// Any value; with an empty key, any taint.
-    Exists,
-}
-
-/// A pod toleration, with Kubernetes' matching rules.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Toleration {
-    /// Key; `None` with `Exists` tolerates every taint.
-    #[serde(default)]
-    pub key: Option<String>,
-    /// Operator.
-    #[serde(default)]
-    pub operator: TolerationOperator,
-    /// Value for `Equal`.
-    #[serde(default)]
-    pub value: Option<String>,
-    /// Effect; `None` matches every effect.
-    #[serde(default)]
-    pub effect: Option<TaintEffect>,
-}
-
-impl Toleration {
-    /// Kubernetes' `ToleratesTaint`.
-    pub fn tolerates(&self, taint: &Taint) -> bool {
-        if self.effect.is_some_and(|e| e != taint.effect) {
-            return false;
-        }
-        match self.operator {
-            TolerationOperator::Exists => self.key.as_deref().is_none_or(|k| k.is_empty() || k == taint.key),
-            TolerationOperator::Equal => {
-                self.key.as_deref() == Some(taint.key.as_str())
-                    && self.value.as_deref().unwrap_or("") == taint.value.as_deref().unwrap_or("")
-            }
-        }
-    }
 }
 
 /// A node as the core sees it: capacity, what is free now, and whether pods may land there.

@@ -234,8 +234,23 @@ pub(super) async fn finish_deletes(w: &Watcher, fence: &Fence) -> Result<(), Wat
 async fn delete_in_cluster(w: &Watcher, fence: &Fence, victims: &[i64], grace: i64) -> Result<(), WatcherError> {
     let grace = u32::try_from(grace.max(0)).unwrap_or(u32::MAX);
     let mut accepted = Vec::with_capacity(victims.len());
+    let uids: std::collections::HashMap<i64, Option<String>> = job::Entity::find()
+        .select_only()
+        .column(job::Column::Id)
+        .column(job::Column::ClusterUid)
+        .filter(job::Column::Id.is_in(victims.iter().copied()))
+        .into_tuple::<(i64, Option<String>)>()
+        .all(&w.db)
+        .await?
+        .into_iter()
+        .collect();
     for &id in victims {
-        match w.cluster.delete_job(id, grace).await {
+        let uid = uids
+            .get(&id)
+            .cloned()
+            .flatten()
+            .unwrap_or_else(|| job::legacy_cluster_uid(id));
+        match w.cluster.delete_job(id, &uid, grace).await {
             Ok(()) => accepted.push(id),
             Err(e) => tracing::warn!(job = id, error = %e, "deleting a preempted job failed; retrying next round"),
         }

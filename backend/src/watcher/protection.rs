@@ -35,9 +35,11 @@ pub struct Change {
     pub preemptable: bool,
 }
 
-/// The backfill jobs with pods (`Pending`, `Running`) whose answer differs from what was told
-/// (or was never recorded), in id order, at most [`MAX_PATCHES_PER_ROUND`]. `told` holds each
-/// such job's `(id, uid, last told)`.
+/// The running backfill jobs whose answer differs from what was told (or was never recorded),
+/// in id order, at most [`MAX_PATCHES_PER_ROUND`]. `told` holds each such job's
+/// `(id, uid, last told)`. A `Pending` job waits: its pods may not exist yet, and those Volcano
+/// creates come from the template, which says `"false"` (created so,
+/// [`crate::jobs::activation::job_spec`]).
 pub fn changes(
     jobs: &[JobSnapshot],
     told: &[(i64, String, Option<bool>)],
@@ -49,9 +51,7 @@ pub fn changes(
         .iter()
         .filter_map(|(id, uid, told)| {
             let job = by_id.get(id)?;
-            if job.schedule_type != ScheduleType::Backfill
-                || !matches!(job.phase, JobPhase::Pending | JobPhase::Running)
-            {
+            if job.schedule_type != ScheduleType::Backfill || job.phase != JobPhase::Running {
                 return None;
             }
             let preemptable = cluster_may_evict(job, min_runtime_seconds, now);
@@ -81,7 +81,7 @@ pub(super) async fn tell(
         .column(job::Column::ClusterUid)
         .column(job::Column::ClusterPreemptable)
         .filter(job::Column::ScheduleType.eq(ScheduleType::Backfill.as_str()))
-        .filter(job::Column::Phase.is_in([JobPhase::Pending.as_str(), JobPhase::Running.as_str()]))
+        .filter(job::Column::Phase.eq(JobPhase::Running.as_str()))
         .into_tuple()
         .all(&w.db_read)
         .await?;

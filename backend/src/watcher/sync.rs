@@ -281,8 +281,13 @@ async fn note(db: &DatabaseConnection, cluster: &dyn crate::cluster::Cluster, si
                     job = status.job_id,
                     "the cluster runs a job the store has ended; deleting it"
                 );
+                // The object observed: its own uid (an unlabelled one is a legacy job's).
+                let uid = status
+                    .cluster_uid
+                    .clone()
+                    .unwrap_or_else(|| crate::jobs::entity::job::legacy_cluster_uid(status.job_id));
                 if let Err(e) = cluster
-                    .delete_job(status.job_id, crate::jobs::DELETE_GRACE_SECONDS)
+                    .delete_job(status.job_id, &uid, crate::jobs::DELETE_GRACE_SECONDS)
                     .await
                 {
                     tracing::warn!(job = status.job_id, error = %e, "deleting an orphaned job failed; the next resync retries");

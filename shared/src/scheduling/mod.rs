@@ -9,6 +9,7 @@ mod enums;
 mod quantity;
 pub mod reasons;
 mod resources;
+mod tolerations;
 
 pub use config::{
     ConfigFieldError, DefaultQuantity, DefaultRequests, POSITIVE_QUANTITY_MAX_LENGTH, POSITIVE_QUANTITY_PATTERN,
@@ -20,4 +21,8 @@ pub use resources::{
     LimitComparison, NodeSet, ResourceDomain, ResourceError, ResourceList, TaskResourceError, TaskResources,
     domain_blocks, is_accelerator, is_single_node, job_explicit_nodes, job_resources, nodes_overlap,
     task_resource_field,
+};
+pub use tolerations::{
+    MAX_TOLERATIONS_PER_RULE, RuleTarget, Taint, TaintEffect, Toleration, TolerationOperator, TolerationRuleSpec,
+    job_tolerations, resource_pattern_problem, toleration_problem,
 };

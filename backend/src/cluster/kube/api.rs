@@ -131,10 +131,19 @@ impl KubeApi {
     /// `terminationGracePeriodSeconds`. Deleting the pods with the preemption grace period gives
     /// them exactly that long to checkpoint (a later delete may shorten a pod's grace, never
     /// lengthen it). `404` on the job or a pod is success: it is already gone.
-    pub async fn delete_job(&self, id: JobId, grace_seconds: u32, pods: &[String]) -> Result<(), ClusterError> {
+    pub async fn delete_job(
+        &self,
+        id: JobId,
+        cluster_uid: &str,
+        grace_seconds: u32,
+        pods: &[String],
+    ) -> Result<(), ClusterError> {
         let name = cluster_name(id);
         match self.get_job(&name).await? {
-            Some(job) if self.is_ours(&job, id) => {
+            Some(job)
+                if self.is_ours(&job, id)
+                    && is_same_job(cluster_uid, job.labels().get(JOB_UID_LABEL).map(String::as_str)) =>
+            {
                 let params = DeleteParams {
                     grace_period_seconds: Some(grace_seconds),
                     propagation_policy: Some(PropagationPolicy::Foreground),
@@ -150,7 +159,7 @@ impl KubeApi {
                 tracing::warn!(
                     job.id = id,
                     object = %format!("{}/{name}", self.namespace()),
-                    "not deleting an object of that name that another installation created"
+                    "not deleting an object of that name that another installation, or another job of this id, created"
                 );
                 // Its pods are that installation's too: leave them alone as well.
                 return Ok(());

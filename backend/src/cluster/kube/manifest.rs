@@ -24,6 +24,8 @@
 //!   type may get a `priorityClassName` (settings), on the job (its PodGroup) and on its pods,
 //!   and a normal job whose policy is `Never` a class of its own (one with `preemptionPolicy:
 //!   Never`), so the cluster does not preempt for it what Anteroom would not;
+//! - a container that asks for no NVIDIA device gets `NVIDIA_VISIBLE_DEVICES=void`, so a CPU
+//!   job on a GPU node does not see the node's GPUs through a CUDA image's default `all`;
 //! - job pods are kept apart from the cluster's API and from root: no service account token is
 //!   mounted (`automountServiceAccountToken: false`: a job has no business with the apiserver,
 //!   and a token in every pod is a token in every user's hands) and no process may gain more
@@ -47,7 +49,7 @@ use std::collections::BTreeMap;
 
 use anteroom_shared::scheduling::{JobKind, JobPhase, PreemptionPolicy, ResourceList, ScheduleType};
 use k8s_openapi::api::core::v1::{
-    Affinity, Container, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, PodSpec,
+    Affinity, Container, EnvVar, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, PodSpec,
     PodTemplateSpec, ResourceRequirements, SecurityContext, Toleration as K8sToleration,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
@@ -218,6 +220,7 @@ pub fn volcano_job(spec: &JobSpec, settings: &ManifestSettings) -> VolcanoJob {
                         image: Some(task.image.clone()),
                         command: (!task.command.is_empty()).then(|| task.command.clone()),
                         resources: Some(requirements(&task.resources)),
+                        env: no_gpu_env(&task.resources),
                         image_pull_policy: settings.image_pull_policy.map(|p| p.as_str().to_owned()),
                         security_context: Some(SecurityContext {
                             allow_privilege_escalation: Some(false),
@@ -334,6 +337,27 @@ fn plugins(kind: JobKind, gang_size: u32) -> Option<BTreeMap<String, Vec<String>
     }
     Some(plugins)
 }
+
+/// `NVIDIA_VISIBLE_DEVICES=void` for a container that asks for no `nvidia.com/*` device: with
+/// the NVIDIA container runtime as a node's default and a CUDA image (which sets the variable
+/// to `all`), such a container would otherwise see every GPU of its node, outside any quota.
+/// The device plugin sets the variable itself for containers that do get GPUs.
+fn no_gpu_env(resources: &ResourceList) -> Option<Vec<EnvVar>> {
+    let asks_for_gpus = resources
+        .iter()
+        .any(|(name, quantity)| name.starts_with(NVIDIA_RESOURCE_PREFIX) && quantity.milli() > 0);
+    (!asks_for_gpus).then(|| {
+        vec![EnvVar {
+            name: "NVIDIA_VISIBLE_DEVICES".to_owned(),
+            value: Some("void".to_owned()),
+            ..EnvVar::default()
+        }]
+    })
+}
+
+/// Extended resources of NVIDIA's device plugin (`nvidia.com/gpu`, `nvidia.com/a100`, MIG
+/// slices such as `nvidia.com/mig-1g.10gb`).
+const NVIDIA_RESOURCE_PREFIX: &str = "nvidia.com/";
 
 /// Requests = limits; zero quantities are left out (a zero limit on an accelerator would only
 /// clutter the manifest).

@@ -220,12 +220,31 @@ impl KubeCluster {
 
     /// Names of the pods of `ar-<id>` that still need a delete with `grace_seconds`: not
     /// already deleting with at most that grace period.
-    /// The pods in the cache of the job with `cluster_uid` (a pod without the uid label, from
-    /// before uids, counts as the job's) whose `volcano.sh/preemptable` label is not already
-    /// `preemptable`, by name.
-    fn pods_to_mark(&self, id: JobId, cluster_uid: &str, preemptable: bool) -> Vec<String> {
+    /// The pods in the cache of the job with `cluster_uid` ([`is_same_job`]): how many, and
+    /// those whose `volcano.sh/preemptable` label is not already `preemptable`, by name.
+    fn pods_to_mark(&self, id: JobId, cluster_uid: &str, preemptable: bool) -> (usize, Vec<String>) {
         let namespace = self.api.namespace();
         let value = preemptable.to_string();
+        let pods: Vec<_> = self
+            .pods
+            .state()
+            .into_iter()
+            .filter(|pod| {
+                state::pod_job(pod, namespace, self.sync.installation.as_str()).is_some_and(|(job, _)| job == id)
+            })
+            .filter(|pod| is_same_job(cluster_uid, pod.labels().get(JOB_UID_LABEL).map(String::as_str)))
+            .collect();
+        let mut names: Vec<String> = pods
+            .iter()
+            .filter(|pod| pod.labels().get(PREEMPTABLE_KEY) != Some(&value))
+            .map(|pod| pod.name_any())
+            .collect();
+        names.sort();
+        (pods.len(), names)
+    }
+
+    fn pods_to_delete(&self, id: JobId, cluster_uid: &str, grace_seconds: u32) -> Vec<String> {
+        let namespace = self.api.namespace();
         let mut names: Vec<String> = self
             .pods
             .state()
@@ -234,22 +253,6 @@ impl KubeCluster {
                 state::pod_job(pod, namespace, self.sync.installation.as_str()).is_some_and(|(job, _)| job == id)
             })
             .filter(|pod| is_same_job(cluster_uid, pod.labels().get(JOB_UID_LABEL).map(String::as_str)))
-            .filter(|pod| pod.labels().get(PREEMPTABLE_KEY) != Some(&value))
-            .map(|pod| pod.name_any())
-            .collect();
-        names.sort();
-        names
-    }
-
-    fn pods_to_delete(&self, id: JobId, grace_seconds: u32) -> Vec<String> {
-        let namespace = self.api.namespace();
-        let mut names: Vec<String> = self
-            .pods
-            .state()
-            .iter()
-            .filter(|pod| {
-                state::pod_job(pod, namespace, self.sync.installation.as_str()).is_some_and(|(job, _)| job == id)
-            })
             .filter(|pod| {
                 pod.metadata
                     .deletion_grace_period_seconds
@@ -305,21 +308,28 @@ impl Cluster for KubeCluster {
         self.api.create_job(spec).await
     }
 
-    async fn delete_job(&self, id: JobId, grace_seconds: u32) -> Result<(), ClusterError> {
+    async fn delete_job(&self, id: JobId, cluster_uid: &str, grace_seconds: u32) -> Result<(), ClusterError> {
         // Without a synced pod cache the job is still deleted; its pods then get their own
         // grace period from the garbage collector.
         let pods = match self.pods.wait_until_ready().now_or_never() {
-            Some(Ok(())) => self.pods_to_delete(id, grace_seconds),
+            Some(Ok(())) => self.pods_to_delete(id, cluster_uid, grace_seconds),
             _ => Vec::new(),
         };
-        self.api.delete_job(id, grace_seconds, &pods).await
+        self.api.delete_job(id, cluster_uid, grace_seconds, &pods).await
     }
 
     async fn set_preemptable(&self, id: JobId, cluster_uid: &str, preemptable: bool) -> Result<(), ClusterError> {
         // Without a synced pod cache nothing is known to patch: unavailable, so the watcher
         // asks again next round rather than recording what was never told.
         self.synced(&self.pods, "pods").await?;
-        let pods = self.pods_to_mark(id, cluster_uid, preemptable);
+        let (known, pods) = self.pods_to_mark(id, cluster_uid, preemptable);
+        if known == 0 && preemptable {
+            // Opening pods not seen yet would be recorded as done while nothing was: ask again
+            // next round. (Protecting none is done: new pods come from a template that says so.)
+            return Err(ClusterError::Unavailable(format!(
+                "no pod of job {id} is in the pod cache yet"
+            )));
+        }
         self.api.set_pods_preemptable(&pods, preemptable).await
     }
 

@@ -226,9 +226,9 @@ impl Cluster for SimulatedCluster {
         Ok(())
     }
 
-    async fn delete_job(&self, id: JobId, grace_seconds: u32) -> Result<(), ClusterError> {
+    async fn delete_job(&self, id: JobId, cluster_uid: &str, grace_seconds: u32) -> Result<(), ClusterError> {
         let timing = self.timing;
-        self.apply(|state, now, changes| state.delete(id, grace_seconds, now, timing, changes))
+        self.apply(|state, now, changes| state.delete(id, cluster_uid, grace_seconds, now, timing, changes))
             .await?;
         self.wake.notify_one();
         Ok(())

@@ -42,7 +42,9 @@ struct NodeEntry {
     taints: Vec<Taint>,
 }
 
-/// The default cluster: two 8×A100 nodes, two 4×V100 nodes, one CPU-only node.
+/// The default cluster: two 8×A100 nodes, two 4×V100 nodes, one CPU-only node. The GPU nodes
+/// carry the `nvidia.com/gpu` taint of a typical GPU pool, so every demo and test goes through
+/// the toleration rules (the seeded rule lets jobs that request `nvidia.com/*` in).
 pub const DEFAULT_NODES: &str = r#"
 [[node]]
 name = "gpu-a100-0"
@@ -50,6 +52,7 @@ cpu = "64"
 memory = "512Gi"
 accelerators = { "nvidia.com/a100" = "8" }
 labels = { "nvidia.com/gpu.product" = "A100-SXM4-80GB", zone = "a" }
+taints = [{ key = "nvidia.com/gpu", value = "present", effect = "NoSchedule" }]
 
 [[node]]
 name = "gpu-a100-1"
@@ -57,6 +60,7 @@ cpu = "64"
 memory = "512Gi"
 accelerators = { "nvidia.com/a100" = "8" }
 labels = { "nvidia.com/gpu.product" = "A100-SXM4-80GB", zone = "a" }
+taints = [{ key = "nvidia.com/gpu", value = "present", effect = "NoSchedule" }]
 
 [[node]]
 name = "gpu-v100-0"
@@ -64,6 +68,7 @@ cpu = "32"
 memory = "256Gi"
 accelerators = { "nvidia.com/v100" = "4" }
 labels = { "nvidia.com/gpu.product" = "Tesla-V100-SXM2-32GB", zone = "b" }
+taints = [{ key = "nvidia.com/gpu", value = "present", effect = "NoSchedule" }]
 
 [[node]]
 name = "gpu-v100-1"
@@ -71,6 +76,7 @@ cpu = "32"
 memory = "256Gi"
 accelerators = { "nvidia.com/v100" = "4" }
 labels = { "nvidia.com/gpu.product" = "Tesla-V100-SXM2-32GB", zone = "b" }
+taints = [{ key = "nvidia.com/gpu", value = "present", effect = "NoSchedule" }]
 
 [[node]]
 name = "cpu-0"

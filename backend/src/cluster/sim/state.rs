@@ -371,12 +371,28 @@ impl SimState {
     /// pods is gone at once. A second delete of a terminating job may shorten its grace (as
     /// `kubectl delete --grace-period` does), never lengthen it. Deleting a job that is not
     /// there changes nothing.
-    pub fn delete(&mut self, id: JobId, grace_seconds: u32, now: DateTime<Utc>, timing: Timing, changes: &mut Changes) {
-        if self.finished.contains_key(&id) {
-            self.remove(id, now, changes);
+    pub fn delete(
+        &mut self,
+        id: JobId,
+        cluster_uid: &str,
+        grace_seconds: u32,
+        now: DateTime<Utc>,
+        timing: Timing,
+        changes: &mut Changes,
+    ) {
+        if let Some(finished) = self.finished.get(&id) {
+            if is_same_job(cluster_uid, finished.cluster_uid.as_deref()) {
+                self.remove(id, now, changes);
+            }
             return;
         }
-        let Some(job) = self.jobs.get_mut(&id).map(Arc::make_mut) else {
+        // Another job's `ar-<id>` (same id, another uid) is left alone.
+        let Some(job) = self
+            .jobs
+            .get_mut(&id)
+            .filter(|job| is_same_job(cluster_uid, job.uid()))
+            .map(Arc::make_mut)
+        else {
             return;
         };
         let grace = u64::from(grace_seconds).min(timing.termination_grace_seconds);

@@ -59,7 +59,7 @@ async fn a_restart_resumes_the_simulation_where_it_was() {
             .unwrap();
         sim.step().await.unwrap();
         sim.set_node_schedulable("cpu-0", false).await.unwrap();
-        sim.delete_job(2, 30).await.unwrap();
+        sim.delete_job(2, "uid-2", 30).await.unwrap();
         // Dropped without any shutdown: like kill -9, only committed state survives.
     }
     clock.advance(Duration::seconds(2));
@@ -115,7 +115,7 @@ async fn events_are_broadcast_after_each_change() {
     sim.step().await.unwrap();
     clock.advance(Duration::seconds(1));
     sim.step().await.unwrap();
-    sim.delete_job(5, 30).await.unwrap();
+    sim.delete_job(5, "uid-5", 30).await.unwrap();
     let mut seen = Vec::new();
     while let Ok(e) = rx.try_recv() {
         seen.push(match e {

@@ -401,3 +401,35 @@ fn kube_volcano_phases_map_to_anteroom_phases() {
     }
     assert_eq!(phase_of("Hibernating"), None);
 }
+
+#[test]
+fn kube_a_container_without_gpus_is_told_to_see_none() {
+    let settings = settings();
+    let cpu = volcano_job(
+        &job(
+            5,
+            JobKind::Custom,
+            vec![task("main", 1, &[("cpu", "2"), ("memory", "4Gi")])],
+        ),
+        &settings,
+    );
+    let env = |job: &VolcanoJob| {
+        job.spec.tasks[0].template.spec.as_ref().expect("pod spec").containers[0]
+            .env
+            .clone()
+    };
+    let cpu_env = env(&cpu).expect("an env");
+    assert_eq!(cpu_env.len(), 1);
+    assert_eq!(cpu_env[0].name, "NVIDIA_VISIBLE_DEVICES");
+    assert_eq!(cpu_env[0].value.as_deref(), Some("void"));
+    // A container with NVIDIA devices is left to the device plugin, which names them.
+    let gpu = volcano_job(
+        &job(
+            6,
+            JobKind::Custom,
+            vec![task("main", 1, &[("cpu", "2"), ("nvidia.com/a100", "1")])],
+        ),
+        &settings,
+    );
+    assert_eq!(env(&gpu), None);
+}

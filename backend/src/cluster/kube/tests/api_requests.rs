@@ -162,7 +162,7 @@ async fn kube_the_request_table_is_exactly_what_the_adapter_sends() {
     };
     let writes = async {
         api.create_job(&job).await.expect("already there and ours");
-        api.delete_job(7, 30, &["ar-7-main-0".to_owned()])
+        api.delete_job(7, &spec(7).cluster_uid, 30, &["ar-7-main-0".to_owned()])
             .await
             .expect("deleted");
         api.set_node_schedulable("gpu-0", false).await.expect("cordoned");

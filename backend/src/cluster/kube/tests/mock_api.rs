@@ -220,15 +220,24 @@ async fn kube_create_that_finds_another_job_of_the_same_id_and_installation_refu
 
 #[tokio::test]
 async fn kube_create_that_finds_its_own_job_id_without_a_uid_label_counts_it_as_created_before_uids() {
-    let job = spec(7);
-    let result = create_finding(&job, |existing| {
+    let unlabelled = |existing: &mut Value| {
         let labels = existing["metadata"]["labels"].as_object_mut().expect("labels");
         labels
             .remove("anteroom.io/job-uid")
             .expect("the manifest has the uid label");
-    })
-    .await;
-    result.expect("an object from before uids is the job's, as it was then");
+    };
+    // A job from before uids (`legacy-<id>`): the object is its own, as it was then.
+    let mut legacy = spec(7);
+    legacy.cluster_uid = "legacy-7".to_owned();
+    let result = create_finding(&legacy, unlabelled).await;
+    result.expect("an object from before uids is the legacy job's");
+    // A job submitted since has a random uid, and its object would carry it: an unlabelled
+    // `ar-7` is another job's (a database rolled back past the upgrade reuses ids).
+    let result = create_finding(&spec(7), unlabelled).await;
+    assert!(
+        matches!(result, Err(ClusterError::NameTakenByAnotherJob { .. })),
+        "{result:?}"
+    );
 }
 
 #[tokio::test]
@@ -334,7 +343,8 @@ async fn kube_delete_removes_the_job_in_the_foreground_then_its_pods_with_the_gr
         assert_eq!(body, json!({"gracePeriodSeconds": 30}));
         respond(send, 404, not_found("pods", "ar-7-main-1"));
     };
-    let (result, ()) = tokio::join!(api.delete_job(7, 30, &pods), server);
+    let uid = spec(7).cluster_uid;
+    let (result, ()) = tokio::join!(api.delete_job(7, &uid, 30, &pods), server);
     result.expect("deleted");
     assert_no_more_requests(api, handle).await;
 }
@@ -346,7 +356,8 @@ async fn kube_delete_of_a_job_that_is_not_there_is_a_success() {
         let (_, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-9")).await;
         respond(send, 404, not_found("jobs.batch.volcano.sh", "ar-9"));
     };
-    let (result, ()) = tokio::join!(api.delete_job(9, 0, &[]), server);
+    let uid = spec(9).cluster_uid;
+    let (result, ()) = tokio::join!(api.delete_job(9, &uid, 0, &[]), server);
     result.expect("absent counts as deleted");
     assert_no_more_requests(api, handle).await;
 }
@@ -359,7 +370,8 @@ async fn kube_delete_answered_with_a_server_error_is_unavailable_and_stops_there
         let (_, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-9")).await;
         respond(send, 500, status(500, "InternalError"));
     };
-    let (result, ()) = tokio::join!(api.delete_job(9, 30, &pods), server);
+    let uid = spec(9).cluster_uid;
+    let (result, ()) = tokio::join!(api.delete_job(9, &uid, 30, &pods), server);
     assert!(
         matches!(result, Err(ClusterError::Unavailable(ref m)) if m.contains("500")),
         "{result:?}"
@@ -589,7 +601,12 @@ async fn kube_a_volcano_crd_that_is_not_installed_is_unavailable_for_create_and_
         );
     };
     let ((created, deleted), ()) = tokio::join!(
-        async { (api.create_job(&job).await, api.delete_job(7, 30, &[]).await) },
+        async {
+            (
+                api.create_job(&job).await,
+                api.delete_job(7, &spec(7).cluster_uid, 30, &[]).await,
+            )
+        },
         server
     );
     assert!(
@@ -635,6 +652,28 @@ async fn kube_delete_leaves_an_object_of_another_installation_under_the_name_alo
     };
     // A pod named like the job's: it is the other installation's too, and stays.
     let pods = ["ar-7-main-0".to_string()];
-    let (result, ()) = tokio::join!(api.delete_job(7, 30, &pods), server);
+    let uid = spec(7).cluster_uid;
+    let (result, ()) = tokio::join!(api.delete_job(7, &uid, 30, &pods), server);
     result.expect("nothing of ours to delete, and no further request");
+}
+
+#[tokio::test]
+async fn kube_delete_leaves_another_jobs_object_of_the_same_id_alone() {
+    let (api, mut handle) = mock_api();
+    let server = async move {
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{JOBS}/ar-7")).await;
+        // This installation's `ar-7`, but of the job 7 a restored database forgot (its uid).
+        let mut lost = spec(7);
+        lost.cluster_uid = "0a1b2c3d4e5f60718293a4b5c6d7e8f9".to_owned();
+        respond(
+            send,
+            200,
+            serde_json::to_value(volcano_job(&lost, &settings())).expect("json"),
+        );
+        drop(handle);
+    };
+    let pods = ["ar-7-main-0".to_string()];
+    let uid = spec(7).cluster_uid;
+    let (result, ()) = tokio::join!(api.delete_job(7, &uid, 30, &pods), server);
+    result.expect("nothing of this job's to delete, and no further request");
 }

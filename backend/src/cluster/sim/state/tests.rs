@@ -105,7 +105,20 @@ impl JobBuilder {
         }
         self
     }
-    pub(crate) fn build(self) -> JobSpec {
+    /// The spec; a task asking for an `nvidia.com/*` accelerator tolerates the default GPU
+    /// nodes' `nvidia.com/gpu` taint, as the seeded toleration rule gives it.
+    pub(crate) fn build(mut self) -> JobSpec {
+        let pool = Toleration {
+            key: Some("nvidia.com/gpu".into()),
+            operator: TolerationOperator::Exists,
+            value: None,
+            effect: Some(TaintEffect::NoSchedule),
+        };
+        for t in &mut self.0.tasks {
+            if t.resources.iter().any(|(name, _)| name.starts_with("nvidia.com/")) && !t.tolerations.contains(&pool) {
+                t.tolerations.push(pool.clone());
+            }
+        }
         self.0
     }
 }
@@ -350,7 +363,7 @@ fn a_sleep_past_the_end_of_the_calendar_runs_ten_years_and_never_overflows_the_c
     assert_eq!(s.jobs[&2].finishes_at, None, "past the calendar it runs until deleted");
     let last = DateTime::<Utc>::MAX_UTC - Duration::seconds(2);
     let mut c = Changes::default();
-    s.delete(2, 30, last, TIMING, &mut c);
+    s.delete(2, "uid-2", 30, last, TIMING, &mut c);
     s.step(last, TIMING, &mut c);
     assert!(!s.jobs.contains_key(&2), "a grace past the calendar ends at once");
 }

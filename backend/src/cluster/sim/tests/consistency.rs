@@ -115,7 +115,7 @@ async fn every_change_reads_the_clock_under_the_lock_and_events_go_out_in_the_or
             sim.create_job(&spec).await.unwrap();
             sim.step().await.unwrap();
             sim.job_statuses().await.unwrap();
-            sim.delete_job(id, 1).await.unwrap();
+            sim.delete_job(id, &format!("uid-{id}"), 1).await.unwrap();
         }));
     }
     for t in tasks {
@@ -204,7 +204,10 @@ async fn after_every_change_of_a_long_random_run_memory_equals_what_the_database
                     other => other,
                 }
             }
-            4 => sim.delete_job(1 + next(next_id as u64) as i64, next(10) as u32).await,
+            4 => {
+                let id = 1 + next(next_id as u64) as i64;
+                sim.delete_job(id, &format!("uid-{id}"), next(10) as u32).await
+            }
             5 => sim.set_node_schedulable(nodes[next(3) as usize], next(2) == 0).await,
             6 => {
                 sim.sync_queue(&ClusterQueue {

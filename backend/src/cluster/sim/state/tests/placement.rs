@@ -258,7 +258,7 @@ fn a_step_skips_the_placement_pass_until_something_could_let_a_pending_job_fit()
     );
     assert_eq!(s.jobs[&4].phase, SimPhase::Pending);
     let mut c = Changes::default();
-    s.delete(2, 0, t0() + Duration::seconds(11), TIMING, &mut c);
+    s.delete(2, "uid-2", 0, t0() + Duration::seconds(11), TIMING, &mut c);
     s.step(t0() + Duration::seconds(11), TIMING, &mut c);
     assert_eq!(s.jobs[&4].phase, SimPhase::Running);
 
