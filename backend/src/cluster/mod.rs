@@ -127,6 +127,9 @@ pub struct TaskSpec {
     /// Tolerations of the pods.
     #[serde(default)]
     pub tolerations: Vec<Toleration>,
+    /// Environment of the container, as the body gave it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<anteroom_shared::api::jobs::EnvVar>,
 }
 
 /// A job's state as the cluster reports it.

@@ -161,6 +161,7 @@ pub fn job_spec(row: &job::Model, terms: ClusterTerms) -> Result<JobSpec, DbErr>
                 resources: t.resources,
                 node_names: t.node_names,
                 tolerations: tolerations.clone(),
+                env: t.env,
             })
             .collect(),
         preemptable: false,

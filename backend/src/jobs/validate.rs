@@ -23,6 +23,53 @@ pub const MAX_RESOURCES: usize = 32;
 /// Host names one task may be pinned to.
 pub const MAX_NODE_NAMES: usize = 64;
 
+/// At most this many environment variables per task.
+pub const MAX_ENV_VARS: usize = 64;
+/// The longest value of one variable.
+pub const MAX_ENV_VALUE_BYTES: usize = 4096;
+/// Names and values of one task's variables together.
+pub const MAX_ENV_BYTES: usize = 32 * 1024;
+
+/// What is wrong with the environment of task `i`, as (field, problem). Names are what a
+/// shell and Kubernetes both take; values are plain text (a secret reference is not a value:
+/// a job must not read secrets the cluster holds for others). The variables Anteroom itself
+/// sets are not the user's to override.
+pub fn env_problems(i: usize, env: &[anteroom_shared::api::jobs::EnvVar]) -> Vec<(String, &'static str)> {
+    let mut out = Vec::new();
+    if env.len() > MAX_ENV_VARS {
+        out.push((format!("tasks[{i}].env"), "at most 64 variables"));
+    }
+    let total: usize = env.iter().map(|v| v.name.len() + v.value.len()).sum();
+    if total > MAX_ENV_BYTES {
+        out.push((format!("tasks[{i}].env"), "at most 32 KiB of names and values in all"));
+    }
+    for (j, var) in env.iter().enumerate() {
+        let name = var.name.as_bytes();
+        let valid_name = !name.is_empty()
+            && name.len() <= 128
+            && (name[0].is_ascii_alphabetic() || name[0] == b'_')
+            && name
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+        if !valid_name {
+            out.push((
+                format!("tasks[{i}].env[{j}].name"),
+                "must be 1 to 128 letters, digits, '_', '.' or '-', starting with a letter or '_'",
+            ));
+        } else if var.name.starts_with("ANTEROOM_") || var.name == "NVIDIA_VISIBLE_DEVICES" {
+            out.push((format!("tasks[{i}].env[{j}].name"), "is set by Anteroom itself"));
+        } else if env[..j].iter().any(|other| other.name == var.name) {
+            out.push((format!("tasks[{i}].env[{j}].name"), "is set twice"));
+        }
+        if var.value.len() > MAX_ENV_VALUE_BYTES {
+            out.push((format!("tasks[{i}].env[{j}].value"), "at most 4 KiB"));
+        } else if var.value.contains('\0') {
+            out.push((format!("tasks[{i}].env[{j}].value"), "must not contain NUL"));
+        }
+    }
+    out
+}
+
 /// One offending field: (`tasks[0].replicas`, what is wrong).
 pub type Problem = (String, String);
 
@@ -104,6 +151,9 @@ fn task_problems(i: usize, task: &TaskBody, push: &mut impl FnMut(String, &str))
     }
     if task.resources.len() > MAX_RESOURCES {
         push(format!("tasks[{i}].resources"), "at most 32 resources");
+    }
+    for (field, problem) in env_problems(i, &task.env) {
+        push(field, problem);
     }
     for (name, _) in task.resources.iter() {
         if let Some(p) = resource_name_problem(name) {
@@ -207,7 +257,55 @@ mod tests {
             command: vec!["true".into()],
             resources: ResourceList::parse_map([("cpu", "1"), ("memory", "1Gi")]).unwrap(),
             node_names: vec![],
+            env: vec![],
         }
+    }
+
+    #[test]
+    fn environment_names_and_sizes_are_checked_and_anterooms_own_names_refused() {
+        use anteroom_shared::api::jobs::EnvVar;
+        let var = |name: &str, value: &str| EnvVar {
+            name: name.into(),
+            value: value.into(),
+        };
+        let good = [
+            var("NCCL_DEBUG", "INFO"),
+            var("_x.y-z", ""),
+            var("PYTHONUNBUFFERED", "1"),
+        ];
+        assert!(env_problems(0, &good).is_empty());
+        let bad = [
+            var("", "x"),
+            var("1ABC", "x"),
+            var("HAS SPACE", "x"),
+            var("ANTEROOM_PREEMPTED", "0"),
+            var("NVIDIA_VISIBLE_DEVICES", "all"),
+            var("NCCL_DEBUG", "INFO"),
+            var("NCCL_DEBUG", "WARN"),
+            var("BIG", &"v".repeat(MAX_ENV_VALUE_BYTES + 1)),
+            var("NUL", "a\0b"),
+        ];
+        let fields: Vec<String> = env_problems(2, &bad).into_iter().map(|(f, _)| f).collect();
+        assert_eq!(
+            fields,
+            [
+                "tasks[2].env[0].name",
+                "tasks[2].env[1].name",
+                "tasks[2].env[2].name",
+                "tasks[2].env[3].name",
+                "tasks[2].env[4].name",
+                "tasks[2].env[6].name",
+                "tasks[2].env[7].value",
+                "tasks[2].env[8].value",
+            ]
+        );
+        let many: Vec<EnvVar> = (0..=MAX_ENV_VARS).map(|i| var(&format!("V{i}"), "")).collect();
+        assert_eq!(env_problems(0, &many)[0].0, "tasks[0].env");
+        let heavy: Vec<EnvVar> = (0..9).map(|i| var(&format!("V{i}"), &"v".repeat(4000))).collect();
+        assert_eq!(
+            env_problems(0, &heavy)[0].1,
+            "at most 32 KiB of names and values in all"
+        );
     }
 
     fn body(kind: JobKind, tasks: Vec<TaskBody>) -> JobBody {

@@ -147,6 +147,7 @@ fn build(
             .map(str::to_owned)
             .collect();
         bodies.push(TaskBody {
+            env: Vec::new(),
             name: (*task_name).to_owned(),
             replicas,
             image: image.trim().to_owned(),

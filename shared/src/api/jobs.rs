@@ -33,6 +33,25 @@ pub struct TaskBody {
     /// Host names the pods may run on; empty = anywhere. Each must be a node of the cluster.
     #[serde(default)]
     pub node_names: Vec<String>,
+    /// Environment of the container: at most 64 variables, names of `[A-Za-z_][A-Za-z0-9_.-]*`
+    /// (1–128), values up to 4 KiB, 32 KiB in all; plain values only (no secret references).
+    /// Names Anteroom sets itself (`ANTEROOM_*`, `NVIDIA_VISIBLE_DEVICES`) are refused.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<EnvVar>,
+}
+
+/// One environment variable of a task.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EnvVar {
+    /// Variable name.
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 128))]
+    pub name: String,
+    /// Its value (may be empty).
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 4096))]
+    pub value: String,
 }
 
 /// `POST /api/v1/jobs` and `POST /api/v1/jobs/preview` body.

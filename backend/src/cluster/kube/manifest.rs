@@ -56,7 +56,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::crd::{LifecyclePolicy, VolcanoJob, VolcanoJobSpec, VolcanoTask};
-use crate::cluster::JobSpec;
+use crate::cluster::{JobSpec, TaskSpec};
 use crate::config::ImagePullPolicy;
 use crate::prequeue::{TaintEffect, Toleration, TolerationOperator};
 
@@ -220,7 +220,7 @@ pub fn volcano_job(spec: &JobSpec, settings: &ManifestSettings) -> VolcanoJob {
                         image: Some(task.image.clone()),
                         command: (!task.command.is_empty()).then(|| task.command.clone()),
                         resources: Some(requirements(&task.resources)),
-                        env: no_gpu_env(&task.resources),
+                        env: container_env(task),
                         image_pull_policy: settings.image_pull_policy.map(|p| p.as_str().to_owned()),
                         security_context: Some(SecurityContext {
                             allow_privilege_escalation: Some(false),
@@ -342,17 +342,29 @@ fn plugins(kind: JobKind, gang_size: u32) -> Option<BTreeMap<String, Vec<String>
 /// the NVIDIA container runtime as a node's default and a CUDA image (which sets the variable
 /// to `all`), such a container would otherwise see every GPU of its node, outside any quota.
 /// The device plugin sets the variable itself for containers that do get GPUs.
-fn no_gpu_env(resources: &ResourceList) -> Option<Vec<EnvVar>> {
-    let asks_for_gpus = resources
+/// The body's variables come first, in its order (validation refuses the names Anteroom sets).
+fn container_env(task: &TaskSpec) -> Option<Vec<EnvVar>> {
+    let mut env: Vec<EnvVar> = task
+        .env
+        .iter()
+        .map(|v| EnvVar {
+            name: v.name.clone(),
+            value: Some(v.value.clone()),
+            ..EnvVar::default()
+        })
+        .collect();
+    let asks_for_gpus = task
+        .resources
         .iter()
         .any(|(name, quantity)| name.starts_with(NVIDIA_RESOURCE_PREFIX) && quantity.milli() > 0);
-    (!asks_for_gpus).then(|| {
-        vec![EnvVar {
+    if !asks_for_gpus {
+        env.push(EnvVar {
             name: "NVIDIA_VISIBLE_DEVICES".to_owned(),
             value: Some("void".to_owned()),
             ..EnvVar::default()
-        }]
-    })
+        });
+    }
+    (!env.is_empty()).then_some(env)
 }
 
 /// Extended resources of NVIDIA's device plugin (`nvidia.com/gpu`, `nvidia.com/a100`, MIG

@@ -1,6 +1,6 @@
 //! Tests of `manifest`.
 
-use anteroom_shared::scheduling::{JobKind, PreemptionPolicy, Quantity, ScheduleType};
+use anteroom_shared::scheduling::{JobKind, PreemptionPolicy, Quantity, ResourceList, ScheduleType};
 
 use super::*;
 use crate::cluster::TaskSpec;
@@ -18,6 +18,7 @@ fn task(name: &str, replicas: u32, res: &[(&str, &str)]) -> TaskSpec {
         resources: resources(res),
         node_names: Vec::new(),
         tolerations: Vec::new(),
+        env: Vec::new(),
     }
 }
 
@@ -432,4 +433,36 @@ fn kube_a_container_without_gpus_is_told_to_see_none() {
         &settings,
     );
     assert_eq!(env(&gpu), None);
+    // The body's variables come first, in its order; a GPU task gets only those.
+    let mut t = task("main", 1, &[("cpu", "2"), ("nvidia.com/a100", "1")]);
+    t.env = vec![
+        anteroom_shared::api::jobs::EnvVar {
+            name: "NCCL_DEBUG".into(),
+            value: "INFO".into(),
+        },
+        anteroom_shared::api::jobs::EnvVar {
+            name: "EMPTY".into(),
+            value: String::new(),
+        },
+    ];
+    let with_env = volcano_job(&job(7, JobKind::Custom, vec![t.clone()]), &settings);
+    let names: Vec<(String, Option<String>)> = env(&with_env)
+        .expect("an env")
+        .into_iter()
+        .map(|v| (v.name, v.value))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("NCCL_DEBUG".to_owned(), Some("INFO".to_owned())),
+            ("EMPTY".to_owned(), Some(String::new()))
+        ]
+    );
+    t.resources = ResourceList::parse_map([("cpu", "2")]).expect("a list");
+    let cpu_with_env = volcano_job(&job(8, JobKind::Custom, vec![t]), &settings);
+    let last = env(&cpu_with_env).expect("an env").pop().expect("a variable");
+    assert_eq!(
+        (last.name.as_str(), last.value.as_deref()),
+        ("NVIDIA_VISIBLE_DEVICES", Some("void"))
+    );
 }

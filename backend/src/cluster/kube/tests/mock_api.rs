@@ -46,6 +46,7 @@ pub(super) fn spec(id: i64) -> JobSpec {
             resources: ResourceList::parse_map([("cpu", "1"), ("memory", "1Gi")]).expect("quantities"),
             node_names: Vec::new(),
             tolerations: Vec::new(),
+            env: Vec::new(),
         }],
         preemptable: false,
         termination_grace_seconds: Some(30),

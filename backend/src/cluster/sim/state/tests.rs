@@ -67,6 +67,7 @@ impl JobBuilder {
             resources,
             node_names: Vec::new(),
             tolerations: Vec::new(),
+            env: Vec::new(),
         });
         self
     }
