@@ -60,3 +60,49 @@ both_driven!(
     environment,
     a_tasks_environment_reaches_its_pods_and_bad_names_are_refused
 );
+
+async fn training_jobs_get_shared_memory_by_default_and_others_when_they_ask(db: Option<String>) {
+    let d = Driven::start(db, "").await;
+    let admin = d.app.admin_token().await;
+    let task = |name: &str, shm: Option<&str>| {
+        let mut t = json!({"name": name, "replicas": 1, "image": "pytorch/pytorch", "command": ["sleep", "60"],
+            "resources": {"cpu": "2", "memory": "8Gi"}});
+        if let Some(size) = shm {
+            t["shmSize"] = json!(size);
+        }
+        t
+    };
+    let shm_of = |id: i64| {
+        let sim = d.sim.clone();
+        async move {
+            let spec = sim.spec_of(id).await.unwrap().expect("in the cluster");
+            spec.tasks
+                .iter()
+                .map(|t| t.shm.map(|q| q.to_string()))
+                .collect::<Vec<_>>()
+        }
+    };
+    let torch = json!({"name": "torch", "kind": "pytorch", "tasks": [task("master", None), task("worker", Some("0"))]});
+    let (id, answer) = submit(&d, &admin, torch).await;
+    assert_eq!(answer["admission"]["decision"], "activated", "{answer}");
+    // A quarter of 8Gi for the master; the worker opted out.
+    assert_eq!(shm_of(id).await, [Some("2Gi".to_owned()), None]);
+    let custom = json!({"name": "custom", "kind": "custom", "tasks": [task("main", Some("1Gi"))]});
+    let (id, _) = submit(&d, &admin, custom).await;
+    assert_eq!(shm_of(id).await, [Some("1Gi".to_owned())]);
+    let plain = json!({"name": "plain", "kind": "custom", "tasks": [task("main", None)]});
+    let (id, _) = submit(&d, &admin, plain).await;
+    assert_eq!(shm_of(id).await, [None], "opt-in for the other kinds");
+    let too_big = json!({"name": "big", "kind": "custom", "tasks": [task("main", Some("9Gi"))]});
+    let (status, refused) = call(&d.app, "POST", "/api/v1/jobs", &admin, Some(too_big)).await;
+    assert_eq!(
+        (status.as_u16(), code(&refused)),
+        (422, "validation_failed"),
+        "{refused}"
+    );
+    assert_eq!(refused["error"]["details"]["fields"][0]["field"], "tasks[0].shmSize");
+}
+both_driven!(
+    shared_memory,
+    training_jobs_get_shared_memory_by_default_and_others_when_they_ask
+);

@@ -130,6 +130,10 @@ pub struct TaskSpec {
     /// Environment of the container, as the body gave it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<anteroom_shared::api::jobs::EnvVar>,
+    /// Size of the memory-backed `/dev/shm` (`TaskBody::effective_shm`); `None`: the
+    /// runtime's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shm: Option<anteroom_shared::scheduling::Quantity>,
 }
 
 /// A job's state as the cluster reports it.

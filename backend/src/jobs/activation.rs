@@ -140,6 +140,7 @@ pub fn job_spec(row: &job::Model, terms: ClusterTerms) -> Result<JobSpec, DbErr>
     let corrupt = |what: &str| DbErr::Custom(format!("job {}: unreadable {what}", row.id));
     let tasks: Vec<TaskBody> = serde_json::from_str(&row.tasks).map_err(|_| corrupt("tasks"))?;
     let schedule_type = ScheduleType::from_str(&row.schedule_type).map_err(|_| corrupt("schedule type"))?;
+    let kind = JobKind::from_str(&row.kind).map_err(|_| corrupt("kind"))?;
     // Every pod of the job tolerates what the job was given at submission.
     let tolerations = crate::tolerations::decode(&row.tolerations).map_err(|_| corrupt("tolerations"))?;
     Ok(JobSpec {
@@ -154,6 +155,7 @@ pub fn job_spec(row: &job::Model, terms: ClusterTerms) -> Result<JobSpec, DbErr>
         tasks: tasks
             .into_iter()
             .map(|t| TaskSpec {
+                shm: t.effective_shm(kind),
                 name: t.name,
                 replicas: t.replicas,
                 image: t.image,

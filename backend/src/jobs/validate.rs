@@ -155,6 +155,16 @@ fn task_problems(i: usize, task: &TaskBody, push: &mut impl FnMut(String, &str))
     for (field, problem) in env_problems(i, &task.env) {
         push(field, problem);
     }
+    if let Some(shm) = task.shm_size {
+        if shm.milli() < 0 {
+            push(format!("tasks[{i}].shmSize"), "must be zero (none) or more");
+        } else if shm > task.resources.get("memory") {
+            push(
+                format!("tasks[{i}].shmSize"),
+                "must not exceed the task's memory, which it is part of",
+            );
+        }
+    }
     for (name, _) in task.resources.iter() {
         if let Some(p) = resource_name_problem(name) {
             push(format!("tasks[{i}].resources.{name}"), p);
@@ -258,7 +268,29 @@ mod tests {
             resources: ResourceList::parse_map([("cpu", "1"), ("memory", "1Gi")]).unwrap(),
             node_names: vec![],
             env: vec![],
+            shm_size: None,
         }
+    }
+
+    #[test]
+    fn shared_memory_is_part_of_the_memory_and_a_quarter_of_it_by_default_for_training_kinds() {
+        let q = |s: &str| anteroom_shared::scheduling::Quantity::parse(s).unwrap();
+        let mut t = task("main", 1);
+        t.resources = ResourceList::parse_map([("cpu", "8"), ("memory", "256Gi")]).unwrap();
+        // The seed's Volcano example: 256Gi of memory, 64Gi of /dev/shm.
+        assert_eq!(t.effective_shm(JobKind::Pytorch), Some(q("64Gi")));
+        assert_eq!(t.effective_shm(JobKind::Tensorflow), Some(q("64Gi")));
+        assert_eq!(t.effective_shm(JobKind::Custom), None, "opt-in for the others");
+        t.shm_size = Some(q("0"));
+        assert_eq!(t.effective_shm(JobKind::Pytorch), None, "0 opts out");
+        t.shm_size = Some(q("8Gi"));
+        assert_eq!(t.effective_shm(JobKind::Jupyter), Some(q("8Gi")));
+        let mut b = body(JobKind::Custom, vec![t.clone()]);
+        assert!(problems(&b).is_empty(), "{:?}", problems(&b));
+        b.tasks[0].shm_size = Some(q("257Gi"));
+        assert_eq!(fields(&b), ["tasks[0].shmSize"]);
+        b.tasks[0].shm_size = Some(q("-1"));
+        assert_eq!(fields(&b), ["tasks[0].shmSize"]);
     }
 
     #[test]

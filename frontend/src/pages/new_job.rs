@@ -148,6 +148,7 @@ fn build(
             .collect();
         bodies.push(TaskBody {
             env: Vec::new(),
+            shm_size: None,
             name: (*task_name).to_owned(),
             replicas,
             image: image.trim().to_owned(),

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::scheduling::{JobKind, JobPhase, PreemptionPolicy, ResourceList, ScheduleType};
+use crate::scheduling::{JobKind, JobPhase, PreemptionPolicy, Quantity, QuantityFormat, ResourceList, ScheduleType};
 
 /// The queue a job goes to when the body names none.
 pub const DEFAULT_QUEUE: &str = "default";
@@ -38,6 +38,28 @@ pub struct TaskBody {
     /// Names Anteroom sets itself (`ANTEROOM_*`, `NVIDIA_VISIBLE_DEVICES`) are refused.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<EnvVar>,
+    /// Size of a memory-backed `/dev/shm`, part of the task's memory (not added to it): PyTorch's
+    /// and TensorFlow's data loaders need more than the runtime's 64 MiB. Absent: a quarter of
+    /// the memory for `pytorch` and `tensorflow` tasks, none for the others; `"0"`: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shm_size: Option<Quantity>,
+}
+
+impl TaskBody {
+    /// The `/dev/shm` this task gets in a job of `kind` ([`TaskBody::shm_size`]): `None` for none.
+    pub fn effective_shm(&self, kind: JobKind) -> Option<Quantity> {
+        match self.shm_size {
+            Some(size) => size.is_positive().then_some(size),
+            None if matches!(kind, JobKind::Pytorch | JobKind::Tensorflow) => {
+                let memory = self.resources.get("memory");
+                let quarter = memory.milli() / 4;
+                // Whole bytes (milli-bytes mean nothing to a tmpfs), in binary units.
+                let bytes = quarter / 1000;
+                (bytes > 0).then(|| Quantity::from_milli_saturating(bytes * 1000, QuantityFormat::BinarySi))
+            }
+            None => None,
+        }
+    }
 }
 
 /// One environment variable of a task.

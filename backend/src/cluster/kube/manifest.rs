@@ -24,6 +24,9 @@
 //!   type may get a `priorityClassName` (settings), on the job (its PodGroup) and on its pods,
 //!   and a normal job whose policy is `Never` a class of its own (one with `preemptionPolicy:
 //!   Never`), so the cluster does not preempt for it what Anteroom would not;
+//! - a task with shared memory (`TaskBody::effective_shm`: a quarter of the memory for PyTorch
+//!   and TensorFlow by default) mounts a memory-backed `emptyDir` (`sizeLimit` that size, part
+//!   of its memory) at `/dev/shm`, as the seed's Volcano example does;
 //! - a container that asks for no NVIDIA device gets `NVIDIA_VISIBLE_DEVICES=void`, so a CPU
 //!   job on a GPU node does not see the node's GPUs through a CUDA image's default `all`;
 //! - job pods are kept apart from the cluster's API and from root: no service account token is
@@ -49,8 +52,9 @@ use std::collections::BTreeMap;
 
 use anteroom_shared::scheduling::{JobKind, JobPhase, PreemptionPolicy, ResourceList, ScheduleType};
 use k8s_openapi::api::core::v1::{
-    Affinity, Container, EnvVar, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, PodSpec,
-    PodTemplateSpec, ResourceRequirements, SecurityContext, Toleration as K8sToleration,
+    Affinity, Container, EmptyDirVolumeSource, EnvVar, NodeAffinity, NodeSelector, NodeSelectorRequirement,
+    NodeSelectorTerm, PodSpec, PodTemplateSpec, ResourceRequirements, SecurityContext, Toleration as K8sToleration,
+    Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -221,6 +225,13 @@ pub fn volcano_job(spec: &JobSpec, settings: &ManifestSettings) -> VolcanoJob {
                         command: (!task.command.is_empty()).then(|| task.command.clone()),
                         resources: Some(requirements(&task.resources)),
                         env: container_env(task),
+                        volume_mounts: task.shm.map(|_| {
+                            vec![VolumeMount {
+                                name: SHM_VOLUME.to_owned(),
+                                mount_path: "/dev/shm".to_owned(),
+                                ..VolumeMount::default()
+                            }]
+                        }),
                         image_pull_policy: settings.image_pull_policy.map(|p| p.as_str().to_owned()),
                         security_context: Some(SecurityContext {
                             allow_privilege_escalation: Some(false),
@@ -228,6 +239,16 @@ pub fn volcano_job(spec: &JobSpec, settings: &ManifestSettings) -> VolcanoJob {
                         }),
                         ..Container::default()
                     }],
+                    volumes: task.shm.map(|size| {
+                        vec![Volume {
+                            name: SHM_VOLUME.to_owned(),
+                            empty_dir: Some(EmptyDirVolumeSource {
+                                medium: Some("Memory".to_owned()),
+                                size_limit: Some(K8sQuantity(size.to_string())),
+                            }),
+                            ..Volume::default()
+                        }]
+                    }),
                     automount_service_account_token: Some(false),
                     affinity: hostname_affinity(&task.node_names),
                     tolerations: (!task.tolerations.is_empty())
@@ -366,6 +387,10 @@ fn container_env(task: &TaskSpec) -> Option<Vec<EnvVar>> {
     }
     (!env.is_empty()).then_some(env)
 }
+
+/// The memory-backed `/dev/shm` volume of a task that has one (as the seed's Volcano example
+/// names it). Its size is part of the container's memory, which a tmpfs counts against.
+const SHM_VOLUME: &str = "shm";
 
 /// Extended resources of NVIDIA's device plugin (`nvidia.com/gpu`, `nvidia.com/a100`, MIG
 /// slices such as `nvidia.com/mig-1g.10gb`).

@@ -19,6 +19,7 @@ fn task(name: &str, replicas: u32, res: &[(&str, &str)]) -> TaskSpec {
         node_names: Vec::new(),
         tolerations: Vec::new(),
         env: Vec::new(),
+        shm: None,
     }
 }
 
@@ -115,11 +116,15 @@ fn kube_manifest_of_a_custom_job() {
 #[test]
 fn kube_manifest_of_a_pytorch_job() {
     let gpu = [("cpu", "8"), ("memory", "64Gi"), ("nvidia.com/a100", "4")];
-    let spec = job(
+    let mut spec = job(
         44,
         JobKind::Pytorch,
         vec![task("master", 1, &gpu), task("worker", 3, &gpu)],
     );
+    // A quarter of the memory, the default for PyTorch (`TaskBody::effective_shm`).
+    for t in &mut spec.tasks {
+        t.shm = Some(Quantity::parse("16Gi").expect("a quantity"));
+    }
     let manifest = volcano_job(&spec, &settings());
     assert_eq!(manifest.spec.min_available, Some(4));
     insta::assert_yaml_snapshot!(manifest);

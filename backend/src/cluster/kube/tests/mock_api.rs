@@ -47,6 +47,7 @@ pub(super) fn spec(id: i64) -> JobSpec {
             node_names: Vec::new(),
             tolerations: Vec::new(),
             env: Vec::new(),
+            shm: None,
         }],
         preemptable: false,
         termination_grace_seconds: Some(30),

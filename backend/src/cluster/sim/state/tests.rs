@@ -68,6 +68,7 @@ impl JobBuilder {
             node_names: Vec::new(),
             tolerations: Vec::new(),
             env: Vec::new(),
+            shm: None,
         });
         self
     }
