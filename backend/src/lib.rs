@@ -22,4 +22,5 @@ pub mod store;
 pub mod telemetry;
 pub mod tolerations;
 pub mod users;
+pub mod volumes;
 pub mod watcher;

@@ -20,6 +20,7 @@ mod m20261124_000015_safety_settings;
 mod m20261125_000016_job_cluster_uid;
 mod m20261125_000017_cluster_preemptable;
 mod m20261125_000018_toleration_rules;
+mod m20261125_000019_volumes;
 
 /// Applies the migrations in order; used at start and by `anteroom migrate`.
 pub struct Migrator;
@@ -46,6 +47,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000016_job_cluster_uid::Migration),
             Box::new(m20261125_000017_cluster_preemptable::Migration),
             Box::new(m20261125_000018_toleration_rules::Migration),
+            Box::new(m20261125_000019_volumes::Migration),
         ]
     }
 }

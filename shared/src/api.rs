@@ -7,6 +7,7 @@ pub mod jobs;
 pub mod prequeue;
 pub mod queues;
 pub mod tolerations;
+pub mod volumes;
 
 /// The one error shape every API error uses: `{"error": {code, message, details?}}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -106,3 +106,107 @@ both_driven!(
     shared_memory,
     training_jobs_get_shared_memory_by_default_and_others_when_they_ask
 );
+
+async fn a_job_mounts_catalogue_volumes_its_queue_is_offered_and_no_others(db: Option<String>) {
+    let d = Driven::start(db, "").await;
+    let admin = d.app.admin_token().await;
+    let ann = d.app.user_token("ann").await;
+    for body in [
+        json!({"name": "vision", "open": true, "members": ["ann"]}),
+        json!({"name": "vision-interns", "open": true, "parent": "vision", "members": ["ann"]}),
+    ] {
+        let (status, answer) = call(&d.app, "POST", "/api/v1/admin/queues", &admin, Some(body)).await;
+        assert_eq!(status, 201, "{answer}");
+    }
+    let imagenet = json!({"name": "imagenet", "source": {"pvc": {"claimName": "imagenet-ro"}},
+        "mountPath": "/data/imagenet", "readOnly": true, "queues": ["vision"], "description": "ImageNet 2012"});
+    let scratch = json!({"name": "scratch", "source": {"nfs": {"server": "10.0.0.5", "path": "/export/scratch"}},
+        "mountPath": "/scratch"});
+    for body in [&imagenet, &scratch] {
+        let (status, answer) = call(&d.app, "POST", "/api/v1/admin/volumes", &admin, Some(body.clone())).await;
+        assert_eq!(status, 201, "{answer}");
+    }
+    // The catalogue refuses what it cannot mount, a second entry of a name, a rename.
+    let (status, answer) = call(&d.app, "POST", "/api/v1/admin/volumes", &admin, Some(imagenet.clone())).await;
+    assert_eq!((status.as_u16(), code(&answer)), (409, "volume_exists"));
+    let mut bad = imagenet.clone();
+    bad["name"] = json!("etc");
+    bad["mountPath"] = json!("/proc/x");
+    let (status, answer) = call(&d.app, "POST", "/api/v1/admin/volumes", &admin, Some(bad)).await;
+    assert_eq!(
+        (
+            status.as_u16(),
+            answer["error"]["details"]["fields"][0]["field"].as_str()
+        ),
+        (422, Some("mountPath"))
+    );
+    let mut renamed = imagenet.clone();
+    renamed["name"] = json!("imagenet2");
+    let (status, _) = call(&d.app, "PUT", "/api/v1/admin/volumes/imagenet", &admin, Some(renamed)).await;
+    assert_eq!(status, 422);
+    let (status, _) = call(&d.app, "GET", "/api/v1/admin/volumes", &ann, None).await;
+    assert_eq!(status, 403);
+
+    // Users see what their queue is offered, without sources.
+    let (status, choices) = call(&d.app, "GET", "/api/v1/volumes?queue=vision-interns", &ann, None).await;
+    assert_eq!(status, 200, "{choices}");
+    let names: Vec<&str> = choices
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["imagenet", "scratch"]);
+    assert!(choices[0].get("source").is_none(), "{choices}");
+    let (_, choices) = call(&d.app, "GET", "/api/v1/volumes", &ann, None).await;
+    assert_eq!(
+        choices.as_array().unwrap().len(),
+        1,
+        "default is offered the open volume only: {choices}"
+    );
+
+    let mut body = timed_job("train", json!({"cpu": "1", "memory": "1Gi"}), None);
+    body["volumes"] = json!(["imagenet", "scratch"]);
+    let before = count(&d.app, "jobs").await;
+    let (status, refused) = call(&d.app, "POST", "/api/v1/jobs", &ann, Some(body.clone())).await;
+    assert_eq!(
+        (status.as_u16(), code(&refused)),
+        (403, "volume_forbidden"),
+        "{refused}"
+    );
+    body["volumes"] = json!(["nope"]);
+    let (status, refused) = call(&d.app, "POST", "/api/v1/jobs", &ann, Some(body.clone())).await;
+    assert_eq!(
+        (
+            status.as_u16(),
+            refused["error"]["details"]["fields"][0]["field"].as_str()
+        ),
+        (422, Some("volumes[0]"))
+    );
+    assert_eq!(count(&d.app, "jobs").await, before, "nothing written");
+
+    body["queue"] = json!("vision-interns");
+    body["volumes"] = json!(["imagenet", "scratch"]);
+    let (id, answer) = submit(&d, &ann, body).await;
+    assert_eq!(answer["admission"]["decision"], "activated", "{answer}");
+    // The catalogue changes later; the job keeps what it was admitted with.
+    let (status, _) = call(&d.app, "DELETE", "/api/v1/admin/volumes/scratch", &admin, None).await;
+    assert_eq!(status, 204);
+    let (status, answer) = call(&d.app, "DELETE", "/api/v1/admin/volumes/scratch", &admin, None).await;
+    assert_eq!((status.as_u16(), code(&answer)), (404, "volume_not_found"));
+    d.settle().await;
+    let spec = d.sim.spec_of(id).await.unwrap().expect("in the cluster");
+    let mounts: Vec<(&str, &str, bool)> = spec.tasks[0]
+        .volumes
+        .iter()
+        .map(|m| (m.name.as_str(), m.mount_path.as_str(), m.read_only))
+        .collect();
+    assert_eq!(
+        mounts,
+        [("imagenet", "/data/imagenet", true), ("scratch", "/scratch", false)]
+    );
+}
+both_driven!(
+    volumes,
+    a_job_mounts_catalogue_volumes_its_queue_is_offered_and_no_others
+);

@@ -134,6 +134,9 @@ pub struct TaskSpec {
     /// runtime's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shm: Option<anteroom_shared::scheduling::Quantity>,
+    /// Volumes of the catalogue the pods mount (the job's, the same in every task).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub volumes: Vec<anteroom_shared::api::volumes::VolumeMount>,
 }
 
 /// A job's state as the cluster reports it.

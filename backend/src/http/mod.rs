@@ -76,6 +76,7 @@ fn user_routes() -> OpenApiRouter<AppState> {
         .merge(crate::queues::handlers::router())
         .merge(crate::settings::handlers::router())
         .merge(crate::jobs::handlers::router())
+        .merge(crate::volumes::handlers::router())
 }
 
 /// Operations under `/api/v1/admin`; mounted behind [`crate::auth::require_admin`], so an
@@ -86,6 +87,7 @@ fn admin_routes() -> OpenApiRouter<AppState> {
         .merge(crate::queues::handlers::admin_router())
         .merge(crate::quotas::handlers::admin_router())
         .merge(crate::tolerations::handlers::admin_router())
+        .merge(crate::volumes::handlers::admin_router())
         .merge(crate::settings::handlers::admin_router())
         .merge(crate::jobs::handlers::admin_router())
 }

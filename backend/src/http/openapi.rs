@@ -18,6 +18,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
         (name = "operations", description = "Health, readiness and metrics"),
         (name = "cluster", description = "Nodes, their capacity, and the resources they offer"),
         (name = "tolerations", description = "Admin rules that give jobs their tolerations, per accelerator or queue"),
+        (name = "volumes", description = "The admin's catalogue of data jobs mount by name, per queue"),
     )
 )]
 pub struct ApiDoc;

@@ -143,6 +143,7 @@ pub fn job_spec(row: &job::Model, terms: ClusterTerms) -> Result<JobSpec, DbErr>
     let kind = JobKind::from_str(&row.kind).map_err(|_| corrupt("kind"))?;
     // Every pod of the job tolerates what the job was given at submission.
     let tolerations = crate::tolerations::decode(&row.tolerations).map_err(|_| corrupt("tolerations"))?;
+    let volumes = crate::volumes::decode(&row.volumes).map_err(|_| corrupt("volumes"))?;
     Ok(JobSpec {
         id: row.id,
         cluster_uid: row.uid_in_cluster(),
@@ -156,6 +157,7 @@ pub fn job_spec(row: &job::Model, terms: ClusterTerms) -> Result<JobSpec, DbErr>
             .into_iter()
             .map(|t| TaskSpec {
                 shm: t.effective_shm(kind),
+                volumes: volumes.clone(),
                 name: t.name,
                 replicas: t.replicas,
                 image: t.image,

@@ -46,6 +46,8 @@ pub struct Pending {
     pub nodes: Vec<NodeSnapshot>,
     /// The admin's toleration rules, read before the lock.
     pub rules: Vec<TolerationRuleSpec>,
+    /// The volume catalogue, read before the lock when the body names volumes.
+    pub catalogue: Vec<anteroom_shared::api::volumes::Volume>,
     /// The idempotency key and the body's hash.
     pub key: Option<(String, String)>,
     /// The settings of this submission.
@@ -98,6 +100,7 @@ async fn admit_one(
     )
     .await?;
     let tolerations = tolerations_of(&p.rules, tree, &p.body.queue, &p.request);
+    let mounts = mounts_of(&p.catalogue, tree, &p.body)?;
     let decision = decide_submission(
         &snapshot,
         tree,
@@ -107,7 +110,7 @@ async fn admit_one(
     let row = insert_job(
         txn,
         (&p.user, &p.body),
-        (&p.tasks, &p.request, &tolerations),
+        (&p.tasks, &p.request, &tolerations, &mounts),
         &decision,
         &p.config,
         now,
@@ -397,6 +400,22 @@ pub(super) fn tolerations_of(
     job_tolerations(rules, &path, request)
 }
 
+/// The volumes the body names, resolved against `catalogue` for its queue's path to the root
+/// (a volume offered to a queue is offered to its sub-queues).
+pub(super) fn mounts_of(
+    catalogue: &[anteroom_shared::api::volumes::Volume],
+    tree: &QueueTree,
+    body: &JobBody,
+) -> Result<Vec<anteroom_shared::api::volumes::VolumeMount>, JobError> {
+    let path: Vec<&str> = tree.path_of(&body.queue).iter().map(|q| tree.name(*q)).collect();
+    let path = if path.is_empty() {
+        vec![body.queue.as_str()]
+    } else {
+        path
+    };
+    Ok(crate::volumes::resolve(catalogue, &path, &body.volumes)?)
+}
+
 pub(super) fn submission<'a>(
     user: &users::entity::Model,
     body: &'a JobBody,
@@ -430,7 +449,12 @@ pub(super) fn admission_parts(decision: &SubmitDecision) -> (Decision, Vec<WaitR
 pub(super) async fn insert_job(
     txn: &impl ConnectionTrait,
     (user, body): (&users::entity::Model, &JobBody),
-    (tasks, request, tolerations): (&[TaskResources], &ResourceList, &[Toleration]),
+    (tasks, request, tolerations, mounts): (
+        &[TaskResources],
+        &ResourceList,
+        &[Toleration],
+        &[anteroom_shared::api::volumes::VolumeMount],
+    ),
     decision: &SubmitDecision,
     config: &anteroom_shared::scheduling::PrequeueConfig,
     now: DateTime<Utc>,
@@ -482,6 +506,7 @@ pub(super) async fn insert_job(
         // database) is never taken for this one's.
         cluster_uid: Set(Some(job::new_cluster_uid())),
         tolerations: Set(crate::tolerations::encode(tolerations)?),
+        volumes: Set(crate::volumes::encode(mounts)?),
         ..Default::default()
     }
     .insert(txn)

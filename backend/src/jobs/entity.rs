@@ -81,6 +81,9 @@ pub mod job {
         /// Its tolerations, worked out from the admin's rules at submission (JSON, or empty
         /// text for none): admission, the watcher and its pods use this same list.
         pub tolerations: String,
+        /// What its pods mount, resolved from the volume catalogue at submission (JSON, or
+        /// empty text for none).
+        pub volumes: String,
     }
 
     impl Model {

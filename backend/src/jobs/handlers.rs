@@ -96,6 +96,8 @@ impl From<JobError> for ApiError {
             }
             JobError::Cluster(e) => e.into(),
             JobError::Db(e) => e.into(),
+            JobError::VolumeForbidden(name) => ApiError::new(StatusCode::FORBIDDEN, "volume_forbidden", message)
+                .with_details(serde_json::json!({ "volume": name })),
             JobError::Timeout => {
                 let mut e = ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "timeout", message);
                 e.retry_after_seconds = Some(1);
@@ -145,7 +147,7 @@ fn rejection_error(rejection: &SubmitRejection) -> ApiError {
     responses(
         (status = 201, description = "Accepted: activated or prequeued", body = SubmitResponse),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
-        (status = 403, description = "`queue_forbidden`", body = ErrorBody),
+        (status = 403, description = "`queue_forbidden`; `volume_forbidden`: a volume the body names is not offered to its queue", body = ErrorBody),
         (status = 404, description = "`queue_not_found`", body = ErrorBody),
         (status = 409, description = "`backfill_disabled`", body = ErrorBody),
         (status = 422, description = "`validation_failed` naming the fields; `image_not_allowed` naming each `tasks[i].image` outside the allowed image prefixes (setting allowed_images); `backfill_kind_unsupported`; `unschedulable`; `quota_request_exceeds_limit`; `request_exceeds_queue_capacity`; `idempotency_key_reused`", body = ErrorBody),
@@ -187,7 +189,7 @@ async fn submit_job(
     responses(
         (status = 200, description = "The decision a submit would get now", body = Preview),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
-        (status = 403, description = "`queue_forbidden`", body = ErrorBody),
+        (status = 403, description = "`queue_forbidden`; `volume_forbidden`: a volume the body names is not offered to its queue", body = ErrorBody),
         (status = 404, description = "`queue_not_found`", body = ErrorBody),
         (status = 409, description = "`backfill_disabled`", body = ErrorBody),
         (status = 422, description = "as for a submit: `validation_failed` naming the fields; `image_not_allowed` naming each `tasks[i].image` outside the allowed image prefixes (setting allowed_images); `backfill_kind_unsupported`; `unschedulable`; `quota_request_exceeds_limit`; `request_exceeds_queue_capacity`", body = ErrorBody),

@@ -120,6 +120,18 @@ pub enum JobError {
     /// A submission's checks before its admission ran out of time; nothing was written.
     #[error("the submission could not be checked in time; nothing was written")]
     Timeout,
+    /// A volume the body names is not offered to its queue.
+    #[error("the volume {0:?} is not offered to this queue")]
+    VolumeForbidden(String),
+}
+
+impl From<crate::volumes::MountProblem> for JobError {
+    fn from(p: crate::volumes::MountProblem) -> Self {
+        match p {
+            crate::volumes::MountProblem::Invalid(problems) => JobError::Invalid(problems),
+            crate::volumes::MountProblem::Forbidden(name) => JobError::VolumeForbidden(name),
+        }
+    }
 }
 
 fn corrupt(row: &job::Model, what: &str) -> DbErr {
@@ -287,7 +299,7 @@ async fn check_body_and_queue(
     user: &users::entity::Model,
     body: &JobBody,
     tasks: &[TaskResources],
-) -> Result<(Vec<NodeSnapshot>, Vec<TolerationRuleSpec>), JobError> {
+) -> Result<Checked, JobError> {
     let problems = validate::problems(body);
     if !problems.is_empty() {
         return Err(JobError::Invalid(problems));
@@ -298,7 +310,24 @@ async fn check_body_and_queue(
     let nodes = ctx.cluster.nodes().await?;
     crate::prequeue::check_node_names(tasks, &nodes)?;
     queues::usable(ctx.db_read, user, &body.queue).await?;
-    Ok((nodes, crate::tolerations::specs(ctx.db_read).await?))
+    let catalogue = if body.volumes.is_empty() {
+        Vec::new()
+    } else {
+        crate::volumes::list(ctx.db_read).await?
+    };
+    Ok(Checked {
+        nodes,
+        rules: crate::tolerations::specs(ctx.db_read).await?,
+        catalogue,
+    })
+}
+
+/// What steps 1–2 read for the decision: the cluster's nodes, the toleration rules and (when
+/// the body names volumes) the volume catalogue.
+struct Checked {
+    nodes: Vec<NodeSnapshot>,
+    rules: Vec<TolerationRuleSpec>,
+    catalogue: Vec<anteroom_shared::api::volumes::Volume>,
 }
 
 /// `POST /api/v1/jobs/preview`: steps 1–7 against the current state, nothing written.
@@ -306,9 +335,14 @@ pub async fn preview(ctx: Context<'_>, user: &users::entity::Model, body: &JobBo
     let config = ctx.settings.current();
     let body = &validate::with_default_requests(body, &config.default_requests);
     let tasks = task_resources(body);
-    let (nodes, rules) = check_body_and_queue(ctx, user, body, &tasks).await?;
+    let Checked {
+        nodes,
+        rules,
+        catalogue,
+    } = check_body_and_queue(ctx, user, body, &tasks).await?;
     let now = ctx.clock.now();
     let (specs, tree) = queues::tree(ctx.db_read).await?;
+    admit::mounts_of(&catalogue, &tree, body)?;
     let (snapshot, prequeued) =
         decision_snapshot(ctx.db_read, config, nodes, &specs, &tree, user.id, &body.queue, now).await?;
     let request = anteroom_shared::scheduling::job_resources(&tasks).map_err(SubmitRejection::from)?;
@@ -358,7 +392,11 @@ pub async fn submit(
     })
     .await
     .map_err(|_| JobError::Timeout)??;
-    let (nodes, rules) = match checked {
+    let Checked {
+        nodes,
+        rules,
+        catalogue,
+    } = match checked {
         Ok(checked) => checked,
         Err(first) => return replay(ctx, &first, &hash).await,
     };
@@ -370,6 +408,7 @@ pub async fn submit(
         request,
         nodes,
         rules,
+        catalogue,
         key: key.map(|k| (k.to_owned(), hash.clone())),
         config: config.clone(),
         clock: ctx.clock.clone(),

@@ -342,6 +342,7 @@ mod tests {
 
     fn body(kind: JobKind, tasks: Vec<TaskBody>) -> JobBody {
         JobBody {
+            volumes: vec![],
             name: "job".into(),
             kind,
             queue: "default".into(),

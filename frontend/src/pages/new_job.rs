@@ -166,6 +166,7 @@ fn build(
         ScheduleType::Normal
     };
     Ok(JobBody {
+        volumes: Vec::new(),
         name: name.trim().to_owned(),
         kind,
         queue: queue.to_owned(),

@@ -96,6 +96,10 @@ pub struct JobBody {
     pub preemption_policy: Option<PreemptionPolicy>,
     /// 1–64 tasks.
     pub tasks: Vec<TaskBody>,
+    /// Volumes of the admin's catalogue to mount in every pod, by name (at most 16): each must
+    /// be offered to the job's queue (403 `volume_forbidden`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub volumes: Vec<String>,
 }
 
 /// A job (`spec/api.md`, the `job` object).

@@ -52,14 +52,16 @@ use std::collections::BTreeMap;
 
 use anteroom_shared::scheduling::{JobKind, JobPhase, PreemptionPolicy, ResourceList, ScheduleType};
 use k8s_openapi::api::core::v1::{
-    Affinity, Container, EmptyDirVolumeSource, EnvVar, NodeAffinity, NodeSelector, NodeSelectorRequirement,
-    NodeSelectorTerm, PodSpec, PodTemplateSpec, ResourceRequirements, SecurityContext, Toleration as K8sToleration,
-    Volume, VolumeMount,
+    Affinity, Container, EmptyDirVolumeSource, EnvVar, NFSVolumeSource, NodeAffinity, NodeSelector,
+    NodeSelectorRequirement, NodeSelectorTerm, PersistentVolumeClaimVolumeSource, PodSpec, PodTemplateSpec,
+    ResourceRequirements, SecurityContext, Toleration as K8sToleration, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::crd::{LifecyclePolicy, VolcanoJob, VolcanoJobSpec, VolcanoTask};
+use anteroom_shared::api::volumes::VolumeSource;
+
 use crate::cluster::{JobSpec, TaskSpec};
 use crate::config::ImagePullPolicy;
 use crate::prequeue::{TaintEffect, Toleration, TolerationOperator};
@@ -225,13 +227,7 @@ pub fn volcano_job(spec: &JobSpec, settings: &ManifestSettings) -> VolcanoJob {
                         command: (!task.command.is_empty()).then(|| task.command.clone()),
                         resources: Some(requirements(&task.resources)),
                         env: container_env(task),
-                        volume_mounts: task.shm.map(|_| {
-                            vec![VolumeMount {
-                                name: SHM_VOLUME.to_owned(),
-                                mount_path: "/dev/shm".to_owned(),
-                                ..VolumeMount::default()
-                            }]
-                        }),
+                        volume_mounts: volume_mounts(task),
                         image_pull_policy: settings.image_pull_policy.map(|p| p.as_str().to_owned()),
                         security_context: Some(SecurityContext {
                             allow_privilege_escalation: Some(false),
@@ -239,16 +235,7 @@ pub fn volcano_job(spec: &JobSpec, settings: &ManifestSettings) -> VolcanoJob {
                         }),
                         ..Container::default()
                     }],
-                    volumes: task.shm.map(|size| {
-                        vec![Volume {
-                            name: SHM_VOLUME.to_owned(),
-                            empty_dir: Some(EmptyDirVolumeSource {
-                                medium: Some("Memory".to_owned()),
-                                size_limit: Some(K8sQuantity(size.to_string())),
-                            }),
-                            ..Volume::default()
-                        }]
-                    }),
+                    volumes: pod_volumes(task),
                     automount_service_account_token: Some(false),
                     affinity: hostname_affinity(&task.node_names),
                     tolerations: (!task.tolerations.is_empty())
@@ -386,6 +373,67 @@ fn container_env(task: &TaskSpec) -> Option<Vec<EnvVar>> {
         });
     }
     (!env.is_empty()).then_some(env)
+}
+
+/// The pod's volumes: `/dev/shm` when the task has it, then the catalogue's, each named
+/// `vol-<catalogue name>` (the catalogue's names are DNS labels; the prefix keeps them apart
+/// from `shm`).
+fn pod_volumes(task: &TaskSpec) -> Option<Vec<Volume>> {
+    let mut out: Vec<Volume> = Vec::new();
+    if let Some(size) = task.shm {
+        out.push(Volume {
+            name: SHM_VOLUME.to_owned(),
+            empty_dir: Some(EmptyDirVolumeSource {
+                medium: Some("Memory".to_owned()),
+                size_limit: Some(K8sQuantity(size.to_string())),
+            }),
+            ..Volume::default()
+        });
+    }
+    for mount in &task.volumes {
+        let mut volume = Volume {
+            name: format!("vol-{}", mount.name),
+            ..Volume::default()
+        };
+        match &mount.source {
+            VolumeSource::Pvc { claim_name } => {
+                volume.persistent_volume_claim = Some(PersistentVolumeClaimVolumeSource {
+                    claim_name: claim_name.clone(),
+                    read_only: mount.read_only.then_some(true),
+                });
+            }
+            VolumeSource::Nfs { server, path } => {
+                volume.nfs = Some(NFSVolumeSource {
+                    server: server.clone(),
+                    path: path.clone(),
+                    read_only: mount.read_only.then_some(true),
+                });
+            }
+        }
+        out.push(volume);
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Where the container mounts [`pod_volumes`].
+fn volume_mounts(task: &TaskSpec) -> Option<Vec<VolumeMount>> {
+    let mut out: Vec<VolumeMount> = Vec::new();
+    if task.shm.is_some() {
+        out.push(VolumeMount {
+            name: SHM_VOLUME.to_owned(),
+            mount_path: "/dev/shm".to_owned(),
+            ..VolumeMount::default()
+        });
+    }
+    for mount in &task.volumes {
+        out.push(VolumeMount {
+            name: format!("vol-{}", mount.name),
+            mount_path: mount.mount_path.clone(),
+            read_only: mount.read_only.then_some(true),
+            ..VolumeMount::default()
+        });
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// The memory-backed `/dev/shm` volume of a task that has one (as the seed's Volcano example

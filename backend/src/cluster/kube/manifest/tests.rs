@@ -20,6 +20,7 @@ fn task(name: &str, replicas: u32, res: &[(&str, &str)]) -> TaskSpec {
         tolerations: Vec::new(),
         env: Vec::new(),
         shm: None,
+        volumes: Vec::new(),
     }
 }
 
@@ -121,9 +122,33 @@ fn kube_manifest_of_a_pytorch_job() {
         JobKind::Pytorch,
         vec![task("master", 1, &gpu), task("worker", 3, &gpu)],
     );
-    // A quarter of the memory, the default for PyTorch (`TaskBody::effective_shm`).
+    // A quarter of the memory, the default for PyTorch (`TaskBody::effective_shm`), a dataset
+    // from the catalogue read-only, checkpoints on NFS, and an environment variable.
     for t in &mut spec.tasks {
         t.shm = Some(Quantity::parse("16Gi").expect("a quantity"));
+        t.volumes = vec![
+            anteroom_shared::api::volumes::VolumeMount {
+                name: "imagenet".into(),
+                source: anteroom_shared::api::volumes::VolumeSource::Pvc {
+                    claim_name: "imagenet-ro".into(),
+                },
+                mount_path: "/data/imagenet".into(),
+                read_only: true,
+            },
+            anteroom_shared::api::volumes::VolumeMount {
+                name: "checkpoints".into(),
+                source: anteroom_shared::api::volumes::VolumeSource::Nfs {
+                    server: "nfs.example.org".into(),
+                    path: "/export/ckpt".into(),
+                },
+                mount_path: "/ckpt".into(),
+                read_only: false,
+            },
+        ];
+        t.env = vec![anteroom_shared::api::jobs::EnvVar {
+            name: "NCCL_DEBUG".into(),
+            value: "INFO".into(),
+        }];
     }
     let manifest = volcano_job(&spec, &settings());
     assert_eq!(manifest.spec.min_available, Some(4));

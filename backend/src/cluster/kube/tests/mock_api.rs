@@ -48,6 +48,7 @@ pub(super) fn spec(id: i64) -> JobSpec {
             tolerations: Vec::new(),
             env: Vec::new(),
             shm: None,
+            volumes: Vec::new(),
         }],
         preemptable: false,
         termination_grace_seconds: Some(30),

@@ -69,6 +69,7 @@ impl JobBuilder {
             tolerations: Vec::new(),
             env: Vec::new(),
             shm: None,
+            volumes: Vec::new(),
         });
         self
     }

@@ -243,6 +243,7 @@ async fn kube_a_job_for_a_queue_volcano_does_not_have_is_refused_before_any_writ
             tolerations: Vec::new(),
             env: Vec::new(),
             shm: None,
+            volumes: Vec::new(),
         }],
     };
     let missing = cluster.create_job(&spec).await;
