@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use anteroom_shared::api::jobs::{Job, JobBody, JobDetail, LockBody, PrequeuedJob, Preview, SubmitResponse};
 use anteroom_shared::api::prequeue::{PrequeueStatus, ResourceSummary};
 use anteroom_shared::api::queues::{AdminQueue, Queue, QueueBody, QueueQuotaBody, QueueQuotaRule};
+use anteroom_shared::api::tolerations::{TolerationRule, TolerationRuleBody};
 use anteroom_shared::api::{
     ClusterNode, ClusterResource, CreateUser, ErrorBody, LoginRequest, LoginResponse, Page, Session, SetSchedulable,
     UpdateUser, User,
@@ -334,6 +335,24 @@ pub async fn save_quota(id: Option<i64>, body: &QueueQuotaBody) -> Result<QueueQ
 /// `DELETE /api/v1/admin/queue-quotas/{id}`.
 pub async fn delete_quota(id: i64) -> Result<(), ApiFailure> {
     delete(&format!("/api/v1/admin/queue-quotas/{id}")).await
+}
+
+/// `GET /api/v1/admin/toleration-rules`: every rule, in the order they apply.
+pub async fn toleration_rules() -> Result<Vec<TolerationRule>, ApiFailure> {
+    get("/api/v1/admin/toleration-rules").await
+}
+
+/// `POST` (no id) or `PUT` (an id) a toleration rule.
+pub async fn save_toleration_rule(id: Option<i64>, body: &TolerationRuleBody) -> Result<TolerationRule, ApiFailure> {
+    match id {
+        Some(id) => put(&format!("/api/v1/admin/toleration-rules/{id}"), body).await,
+        None => post("/api/v1/admin/toleration-rules", body).await,
+    }
+}
+
+/// `DELETE /api/v1/admin/toleration-rules/{id}`.
+pub async fn delete_toleration_rule(id: i64) -> Result<(), ApiFailure> {
+    delete(&format!("/api/v1/admin/toleration-rules/{id}")).await
 }
 
 /// `GET /api/v1/admin/queues`.

@@ -35,6 +35,7 @@ pub fn Layout(children: Children) -> impl IntoView {
                                 <NavLink href="/admin/prequeue" label=k!("nav.adminPrequeue") />
                                 <NavLink href="/admin/quotas" label=k!("nav.adminQuotas") />
                                 <NavLink href="/admin/queues" label=k!("nav.adminQueues") />
+                                <NavLink href="/admin/tolerations" label=k!("nav.adminTolerations") />
                                 <NavLink href="/admin/jobs" label=k!("nav.adminJobs") />
                                 <NavLink href="/admin/cluster" label=k!("nav.adminCluster") />
                                 <NavLink href="/admin/users" label=k!("nav.adminUsers") />

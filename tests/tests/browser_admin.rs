@@ -1,6 +1,6 @@
 //! An admin in the web UI (headless Chromium, the running app, the simulated cluster): saves
 //! prequeue settings, a quota and a sub-queue and sees them applied; locks a job; cordons a
-//! node.
+//! node; adds a toleration rule for a queue.
 
 use anteroom_tests::api::{call, submit_job};
 use anteroom_tests::browser::{Browser, require_ui};
@@ -191,5 +191,113 @@ async fn browser_an_admin_saves_prequeue_settings_a_quota_and_a_sub_queue_and_se
         "{nodes}"
     );
     b.assert_clean("/admin/cluster").await;
+    b.close().await;
+}
+
+#[tokio::test]
+#[ignore = "needs Chromium"]
+async fn browser_an_admin_sees_the_seeded_toleration_rule_and_adds_one_for_a_queue() {
+    require_ui();
+    let app = TestApp::builder().start().await;
+    let admin = app.admin_token().await;
+    let b = Browser::start("en-US,en").await;
+    b.login(&app.url(""), "admin", ADMIN_PASSWORD).await;
+    b.client.goto(&app.url("/admin/tolerations")).await.unwrap();
+    // The rule the migration seeds: GPU jobs tolerate the nvidia.com/gpu taint.
+    b.wait_for("[data-testid=toleration-card][data-kind=resource][data-target='nvidia.com/*']")
+        .await
+        .unwrap();
+    b.assert_clean("/admin/tolerations").await;
+
+    // A queue rule; an invalid key is marked on its field and nothing is sent.
+    b.click("[data-testid=add-toleration-rule]").await;
+    let card = "[data-testid=toleration-card][data-rule=new]";
+    b.select("#tol-new-kind", "queue").await;
+    b.wait_until(
+        "the queues are offered",
+        "[...document.querySelectorAll('#tol-new-queue option')].some(o => o.value === 'default')",
+    )
+    .await
+    .unwrap();
+    b.select("#tol-new-queue", "default").await;
+    let row = format!("{card} [data-testid=toleration-row]");
+    b.fill(&format!("{row} input[id$='-key']"), "Bad Key").await;
+    b.wait_until(
+        "the bad key is marked",
+        &format!("document.querySelector(\"{row} input[id$='-key']\").getAttribute('aria-invalid') === 'true'"),
+    )
+    .await
+    .unwrap();
+    assert!(
+        b.text(&format!("{row} [data-testid=field-error]"))
+            .await
+            .contains("Enter a key such as"),
+        "{}",
+        b.text(&format!("{row} [data-testid=field-error]")).await
+    );
+    b.click(&format!("{card} [data-testid=save-toleration-rule]")).await;
+    b.wait_for_text("[data-testid=toast-text]", "Some fields need fixing first.")
+        .await
+        .unwrap();
+    let (_, rules) = call(&app, "GET", "/api/v1/admin/toleration-rules", &admin, None).await;
+    assert_eq!(rules.as_array().unwrap().len(), 1, "nothing was saved: {rules}");
+    // No request was made, so none was refused either (a 422 would be logged as a failed load).
+    let errors = b.console_errors().await;
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+
+    b.fill(&format!("{row} input[id$='-key']"), "dedicated").await;
+    b.select(&format!("{row} select[id$='-operator']"), "Equal").await;
+    b.fill(&format!("{row} input[id$='-value']"), "ml").await;
+    b.select(&format!("{row} select[id$='-effect']"), "NoSchedule").await;
+    b.fill("#tol-new-description", "The ML team's dedicated nodes").await;
+    b.wait_until(
+        "the key is no longer marked",
+        &format!("document.querySelector(\"{row} input[id$='-key']\").getAttribute('aria-invalid') === 'false'"),
+    )
+    .await
+    .unwrap();
+    b.click(&format!("{card} [data-testid=save-toleration-rule]")).await;
+    b.wait_for_text(
+        "[data-testid=toast][data-tone=success] [data-testid=toast-text]",
+        "Toleration rule for queue default saved.",
+    )
+    .await
+    .unwrap();
+    let (_, rules) = call(&app, "GET", "/api/v1/admin/toleration-rules", &admin, None).await;
+    let saved = rules
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["queue"] == "default")
+        .unwrap_or_else(|| panic!("{rules}"));
+    assert_eq!(saved["resource"], serde_json::Value::Null, "{saved}");
+    assert_eq!(
+        saved["tolerations"],
+        json!([{"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"}]),
+        "{saved}"
+    );
+    assert_eq!(saved["description"], "The ML team's dedicated nodes");
+    b.assert_clean("/admin/tolerations").await;
+
+    // Reloaded, the page shows both rules, the new one as it was saved.
+    b.client.goto(&app.url("/admin/tolerations")).await.unwrap();
+    let id = saved["id"].as_i64().unwrap();
+    b.wait_until(
+        "the saved rule shows after a reload",
+        &format!(
+            "(() => {{ const c = document.querySelector('[data-testid=toleration-card][data-rule=\"{id}\"]'); \
+             return c && c.dataset.kind === 'queue' && document.querySelector('#tol{id}-queue')?.value === 'default' && \
+             c.querySelector(\"input[id$='-key']\")?.value === 'dedicated' && \
+             c.querySelector(\"select[id$='-operator']\")?.value === 'Equal' && \
+             c.querySelector(\"input[id$='-value']\")?.value === 'ml' && \
+             c.querySelector(\"select[id$='-effect']\")?.value === 'NoSchedule'; }})()"
+        ),
+    )
+    .await
+    .unwrap();
+    b.wait_for("[data-testid=toleration-card][data-kind=resource][data-target='nvidia.com/*']")
+        .await
+        .unwrap();
+    b.assert_clean("/admin/tolerations").await;
     b.close().await;
 }

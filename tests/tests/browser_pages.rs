@@ -36,6 +36,7 @@ async fn every_page_in(lang: &str) {
         ("admin-prequeue", "/admin/prequeue", "Prequeue settings"),
         ("admin-quotas", "/admin/quotas", "Queue quotas"),
         ("admin-queues", "/admin/queues", "Queues"),
+        ("admin-tolerations", "/admin/tolerations", "Toleration rules"),
         ("admin-jobs", "/admin/jobs", "All jobs"),
         ("admin-cluster", "/admin/cluster", "Cluster"),
         ("admin-users", "/admin/users", "Users"),
