@@ -69,6 +69,42 @@ async fn a_gpu_job_runs_on_the_tainted_gpu_pool_through_the_seeded_rule(db: Opti
 }
 both_driven!(gpu_pool, a_gpu_job_runs_on_the_tainted_gpu_pool_through_the_seeded_rule);
 
+async fn a_waiting_job_keeps_the_tolerations_it_was_admitted_with_through_the_watcher(db: Option<String>) {
+    let d = Driven::start(db, "").await;
+    let admin = d.app.admin_token().await;
+    anteroom_tests::api::settings(&d.app, &admin, json!({"queueQuotaEnabled": true})).await;
+    anteroom_tests::api::quota(&d.app, &admin, "default", json!({"nvidia.com/a100": "1"})).await;
+    let (first, _) = submit(&d, &admin, gpu_job("first", "custom", 1, "normal")).await;
+    let (held, answer) = submit(&d, &admin, gpu_job("held", "custom", 1, "normal")).await;
+    assert_eq!(answer["admission"]["decision"], "prequeued", "{answer}");
+    // The API shows what its pods will carry.
+    assert_eq!(
+        detail(&d, &admin, held).await["tolerations"],
+        json!([{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])
+    );
+    d.settle().await;
+    // The rule goes while the job waits: what it was admitted with still holds when the
+    // watcher places it (the round's snapshot) and creates it (its pods).
+    let (_, rules) = call(&d.app, "GET", RULES, &admin, None).await;
+    let seeded = rules[0]["id"].as_i64().unwrap();
+    let (status, _) = call(&d.app, "DELETE", &format!("{RULES}/{seeded}"), &admin, None).await;
+    assert_eq!(status, 204);
+    let (status, _) = call(&d.app, "DELETE", &format!("/api/v1/jobs/{first}"), &admin, None).await;
+    assert_eq!(status, 204);
+    d.advance(31).await;
+    let report = d.round().await;
+    assert_eq!(report.activated, [held], "{report:?}");
+    d.settle().await;
+    let job = detail(&d, &admin, held).await;
+    assert_eq!(job["phase"], "Running", "{job}");
+    assert!(job["nodes"][0].as_str().unwrap().starts_with("gpu-a100-"), "{job}");
+    assert_eq!(pod_tolerations(&d, held).await, [gpu_pool()]);
+}
+both_driven!(
+    kept_through_the_watcher,
+    a_waiting_job_keeps_the_tolerations_it_was_admitted_with_through_the_watcher
+);
+
 /// A team's node (tainted `dedicated=vision`) big enough for 32 CPUs, and a small shared one.
 const TEAM_NODES: &str = r#"
 [[node]]
@@ -166,6 +202,11 @@ async fn the_rules_api_refuses_what_kubernetes_would_not_take_and_users(db: Opti
         ),
         (
             json!({"resource": "nvidia.com/a100", "tolerations": [{"operator": "Equal", "value": "v"}]}),
+            "tolerations[0]",
+        ),
+        // Every taint (the control plane's, every team's): Kubernetes would take it, a rule not.
+        (
+            json!({"resource": "nvidia.com/a100", "tolerations": [{"operator": "Exists"}]}),
             "tolerations[0]",
         ),
     ];

@@ -205,6 +205,33 @@ async fn a_job_mounts_catalogue_volumes_its_queue_is_offered_and_no_others(db: O
         mounts,
         [("imagenet", "/data/imagenet", true), ("scratch", "/scratch", false)]
     );
+    // The API shows them, without their sources.
+    let job = detail(&d, &ann, id).await;
+    assert_eq!(job["volumes"][0]["mountPath"], "/data/imagenet", "{job}");
+    assert!(job["volumes"][0].get("source").is_none(), "{job}");
+    // A queue a volume is offered to stays until the volume no longer names it: a queue made
+    // later under its name must not inherit another team's data.
+    let (status, answer) = call(
+        &d.app,
+        "POST",
+        "/api/v1/admin/queues",
+        &admin,
+        Some(json!({"name": "tmp", "open": true})),
+    )
+    .await;
+    assert_eq!(status, 201, "{answer}");
+    let mut tmp = imagenet.clone();
+    tmp["name"] = json!("tmp-data");
+    tmp["queues"] = json!(["tmp"]);
+    let (status, _) = call(&d.app, "POST", "/api/v1/admin/volumes", &admin, Some(tmp)).await;
+    assert_eq!(status, 201);
+    let (status, answer) = call(&d.app, "DELETE", "/api/v1/admin/queues/tmp", &admin, None).await;
+    assert_eq!((status.as_u16(), code(&answer)), (409, "queue_in_use"), "{answer}");
+    assert_eq!(answer["error"]["details"]["volumes"], json!(["tmp-data"]));
+    let (status, _) = call(&d.app, "DELETE", "/api/v1/admin/volumes/tmp-data", &admin, None).await;
+    assert_eq!(status, 204);
+    let (status, _) = call(&d.app, "DELETE", "/api/v1/admin/queues/tmp", &admin, None).await;
+    assert_eq!(status, 204);
 }
 both_driven!(
     volumes,

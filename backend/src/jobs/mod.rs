@@ -171,6 +171,17 @@ pub fn to_api(row: &job::Model) -> Result<Job, DbErr> {
         finished_at: row.finished_at,
         locked_until: row.locked_until,
         waiting_since: row.waiting_since,
+        tolerations: crate::tolerations::decode(&row.tolerations).map_err(|_| corrupt(row, "tolerations"))?,
+        volumes: crate::volumes::decode(&row.volumes)
+            .map_err(|_| corrupt(row, "volumes"))?
+            .into_iter()
+            .map(|m| anteroom_shared::api::volumes::VolumeChoice {
+                name: m.name,
+                mount_path: m.mount_path,
+                read_only: m.read_only,
+                description: String::new(),
+            })
+            .collect(),
     })
 }
 

@@ -56,7 +56,9 @@ pub fn env_problems(i: usize, env: &[anteroom_shared::api::jobs::EnvVar]) -> Vec
                 format!("tasks[{i}].env[{j}].name"),
                 "must be 1 to 128 letters, digits, '_', '.' or '-', starting with a letter or '_'",
             ));
-        } else if var.name.starts_with("ANTEROOM_") || var.name == "NVIDIA_VISIBLE_DEVICES" {
+        } else if var.name.starts_with("ANTEROOM_") || var.name.starts_with("NVIDIA_") {
+            // NVIDIA_*: the container toolkit reads these (visible devices, and MOFED,
+            // NVSwitch, GDS… which mount host devices), outside any quota.
             out.push((format!("tasks[{i}].env[{j}].name"), "is set by Anteroom itself"));
         } else if env[..j].iter().any(|other| other.name == var.name) {
             out.push((format!("tasks[{i}].env[{j}].name"), "is set twice"));
@@ -311,7 +313,7 @@ mod tests {
             var("1ABC", "x"),
             var("HAS SPACE", "x"),
             var("ANTEROOM_PREEMPTED", "0"),
-            var("NVIDIA_VISIBLE_DEVICES", "all"),
+            var("NVIDIA_MOFED", "enabled"),
             var("NCCL_DEBUG", "INFO"),
             var("NCCL_DEBUG", "WARN"),
             var("BIG", &"v".repeat(MAX_ENV_VALUE_BYTES + 1)),

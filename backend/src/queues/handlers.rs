@@ -45,6 +45,8 @@ impl From<QueueError> for ApiError {
             QueueError::HasChildren(_) => ApiError::new(StatusCode::CONFLICT, "queue_has_children", message),
             QueueError::InUse { jobs, .. } => ApiError::new(StatusCode::CONFLICT, "queue_in_use", message)
                 .with_details(serde_json::json!({ "unfinishedJobs": jobs })),
+            QueueError::NamedByVolumes { volumes, .. } => ApiError::new(StatusCode::CONFLICT, "queue_in_use", message)
+                .with_details(serde_json::json!({ "volumes": volumes })),
             QueueError::Protected => ApiError::new(StatusCode::CONFLICT, "queue_protected", message),
             QueueError::Cluster(ClusterError::Rejected(why)) | QueueError::Cluster(ClusterError::Conflict(why)) => {
                 ApiError::new(

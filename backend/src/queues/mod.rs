@@ -56,6 +56,15 @@ pub enum QueueError {
         /// Its jobs not in a terminal phase.
         jobs: u64,
     },
+    /// Deleting a queue that volumes of the catalogue are offered to (`queue_in_use`): a queue
+    /// created later under the same name must not inherit another team's data.
+    #[error("queue {queue:?} is named by the volumes {volumes:?}; take it out of them first")]
+    NamedByVolumes {
+        /// The queue.
+        queue: String,
+        /// The volumes that name it.
+        volumes: Vec<String>,
+    },
     /// `default` cannot be deleted (`queue_protected`).
     #[error("the default queue cannot be deleted")]
     Protected,
@@ -437,6 +446,19 @@ pub async fn delete(db: &DatabaseConnection, cluster: &dyn Cluster, name: &str) 
         return Err(QueueError::InUse {
             queue: name.to_owned(),
             jobs: unfinished,
+        });
+    }
+    // Volume writes take the same lock, so none can name the queue between this and the delete.
+    let volumes: Vec<String> = crate::volumes::list(&txn)
+        .await?
+        .into_iter()
+        .filter(|v| v.queues.iter().any(|q| q == name))
+        .map(|v| v.name)
+        .collect();
+    if !volumes.is_empty() {
+        return Err(QueueError::NamedByVolumes {
+            queue: name.to_owned(),
+            volumes,
         });
     }
     queue::Entity::delete_by_id(name.to_owned()).exec(&txn).await?;

@@ -159,6 +159,7 @@ impl Problem {
             "must hold 1 to 16 tolerations" => Problem::Count,
             "at most 200 characters" => Problem::Description,
             "operator Equal needs a key (Exists with no key tolerates every taint)" => Problem::KeyRequired,
+            "a rule names the taint key it tolerates" => Problem::KeyRequired,
             "operator Exists takes no value" => Problem::ExistsValue,
             m if m.starts_with("key must") => Problem::Key,
             m if m.starts_with("value must") => Problem::Value,

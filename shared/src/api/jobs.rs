@@ -35,7 +35,8 @@ pub struct TaskBody {
     pub node_names: Vec<String>,
     /// Environment of the container: at most 64 variables, names of `[A-Za-z_][A-Za-z0-9_.-]*`
     /// (1–128), values up to 4 KiB, 32 KiB in all; plain values only (no secret references).
-    /// Names Anteroom sets itself (`ANTEROOM_*`, `NVIDIA_VISIBLE_DEVICES`) are refused.
+    /// `ANTEROOM_*` (Anteroom's) and `NVIDIA_*` (the NVIDIA container toolkit's device controls)
+    /// are refused.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<EnvVar>,
     /// Size of a memory-backed `/dev/shm`, part of the task's memory (not added to it): PyTorch's
@@ -146,6 +147,13 @@ pub struct Job {
     /// quota has held it (`spec/prequeue.md` §1).
     #[serde(default)]
     pub waiting_since: Option<DateTime<Utc>>,
+    /// The tolerations its pods carry, from the admin's rules when it was submitted.
+    #[serde(default)]
+    pub tolerations: Vec<crate::scheduling::Toleration>,
+    /// The catalogue volumes its pods mount (where, read-only or not; the sources stay with
+    /// the admins), as resolved when it was submitted.
+    #[serde(default)]
+    pub volumes: Vec<crate::api::volumes::VolumeChoice>,
 }
 
 /// Why a job waits: a stable `code` (`quota`, `queue_capacity`, `blocked_by`,

@@ -101,10 +101,11 @@ impl VolumeBody {
     /// server's to check).
     pub fn problems(&self) -> Vec<(String, &'static str)> {
         let mut out = Vec::new();
-        if !is_dns_label(&self.name) {
+        // Pods name the volume `vol-<name>`, and a pod's volume names are at most 63 long.
+        if !is_dns_label(&self.name) || self.name.len() > MAX_VOLUME_NAME {
             out.push((
                 "name".into(),
-                "must be 1 to 63 of a-z, 0-9 and '-', starting and ending with a letter or digit",
+                "must be 1 to 59 of a-z, 0-9 and '-', starting and ending with a letter or digit",
             ));
         }
         match &self.source {
@@ -166,6 +167,9 @@ impl VolumeBody {
     }
 }
 
+/// The longest catalogue name (a pod's volume is `vol-<name>`, at most 63 long).
+pub const MAX_VOLUME_NAME: usize = 59;
+
 fn is_dns_label(s: &str) -> bool {
     let b = s.as_bytes();
     !b.is_empty()
@@ -180,12 +184,16 @@ fn is_dns_subdomain(s: &str) -> bool {
     s.len() <= 253 && !s.is_empty() && s.split('.').all(is_dns_label)
 }
 
+/// `/` or `/a/b` with no empty, `.` or `..` segment: one spelling per path, so `//proc` or
+/// `/./dev` cannot pass for something else and two mounts at one place are seen as such.
 fn is_clean_absolute_path(p: &str) -> bool {
-    p.starts_with('/')
-        && p.len() <= 1024
-        && !p.split('/').any(|part| part == "..")
-        && !p.chars().any(char::is_control)
-        && (p == "/" || !p.ends_with('/'))
+    p == "/"
+        || (p.starts_with('/')
+            && p.len() <= 1024
+            && !p.chars().any(char::is_control)
+            && p[1..]
+                .split('/')
+                .all(|part| !part.is_empty() && part != "." && part != ".."))
 }
 
 #[cfg(test)]
@@ -217,11 +225,22 @@ mod tests {
         };
         let fields: Vec<String> = b.problems().into_iter().map(|(f, _)| f).collect();
         assert_eq!(fields, ["name", "source.nfs.server", "source.nfs.path", "mountPath"]);
-        for bad in ["/", "relative", "/a/../b", "/proc", "/sys/x", "/data/"] {
+        for bad in [
+            "/", "relative", "/a/../b", "/proc", "/sys/x", "/data/", "//proc", "/./dev/x", "/data//x",
+        ] {
             let mut b = body();
             b.mount_path = bad.into();
             assert_eq!(b.problems().len(), 1, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_catalogue_name_leaves_room_for_the_pods_prefix() {
+        let mut b = body();
+        b.name = "a".repeat(MAX_VOLUME_NAME);
+        assert!(b.problems().is_empty());
+        b.name.push('a');
+        assert_eq!(b.problems().len(), 1);
     }
 
     #[test]

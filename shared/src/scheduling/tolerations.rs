@@ -50,16 +50,16 @@ pub enum TolerationOperator {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Toleration {
     /// Key; `None` with `Exists` tolerates every taint.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     /// Operator.
     #[serde(default)]
     pub operator: TolerationOperator,
     /// Value for `Equal`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// Effect; `None` matches every effect.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effect: Option<TaintEffect>,
 }
 
@@ -148,6 +148,11 @@ pub fn toleration_problem(t: &Toleration) -> Option<&'static str> {
         TolerationOperator::Equal if t.key.as_deref().is_none_or(str::is_empty) => {
             Some("operator Equal needs a key (Exists with no key tolerates every taint)")
         }
+        // Kubernetes reads an empty key with Exists as "every taint": every team's dedicated
+        // nodes and the control plane's. A rule names what it opens.
+        TolerationOperator::Exists if t.key.as_deref().is_none_or(str::is_empty) => {
+            Some("a rule names the taint key it tolerates")
+        }
         TolerationOperator::Exists if t.value.as_deref().is_some_and(|v| !v.is_empty()) => {
             Some("operator Exists takes no value")
         }
@@ -196,10 +201,12 @@ fn is_dns_subdomain(s: &str) -> bool {
 /// What is wrong with a rule's resource pattern, if anything: an accelerator name
 /// (`domain/name`, as quotas name them) or a whole domain (`domain/*`).
 pub fn resource_pattern_problem(pattern: &str) -> Option<&'static str> {
-    let ok = match pattern.strip_suffix("/*") {
-        Some(domain) => is_dns_subdomain(domain),
-        None => pattern.contains('/') && is_qualified_name(pattern),
-    };
+    // 253: what the store keeps.
+    let ok = pattern.len() <= 253
+        && match pattern.strip_suffix("/*") {
+            Some(domain) => is_dns_subdomain(domain),
+            None => pattern.contains('/') && is_qualified_name(pattern),
+        };
     (!ok).then_some("must be an accelerator resource such as nvidia.com/a100, or a domain such as nvidia.com/*")
 }
 

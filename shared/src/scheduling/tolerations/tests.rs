@@ -90,6 +90,9 @@ fn kubernetes_matching_of_a_toleration_and_a_taint() {
         ..Toleration::default()
     };
     assert!(everything.tolerates(&taint));
+    // Kubernetes takes it; a rule may not: it would open every team's and the control
+    // plane's nodes.
+    assert!(toleration_problem(&everything).is_some());
 }
 
 #[test]
