@@ -77,6 +77,16 @@ impl ApiError {
             .with_details(serde_json::json!({ "fields": fields }))
     }
 
+    /// 422 `validation_failed` from (field, problem) pairs, as every domain's checks give them.
+    pub fn from_problems<P: Into<String>>(problems: impl IntoIterator<Item = (String, P)>) -> Self {
+        Self::validation(
+            problems
+                .into_iter()
+                .map(|(field, problem)| FieldError::new(field, problem))
+                .collect(),
+        )
+    }
+
     /// 404 for something that does not exist (or that the caller may not know exists).
     pub fn not_found(code: &'static str, message: impl Into<String>) -> Self {
         Self::new(StatusCode::NOT_FOUND, code, message)

@@ -394,10 +394,7 @@ pub(super) fn tolerations_of(
     queue: &str,
     request: &ResourceList,
 ) -> Vec<Toleration> {
-    let path: Vec<&str> = tree.path_of(queue).iter().map(|q| tree.name(*q)).collect();
-    // An unknown queue (refused before this) has no path: its own name still counts.
-    let path = if path.is_empty() { vec![queue] } else { path };
-    job_tolerations(rules, &path, request)
+    job_tolerations(rules, &tree.names_to_root(queue), request)
 }
 
 /// The volumes the body names, resolved against `catalogue` for its queue's path to the root
@@ -407,13 +404,11 @@ pub(super) fn mounts_of(
     tree: &QueueTree,
     body: &JobBody,
 ) -> Result<Vec<anteroom_shared::api::volumes::VolumeMount>, JobError> {
-    let path: Vec<&str> = tree.path_of(&body.queue).iter().map(|q| tree.name(*q)).collect();
-    let path = if path.is_empty() {
-        vec![body.queue.as_str()]
-    } else {
-        path
-    };
-    Ok(crate::volumes::resolve(catalogue, &path, &body.volumes)?)
+    Ok(crate::volumes::resolve(
+        catalogue,
+        &tree.names_to_root(&body.queue),
+        &body.volumes,
+    )?)
 }
 
 pub(super) fn submission<'a>(

@@ -65,12 +65,7 @@ impl From<JobError> for ApiError {
     fn from(e: JobError) -> Self {
         let message = e.to_string();
         match e {
-            JobError::Invalid(problems) => ApiError::validation(
-                problems
-                    .into_iter()
-                    .map(|(field, problem)| FieldError::new(field, problem))
-                    .collect(),
-            ),
+            JobError::Invalid(problems) => ApiError::from_problems(problems),
             JobError::ImageNotAllowed(problems) => {
                 let message = match problems.first() {
                     Some((field, problem)) if problems.len() == 1 => format!("{field}: the image {problem}"),

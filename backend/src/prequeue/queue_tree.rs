@@ -272,6 +272,16 @@ impl QueueTree {
         self.index_of(name).map(|q| self.path(q)).unwrap_or(&[])
     }
 
+    /// The names on a queue's path to its root, the queue first; an unknown queue is a path of
+    /// its own name. What grants given to a queue (toleration rules, volumes) match against:
+    /// a queue's grants reach its sub-queues.
+    pub fn names_to_root<'a>(&'a self, name: &'a str) -> Vec<&'a str> {
+        match self.path_of(name) {
+            [] => vec![name],
+            path => path.iter().map(|q| self.name(*q)).collect(),
+        }
+    }
+
     /// The root of a queue's tree (submissions and activations are serialised per root); an
     /// unknown queue is its own root.
     pub fn root_of<'a>(&'a self, name: &'a str) -> &'a str {

@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::QuotaError;
-use crate::error::{ApiError, ApiResult, FieldError};
+use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiPath};
 use crate::quotas;
 use crate::state::AppState;
@@ -29,12 +29,7 @@ impl From<QuotaError> for ApiError {
             QuotaError::UnknownQueue(_) => {
                 ApiError::not_found("queue_not_found", message).with_details(serde_json::json!({ "field": "queue" }))
             }
-            QuotaError::Invalid(problems) => ApiError::validation(
-                problems
-                    .into_iter()
-                    .map(|(field, problem)| FieldError::new(field, problem))
-                    .collect(),
-            ),
+            QuotaError::Invalid(problems) => ApiError::from_problems(problems),
             QuotaError::Db(e) => e.into(),
         }
     }

@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::TolerationRuleError;
-use crate::error::{ApiError, ApiResult, FieldError};
+use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiPath};
 use crate::state::AppState;
 use crate::tolerations;
@@ -28,12 +28,7 @@ impl From<TolerationRuleError> for ApiError {
             TolerationRuleError::UnknownQueue(_) => {
                 ApiError::not_found("queue_not_found", message).with_details(serde_json::json!({ "field": "queue" }))
             }
-            TolerationRuleError::Invalid(problems) => ApiError::validation(
-                problems
-                    .into_iter()
-                    .map(|(field, problem)| FieldError::new(field, problem))
-                    .collect(),
-            ),
+            TolerationRuleError::Invalid(problems) => ApiError::from_problems(problems),
             TolerationRuleError::Db(e) => e.into(),
         }
     }

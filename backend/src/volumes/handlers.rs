@@ -10,7 +10,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::VolumeError;
 use crate::auth::AuthUser;
-use crate::error::{ApiError, ApiResult, FieldError};
+use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::queues;
 use crate::state::AppState;
@@ -37,12 +37,7 @@ impl From<VolumeError> for ApiError {
             VolumeError::UnknownQueue(_) => {
                 ApiError::not_found("queue_not_found", message).with_details(serde_json::json!({ "field": "queues" }))
             }
-            VolumeError::Invalid(problems) => ApiError::validation(
-                problems
-                    .into_iter()
-                    .map(|(field, problem)| FieldError::new(field, problem))
-                    .collect(),
-            ),
+            VolumeError::Invalid(problems) => ApiError::from_problems(problems),
             VolumeError::Db(e) => e.into(),
         }
     }
@@ -79,7 +74,7 @@ async fn list_choices(
     let queue = query.queue.unwrap_or_else(|| queues::DEFAULT_QUEUE.to_string());
     queues::usable(&state.db_read, &user, &queue).await?;
     let (_, tree) = queues::tree(&state.db_read).await?;
-    let path: Vec<&str> = tree.path_of(&queue).iter().map(|q| tree.name(*q)).collect();
+    let path = tree.names_to_root(&queue);
     let choices = volumes::list(&state.db_read)
         .await?
         .iter()
