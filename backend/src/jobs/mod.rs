@@ -22,11 +22,13 @@ pub mod handlers;
 pub mod idempotency;
 pub mod packed;
 mod reads;
+mod scheduling_row;
 pub mod stream;
 pub mod summary;
 pub mod validate;
 
 pub use reads::{JobFilter, detail, list, position, prequeued, visible};
+pub use scheduling_row::SchedulingRow;
 
 use std::str::FromStr;
 
@@ -48,11 +50,10 @@ use self::admit::{admission_parts, decision_snapshot, submission};
 use self::entity::job;
 use self::events::EventKind;
 use crate::cluster::{Cluster, ClusterError};
-use crate::prequeue::{JobSnapshot, NodeSnapshot, Reason, SubmitDecision, SubmitRejection, decide_submission};
+use crate::prequeue::{NodeSnapshot, Reason, SubmitDecision, SubmitRejection, decide_submission};
 use crate::queues::{self, QueueError};
 use crate::settings::Settings;
 use crate::signals::Signals;
-use crate::store::compact;
 use crate::users;
 
 /// How long a user's or admin's delete gives the pods to exit (Kubernetes' default).
@@ -183,100 +184,6 @@ pub fn to_api(row: &job::Model) -> Result<Job, DbErr> {
             })
             .collect(),
     })
-}
-
-/// The scheduling columns of a job: what the core needs, without the JSON of its tasks and
-/// resources. The submit path and the watcher's snapshot read jobs through this.
-#[derive(Debug, Clone, PartialEq, Eq, FromQueryResult)]
-pub struct SchedulingRow {
-    /// Id.
-    pub id: i64,
-    /// Owner.
-    pub owner_id: i64,
-    /// Queue.
-    pub queue: String,
-    /// Kind word.
-    pub kind: String,
-    /// Schedule type word.
-    pub schedule_type: String,
-    /// Phase word.
-    pub phase: String,
-    /// Policy word.
-    pub preemption_policy: String,
-    /// Submission time.
-    pub submitted_at: DateTime<Utc>,
-    /// Pods started.
-    pub started_at: Option<DateTime<Utc>>,
-    /// Waiting tolerance.
-    pub waiting_tolerance_seconds: Option<i64>,
-    /// `name=milli` pairs.
-    pub request_milli: String,
-    /// Comma-joined host names.
-    pub explicit_nodes: String,
-    /// One task, one replica.
-    pub single_node: bool,
-    /// Pod nodes (JSON array).
-    pub nodes: String,
-    /// Admin lock.
-    pub locked_until: Option<DateTime<Utc>>,
-    /// When it first waited for shared room.
-    pub waiting_since: Option<DateTime<Utc>>,
-    /// Tolerations (JSON, or empty text for none).
-    pub tolerations: String,
-}
-
-impl SchedulingRow {
-    /// A select of these columns from `jobs`; filter it, then `.into_model::<SchedulingRow>()`.
-    pub fn select() -> sea_orm::Select<job::Entity> {
-        use job::Column as C;
-        job::Entity::find().select_only().columns([
-            C::Id,
-            C::OwnerId,
-            C::Queue,
-            C::Kind,
-            C::ScheduleType,
-            C::Phase,
-            C::PreemptionPolicy,
-            C::SubmittedAt,
-            C::StartedAt,
-            C::WaitingToleranceSeconds,
-            C::RequestMilli,
-            C::ExplicitNodes,
-            C::SingleNode,
-            C::Nodes,
-            C::LockedUntil,
-            C::WaitingSince,
-            C::Tolerations,
-        ])
-    }
-
-    /// The core's view of the job.
-    pub fn to_snapshot(&self) -> Result<JobSnapshot, DbErr> {
-        let corrupt = |what: &str| DbErr::Custom(format!("job {}: unreadable {what}", self.id));
-        Ok(JobSnapshot {
-            id: self.id,
-            owner: self.owner_id,
-            queue: self.queue.clone(),
-            kind: JobKind::from_str(&self.kind).map_err(|_| corrupt("kind"))?,
-            schedule_type: ScheduleType::from_str(&self.schedule_type).map_err(|_| corrupt("schedule type"))?,
-            phase: JobPhase::from_str(&self.phase).map_err(|_| corrupt("phase"))?,
-            preemption_policy: PreemptionPolicy::from_str(&self.preemption_policy).map_err(|_| corrupt("policy"))?,
-            submitted_at: self.submitted_at,
-            started_at: self.started_at,
-            waiting_tolerance_seconds: self.waiting_tolerance_seconds,
-            waiting_since: self.waiting_since,
-            resources: compact::decode_request(&self.request_milli).map_err(|_| corrupt("request"))?,
-            explicit_nodes: compact::decode_nodes(&self.explicit_nodes),
-            single_node: self.single_node,
-            nodes: if self.nodes == "[]" {
-                Vec::new()
-            } else {
-                serde_json::from_str(&self.nodes).map_err(|_| corrupt("nodes"))?
-            },
-            locked_until: self.locked_until,
-            tolerations: crate::tolerations::decode(&self.tolerations).map_err(|_| corrupt("tolerations"))?,
-        })
-    }
 }
 
 /// The tasks as the core sees them.
