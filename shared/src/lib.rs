@@ -4,4 +4,5 @@
 //! feature.
 
 pub mod api;
+pub mod names;
 pub mod scheduling;

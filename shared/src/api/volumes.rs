@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::names::{is_dns_label, is_dns_subdomain};
+
 /// Where a volume's data is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -169,20 +171,6 @@ impl VolumeBody {
 
 /// The longest catalogue name (a pod's volume is `vol-<name>`, at most 63 long).
 pub const MAX_VOLUME_NAME: usize = 59;
-
-fn is_dns_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-}
-
-fn is_dns_subdomain(s: &str) -> bool {
-    s.len() <= 253 && !s.is_empty() && s.split('.').all(is_dns_label)
-}
 
 /// `/` or `/a/b` with no empty, `.` or `..` segment: one spelling per path, so `//proc` or
 /// `/./dev` cannot pass for something else and two mounts at one place are seen as such.

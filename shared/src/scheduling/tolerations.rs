@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::ResourceList;
+use crate::names::{is_dns_subdomain, is_name_part, is_qualified_name};
 
 /// How a taint repels pods (`NoSchedule` and `NoExecute` repel; `PreferNoSchedule` does not).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -163,39 +164,6 @@ pub fn toleration_problem(t: &Toleration) -> Option<&'static str> {
             _ => None,
         },
     }
-}
-
-/// `prefix/name` or `name`, as Kubernetes' label keys (and taint keys) are.
-fn is_qualified_name(key: &str) -> bool {
-    match key.rsplit_once('/') {
-        Some((prefix, name)) => is_dns_subdomain(prefix) && is_name_part(name),
-        None => is_name_part(key),
-    }
-}
-
-fn is_name_part(s: &str) -> bool {
-    let bytes = s.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 63
-        && bytes.first().is_some_and(u8::is_ascii_alphanumeric)
-        && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-}
-
-fn is_dns_subdomain(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|label| {
-            let b = label.as_bytes();
-            !b.is_empty()
-                && b.len() <= 63
-                && b.first().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-                && b.last().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-                && b.iter()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        })
 }
 
 /// What is wrong with a rule's resource pattern, if anything: an accelerator name
