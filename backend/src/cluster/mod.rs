@@ -24,6 +24,7 @@ pub mod sim;
 
 use std::sync::Arc;
 
+use anteroom_shared::api::pods::{JobFailure, JobPods};
 use anteroom_shared::scheduling::{JobKind, JobPhase, PreemptionPolicy, ResourceList, ScheduleType, is_accelerator};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -163,6 +164,10 @@ pub struct JobStatus {
     /// ([`is_same_job`]).
     #[serde(default)]
     pub cluster_uid: Option<String>,
+    /// The first failing pod, its reason and exit code, once the job failed: the one line a
+    /// person reads first. `None` while it has not failed, or when no pod says why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_pod: Option<JobFailure>,
 }
 
 /// A Volcano queue as the cluster knows it, so Anteroom can check that its own queues exist
@@ -190,6 +195,20 @@ pub enum JobEvent {
         observed_at: DateTime<Utc>,
     },
 }
+
+/// Which pod's log, and how much of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogRequest {
+    /// The pod's name ([`anteroom_shared::api::pods::pod_name`]).
+    pub pod: String,
+    /// Only the last lines; `None`: the whole log.
+    pub tail_lines: Option<u32>,
+    /// At most this many bytes (the end of the log is kept).
+    pub limit_bytes: u64,
+}
+
+/// A followed log: chunks of text as the pod writes them.
+pub type LogStream = futures::stream::BoxStream<'static, Result<axum::body::Bytes, ClusterError>>;
 
 /// A resource some node offers, for forms and the quota editor.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -236,6 +255,10 @@ pub enum ClusterError {
     /// No such node.
     #[error("no node named {0}")]
     NodeNotFound(String),
+    /// The job has no such pod in the cluster (not created yet, gone, or a task or replica it
+    /// does not have).
+    #[error("no pod named {0}")]
+    PodNotFound(String),
     /// The local store behind the simulated cluster failed.
     #[error("the simulated cluster's store failed: {0}")]
     Store(#[from] sea_orm::DbErr),
@@ -253,6 +276,7 @@ impl ClusterError {
             ClusterError::Conflict(_) => "conflict",
             ClusterError::NameTakenByAnotherJob { .. } => "name_taken_by_another_job",
             ClusterError::NodeNotFound(_) => "node_not_found",
+            ClusterError::PodNotFound(_) => "pod_not_found",
             ClusterError::Store(_) => "store",
             ClusterError::Config(_) => "config",
         }
@@ -305,6 +329,21 @@ pub trait Cluster: Send + Sync + 'static {
 
     /// Whether the cluster answers (drives `/readyz`).
     async fn is_reachable(&self) -> bool;
+
+    /// The job's pods with their states, and the latest cluster events about them and its
+    /// PodGroup: what a person needs to see why it is Pending or why it failed. Only the job
+    /// with `cluster_uid` ([`is_same_job`]); a job that is not in the cluster has none.
+    async fn pods(&self, id: JobId, cluster_uid: &str) -> Result<JobPods, ClusterError>;
+
+    /// The log of one of the job's pods as it is now: its last `tail_lines` lines (all when
+    /// `None`), at most `limit_bytes` (the end is kept). [`ClusterError::PodNotFound`] when the
+    /// job of that uid has no such pod.
+    async fn logs(&self, id: JobId, cluster_uid: &str, request: &LogRequest) -> Result<String, ClusterError>;
+
+    /// The log of one of the job's pods, then what it writes next, until the pod ends or the
+    /// stream is dropped: `tail_lines` as in [`Cluster::logs`], and `limit_bytes` bounds what
+    /// the whole stream carries.
+    async fn follow_logs(&self, id: JobId, cluster_uid: &str, request: &LogRequest) -> Result<LogStream, ClusterError>;
 
     /// The queues the cluster knows, so the watcher can tell "queue missing or closed in the
     /// cluster" from "job rejected" before it creates anything.

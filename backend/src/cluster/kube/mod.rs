@@ -49,7 +49,8 @@ use self::crd::{VolcanoJob, VolcanoQueue};
 use self::manifest::{JOB_UID_LABEL, PREEMPTABLE_KEY};
 pub use self::permissions::{API_REQUESTS, ApiRequest, Permission, PermissionScope, REQUIRED_PERMISSIONS};
 use self::status_sync::{StatusSync, SyncInner};
-use super::{Cluster, ClusterError, ClusterQueue, JobEvent, JobSpec, JobStatus, is_same_job, job_id_of};
+use super::{Cluster, ClusterError, ClusterQueue, JobEvent, JobSpec, JobStatus, LogRequest, LogStream, is_same_job, job_id_of};
+use anteroom_shared::api::pods::JobPods;
 use crate::prequeue::{JobId, NodeSnapshot};
 
 /// How long a read waits for a cache that has not synced yet before answering `Unavailable`.
@@ -375,6 +376,21 @@ impl Cluster for KubeCluster {
                 tokio::time::timeout(REACHABLE_TIMEOUT, self.api.client().apiserver_version()).await,
                 Ok(Ok(_))
             )
+    }
+
+    async fn pods(&self, id: JobId, cluster_uid: &str) -> Result<JobPods, ClusterError> {
+        let _ = (id, cluster_uid);
+        Err(ClusterError::Unavailable("TODO(kube diagnosis)".into()))
+    }
+
+    async fn logs(&self, id: JobId, cluster_uid: &str, request: &LogRequest) -> Result<String, ClusterError> {
+        let _ = (id, cluster_uid, request);
+        Err(ClusterError::Unavailable("TODO(kube diagnosis)".into()))
+    }
+
+    async fn follow_logs(&self, id: JobId, cluster_uid: &str, request: &LogRequest) -> Result<LogStream, ClusterError> {
+        let _ = (id, cluster_uid, request);
+        Err(ClusterError::Unavailable("TODO(kube diagnosis)".into()))
     }
 
     async fn queues(&self) -> Result<Vec<ClusterQueue>, ClusterError> {

@@ -234,6 +234,8 @@ pub fn job_status<'a>(
         started_at,
         failure: failure_of(job, phase),
         cluster_uid: job.labels().get(JOB_UID_LABEL).cloned(),
+        // TODO(kube diagnosis): the first failing pod from the pod cache.
+        failed_pod: None,
     })
 }
 

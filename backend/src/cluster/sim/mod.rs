@@ -14,6 +14,7 @@
 //! The background ticker runs each step as a task of its own: a step that fails or panics is
 //! logged and the ticker carries on.
 
+pub mod diagnosis;
 pub mod nodes;
 pub mod runtime;
 pub mod state;
@@ -32,7 +33,10 @@ use tokio::sync::{Mutex, MutexGuard, Notify, broadcast};
 
 use self::state::{Changes, SimState, Timing};
 use super::clock::Clock;
-use super::{Cluster, ClusterError, ClusterQueue, JobEvent, JobSpec, JobStatus};
+use super::{Cluster, ClusterError, ClusterQueue, JobEvent, JobSpec, JobStatus, LogRequest, LogStream};
+use anteroom_shared::api::pods::JobPods;
+use axum::body::Bytes;
+use futures::StreamExt;
 use crate::prequeue::{JobId, NodeSnapshot};
 
 /// How often the background task advances the simulation when nothing wakes it.
@@ -41,6 +45,23 @@ const TICK: Duration = Duration::from_millis(250);
 /// The longest the ticker waits after failing steps (it doubles from [`TICK`] up to this), so a
 /// store that is down is retried without flooding the log.
 const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+/// How often a followed simulated log is looked at again.
+const FOLLOW_POLL: Duration = Duration::from_secs(1);
+
+/// Where a followed log is.
+struct FollowState {
+    cluster: Arc<SimulatedCluster>,
+    id: JobId,
+    cluster_uid: String,
+    pod: String,
+    /// The next line to send.
+    next: u64,
+    /// Bytes it may still send.
+    left: u64,
+    /// The pod wrote its last line.
+    ended: bool,
+}
 
 /// Settings of the simulation (from `ANTEROOM_SIM_*`).
 #[derive(Debug, Clone)]
@@ -73,6 +94,8 @@ pub struct SimulatedCluster {
     clock: Arc<dyn Clock>,
     events: broadcast::Sender<JobEvent>,
     wake: Arc<Notify>,
+    /// Itself, for streams that outlive a call (a followed log).
+    self_ref: Weak<SimulatedCluster>,
 }
 
 /// What the lock guards.
@@ -92,17 +115,18 @@ impl SimulatedCluster {
         clock: Arc<dyn Clock>,
     ) -> Result<Arc<Self>, ClusterError> {
         let wanted = nodes::load(settings.nodes_file.as_deref())?;
-        let mut state = store::load(&db).await?;
+        let mut state = store::load(&db, settings.timing.default_runtime_seconds).await?;
         let mut changes = Changes::default();
         store::reconcile_nodes(&mut state, wanted, &mut changes);
         store::save(&db, &state, &changes).await?;
-        Ok(Arc::new(Self {
+        Ok(Arc::new_cyclic(|self_ref| Self {
             db,
             inner: Mutex::new(Inner { state, in_doubt: false }),
             timing: settings.timing,
             clock,
             events: broadcast::channel(4096).0,
             wake: Arc::new(Notify::new()),
+            self_ref: self_ref.clone(),
         }))
     }
 
@@ -147,6 +171,36 @@ impl SimulatedCluster {
         Ok(self.lock().await?.state.jobs.get(&id).map(|job| job.spec.clone()))
     }
 
+    /// Job `id` as the cluster has it — in memory while it runs, from its row once it ended
+    /// (until purged) — with the nodes and the instant it was read at; `None` when the cluster
+    /// has no job of that id and uid.
+    async fn job_view(
+        &self,
+        id: JobId,
+        cluster_uid: &str,
+    ) -> Result<Option<(state::SimJob, Vec<NodeSnapshot>, DateTime<Utc>)>, ClusterError> {
+        let inner = self.lock().await?;
+        let now = self.clock.now();
+        let nodes = inner.state.node_snapshots();
+        let job = match (inner.state.jobs.get(&id), inner.state.finished.contains_key(&id)) {
+            (Some(job), _) => Some(state::SimJob::clone(job)),
+            // Read under the lock, so the row is not half-way through a change.
+            (None, true) => store::load_job(&self.db, id).await?,
+            (None, false) => None,
+        };
+        Ok(job
+            .filter(|job| super::is_same_job(cluster_uid, job.uid()))
+            .map(|job| (job, nodes, now)))
+    }
+
+    /// The log of `request.pod` of job `id` at the clock's now.
+    async fn pod_log(&self, id: JobId, cluster_uid: &str, pod: &str) -> Result<(diagnosis::PodLog, DateTime<Utc>), ClusterError> {
+        let not_found = || ClusterError::PodNotFound(pod.to_owned());
+        let (job, _, now) = self.job_view(id, cluster_uid).await?.ok_or_else(not_found)?;
+        let log = diagnosis::PodLog::of(&job, pod, self.timing.default_runtime_seconds).ok_or_else(not_found)?;
+        Ok((log, now))
+    }
+
     /// Advances the simulation to the clock's now (tests call this directly).
     pub async fn step(&self) -> Result<(), ClusterError> {
         let timing = self.timing;
@@ -158,7 +212,7 @@ impl SimulatedCluster {
     async fn lock(&self) -> Result<MutexGuard<'_, Inner>, ClusterError> {
         let mut inner = self.inner.lock().await;
         if inner.in_doubt {
-            inner.state = store::load(&self.db).await?;
+            inner.state = store::load(&self.db, self.timing.default_runtime_seconds).await?;
             inner.in_doubt = false;
             tracing::info!("simulated cluster reloaded from its store after an interrupted write");
         }
@@ -263,6 +317,65 @@ impl Cluster for SimulatedCluster {
 
     async fn is_reachable(&self) -> bool {
         true
+    }
+
+    async fn pods(&self, id: JobId, cluster_uid: &str) -> Result<JobPods, ClusterError> {
+        let Some((job, nodes, now)) = self.job_view(id, cluster_uid).await? else {
+            return Ok(JobPods::default());
+        };
+        let runtime = self.timing.default_runtime_seconds;
+        Ok(JobPods {
+            pods: diagnosis::pods(&job, &nodes, now, runtime),
+            events: diagnosis::events(&job, &nodes, now, runtime),
+        })
+    }
+
+    async fn logs(&self, id: JobId, cluster_uid: &str, request: &LogRequest) -> Result<String, ClusterError> {
+        let (log, now) = self.pod_log(id, cluster_uid, &request.pod).await?;
+        Ok(log.text(0, now, request.tail_lines, request.limit_bytes))
+    }
+
+    /// Polls the job once a second and sends the lines written since, until the pod ended or
+    /// `limit_bytes` were sent.
+    async fn follow_logs(&self, id: JobId, cluster_uid: &str, request: &LogRequest) -> Result<LogStream, ClusterError> {
+        let (log, now) = self.pod_log(id, cluster_uid, &request.pod).await?;
+        let first = log.text(0, now, request.tail_lines, request.limit_bytes);
+        let sent = first.len() as u64;
+        let next = log.line_count(now);
+        let cluster = self.self_ref.upgrade().ok_or_else(|| ClusterError::Unavailable("shutting down".into()))?;
+        let follow = FollowState {
+            cluster,
+            id,
+            cluster_uid: cluster_uid.to_owned(),
+            pod: request.pod.clone(),
+            next,
+            left: request.limit_bytes.saturating_sub(sent),
+            ended: log.ended(now),
+        };
+        let first = futures::stream::once(async move { Ok(Bytes::from(first)) });
+        let rest = futures::stream::unfold(follow, |mut f| async move {
+            loop {
+                if f.ended || f.left == 0 {
+                    return None;
+                }
+                tokio::time::sleep(FOLLOW_POLL).await;
+                let (log, now) = match f.cluster.pod_log(f.id, &f.cluster_uid, &f.pod).await {
+                    Ok(found) => found,
+                    // Gone (deleted and purged): the log ends.
+                    Err(ClusterError::PodNotFound(_)) => return None,
+                    Err(e) => return Some((Err(e), FollowState { ended: true, ..f })),
+                };
+                f.ended = log.ended(now);
+                let text = log.text(f.next, now, None, f.left);
+                f.next = log.line_count(now);
+                if text.is_empty() {
+                    continue;
+                }
+                f.left = f.left.saturating_sub(text.len() as u64);
+                return Some((Ok(Bytes::from(text)), f));
+            }
+        });
+        Ok(Box::pin(first.chain(rest)))
     }
 
     async fn queues(&self) -> Result<Vec<ClusterQueue>, ClusterError> {

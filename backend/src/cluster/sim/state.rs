@@ -37,7 +37,8 @@ use serde::{Deserialize, Serialize};
 
 use anteroom_shared::scheduling::NodeSet;
 
-use super::runtime::{after, runtime_seconds};
+use super::runtime::{after, job_outcome, runtime_seconds};
+use anteroom_shared::api::pods::{JobFailure, pod_name};
 use crate::cluster::{ClusterQueue, JobEvent, JobSpec, JobStatus, is_same_job};
 use crate::prequeue::{CapacityKind, JobId, NodeSnapshot, Taint, Toleration, node_accepts, place_gang};
 
@@ -68,6 +69,8 @@ pub enum SimPhase {
     Running,
     /// Every task ended; pods gone.
     Completed,
+    /// A task exited with an error, which ended the job; pods gone.
+    Failed,
     /// Deleted; pods still hold their capacity until the grace ends.
     Terminating,
 }
@@ -79,6 +82,7 @@ impl SimPhase {
             SimPhase::Pending => JobPhase::Pending,
             SimPhase::Running => JobPhase::Running,
             SimPhase::Completed => JobPhase::Completed,
+            SimPhase::Failed => JobPhase::Failed,
             SimPhase::Terminating => JobPhase::Terminating,
         }
     }
@@ -89,6 +93,7 @@ impl SimPhase {
             SimPhase::Pending => "Pending",
             SimPhase::Running => "Running",
             SimPhase::Completed => "Completed",
+            SimPhase::Failed => "Failed",
             SimPhase::Terminating => "Terminating",
         }
     }
@@ -99,6 +104,7 @@ impl SimPhase {
             "Pending" => SimPhase::Pending,
             "Running" => SimPhase::Running,
             "Completed" => SimPhase::Completed,
+            "Failed" => SimPhase::Failed,
             "Terminating" => SimPhase::Terminating,
             _ => return None,
         })
@@ -149,10 +155,24 @@ impl SimJob {
             nodes: nodes.into_iter().map(str::to_string).collect(),
             observed_at: now,
             started_at: self.started_at,
-            // The simulation fails no job: a create it refuses never becomes a job.
+            // Only a finished job fails ([`FinishedJob`]); a create the simulation refuses
+            // never becomes a job.
             failure: None,
             cluster_uid: self.uid().map(str::to_owned),
+            failed_pod: None,
         }
+    }
+
+    /// Why it fails, when it does ([`job_outcome`]): its failing task's first pod, `Error`
+    /// and the exit code.
+    pub fn failure(&self, default_runtime_seconds: u64) -> Option<JobFailure> {
+        let (_, failing) = job_outcome(&self.spec, default_runtime_seconds);
+        let (task, exit_code) = failing?;
+        Some(JobFailure {
+            pod: Some(pod_name(self.spec.id, &self.spec.tasks[task].name, 0)),
+            reason: "Error".to_owned(),
+            exit_code: Some(exit_code),
+        })
     }
 
     /// The uid it was created with; `None` for a job stored before uids existed.
@@ -172,19 +192,26 @@ pub struct FinishedJob {
     /// Its uid ([`SimJob::uid`]): a create of its id with another uid is refused until it is
     /// purged.
     pub cluster_uid: Option<String>,
+    /// Why it failed; `None`: it completed.
+    pub failure: Option<JobFailure>,
 }
 
 impl FinishedJob {
-    /// The status Anteroom sees: `Completed`, on no node.
+    /// The status Anteroom sees: `Completed` (or `Failed`, with why), on no node.
     pub fn status(&self, job_id: JobId, now: DateTime<Utc>) -> JobStatus {
         JobStatus {
             job_id,
-            phase: JobPhase::Completed,
+            phase: if self.failure.is_some() {
+                JobPhase::Failed
+            } else {
+                JobPhase::Completed
+            },
             nodes: Vec::new(),
             observed_at: now,
             started_at: self.started_at,
-            failure: None,
+            failure: self.failure.as_ref().map(|f| format!("PodFailed: {}", f.one_line())),
             cluster_uid: self.cluster_uid.clone(),
+            failed_pod: self.failure.clone(),
         }
     }
 }
@@ -399,7 +426,7 @@ impl SimState {
         // Past the end of time (it cannot happen with a real clock) the pods go at once.
         let gone_at = after(now, grace).unwrap_or(now);
         match job.phase {
-            SimPhase::Pending | SimPhase::Completed => self.remove(id, now, changes),
+            SimPhase::Pending | SimPhase::Completed | SimPhase::Failed => self.remove(id, now, changes),
             SimPhase::Running => {
                 job.phase = SimPhase::Terminating;
                 job.gone_at = Some(gone_at);
@@ -487,6 +514,7 @@ impl SimState {
                 started_at: job.started_at,
                 finished_at: job.finishes_at.unwrap_or(now),
                 cluster_uid: job.uid().map(str::to_owned),
+                failure: job.failure(timing.default_runtime_seconds),
             };
             changes.upserted.insert(id);
             changes.events.push(JobEvent::Status(finished.status(id, now)));

@@ -116,8 +116,32 @@ struct UidOnly {
     cluster_uid: String,
 }
 
-/// Loads the whole simulation.
-pub async fn load(db: &DatabaseConnection) -> Result<SimState, DbErr> {
+/// A stored job as it was when it ended (or as it is, for one still in memory): its spec,
+/// times and pods, for the pods and logs of a finished job.
+pub fn finished_job(row: &job::Model) -> Result<SimJob, DbErr> {
+    Ok(SimJob {
+        spec: from_json("spec", &row.spec)?,
+        phase: SimPhase::parse(&row.phase)
+            .ok_or_else(|| DbErr::Custom(format!("corrupt simulated job {}: phase {}", row.job_id, row.phase)))?,
+        created_at: row.created_at,
+        started_at: row.started_at,
+        finishes_at: row.finishes_at,
+        gone_at: row.gone_at,
+        pods: from_json("pods", &row.pods)?,
+    })
+}
+
+/// The stored row of job `id`, as [`finished_job`] reads it; `None` when there is none.
+pub async fn load_job(db: &DatabaseConnection, id: JobId) -> Result<Option<SimJob>, DbErr> {
+    match job::Entity::find_by_id(id).one(db).await? {
+        Some(row) => Ok(Some(finished_job(&row)?)),
+        None => Ok(None),
+    }
+}
+
+/// Loads the whole simulation; `default_runtime_seconds` decides which task of a stored failed
+/// job failed ([`SimJob::failure`]).
+pub async fn load(db: &DatabaseConnection, default_runtime_seconds: u64) -> Result<SimState, DbErr> {
     let mut state = SimState::default();
     for row in node::Entity::find().all(db).await? {
         state.nodes.insert(
@@ -138,15 +162,23 @@ pub async fn load(db: &DatabaseConnection) -> Result<SimState, DbErr> {
     for row in job::Entity::find().all(db).await? {
         let phase = SimPhase::parse(&row.phase)
             .ok_or_else(|| DbErr::Custom(format!("corrupt simulated job {}: phase {}", row.job_id, row.phase)))?;
-        if phase == SimPhase::Completed {
-            // Its spec and pods stay on disk only; of the spec, only the uid is read.
+        if matches!(phase, SimPhase::Completed | SimPhase::Failed) {
+            // Its spec and pods stay on disk only; of a completed job's spec only the uid is
+            // read. Why a job failed follows from its spec ([`SimJob::failure`]), so a failed
+            // row is read whole.
             let uid: UidOnly = from_json("spec", &row.spec)?;
+            let failure = if phase == SimPhase::Failed {
+                finished_job(&row)?.failure(default_runtime_seconds)
+            } else {
+                None
+            };
             state.finished.insert(
                 row.job_id,
                 FinishedJob {
                     started_at: row.started_at,
                     finished_at: row.finishes_at.unwrap_or(row.created_at),
                     cluster_uid: Some(uid.cluster_uid).filter(|u| !u.is_empty()),
+                    failure,
                 },
             );
             continue;
@@ -237,15 +269,20 @@ pub async fn save(db: &DatabaseConnection, state: &SimState, changes: &Changes) 
     }
     for id in &changes.upserted {
         if let Some(f) = state.finished.get(id) {
-            // Its row exists (it ran): mark it completed and drop the pods.
+            // Its row exists (it ran): mark it completed or failed. Its pods stay on disk (not
+            // in memory), so its pods and logs can be read until it is purged.
+            let phase = if f.failure.is_some() {
+                SimPhase::Failed
+            } else {
+                SimPhase::Completed
+            };
             job::Entity::update_many()
-                .col_expr(job::Column::Phase, SimPhase::Completed.as_str().into())
+                .col_expr(job::Column::Phase, phase.as_str().into())
                 .col_expr(job::Column::FinishesAt, Some(f.finished_at).into())
                 .col_expr(
                     job::Column::GoneAt,
                     Option::<chrono::DateTime<chrono::Utc>>::None.into(),
                 )
-                .col_expr(job::Column::Pods, "[]".into())
                 .filter(job::Column::JobId.eq(*id))
                 .exec(&txn)
                 .await?;

@@ -392,6 +392,7 @@ fn a_completed_job_leaves_memory_at_once_and_the_cluster_after_the_retention() {
             started_at: Some(t0()),
             finished_at: done,
             cluster_uid: Some("uid-1".into()),
+            failure: None,
         }
     );
     let statuses = s.statuses(done);
