@@ -86,6 +86,10 @@ pub struct Config {
     pub sim_termination_grace_seconds: u64,
     /// How long a completed simulated job stays in the simulated cluster (and its table).
     pub sim_finished_retention_seconds: u64,
+    /// Where the simulated cluster's running notebooks answer (`http://host:port`, e.g. a
+    /// local Jupyter started with `--ServerApp.base_url=/jobs/<id>/open/`, or a stub);
+    /// `None`: a page that says the notebook is simulated.
+    pub sim_notebook_upstream: Option<String>,
     /// Kubernetes namespace of Anteroom's Volcano jobs (kube cluster): their own, apart from
     /// Anteroom's, so a job's pods share neither its network rules nor its service account.
     pub jobs_namespace: String,
@@ -210,6 +214,7 @@ impl fmt::Debug for Config {
             sim_default_runtime_seconds,
             sim_termination_grace_seconds,
             sim_finished_retention_seconds,
+            sim_notebook_upstream,
             jobs_namespace,
             kube_priority_class_normal,
             kube_priority_class_backfill,
@@ -238,6 +243,7 @@ impl fmt::Debug for Config {
             .field("sim_default_runtime_seconds", sim_default_runtime_seconds)
             .field("sim_termination_grace_seconds", sim_termination_grace_seconds)
             .field("sim_finished_retention_seconds", sim_finished_retention_seconds)
+            .field("sim_notebook_upstream", sim_notebook_upstream)
             .field("jobs_namespace", jobs_namespace)
             .field("kube_priority_class_normal", kube_priority_class_normal)
             .field("kube_priority_class_backfill", kube_priority_class_backfill)
@@ -378,6 +384,13 @@ pub const SETTINGS: &[Setting] = &[
         default: Some("3600"),
         secret: false,
         help: "how long a completed simulated job stays in the simulated cluster before it is purged",
+    },
+    Setting {
+        name: "sim_notebook_upstream",
+        env: "ANTEROOM_SIM_NOTEBOOK_UPSTREAM",
+        default: None,
+        secret: false,
+        help: "http://host:port where simulated notebooks answer through /jobs/<id>/open/ (default: a page saying it is simulated)",
     },
     Setting {
         name: "jobs_namespace",

@@ -313,11 +313,12 @@ fn deploy_jobs_run_in_a_namespace_of_their_own_under_pod_security_baseline() {
         );
     }
     // Everything of Anteroom's own lives in its namespace; the jobs namespace holds only the
-    // Role that lets Anteroom write there, and its binding.
+    // Role that lets Anteroom write there, its binding, and the policy that keeps notebooks
+    // reachable by Anteroom alone.
     for (file, doc) in documents() {
         if doc["metadata"]["namespace"] == jobs.as_str() {
             assert!(
-                ["Role", "RoleBinding"].contains(&doc["kind"].as_str().unwrap_or_default()),
+                ["Role", "RoleBinding", "NetworkPolicy"].contains(&doc["kind"].as_str().unwrap_or_default()),
                 "{file}: {} in the jobs namespace",
                 doc["kind"]
             );
@@ -349,8 +350,12 @@ fn deploy_ships_the_three_priority_classes_the_config_map_names() {
 
 #[test]
 fn deploy_network_policy_lets_only_the_ingress_controller_reach_anteroom() {
-    let policy: NetworkPolicy = one_of("NetworkPolicy");
-    assert_eq!(policy.metadata.namespace, Some(anteroom_namespace()));
+    let mut policies: Vec<NetworkPolicy> = all_of::<NetworkPolicy>("NetworkPolicy")
+        .into_iter()
+        .filter(|p| p.metadata.namespace == Some(anteroom_namespace()))
+        .collect();
+    assert_eq!(policies.len(), 1, "one NetworkPolicy in Anteroom's namespace");
+    let policy = policies.remove(0);
     let spec = policy.spec.expect("spec");
     let deployment: Deployment = one_of("Deployment");
     let template = deployment.spec.expect("spec").template;
@@ -413,4 +418,46 @@ fn deploy_config_map_is_a_configuration_anteroom_starts_with_and_no_setting_is_d
         .unwrap_or_else(|e| panic!("deploy/30-configmap.yaml: {e}"));
     assert_eq!(loaded.jobs_namespace, configured_namespace());
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+}
+
+#[test]
+fn deploy_notebooks_are_reachable_by_anteroom_s_pods_alone() {
+    let jobs = configured_namespace();
+    let policy = all_of::<NetworkPolicy>("NetworkPolicy")
+        .into_iter()
+        .find(|p| p.metadata.namespace.as_ref() == Some(&jobs))
+        .expect("a NetworkPolicy in the jobs namespace");
+    let spec = policy.spec.expect("spec");
+    // It selects the notebook pods by the kind label the manifests put on every pod.
+    let selector = serde_json::to_value(spec.pod_selector.expect("podSelector")).unwrap();
+    assert_eq!(
+        selector["matchExpressions"],
+        serde_json::json!([{"key": "anteroom.io/kind", "operator": "In", "values": ["jupyter", "webide"]}])
+    );
+    assert_eq!(spec.policy_types, Some(vec!["Ingress".to_owned()]));
+    // One peer: Anteroom's pods in Anteroom's namespace, nothing else.
+    let ingress = spec.ingress.expect("ingress rules");
+    assert_eq!(ingress.len(), 1);
+    let peers = ingress[0].from.clone().expect("from");
+    assert_eq!(peers.len(), 1);
+    let peer = serde_json::to_value(&peers[0]).unwrap();
+    assert_eq!(
+        peer["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"],
+        anteroom_namespace()
+    );
+    let deployment: Deployment = one_of("Deployment");
+    let pod_labels = deployment
+        .spec
+        .expect("spec")
+        .template
+        .metadata
+        .and_then(|m| m.labels)
+        .unwrap_or_default();
+    for (k, v) in peer["podSelector"]["matchLabels"].as_object().expect("a pod selector") {
+        assert_eq!(
+            pod_labels.get(k).map(String::as_str),
+            v.as_str(),
+            "the peer selects Anteroom's pods"
+        );
+    }
 }

@@ -222,6 +222,84 @@ pub async fn job(id: i64) -> Result<JobDetail, ApiFailure> {
     get(&format!("/api/v1/jobs/{id}")).await
 }
 
+/// `GET /api/v1/volumes?queue=`: the catalogue volumes a job in `queue` may mount.
+pub async fn volumes_of(queue: &str) -> Result<Vec<anteroom_shared::api::volumes::VolumeChoice>, ApiFailure> {
+    get(&format!("/api/v1/volumes?queue={}", encode(queue))).await
+}
+
+/// `GET /api/v1/admin/volumes`: the whole catalogue.
+pub async fn admin_volumes() -> Result<Vec<anteroom_shared::api::volumes::Volume>, ApiFailure> {
+    get("/api/v1/admin/volumes").await
+}
+
+/// `POST` (new) or `PUT` (the name it had) a catalogue volume.
+pub async fn save_volume(
+    existing: Option<&str>,
+    body: &anteroom_shared::api::volumes::VolumeBody,
+) -> Result<anteroom_shared::api::volumes::Volume, ApiFailure> {
+    match existing {
+        Some(name) => put(&format!("/api/v1/admin/volumes/{}", encode(name)), body).await,
+        None => post("/api/v1/admin/volumes", body).await,
+    }
+}
+
+/// `DELETE /api/v1/admin/volumes/{name}`.
+pub async fn delete_volume(name: &str) -> Result<(), ApiFailure> {
+    delete(&format!("/api/v1/admin/volumes/{}", encode(name))).await
+}
+
+/// `GET /api/v1/templates`: the caller's templates and every published one.
+pub async fn templates() -> Result<Vec<anteroom_shared::api::templates::JobTemplate>, ApiFailure> {
+    get("/api/v1/templates").await
+}
+
+/// `POST /api/v1/templates`: a private template of the caller's.
+pub async fn save_template(
+    body: &anteroom_shared::api::templates::TemplateWrite,
+) -> Result<anteroom_shared::api::templates::JobTemplate, ApiFailure> {
+    post("/api/v1/templates", body).await
+}
+
+/// `GET /api/v1/job-defaults`: the admins' starting point per kind.
+pub async fn job_defaults() -> Result<Vec<anteroom_shared::api::templates::KindDefault>, ApiFailure> {
+    get("/api/v1/job-defaults").await
+}
+
+/// `GET /api/v1/jobs/{id}/pods`.
+pub async fn job_pods(id: i64) -> Result<anteroom_shared::api::pods::JobPods, ApiFailure> {
+    get(&format!("/api/v1/jobs/{id}/pods")).await
+}
+
+/// Where the log of a pod of job `id` is read (`download`: as a file).
+pub fn job_log_path(id: i64, task: &str, replica: u32, tail_lines: Option<u32>, download: bool) -> String {
+    let mut path = format!("/api/v1/jobs/{id}/logs?task={}&replica={replica}", encode(task));
+    if let Some(tail) = tail_lines {
+        path.push_str(&format!("&tailLines={tail}"));
+    }
+    if download {
+        path.push_str("&download=true");
+    }
+    path
+}
+
+/// `GET /api/v1/jobs/{id}/logs` as text: the last `tail_lines` lines of a pod's log.
+pub async fn job_log(id: i64, task: &str, replica: u32, tail_lines: u32) -> Result<String, ApiFailure> {
+    let res = send(Request::get(&job_log_path(id, task, replica, Some(tail_lines), false))).await?;
+    if res.ok() {
+        return res.text().await.map_err(ApiFailure::network);
+    }
+    Err(failure(res).await)
+}
+
+/// `POST /api/v1/jobs/{id}/resubmit` with no changes: the job again, under its next run name.
+pub async fn resubmit(id: i64) -> Result<SubmitResponse, ApiFailure> {
+    post(
+        &format!("/api/v1/jobs/{id}/resubmit"),
+        &anteroom_shared::api::jobs::ResubmitBody::default(),
+    )
+    .await
+}
+
 /// `DELETE /api/v1/jobs/{id}`.
 pub async fn delete_job(id: i64) -> Result<(), ApiFailure> {
     delete(&format!("/api/v1/jobs/{id}")).await

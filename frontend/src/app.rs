@@ -48,6 +48,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/admin/cluster") view=|| view! { <RequireAdmin><pages::AdminCluster /></RequireAdmin> } />
                     <Route path=path!("/admin/queues") view=|| view! { <RequireAdmin><pages::AdminQueues /></RequireAdmin> } />
                     <Route path=path!("/admin/tolerations") view=|| view! { <RequireAdmin><pages::AdminTolerations /></RequireAdmin> } />
+                    <Route path=path!("/admin/volumes") view=|| view! { <RequireAdmin><pages::AdminVolumes /></RequireAdmin> } />
                     <Route path=path!("/admin/users") view=|| view! { <RequireAdmin><pages::AdminUsers /></RequireAdmin> } />
                 </Routes>
             </Layout>

@@ -36,6 +36,7 @@ pub fn Layout(children: Children) -> impl IntoView {
                                 <NavLink href="/admin/quotas" label=k!("nav.adminQuotas") />
                                 <NavLink href="/admin/queues" label=k!("nav.adminQueues") />
                                 <NavLink href="/admin/tolerations" label=k!("nav.adminTolerations") />
+                                <NavLink href="/admin/volumes" label=k!("nav.adminVolumes") />
                                 <NavLink href="/admin/jobs" label=k!("nav.adminJobs") />
                                 <NavLink href="/admin/cluster" label=k!("nav.adminCluster") />
                                 <NavLink href="/admin/users" label=k!("nav.adminUsers") />

@@ -21,6 +21,8 @@ mod m20261125_000016_job_cluster_uid;
 mod m20261125_000017_cluster_preemptable;
 mod m20261125_000018_toleration_rules;
 mod m20261125_000019_volumes;
+mod m20261125_000020_job_templates;
+mod m20261125_000021_job_failure;
 
 /// Applies the migrations in order; used at start and by `anteroom migrate`.
 pub struct Migrator;
@@ -48,6 +50,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000017_cluster_preemptable::Migration),
             Box::new(m20261125_000018_toleration_rules::Migration),
             Box::new(m20261125_000019_volumes::Migration),
+            Box::new(m20261125_000020_job_templates::Migration),
+            Box::new(m20261125_000021_job_failure::Migration),
         ]
     }
 }

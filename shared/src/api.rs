@@ -7,6 +7,7 @@ pub mod jobs;
 pub mod pods;
 pub mod prequeue;
 pub mod queues;
+pub mod templates;
 pub mod tolerations;
 pub mod volumes;
 

@@ -73,6 +73,15 @@ impl Driven {
     /// cluster's nodes from `nodes_toml` (the default cluster when empty). Jobs run for a day
     /// unless their command is `sleep N`; a deleted job's pods terminate for at most 30 s.
     pub async fn start(database_url: Option<String>, nodes_toml: &str) -> Driven {
+        Self::start_configured(database_url, nodes_toml, |_| {}).await
+    }
+
+    /// [`Driven::start`], with `configure` applied to the settings last.
+    pub async fn start_configured(
+        database_url: Option<String>,
+        nodes_toml: &str,
+        configure: impl FnOnce(&mut anteroom::config::Config) + Send + 'static,
+    ) -> Driven {
         let clock: HandClock = Arc::new(ManualClock::new(epoch()));
         let nodes = (!nodes_toml.is_empty()).then(|| {
             let file = tempfile::NamedTempFile::new().expect("temp file");
@@ -83,6 +92,7 @@ impl Driven {
             c.sim_nodes = nodes;
             c.sim_default_runtime_seconds = 86_400;
             c.sim_termination_grace_seconds = 30;
+            configure(c);
         });
         if let Some(url) = database_url {
             builder = builder.database_url(url);

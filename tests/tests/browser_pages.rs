@@ -24,6 +24,19 @@ async fn every_page_in(lang: &str) {
     let body = |name: &str| anteroom_tests::api::job(name, json!({"cpu": "2", "memory": "1Gi"}));
     submit_job(&app, &admin, body("running-1")).await;
     let (held, _) = submit_job(&app, &admin, body("held-2")).await;
+    // A catalogue volume, so its page shows a card and the submit form its picker.
+    let (status, answer) = call(
+        &app,
+        "POST",
+        "/api/v1/admin/volumes",
+        &admin,
+        Some(
+            json!({"name": "datasets", "source": {"pvc": {"claimName": "datasets"}}, "mountPath": "/data",
+            "readOnly": true, "description": "ImageNet and friends"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 201, "{answer}");
 
     let b = Browser::start("en-US,en").await;
     b.login(&app.url(""), "admin", ADMIN_PASSWORD).await;
@@ -37,6 +50,7 @@ async fn every_page_in(lang: &str) {
         ("admin-quotas", "/admin/quotas", "Queue quotas"),
         ("admin-queues", "/admin/queues", "Queues"),
         ("admin-tolerations", "/admin/tolerations", "Toleration rules"),
+        ("admin-volumes", "/admin/volumes", "Volumes"),
         ("admin-jobs", "/admin/jobs", "All jobs"),
         ("admin-cluster", "/admin/cluster", "Cluster"),
         ("admin-users", "/admin/users", "Users"),

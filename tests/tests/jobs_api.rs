@@ -335,7 +335,16 @@ async fn another_users_job_is_404_for_every_operation_on_it(app: TestApp) {
         }
     }
     checked.sort();
-    assert_eq!(checked, ["delete /api/v1/jobs/{id}", "get /api/v1/jobs/{id}"]);
+    assert_eq!(
+        checked,
+        [
+            "delete /api/v1/jobs/{id}",
+            "get /api/v1/jobs/{id}",
+            "get /api/v1/jobs/{id}/logs",
+            "get /api/v1/jobs/{id}/pods",
+            "post /api/v1/jobs/{id}/resubmit",
+        ]
+    );
     let (_, still) = call(&app, "GET", &format!("/api/v1/jobs/{id}"), &owner, None).await;
     assert!(
         matches!(still["phase"].as_str(), Some("Pending" | "Running")),

@@ -30,6 +30,7 @@ impl From<ClusterError> for ApiError {
     fn from(e: ClusterError) -> Self {
         match e {
             ClusterError::NodeNotFound(name) => ApiError::not_found("node_not_found", format!("no node named {name}")),
+            ClusterError::PodNotFound(name) => ApiError::not_found("pod_not_found", format!("no pod named {name}")),
             ClusterError::Unavailable(_) => ApiError::unavailable("the cluster", e),
             ClusterError::Conflict(_) => ApiError::new(StatusCode::CONFLICT, "cluster_conflict", e.to_string()),
             other => ApiError::internal(other),

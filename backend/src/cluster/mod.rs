@@ -196,6 +196,24 @@ pub enum JobEvent {
     },
 }
 
+/// Where a notebook answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotebookTarget {
+    /// An HTTP server at this base (`http://host:port`, no path): requests keep their path.
+    Http(String),
+    /// Nothing answers: the simulated cluster runs no real server (and no upstream is set).
+    Simulated,
+}
+
+/// The port a notebook server of `kind` listens on in its pod: Jupyter's 8888, code-server's
+/// 8080 (the images' defaults).
+pub fn notebook_port(kind: JobKind) -> u16 {
+    match kind {
+        JobKind::Webide => 8080,
+        _ => 8888,
+    }
+}
+
 /// Which pod's log, and how much of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogRequest {
@@ -344,6 +362,10 @@ pub trait Cluster: Send + Sync + 'static {
     /// stream is dropped: `tail_lines` as in [`Cluster::logs`], and `limit_bytes` bounds what
     /// the whole stream carries.
     async fn follow_logs(&self, id: JobId, cluster_uid: &str, request: &LogRequest) -> Result<LogStream, ClusterError>;
+
+    /// Where the running notebook server (jupyter, webide) of job `id` answers HTTP, for the
+    /// proxy at `/jobs/{id}/open/`: its first pod `task`-0 on the notebook's port.
+    fn notebook_target(&self, id: JobId, kind: JobKind, task: &str) -> NotebookTarget;
 
     /// The queues the cluster knows, so the watcher can tell "queue missing or closed in the
     /// cluster" from "job rejected" before it creates anything.

@@ -185,6 +185,13 @@ impl Config {
         let sim_default_runtime_seconds = seconds("sim_default_runtime_seconds")?;
         let sim_termination_grace_seconds = seconds("sim_termination_grace_seconds")?;
         let sim_finished_retention_seconds = seconds("sim_finished_retention_seconds")?;
+        let sim_notebook_upstream = match get("sim_notebook_upstream") {
+            Some((url, src)) => Some(
+                crate::notebooks::upstream_base(&url)
+                    .map_err(|why| invalid("sim_notebook_upstream", src, format!("`{url}` {why}")))?,
+            ),
+            None => None,
+        };
         // `namespace` is the deprecated name of `jobs_namespace`: still read while
         // `jobs_namespace` is left at its default, so a deployment that set it keeps its jobs
         // where they are until it renames the setting.
@@ -332,6 +339,7 @@ impl Config {
             sim_default_runtime_seconds,
             sim_termination_grace_seconds,
             sim_finished_retention_seconds,
+            sim_notebook_upstream,
             jobs_namespace,
             kube_priority_class_normal,
             kube_priority_class_backfill,

@@ -77,6 +77,7 @@ fn user_routes() -> OpenApiRouter<AppState> {
         .merge(crate::settings::handlers::router())
         .merge(crate::jobs::handlers::router())
         .merge(crate::volumes::handlers::router())
+        .merge(crate::templates::handlers::router())
 }
 
 /// Operations under `/api/v1/admin`; mounted behind [`crate::auth::require_admin`], so an
@@ -213,6 +214,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(api)
         .merge(docs)
+        .merge(crate::notebooks::proxy::router())
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(assets::fallback)
         .layer(CatchPanicLayer::custom(panic_response))
@@ -238,7 +240,8 @@ pub fn router(state: AppState) -> Router {
 
 /// The one route that answers for as long as the client listens.
 const STREAM_PATH: &str = "/api/v1/jobs/events/stream";
-/// The submission, which times its own steps (`jobs::submit`).
+/// The submission, which times its own steps (`jobs::submit`); so does a run again
+/// (`/api/v1/jobs/{id}/resubmit`).
 const SUBMIT_PATH: &str = "/api/v1/jobs";
 
 /// Every route but the event stream and the submission answers within
@@ -253,7 +256,11 @@ async fn request_deadline(
     // The stream answers for as long as the client listens; a submission keeps its own
     // deadline up to its admission (a job written must be answered as written, never as 503).
     let path = req.uri().path();
-    if path == STREAM_PATH || (path == SUBMIT_PATH && req.method() == axum::http::Method::POST) {
+    let post = req.method() == axum::http::Method::POST;
+    let resubmit = path
+        .strip_prefix("/api/v1/jobs/")
+        .is_some_and(|rest| rest.ends_with("/resubmit"));
+    if path == STREAM_PATH || (post && (path == SUBMIT_PATH || resubmit)) {
         return next.run(req).await;
     }
     within(state.config.http_limits.request_timeout, next.run(req)).await

@@ -298,6 +298,14 @@ pub async fn record_failure(w: Writer<'_>, claimed: &job::Model, error: &str) ->
         update
             .col_expr(job::Column::Phase, Expr::value(JobPhase::Failed.as_str()))
             .col_expr(job::Column::FinishedAt, Expr::value(now))
+            .col_expr(
+                job::Column::Failure,
+                Expr::value(Some(super::encode_failure(&anteroom_shared::api::pods::JobFailure {
+                    pod: None,
+                    reason: "CreateFailed".to_owned(),
+                    exit_code: None,
+                }))),
+            )
     } else {
         update.col_expr(job::Column::NextAttemptAt, Expr::value(now + backoff(attempts)))
     };

@@ -84,6 +84,9 @@ pub mod job {
         /// What its pods mount, resolved from the volume catalogue at submission (JSON, or
         /// empty text for none).
         pub volumes: String,
+        /// Why it failed, in one line (JSON of `JobFailure`): the first failing pod, its
+        /// reason and exit code; NULL unless the cluster said why.
+        pub failure: Option<String>,
     }
 
     impl Model {

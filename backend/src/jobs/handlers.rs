@@ -4,7 +4,7 @@
 use std::str::FromStr;
 
 use anteroom_shared::api::jobs::{
-    Job, JobBody, JobDetail, LimitCheck, LimitCheckBody, LockBody, PrequeuedJob, Preview, SubmitResponse,
+    Job, JobBody, JobDetail, LimitCheck, LimitCheckBody, LockBody, PrequeuedJob, Preview, ResubmitBody, SubmitResponse,
 };
 use anteroom_shared::api::prequeue::ResourceSummary;
 use anteroom_shared::api::{ErrorBody, Page};
@@ -34,6 +34,9 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(submit_job, list_jobs))
         .routes(routes!(preview_job))
         .routes(routes!(get_job, delete_job))
+        .routes(routes!(super::diagnosis::job_pods))
+        .routes(routes!(super::diagnosis::job_logs))
+        .routes(routes!(resubmit_job))
         .routes(routes!(super::stream::job_events_stream))
         .routes(routes!(resource_summary))
         .routes(routes!(resource_limit_check))
@@ -158,18 +161,74 @@ async fn submit_job(
     // The generic request deadline skips this route (a job admitted must be answered as
     // admitted), so the body is read within it here: a client that sends the header and never
     // its body must not hold a connection.
-    let read = ApiJson::<JobBody>::from_request(request, &state);
+    let body: JobBody = read_in_time(&state, request).await?;
+    let response = jobs::submit(context(&state), &user, &body, idempotency_key(&headers)?).await?;
+    Ok((StatusCode::CREATED, Json(response)))
+}
+
+/// A JSON body read within `request_timeout_seconds` (503 `timeout` past it), for the routes
+/// the generic deadline skips.
+async fn read_in_time<T: serde::de::DeserializeOwned>(
+    state: &AppState,
+    request: axum::extract::Request,
+) -> ApiResult<T> {
+    let read = ApiJson::<T>::from_request(request, state);
     let ApiJson(body) = tokio::time::timeout(state.config.http_limits.request_timeout, read)
         .await
         .map_err(|_| crate::http::out_of_time())??;
-    let key =
-        match headers.get(IDEMPOTENCY_KEY) {
-            Some(value) => Some(value.to_str().map_err(|_| {
-                ApiError::validation(vec![FieldError::new("Idempotency-Key", "must be visible ASCII")])
-            })?),
-            None => None,
-        };
-    let response = jobs::submit(context(&state), &user, &body, key).await?;
+    Ok(body)
+}
+
+/// The `Idempotency-Key` header, if sent.
+fn idempotency_key(headers: &HeaderMap) -> ApiResult<Option<&str>> {
+    match headers.get(IDEMPOTENCY_KEY) {
+        Some(value) => Ok(Some(value.to_str().map_err(|_| {
+            ApiError::validation(vec![FieldError::new("Idempotency-Key", "must be visible ASCII")])
+        })?)),
+        None => Ok(None),
+    }
+}
+
+/// Runs a job again: a new job from its body (`{}`: as it was) under the next run name
+/// (`train` → `train-r2`), with the changes the body gives, submitted by the caller exactly as
+/// `POST /api/v1/jobs` would be — the same checks, answers and `Idempotency-Key`. Tolerations and
+/// volumes are worked out again from today's rules and catalogue.
+#[utoipa::path(
+    post,
+    path = "/api/v1/jobs/{id}/resubmit",
+    tag = "jobs",
+    security(("bearer" = [])),
+    params(
+        ("id" = i64, Path, description = "The job to run again"),
+        ("Idempotency-Key" = Option<String>, Header, description = "Repeat-safe submit, as for POST /api/v1/jobs"),
+    ),
+    request_body = ResubmitBody,
+    responses(
+        (status = 201, description = "The new job: activated or prequeued", body = SubmitResponse),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`queue_forbidden`; `volume_forbidden`", body = ErrorBody),
+        (status = 404, description = "`job_not_found`; `queue_not_found`", body = ErrorBody),
+        (status = 409, description = "`backfill_disabled`", body = ErrorBody),
+        (status = 422, description = "As for POST /api/v1/jobs: `validation_failed` naming the fields of the new body, and the admission refusals", body = ErrorBody),
+        (status = 429, description = "`prequeue_full`; `too_many_unfinished_jobs`", body = ErrorBody),
+    )
+)]
+async fn resubmit_job(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    ApiPath(id): ApiPath<i64>,
+    headers: HeaderMap,
+    request: axum::extract::Request,
+) -> ApiResult<(StatusCode, Json<SubmitResponse>)> {
+    let changes: ResubmitBody = read_in_time(&state, request).await?;
+    let old = tokio::time::timeout(
+        state.config.http_limits.request_timeout,
+        jobs::visible(&state.db_read, &user, id),
+    )
+    .await
+    .map_err(|_| crate::http::out_of_time())??;
+    let body = changes.apply_to(&jobs::to_api(&old)?);
+    let response = jobs::submit(context(&state), &user, &body, idempotency_key(&headers)?).await?;
     Ok((StatusCode::CREATED, Json(response)))
 }
 

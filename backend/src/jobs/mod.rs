@@ -16,6 +16,7 @@
 
 pub mod activation;
 pub mod admit;
+pub mod diagnosis;
 pub mod entity;
 pub mod events;
 pub mod handlers;
@@ -151,6 +152,11 @@ pub fn timeout_at(waiting_since: Option<DateTime<Utc>>, tolerance: Option<i64>) 
     chrono::Duration::try_seconds(seconds).and_then(|d| since.checked_add_signed(d))
 }
 
+/// `jobs.failure` as stored: the one line of why a job failed, as JSON.
+pub fn encode_failure(failure: &anteroom_shared::api::pods::JobFailure) -> String {
+    serde_json::to_string(failure).expect("a failure serialises")
+}
+
 /// The API view of a job.
 pub fn to_api(row: &job::Model) -> Result<Job, DbErr> {
     Ok(Job {
@@ -183,6 +189,12 @@ pub fn to_api(row: &job::Model) -> Result<Job, DbErr> {
                 description: String::new(),
             })
             .collect(),
+        failure: row
+            .failure
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(|_| corrupt(row, "failure"))?,
     })
 }
 

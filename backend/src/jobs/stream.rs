@@ -117,6 +117,22 @@ pub struct StreamQuery {
     last_event_id: Option<i64>,
 }
 
+/// One of `user`'s stream slots (event streams and followed logs share them), or 429
+/// `too_many_streams`.
+pub fn stream_slot(state: &AppState, user: &users::entity::Model) -> Result<StreamSlot, ApiError> {
+    let max = state.config.http_limits.max_streams_per_user;
+    state.stream_slots.try_take(user.id, max).ok_or_else(|| {
+        let mut e = ApiError::new(
+            axum::http::StatusCode::TOO_MANY_REQUESTS,
+            "too_many_streams",
+            format!("you already have {max} streams open (event streams and followed logs); close one first"),
+        )
+        .with_details(serde_json::json!({ "limit": max }));
+        e.retry_after_seconds = Some(5);
+        e
+    })
+}
+
 /// The caller's job events as they are written (admins: all, or one user's); resumable with
 /// `Last-Event-ID`; a `: heartbeat` comment every 15 s.
 #[utoipa::path(
@@ -139,17 +155,7 @@ pub async fn job_events_stream(
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<StreamQuery>,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
-    let max = state.config.http_limits.max_streams_per_user;
-    let slot = state.stream_slots.try_take(user.id, max).ok_or_else(|| {
-        let mut e = ApiError::new(
-            axum::http::StatusCode::TOO_MANY_REQUESTS,
-            "too_many_streams",
-            format!("you already have {max} event streams open; close one first"),
-        )
-        .with_details(serde_json::json!({ "limit": max }));
-        e.retry_after_seconds = Some(5);
-        e
-    })?;
+    let slot = stream_slot(&state, &user)?;
     let admin = users::role_of(&user) == anteroom_shared::api::Role::Admin;
     let owner = match (&query.user, admin) {
         (_, false) => Some(user.id),

@@ -132,8 +132,9 @@ pub async fn lock_queue_tree(txn: &DatabaseTransaction, root: &str) -> Result<()
 ///
 /// Names in use: `anteroom-queue-tree:<root>` ([`lock_queue_tree`]), `anteroom-queues` (queue
 /// and quota writes), `anteroom-user:<id>` (one user's submissions across trees),
-/// `anteroom-settings`. Callers that take several take the tree locks first, then the user
-/// lock; queue writes take `anteroom-queues` first, then tree locks in name order.
+/// `anteroom-settings`, `anteroom-templates` (template writes, taken alone). Callers that take
+/// several take the tree locks first, then the user lock; queue writes take `anteroom-queues`
+/// first, then tree locks in name order.
 pub async fn lock_named(txn: &DatabaseTransaction, name: &str) -> Result<(), DbErr> {
     if txn.get_database_backend() == DbBackend::Postgres {
         txn.execute_raw(Statement::from_sql_and_values(

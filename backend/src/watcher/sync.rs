@@ -4,12 +4,14 @@
 
 use std::str::FromStr;
 
+use anteroom_shared::api::pods::JobFailure;
 use anteroom_shared::scheduling::JobPhase;
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter};
 
 use crate::cluster::{JobEvent, JobStatus, is_same_job};
+use crate::jobs::encode_failure;
 use crate::jobs::entity::job;
 use crate::jobs::events::{self, EventKind};
 use crate::signals::Signals;
@@ -144,6 +146,9 @@ async fn apply_status_to(
         if let Some(failure) = &status.failure {
             update = update.col_expr(job::Column::LastError, Expr::value(failure.clone()));
         }
+        if let Some(pod) = &status.failed_pod {
+            update = update.col_expr(job::Column::Failure, Expr::value(Some(encode_failure(pod))));
+        }
     }
     if update.exec(&txn).await?.rows_affected == 0 {
         return Ok(Applied::Nothing);
@@ -156,8 +161,17 @@ async fn apply_status_to(
         let (kind, message, details) = match (status.phase, &status.failure) {
             (JobPhase::Failed, why) => (
                 EventKind::Failed,
-                "failed in the cluster".to_string(),
-                Some(serde_json::json!({ "code": "cluster_failed", (events::CLUSTER_ERROR_KEY): why })),
+                match &status.failed_pod {
+                    Some(pod) => format!("failed in the cluster: {}", pod.one_line()),
+                    None => "failed in the cluster".to_string(),
+                },
+                // The pod, reason word and exit code are structured and the owner's to read;
+                // Volcano's free text stays with admins.
+                Some(serde_json::json!({
+                    "code": "cluster_failed",
+                    (events::CLUSTER_ERROR_KEY): why,
+                    "failure": status.failed_pod,
+                })),
             ),
             (phase, _) => (EventKind::Finished, format!("finished: {phase}"), None),
         };
@@ -188,6 +202,14 @@ async fn apply_gone(db: &DatabaseConnection, id: i64, observed_at: DateTime<Utc>
         .col_expr(job::Column::Phase, Expr::value(JobPhase::Failed.as_str()))
         .col_expr(job::Column::FinishedAt, Expr::value(observed_at))
         .col_expr(job::Column::LastError, Expr::value("the job vanished from the cluster"))
+        .col_expr(
+            job::Column::Failure,
+            Expr::value(Some(encode_failure(&JobFailure {
+                pod: None,
+                reason: "Vanished".to_owned(),
+                exit_code: None,
+            }))),
+        )
         .col_expr(job::Column::UpdatedAt, Expr::value(Utc::now()))
         .filter(job::Column::Id.eq(id))
         .filter(job::Column::Phase.eq(current.as_str()))

@@ -275,6 +275,12 @@ fn JobRow(job: Job, admin: bool) -> impl IntoView {
             <td class=TD>
                 <PhaseBadge phase=job.phase />
                 {locked.then(|| view! { <span class="ml-1 text-xs text-slate-700" data-testid="locked">{move || i18n.t(k!("jobs.lockedBadge"))}</span> })}
+                {job.failure.clone().map(|f| view! {
+                    <p class="mt-1 text-xs text-red-800" data-testid="job-failure">{move || match f.exit_code {
+                        Some(code) => i18n.tf(k!("jobs.failureCode"), &[("reason", &f.reason), ("code", &code.to_string())]),
+                        None => f.reason.clone(),
+                    }}</p>
+                })}
             </td>
             <td class=TD><span class="whitespace-nowrap">{move || resources_text(i18n, &resources)}</span></td>
             <td class=TD><span class="whitespace-nowrap">{move || format::datetime(i18n.locale(), submitted)}</span></td>

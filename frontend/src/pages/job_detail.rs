@@ -1,8 +1,12 @@
 //! `/jobs/{id}`: the job's details, tasks and nodes, its event timeline and, while it waits in
-//! the prequeue, its position and reasons drawn as bars. Updates live.
+//! the prequeue, its position and reasons drawn as bars; why it failed in one line, its pods,
+//! the cluster's events and its logs ([`diagnosis`]); **Open** for a running notebook and **Run
+//! again**. Updates live.
+
+mod diagnosis;
 
 use anteroom_shared::api::jobs::{JobDetail as Detail, JobEventItem};
-use anteroom_shared::scheduling::{JobPhase, PreemptionPolicy, ScheduleType};
+use anteroom_shared::scheduling::{JobKind, JobPhase, PreemptionPolicy, ScheduleType};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_params_map};
 
@@ -11,7 +15,9 @@ use crate::components::confirm::use_confirm;
 use crate::components::job_table::resources_text;
 use crate::components::reasons::Reasons;
 use crate::components::toast::use_toasts;
-use crate::components::{BUTTON_DANGER, CARD, ErrorPanel, LINK, TABLE, TD, TH, show, use_fetch};
+use crate::components::{
+    BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, CARD, ErrorPanel, LINK, TABLE, TD, TH, show, use_fetch,
+};
 use crate::format;
 use crate::i18n::{I18n, k, key_named, use_i18n};
 use crate::live::use_live;
@@ -36,6 +42,7 @@ pub fn JobDetail() -> impl IntoView {
             }
         }
     });
+    let log_choice = diagnosis::LogChoice::new();
     view! {
         {move || match detail.get() {
             Some(Err(f)) => view! {
@@ -44,7 +51,7 @@ pub fn JobDetail() -> impl IntoView {
                     <ErrorPanel failure=f />
                 </section>
             }.into_any(),
-            _ => show(detail, |d: &Detail| view! { <DetailView detail=d.clone() /> }).into_any(),
+            _ => show(detail, move |d: &Detail| view! { <DetailView detail=d.clone() log_choice=log_choice /> }).into_any(),
         }}
     }
 }
@@ -57,7 +64,7 @@ fn event_text(i18n: I18n, e: &JobEventItem) -> String {
 }
 
 #[component]
-fn DetailView(detail: Detail) -> impl IntoView {
+fn DetailView(detail: Detail, log_choice: diagnosis::LogChoice) -> impl IntoView {
     let i18n = use_i18n();
     let confirm = use_confirm();
     let toasts = use_toasts();
@@ -65,6 +72,29 @@ fn DetailView(detail: Detail) -> impl IntoView {
     let job = detail.job.clone();
     let id = job.id;
     let finished = job.phase.is_terminal();
+    let run_again = {
+        let navigate = navigate.clone();
+        let busy = RwSignal::new(false);
+        move |_| {
+            if busy.get_untracked() {
+                return;
+            }
+            busy.set(true);
+            let navigate = navigate.clone();
+            leptos::task::spawn_local(async move {
+                match crate::api::resubmit(id).await {
+                    Ok(answer) => {
+                        toasts.success(i18n.tf(k!("jobs.ranAgain"), &[("name", &answer.job.name)]));
+                        navigate(&format!("/jobs/{}", answer.job.id), Default::default());
+                    }
+                    Err(f) => toasts.error(i18n.failure(&f)),
+                }
+                busy.try_set(false);
+            });
+        }
+    };
+    let notebook_open = matches!(job.kind, JobKind::Jupyter | JobKind::Webide) && job.phase == JobPhase::Running;
+    let in_cluster = !matches!(job.phase, JobPhase::Prequeue);
     let delete = {
         let name = job.name.clone();
         move |_| {
@@ -104,10 +134,21 @@ fn DetailView(detail: Detail) -> impl IntoView {
                 <span class="text-sm text-slate-600" data-testid="job-id">{move || i18n.tf(k!("page.jobDetail.number"), &[("id", &id.to_string())])}</span>
                 <ScheduleTypeBadge schedule_type=job.schedule_type />
                 <PhaseBadge phase=job.phase />
-                <button type="button" class=format!("{BUTTON_DANGER} ml-auto") disabled=finished on:click=delete data-testid="delete-job">
-                    {move || i18n.t(k!("jobs.delete"))}
-                </button>
+                <div class="ml-auto flex flex-wrap gap-2">
+                    {notebook_open.then(|| view! {
+                        <a class=BUTTON href=format!("/jobs/{id}/open/") target="_blank" rel="noopener" data-testid="open-notebook">
+                            {move || i18n.t(k!("jobs.openNotebook"))}
+                        </a>
+                    })}
+                    <button type="button" class=BUTTON_SECONDARY on:click=run_again data-testid="run-again">
+                        {move || i18n.t(k!("jobs.runAgain"))}
+                    </button>
+                    <button type="button" class=BUTTON_DANGER disabled=finished on:click=delete data-testid="delete-job">
+                        {move || i18n.t(k!("jobs.delete"))}
+                    </button>
+                </div>
             </header>
+            {job.failure.clone().map(|failure| view! { <diagnosis::FailureLine failure=failure /> })}
             {waiting.then(|| {
                 let standing = detail.prequeue.clone();
                 view! {
@@ -183,6 +224,8 @@ fn DetailView(detail: Detail) -> impl IntoView {
                     </table>
                 </div>
             </section>
+            <diagnosis::PodsPanel id=id in_cluster=in_cluster />
+            {in_cluster.then(|| view! { <diagnosis::LogPanel id=id tasks=job.tasks.clone() choice=log_choice /> })}
             <section class=CARD aria-labelledby="timeline-title">
                 <h2 id="timeline-title" class="mb-2 text-lg font-semibold">{move || i18n.t(k!("page.jobDetail.timeline"))}</h2>
                 <ol class="space-y-2 border-l-2 border-slate-200 pl-4" data-testid="timeline">

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use anteroom_shared::api::jobs::{Decision, JobBody, Preview, TaskBody};
+use anteroom_shared::api::jobs::{Decision, EnvVar, JobBody, Preview, TaskBody};
 use anteroom_shared::scheduling::{JobKind, PreemptionPolicy, Quantity, ResourceList, ScheduleType, TaskDefaults};
 use leptos::prelude::*;
 use leptos_router::hooks::use_navigate;
@@ -15,7 +15,7 @@ use crate::components::badges::{kind_label, schedule_description, schedule_label
 use crate::components::field::Field;
 use crate::components::reasons::Reasons;
 use crate::components::toast::use_toasts;
-use crate::components::{BUTTON, CARD, INPUT, PageHeader, accelerator_names, loaded, use_fetch};
+use crate::components::{BUTTON, BUTTON_SECONDARY, CARD, INPUT, PageHeader, accelerator_names, loaded, use_fetch};
 use crate::i18n::{I18n, Key, k, use_i18n};
 
 /// One task's inputs, as typed.
@@ -29,9 +29,47 @@ struct TaskForm {
     accelerator: RwSignal<String>,
     accelerators: RwSignal<String>,
     nodes: RwSignal<String>,
+    /// `NAME=value`, one a line.
+    env: RwSignal<String>,
+    /// The `/dev/shm` size; empty: the kind's default.
+    shm: RwSignal<String>,
 }
 
 impl TaskForm {
+    /// Shows `task` in the inputs (a template's, or a kind's defaults).
+    fn fill(&self, task: &TaskBody) {
+        self.replicas.set(task.replicas.to_string());
+        self.image.set(task.image.clone());
+        self.command.set(task.command.join(" "));
+        let quantity = |name: &str| {
+            task.resources
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, q)| q.to_string())
+        };
+        self.cpu.set(quantity("cpu").unwrap_or_default());
+        self.memory.set(quantity("memory").unwrap_or_default());
+        match task.resources.iter().find(|(n, _)| n.contains('/')) {
+            Some((model, count)) => {
+                self.accelerator.set(model.to_string());
+                self.accelerators.set(count.to_string());
+            }
+            None => {
+                self.accelerator.set(String::new());
+                self.accelerators.set("0".into());
+            }
+        }
+        self.nodes.set(task.node_names.join(", "));
+        self.env.set(
+            task.env
+                .iter()
+                .map(|v| format!("{}={}", v.name, v.value))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+        self.shm.set(task.shm_size.map(|q| q.to_string()).unwrap_or_default());
+    }
+
     fn new(image: &str, command: &str) -> Self {
         TaskForm {
             replicas: RwSignal::new("1".into()),
@@ -43,6 +81,8 @@ impl TaskForm {
             accelerator: RwSignal::new(String::new()),
             accelerators: RwSignal::new("0".into()),
             nodes: RwSignal::new(String::new()),
+            env: RwSignal::new(String::new()),
+            shm: RwSignal::new(String::new()),
         }
     }
 }
@@ -146,9 +186,30 @@ fn build(
             .filter(|s| !s.is_empty())
             .map(str::to_owned)
             .collect();
+        let mut env = Vec::new();
+        for line in form.env.get().lines().map(str::trim).filter(|l| !l.is_empty()) {
+            match line.split_once('=') {
+                Some((name, value)) if !name.trim().is_empty() => env.push(EnvVar {
+                    name: name.trim().to_owned(),
+                    value: value.to_owned(),
+                }),
+                _ => errors.push((format!("tasks[{i}].env"), i18n.t(k!("form.envLine")).to_owned())),
+            }
+        }
+        let shm = form.shm.get();
+        let shm_size = match shm.trim() {
+            "" => None,
+            text => match Quantity::parse(text) {
+                Ok(q) if q.milli() >= 0 => Some(q),
+                _ => {
+                    errors.push((format!("tasks[{i}].shmSize"), i18n.t(k!("form.quantity")).to_owned()));
+                    None
+                }
+            },
+        };
         bodies.push(TaskBody {
-            env: Vec::new(),
-            shm_size: None,
+            env,
+            shm_size,
             name: (*task_name).to_owned(),
             replicas,
             image: image.trim().to_owned(),
@@ -166,6 +227,7 @@ fn build(
         ScheduleType::Normal
     };
     Ok(JobBody {
+        // The picker's choice is added by the caller.
         volumes: Vec::new(),
         name: name.trim().to_owned(),
         kind,
@@ -205,11 +267,50 @@ pub fn NewJob() -> impl IntoView {
     let schedule = RwSignal::new(ScheduleType::Normal);
     let never_preempt = RwSignal::new(false);
     let tasks = [TaskForm::new("", ""), TaskForm::new("", "")];
+    let chosen_volumes: RwSignal<Vec<String>> = RwSignal::new(Vec::new());
+    let offered_volumes = use_fetch(move || {
+        let queue = queue.get();
+        async move { crate::api::volumes_of(&queue).await }
+    });
+    // A volume the new queue is not offered is no longer chosen.
+    Effect::new(move |_| {
+        let offered: Vec<String> = loaded(offered_volumes).into_iter().map(|v| v.name).collect();
+        chosen_volumes.update(|chosen| chosen.retain(|n| offered.contains(n)));
+    });
     let errors = RwSignal::new(FieldErrors::new());
     let touched = RwSignal::new(false);
     let preview = RwSignal::new(PreviewState::Idle);
     let submitting = RwSignal::new(false);
     let backfill_enabled = move || status.get().and_then(|s| s.ok()).is_some_and(|s| s.backfill_enabled);
+    let templates = use_fetch(crate::api::templates);
+    let kind_defaults = use_fetch(crate::api::job_defaults);
+    // Shows a template's body in the form (its kind first: the tasks follow from it).
+    let fill = move |body: &anteroom_shared::api::templates::TemplateBody| {
+        kind.set(body.kind);
+        queue.set(body.queue.clone());
+        schedule.set(body.schedule_type);
+        never_preempt.set(body.preemption_policy == Some(PreemptionPolicy::Never));
+        for (form, task) in tasks.iter().zip(&body.tasks) {
+            form.fill(task);
+        }
+        chosen_volumes.set(body.volumes.clone());
+    };
+    // A kind the admins gave a default starts from it, while the first task shows nothing the
+    // user typed (empty, or the default another kind filled in).
+    let filled_image = StoredValue::new(String::new());
+    Effect::new(move |_| {
+        let kd = kind.get();
+        let default = loaded(kind_defaults).into_iter().find(|d| d.kind == kd);
+        let image = tasks[0].image.get_untracked();
+        if let Some(default) = default
+            && (image.is_empty() || filled_image.with_value(|f| *f == image))
+        {
+            for (form, task) in tasks.iter().zip(&default.template.body.tasks) {
+                form.fill(task);
+            }
+            filled_image.set_value(tasks[0].image.get_untracked());
+        }
+    });
 
     let body = move || {
         let schedule = if backfill_enabled() {
@@ -226,6 +327,10 @@ pub fn NewJob() -> impl IntoView {
             never_preempt.get(),
             &tasks,
         )
+        .map(|mut job| {
+            job.volumes = chosen_volumes.get();
+            job
+        })
     };
     let error_of = move |field: String| {
         Signal::derive(move || {
@@ -234,6 +339,27 @@ pub fn NewJob() -> impl IntoView {
             }
             errors.with(|e| e.iter().find(|(f, _)| *f == field).map(|(_, m)| m.clone()))
         })
+    };
+
+    let save_template = move |_| {
+        let Ok(job) = body() else {
+            touched.set(true);
+            toasts.error(i18n.t(k!("form.fixErrors")).to_owned());
+            return;
+        };
+        let write = anteroom_shared::api::templates::TemplateWrite {
+            name: job.name.clone(),
+            description: String::new(),
+            published: false,
+            default_for_kind: false,
+            body: job.into(),
+        };
+        leptos::task::spawn_local(async move {
+            match crate::api::save_template(&write).await {
+                Ok(saved) => toasts.success(i18n.tf(k!("newJob.templateSaved"), &[("name", &saved.name)])),
+                Err(f) => toasts.error(i18n.failure(&f)),
+            }
+        });
     };
 
     // A task whose replicas the kind fixes shows (and sends) one.
@@ -321,7 +447,28 @@ pub fn NewJob() -> impl IntoView {
 
     view! {
         <section class="space-y-6">
-            <PageHeader title=k!("page.newJob.title") description=k!("page.newJob.description") />
+            <PageHeader title=k!("page.newJob.title") description=k!("page.newJob.description")>
+                {move || {
+                    let list = loaded(templates);
+                    (!list.is_empty()).then(|| {
+                        let choices = StoredValue::new(list.clone());
+                        view! {
+                            <label class="space-y-1 text-sm">
+                                <span class="block font-medium">{move || i18n.t(k!("newJob.template"))}</span>
+                                <select id="template-picker" class=INPUT data-testid="template-picker" on:change=move |ev| {
+                                    let id = event_target_value(&ev).parse::<i64>().ok();
+                                    if let Some(t) = choices.with_value(|c| c.iter().find(|t| Some(t.id) == id).cloned()) {
+                                        fill(&t.body);
+                                    }
+                                }>
+                                    <option value="">{move || i18n.t(k!("newJob.templateNone"))}</option>
+                                    {list.into_iter().map(|t| view! { <option value=t.id.to_string()>{t.name.clone()}</option> }).collect_view()}
+                                </select>
+                            </label>
+                        }
+                    })
+                }}
+            </PageHeader>
             <div class="grid gap-6 lg:grid-cols-[1fr_24rem]">
                 <form class=format!("{CARD} space-y-5") on:submit=submit novalidate=true data-testid="job-form">
                     <fieldset class="space-y-2">
@@ -364,6 +511,38 @@ pub fn NewJob() -> impl IntoView {
                             view! { <TaskFields index=i task=task kind=kd form=form models=models defaults=defaults error_of=error_of /> }
                         }).collect_view()
                     }}
+                    {move || {
+                        let offered = loaded(offered_volumes);
+                        (!offered.is_empty()).then(|| view! {
+                            <fieldset class="space-y-2" data-testid="volume-picker">
+                                <legend class="text-sm font-medium text-slate-800">{move || i18n.t(k!("newJob.volumes"))}</legend>
+                                <p class="text-xs text-slate-600">{move || i18n.t(k!("newJob.volumesHelp"))}</p>
+                                {offered.into_iter().map(|v| {
+                                    let id = format!("volume-{}", v.name);
+                                    let label_for = id.clone();
+                                    let name = v.name.clone();
+                                    let checked_name = v.name.clone();
+                                    view! {
+                                        <label class="flex items-start gap-2 text-sm" for=label_for>
+                                            <input type="checkbox" id=id value=v.name.clone()
+                                                prop:checked=move || chosen_volumes.with(|c| c.contains(&checked_name))
+                                                on:change=move |ev| {
+                                                    let on = event_target_checked(&ev);
+                                                    let name = name.clone();
+                                                    chosen_volumes.update(|c| { c.retain(|n| *n != name); if on { c.push(name); } });
+                                                } />
+                                            <span>
+                                                <span class="font-medium">{v.name.clone()}</span>" "
+                                                <code class="text-xs">{v.mount_path.clone()}</code>
+                                                {v.read_only.then(|| view! { " "<span class="text-xs text-slate-600">{move || i18n.t(k!("newJob.readOnly"))}</span> })}
+                                                <span class="block text-xs text-slate-600">{v.description.clone()}</span>
+                                            </span>
+                                        </label>
+                                    }
+                                }).collect_view()}
+                            </fieldset>
+                        })
+                    }}
                     <Show when=backfill_enabled>
                         <fieldset class="space-y-2" data-testid="schedule-type">
                             <legend class="text-sm font-medium text-slate-800">{move || i18n.t(k!("jobs.scheduleType"))}</legend>
@@ -400,9 +579,14 @@ pub fn NewJob() -> impl IntoView {
                             </span>
                         </label>
                     </Show>
-                    <button type="submit" class=BUTTON disabled=move || submitting.get() data-testid="submit-job">
-                        {move || if submitting.get() { i18n.t(k!("newJob.submitting")) } else { i18n.t(k!("newJob.submit")) }}
-                    </button>
+                    <div class="flex flex-wrap gap-2">
+                        <button type="submit" class=BUTTON disabled=move || submitting.get() data-testid="submit-job">
+                            {move || if submitting.get() { i18n.t(k!("newJob.submitting")) } else { i18n.t(k!("newJob.submit")) }}
+                        </button>
+                        <button type="button" class=BUTTON_SECONDARY on:click=save_template data-testid="save-template">
+                            {move || i18n.t(k!("newJob.saveTemplate"))}
+                        </button>
+                    </div>
                 </form>
                 <aside class=format!("{CARD} h-fit space-y-3 lg:sticky lg:top-4") aria-labelledby="preview-title" aria-live="polite" data-testid="preview">
                     <h2 id="preview-title" class="text-lg font-semibold">{move || i18n.t(k!("newJob.previewTitle"))}</h2>
@@ -500,7 +684,18 @@ fn TaskFields(
                     </select>
                 </Field>
                 {input("accelerators", k!("task.acceleratorCount"), None, form.accelerators, false)}
+                {input("shmSize", k!("task.shm"), Some(k!("task.shmHint")), form.shm, false)}
             </div>
+            {
+                let err = error_of(field("env"));
+                view! {
+                    <Field id=id("env") label=k!("task.env") hint=Some(k!("task.envHint")) error=err>
+                        <textarea id=id("env") class=format!("{INPUT} font-mono") rows="3" bind:value=form.env
+                            aria-invalid=move || err.get().is_some().to_string()
+                            aria-describedby=format!("{0}-error {0}-hint", id("env"))></textarea>
+                    </Field>
+                }
+            }
         </fieldset>
     }
 }

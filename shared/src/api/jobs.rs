@@ -103,6 +103,80 @@ pub struct JobBody {
     pub volumes: Vec<String>,
 }
 
+/// `POST /api/v1/jobs/{id}/resubmit` body: what to change from the job's own body; `{}` runs
+/// it again as it was, under a new name (`-r2`, `-r3`… [`next_run_name`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResubmitBody {
+    /// Another name (default: the old one with the next run suffix).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Another queue.
+    #[serde(default)]
+    pub queue: Option<String>,
+    /// Another schedule type.
+    #[serde(default)]
+    pub schedule_type: Option<ScheduleType>,
+    /// Another preemption policy (normal jobs only).
+    #[serde(default)]
+    pub preemption_policy: Option<PreemptionPolicy>,
+    /// Other tasks (all of them).
+    #[serde(default)]
+    pub tasks: Option<Vec<TaskBody>>,
+    /// Other catalogue volumes.
+    #[serde(default)]
+    pub volumes: Option<Vec<String>>,
+}
+
+impl ResubmitBody {
+    /// The body of a new run of `job`: its own body with these changes.
+    pub fn apply_to(&self, job: &Job) -> JobBody {
+        let mut body = job.to_body();
+        body.name = self.name.clone().unwrap_or_else(|| next_run_name(&job.name));
+        if let Some(queue) = &self.queue {
+            body.queue.clone_from(queue);
+        }
+        if let Some(schedule_type) = self.schedule_type {
+            body.schedule_type = schedule_type;
+            if schedule_type == ScheduleType::Backfill {
+                body.preemption_policy = None;
+            }
+        }
+        if self.preemption_policy.is_some() {
+            body.preemption_policy = self.preemption_policy;
+        }
+        if let Some(tasks) = &self.tasks {
+            body.tasks.clone_from(tasks);
+        }
+        if let Some(volumes) = &self.volumes {
+            body.volumes.clone_from(volumes);
+        }
+        body
+    }
+}
+
+/// The name of the next run of a job named `name`: `train` → `train-r2`, `train-r2` →
+/// `train-r3`; cut so that it stays a valid name of at most 63 characters.
+pub fn next_run_name(name: &str) -> String {
+    let (base, run) = match name.rsplit_once("-r") {
+        Some((base, n)) if !base.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+            (base, n.parse::<u64>().map_or(2, |n| n.saturating_add(1)))
+        }
+        _ => (name, 2),
+    };
+    let suffix = format!("-r{run}");
+    let room = 63usize.saturating_sub(suffix.len());
+    let mut base: String = base.chars().take(room).collect();
+    while base.ends_with('-') {
+        base.pop();
+    }
+    if base.is_empty() {
+        base.push_str("job");
+    }
+    base + &suffix
+}
+
 /// A job (`spec/api.md`, the `job` object).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -154,6 +228,28 @@ pub struct Job {
     /// the admins), as resolved when it was submitted.
     #[serde(default)]
     pub volumes: Vec<crate::api::volumes::VolumeChoice>,
+    /// Why it failed, in one line: the first failing pod, Kubernetes' reason and the exit code
+    /// (`Vanished` when it disappeared from the cluster, `CreateFailed` when it could not be
+    /// created there); `null` unless it failed and that is known.
+    #[serde(default)]
+    pub failure: Option<crate::api::pods::JobFailure>,
+}
+
+impl Job {
+    /// The body that submits this job again as it was (same name): its kind, queue, schedule
+    /// type, policy (normal jobs), tasks and catalogue volumes by name. Tolerations are not
+    /// part of a body — they follow from the admin's rules at the next submission.
+    pub fn to_body(&self) -> JobBody {
+        JobBody {
+            name: self.name.clone(),
+            kind: self.kind,
+            queue: self.queue.clone(),
+            schedule_type: self.schedule_type,
+            preemption_policy: (self.schedule_type == ScheduleType::Normal).then_some(self.preemption_policy),
+            tasks: self.tasks.clone(),
+            volumes: self.volumes.iter().map(|v| v.name.clone()).collect(),
+        }
+    }
 }
 
 /// Why a job waits: a stable `code` (`quota`, `queue_capacity`, `blocked_by`,
@@ -328,4 +424,26 @@ pub struct PrequeuedJob {
 pub struct LockBody {
     /// Never preempted before this; `null` unlocks.
     pub until: Option<DateTime<Utc>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_run_name;
+
+    #[test]
+    fn a_run_again_gets_the_next_run_suffix_within_the_name_rules() {
+        assert_eq!(next_run_name("train"), "train-r2");
+        assert_eq!(next_run_name("train-r2"), "train-r3");
+        assert_eq!(next_run_name("train-r9"), "train-r10");
+        // Not a run suffix: kept, and a suffix added.
+        assert_eq!(next_run_name("my-run"), "my-run-r2");
+        assert_eq!(next_run_name("a-r"), "a-r-r2");
+        let long = "x".repeat(63);
+        let next = next_run_name(&long);
+        assert_eq!(next.len(), 63);
+        assert!(next.ends_with("-r2"));
+        // A cut never leaves a dash before the suffix.
+        let dashed = format!("{}-{}", "y".repeat(59), "zzz");
+        assert_eq!(next_run_name(&dashed), format!("{}-r2", "y".repeat(59)));
+    }
 }

@@ -242,7 +242,7 @@ impl KubeApi {
 /// (a Volcano CRD not installed), the namespace or the API path is missing. The apiserver names
 /// the missing object in `details.name`; a missing CRD answers a bare 404 (often not even a
 /// `Status`) without it.
-fn is_not_found(status: &Status, name: &str) -> bool {
+pub(super) fn is_not_found(status: &Status, name: &str) -> bool {
     status.code == 404 && status.reason == "NotFound" && status.details.as_ref().is_some_and(|d| d.name == name)
 }
 

@@ -24,6 +24,11 @@
 //!   type may get a `priorityClassName` (settings), on the job (its PodGroup) and on its pods,
 //!   and a normal job whose policy is `Never` a class of its own (one with `preemptionPolicy:
 //!   Never`), so the cluster does not preempt for it what Anteroom would not;
+//! - a notebook (jupyter, webide) gets Volcano's `svc` plugin — its pod has a DNS name under
+//!   the job's headless service, where Anteroom's proxy reaches it (`crate::notebooks`) — and
+//!   `ANTEROOM_BASE_URL=/jobs/<id>/open/`; Jupyter also `NOTEBOOK_ARGS` (read by the Jupyter
+//!   Docker Stacks' start script: that base URL, no token, no password — only Anteroom reaches
+//!   the pod, `deploy/65-networkpolicy-notebooks.yaml`), unless the task sets its own;
 //! - a task with shared memory (`TaskBody::effective_shm`: a quarter of the memory for PyTorch
 //!   and TensorFlow by default) mounts a memory-backed `emptyDir` (`sizeLimit` that size, part
 //!   of its memory) at `/dev/shm`, as the seed's Volcano example does;
@@ -226,7 +231,7 @@ pub fn volcano_job(spec: &JobSpec, settings: &ManifestSettings) -> VolcanoJob {
                         image: Some(task.image.clone()),
                         command: (!task.command.is_empty()).then(|| task.command.clone()),
                         resources: Some(requirements(&task.resources)),
-                        env: container_env(task),
+                        env: container_env(spec, task),
                         volume_mounts: volume_mounts(task),
                         image_pull_policy: settings.image_pull_policy.map(|p| p.as_str().to_owned()),
                         security_context: Some(SecurityContext {
@@ -341,7 +346,11 @@ fn plugins(kind: JobKind, gang_size: u32) -> Option<BTreeMap<String, Vec<String>
             plugins.insert("svc".to_owned(), Vec::new());
             plugins.insert("env".to_owned(), Vec::new());
         }
-        JobKind::Custom | JobKind::Jupyter | JobKind::Webide => return None,
+        JobKind::Jupyter | JobKind::Webide => {
+            // The headless service gives the notebook pod the DNS name the proxy reaches it at.
+            plugins.insert("svc".to_owned(), Vec::new());
+        }
+        JobKind::Custom => return None,
     }
     Some(plugins)
 }
@@ -351,26 +360,32 @@ fn plugins(kind: JobKind, gang_size: u32) -> Option<BTreeMap<String, Vec<String>
 /// to `all`), such a container would otherwise see every GPU of its node, outside any quota.
 /// The device plugin sets the variable itself for containers that do get GPUs.
 /// The body's variables come first, in its order (validation refuses the names Anteroom sets).
-fn container_env(task: &TaskSpec) -> Option<Vec<EnvVar>> {
-    let mut env: Vec<EnvVar> = task
-        .env
-        .iter()
-        .map(|v| EnvVar {
-            name: v.name.clone(),
-            value: Some(v.value.clone()),
-            ..EnvVar::default()
-        })
-        .collect();
+fn container_env(spec: &JobSpec, task: &TaskSpec) -> Option<Vec<EnvVar>> {
+    let plain = |name: &str, value: String| EnvVar {
+        name: name.to_owned(),
+        value: Some(value),
+        ..EnvVar::default()
+    };
+    let mut env: Vec<EnvVar> = Vec::new();
+    if matches!(spec.kind, JobKind::Jupyter | JobKind::Webide) {
+        // Reached only through Anteroom's proxy at this path (`notebooks`), which checks who
+        // opens it: the server runs under that base URL and without a token of its own.
+        let base = crate::notebooks::base_path(spec.id);
+        env.push(plain("ANTEROOM_BASE_URL", base.clone()));
+        if spec.kind == JobKind::Jupyter && !task.env.iter().any(|v| v.name == "NOTEBOOK_ARGS") {
+            env.push(plain(
+                "NOTEBOOK_ARGS",
+                format!("--ServerApp.base_url={base} --IdentityProvider.token= --ServerApp.password="),
+            ));
+        }
+    }
+    env.extend(task.env.iter().map(|v| plain(&v.name, v.value.clone())));
     let asks_for_gpus = task
         .resources
         .iter()
         .any(|(name, quantity)| name.starts_with(NVIDIA_RESOURCE_PREFIX) && quantity.milli() > 0);
     if !asks_for_gpus {
-        env.push(EnvVar {
-            name: "NVIDIA_VISIBLE_DEVICES".to_owned(),
-            value: Some("void".to_owned()),
-            ..EnvVar::default()
-        });
+        env.push(plain("NVIDIA_VISIBLE_DEVICES", "void".to_owned()));
     }
     (!env.is_empty()).then_some(env)
 }

@@ -12,6 +12,8 @@
 //!   status and broadcasts it when phase or nodes changed; a job is `Gone` once its object and
 //!   its last pod have disappeared.
 //! - The watch tasks belong to the [`KubeCluster`]: dropping it aborts them.
+//! - What a person reads about one job — its pods, their events, a log — is read on demand
+//!   ([`diagnosis`]): neither events nor full pods are worth a cluster-wide cache.
 //!
 //! What the adapter sends is [`API_REQUESTS`] (its tests check every request they see against
 //! it, and one test drives every code path to see every row); [`REQUIRED_PERMISSIONS`] and
@@ -19,6 +21,7 @@
 
 pub mod api;
 pub mod crd;
+pub mod diagnosis;
 pub mod manifest;
 pub mod permissions;
 pub mod state;
@@ -49,9 +52,14 @@ use self::crd::{VolcanoJob, VolcanoQueue};
 use self::manifest::{JOB_UID_LABEL, PREEMPTABLE_KEY};
 pub use self::permissions::{API_REQUESTS, ApiRequest, Permission, PermissionScope, REQUIRED_PERMISSIONS};
 use self::status_sync::{StatusSync, SyncInner};
-use super::{Cluster, ClusterError, ClusterQueue, JobEvent, JobSpec, JobStatus, LogRequest, LogStream, is_same_job, job_id_of};
-use anteroom_shared::api::pods::JobPods;
+use super::{
+    Cluster, ClusterError, ClusterQueue, JobEvent, JobSpec, JobStatus, LogRequest, LogStream, cluster_name,
+    is_same_job, job_id_of,
+};
+use crate::cluster::NotebookTarget;
 use crate::prequeue::{JobId, NodeSnapshot};
+use anteroom_shared::api::pods::JobPods;
+use anteroom_shared::scheduling::JobKind;
 
 /// How long a read waits for a cache that has not synced yet before answering `Unavailable`.
 const SYNC_WAIT: Duration = Duration::from_secs(10);
@@ -378,19 +386,40 @@ impl Cluster for KubeCluster {
             )
     }
 
+    /// Pods and events are read from the apiserver ([`KubeApi::job_pods`]); the Volcano Job
+    /// cache only says, when the job is there and this one (uid), which uid names its PodGroup
+    /// and in which order its tasks come. Waiting for that cache rather than reading it
+    /// unsynced: an unsynced cache would silently drop the Job's and PodGroup's events.
     async fn pods(&self, id: JobId, cluster_uid: &str) -> Result<JobPods, ClusterError> {
-        let _ = (id, cluster_uid);
-        Err(ClusterError::Unavailable("TODO(kube diagnosis)".into()))
+        self.synced(&self.jobs, "jobs").await?;
+        let known = self
+            .jobs
+            .get(&ObjectRef::new(&cluster_name(id)).within(self.api.namespace()))
+            .filter(|job| is_same_job(cluster_uid, job.labels().get(JOB_UID_LABEL).map(String::as_str)))
+            .map(|job| diagnosis::KnownJob {
+                uid: job.metadata.uid.clone(),
+                tasks: job.spec.tasks.iter().map(|t| t.name.clone()).collect(),
+            });
+        self.api.job_pods(id, cluster_uid, known.as_ref()).await
     }
 
     async fn logs(&self, id: JobId, cluster_uid: &str, request: &LogRequest) -> Result<String, ClusterError> {
-        let _ = (id, cluster_uid, request);
-        Err(ClusterError::Unavailable("TODO(kube diagnosis)".into()))
+        self.api.pod_log(id, cluster_uid, request).await
     }
 
     async fn follow_logs(&self, id: JobId, cluster_uid: &str, request: &LogRequest) -> Result<LogStream, ClusterError> {
-        let _ = (id, cluster_uid, request);
-        Err(ClusterError::Unavailable("TODO(kube diagnosis)".into()))
+        self.api.follow_pod_log(id, cluster_uid, request).await
+    }
+
+    /// The notebook pod's name under the job's headless service (Volcano's `svc` plugin, which
+    /// the manifest turns on for notebooks): `ar-<id>-<task>-0.ar-<id>.<namespace>.svc`.
+    fn notebook_target(&self, id: JobId, kind: JobKind, task: &str) -> NotebookTarget {
+        let job = crate::cluster::cluster_name(id);
+        NotebookTarget::Http(format!(
+            "http://{job}-{task}-0.{job}.{}.svc:{}",
+            self.api.namespace(),
+            crate::cluster::notebook_port(kind)
+        ))
     }
 
     async fn queues(&self) -> Result<Vec<ClusterQueue>, ClusterError> {

@@ -34,7 +34,8 @@ pub struct Permission {
 ///
 /// Least privilege: reads that must see the whole cluster (nodes, queues, every pod's requests)
 /// are cluster-wide; writes are namespaced wherever the object is (jobs, pods), so Anteroom
-/// cannot touch other tenants' workloads. The one cluster-wide write is cordoning a node
+/// cannot touch other tenants' workloads; so are the reads about one job (its pods' states and
+/// logs, its events), so other tenants' logs and events stay out of reach. The one cluster-wide write is cordoning a node
 /// (`patch nodes`), an admin action of the API. Nothing is granted for a feature not built yet
 /// (the watcher's leader lease lives in the database).
 pub const REQUIRED_PERMISSIONS: &[Permission] = &[
@@ -69,10 +70,25 @@ pub const REQUIRED_PERMISSIONS: &[Permission] = &[
     Permission {
         api_group: "",
         resource: "pods",
-        verbs: &["delete", "patch"],
+        verbs: &["delete", "get", "list", "patch"],
         scope: PermissionScope::Namespace,
         why: "give a deleted job's pods exactly the preemption grace period; mark a job's pods \
-              volcano.sh/preemptable as its lock and minimum runtime say",
+              volcano.sh/preemptable as its lock and minimum runtime say; list a job's pods with \
+              their full states, and get one to check it is the job's before reading its log",
+    },
+    Permission {
+        api_group: "",
+        resource: "pods/log",
+        verbs: &["get"],
+        scope: PermissionScope::Namespace,
+        why: "a job's pod log, as it is and followed",
+    },
+    Permission {
+        api_group: "",
+        resource: "events",
+        verbs: &["list"],
+        scope: PermissionScope::Namespace,
+        why: "the events of a job's pods, its PodGroup and its Volcano Job (why it is pending or failed)",
     },
 ];
 
@@ -126,6 +142,22 @@ pub const API_REQUESTS: &[ApiRequest] = &[
     request("list", "", "pods", PermissionScope::Cluster, "pod reflector"),
     request("watch", "", "pods", PermissionScope::Cluster, "pod reflector"),
     request("delete", "", "pods", PermissionScope::Namespace, "KubeApi::delete_job"),
+    request("list", "", "pods", PermissionScope::Namespace, "KubeApi::job_pods"),
+    request(
+        "get",
+        "",
+        "pods",
+        PermissionScope::Namespace,
+        "KubeApi::pod_log and KubeApi::follow_pod_log, checking the pod is the job's",
+    ),
+    request(
+        "get",
+        "",
+        "pods/log",
+        PermissionScope::Namespace,
+        "KubeApi::pod_log, KubeApi::follow_pod_log",
+    ),
+    request("list", "", "events", PermissionScope::Namespace, "KubeApi::job_pods"),
     request(
         "patch",
         "",

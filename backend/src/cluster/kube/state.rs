@@ -6,10 +6,12 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use anteroom_shared::api::pods::JobFailure;
 use anteroom_shared::scheduling::{JobPhase, Quantity, ResourceList};
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::{
-    Container, Node, NodeSpec, NodeStatus, Pod, PodSpec, PodStatus, ResourceRequirements,
+    Container, ContainerState, ContainerStateTerminated, ContainerStatus, Node, NodeSpec, NodeStatus, Pod, PodSpec,
+    PodStatus, ResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -200,17 +202,28 @@ pub fn job_phase(job: &VolcanoJob) -> JobPhase {
 
 /// The status of an Anteroom Volcano Job whose pods are `pods` (any order): phase, the
 /// sorted, deduplicated names of the nodes they are bound to, the earliest start of its pods,
-/// Volcano's reason when it failed, and the job uid it is labelled with (status sync applies
-/// it only to the job with that uid). `None` for a job not named `ar-<id>`.
+/// Volcano's reason when it failed and, then, its first failing pod (by name, so the answer does
+/// not depend on the order of the cache; [`pod_failure`]), and the job uid it is labelled with
+/// (status sync applies it only to the job with that uid). `None` for a job not named `ar-<id>`.
 pub fn job_status<'a>(
     job: &VolcanoJob,
     pods: impl IntoIterator<Item = &'a Pod>,
     observed_at: DateTime<Utc>,
 ) -> Option<JobStatus> {
     let job_id = job_id_of(&job.name_any())?;
+    let phase = job_phase(job);
     let mut nodes = Vec::new();
     let mut started_at: Option<DateTime<Utc>> = None;
+    let mut failed: Option<(String, JobFailure)> = None;
     for pod in pods {
+        if is_failed_phase(phase)
+            && let Some(failure) = pod_failure(pod)
+        {
+            let name = pod.name_any();
+            if failed.as_ref().is_none_or(|(first, _)| name < *first) {
+                failed = Some((name, failure));
+            }
+        }
         if let Some(node) = pod
             .spec
             .as_ref()
@@ -225,7 +238,6 @@ pub fn job_status<'a>(
     }
     nodes.sort();
     nodes.dedup();
-    let phase = job_phase(job);
     Some(JobStatus {
         job_id,
         phase,
@@ -234,8 +246,46 @@ pub fn job_status<'a>(
         started_at,
         failure: failure_of(job, phase),
         cluster_uid: job.labels().get(JOB_UID_LABEL).cloned(),
-        // TODO(kube diagnosis): the first failing pod from the pod cache.
-        failed_pod: None,
+        failed_pod: failed.map(|(_, failure)| failure),
+    })
+}
+
+/// Whether Anteroom reports why a job in `phase` failed: it ended badly, or is on its way
+/// there (`Aborting`). A job that completed, runs or waits has nothing to explain.
+pub fn is_failed_phase(phase: JobPhase) -> bool {
+    matches!(
+        phase,
+        JobPhase::Failed | JobPhase::Aborted | JobPhase::Aborting | JobPhase::Terminated
+    )
+}
+
+/// Why one pod failed, if it did: its phase is `Failed` or one of its containers (an init
+/// container included) exited non-zero. The reason is the pod's own (`Evicted`,
+/// `DeadlineExceeded`: a cause, where the container's `Error` is only the symptom), else the
+/// container's (`OOMKilled`, `Error`…), else `Error`; the exit code is that container's.
+/// Reads only what [`slim_pod`] keeps, so it answers the same for a cached pod.
+pub fn pod_failure(pod: &Pod) -> Option<JobFailure> {
+    let status = pod.status.as_ref()?;
+    let terminated = |statuses: &Option<Vec<ContainerStatus>>| -> Option<ContainerStateTerminated> {
+        statuses
+            .iter()
+            .flatten()
+            .filter_map(|c| c.state.as_ref()?.terminated.as_ref())
+            .find(|t| t.exit_code != 0)
+            .cloned()
+    };
+    let container = terminated(&status.container_statuses).or_else(|| terminated(&status.init_container_statuses));
+    if container.is_none() && status.phase.as_deref() != Some("Failed") {
+        return None;
+    }
+    let words = |s: Option<&String>| s.map(|s| s.trim()).filter(|s| !s.is_empty()).map(str::to_owned);
+    let reason = words(status.reason.as_ref())
+        .or_else(|| words(container.as_ref().and_then(|t| t.reason.as_ref())))
+        .unwrap_or_else(|| "Error".to_owned());
+    Some(JobFailure {
+        pod: Some(pod.name_any()),
+        reason,
+        exit_code: container.map(|t| t.exit_code),
     })
 }
 
@@ -275,10 +325,7 @@ pub fn pod_started_at(pod: &Pod) -> Option<DateTime<Utc>> {
 /// way there): `reason: message` from `status.state`, either alone if the other is empty.
 /// `None` for a job that runs or completed, or when Volcano gave no words.
 pub fn failure_of(job: &VolcanoJob, phase: JobPhase) -> Option<String> {
-    if !matches!(
-        phase,
-        JobPhase::Failed | JobPhase::Aborted | JobPhase::Aborting | JobPhase::Terminated
-    ) {
+    if !is_failed_phase(phase) {
         return None;
     }
     let state = job.status.as_ref()?.state.as_ref()?;
@@ -290,9 +337,11 @@ pub fn failure_of(job: &VolcanoJob, phase: JobPhase) -> Option<String> {
 }
 
 /// Keeps only what Anteroom reads from a pod (labels, deletion timestamp, node, requests,
-/// phase, and when it started), so a cluster-wide pod cache stays small. The start is kept as
-/// `status.startTime` = [`pod_started_at`] of the full pod, so reading the slim pod gives the
-/// same answer without its container statuses.
+/// phase, when it started, and why it failed), so a cluster-wide pod cache stays small. The
+/// start is kept as `status.startTime` = [`pod_started_at`] of the full pod, so reading the
+/// slim pod gives the same answer without its container states; of those only what
+/// [`pod_failure`] reads is kept — `status.reason` and, per container that exited non-zero,
+/// its name, reason and exit code — never a message, which can be long.
 pub fn slim_pod(pod: &mut Pod) {
     pod.metadata.managed_fields = None;
     pod.metadata.annotations = None;
@@ -321,8 +370,33 @@ pub fn slim_pod(pod: &mut Pod) {
     }
     let started_at = pod_started_at(pod);
     if let Some(status) = pod.status.take() {
+        let slim_terminated = |statuses: Option<Vec<ContainerStatus>>| {
+            let kept: Vec<ContainerStatus> = statuses
+                .into_iter()
+                .flatten()
+                .filter_map(|c| {
+                    let t = c.state?.terminated?;
+                    (t.exit_code != 0).then(|| ContainerStatus {
+                        name: c.name,
+                        state: Some(ContainerState {
+                            terminated: Some(ContainerStateTerminated {
+                                exit_code: t.exit_code,
+                                reason: t.reason,
+                                ..ContainerStateTerminated::default()
+                            }),
+                            ..ContainerState::default()
+                        }),
+                        ..ContainerStatus::default()
+                    })
+                })
+                .collect();
+            (!kept.is_empty()).then_some(kept)
+        };
         pod.status = Some(PodStatus {
             phase: status.phase,
+            reason: None,
+            container_statuses: slim_terminated(status.container_statuses),
+            init_container_statuses: slim_terminated(status.init_container_statuses),
             start_time: started_at.and_then(|at| {
                 k8s_openapi::jiff::Timestamp::new(at.timestamp(), i32::try_from(at.timestamp_subsec_nanos()).ok()?)
                     .ok()

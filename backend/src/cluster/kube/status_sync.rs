@@ -1,10 +1,12 @@
 //! Status sync: turns changes of the caches (our Volcano Jobs and their pods) into the
 //! [`JobEvent`]s the rest of Anteroom consumes — a job's phase, nodes, start and failure as
-//! Volcano reports them, and `Gone` once its object and its last pod have left.
+//! Volcano reports them (with its first failing pod), and `Gone` once its object and its last
+//! pod have left.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
+use anteroom_shared::api::pods::JobFailure;
 use anteroom_shared::scheduling::JobPhase;
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::Pod;
@@ -29,8 +31,16 @@ pub(super) struct StatusSync {
     pub(super) inner: Mutex<SyncInner>,
 }
 
-/// What was last reported of a job: a change in any of it is an event.
-type Reported = (JobPhase, Vec<String>, Option<DateTime<Utc>>, Option<String>);
+/// What was last reported of a job: a change in any of it is an event. The failing pod is part
+/// of it: the pod watch and the job watch are separate streams, so Volcano's `Failed` may
+/// arrive before the pod's terminated container that says why.
+type Reported = (
+    JobPhase,
+    Vec<String>,
+    Option<DateTime<Utc>>,
+    Option<String>,
+    Option<JobFailure>,
+);
 
 #[derive(Default)]
 pub(super) struct SyncInner {
@@ -40,10 +50,15 @@ pub(super) struct SyncInner {
     /// job's, or after a restart of Volcano's controller), but when the job started does not
     /// change: it is kept until the job is gone.
     started: HashMap<JobId, DateTime<Utc>>,
+    /// The failing pod last seen per failed job: a failed job's pods may be deleted before the
+    /// job (a foreground delete removes them first), and why it failed does not change with
+    /// that. Forgotten when the job is gone or reads as not failed (re-created).
+    failed_pod: HashMap<JobId, JobFailure>,
 }
 
 impl SyncInner {
-    /// `status` with its start merged with the earliest start seen before (and remembered).
+    /// `status` with its start merged with the earliest start seen before (and remembered), and
+    /// — failed without a failing pod in the cache any more — the one seen before.
     fn merge_start(&mut self, mut status: JobStatus) -> JobStatus {
         let earliest = match (self.started.get(&status.job_id).copied(), status.started_at) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -53,12 +68,20 @@ impl SyncInner {
             self.started.insert(status.job_id, at);
         }
         status.started_at = earliest;
+        if !state::is_failed_phase(status.phase) {
+            self.failed_pod.remove(&status.job_id);
+        } else if let Some(failure) = &status.failed_pod {
+            self.failed_pod.insert(status.job_id, failure.clone());
+        } else {
+            status.failed_pod = self.failed_pod.get(&status.job_id).cloned();
+        }
         status
     }
 }
 
 impl StatusSync {
-    /// `status` with the earliest start this sync has seen for the job.
+    /// `status` with the earliest start this sync has seen for the job, and the failing pod it
+    /// last saw while the job failed.
     pub(super) fn remember_start(&self, status: JobStatus) -> JobStatus {
         match self.inner.lock() {
             Ok(mut inner) => inner.merge_start(status),
@@ -144,6 +167,7 @@ impl StatusSync {
                     status.nodes.clone(),
                     status.started_at,
                     status.failure.clone(),
+                    status.failed_pod.clone(),
                 );
                 if inner.reported.get(&id) != Some(&key) {
                     inner.reported.insert(id, key);
@@ -154,6 +178,7 @@ impl StatusSync {
             // reported it.
             None if pods.is_empty() && inner.reported.remove(&id).is_some() => {
                 inner.started.remove(&id);
+                inner.failed_pod.remove(&id);
                 let _ = self.sender.send(JobEvent::Gone {
                     job_id: id,
                     observed_at: Utc::now(),

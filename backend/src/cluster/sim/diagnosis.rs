@@ -86,6 +86,16 @@ struct PodState {
     finished_at: Option<DateTime<Utc>>,
 }
 
+/// When the job fails, if it does: its failing task's index, the exit code and the instant
+/// (its start plus that task's runtime). Fixed by the spec and the start, whatever the phase
+/// says yet — a step that lags does not change what a pod showed or a log wrote.
+fn failure_at(job: &SimJob, default_runtime: u64) -> Option<(usize, i32, DateTime<Utc>)> {
+    let (runtime, failing) = job_outcome(&job.spec, default_runtime);
+    let (task, code) = failing?;
+    let at = after(job.started_at?, runtime?)?;
+    Some((task, code, at))
+}
+
 fn pod_state(job: &SimJob, task: &str, now: DateTime<Utc>, default_runtime: u64) -> PodState {
     let spec = job.spec.tasks.iter().find(|t| t.name == task);
     let outcome = spec.map(|t| task_outcome(job.spec.kind, &t.command, default_runtime));
@@ -93,8 +103,6 @@ fn pod_state(job: &SimJob, task: &str, now: DateTime<Utc>, default_runtime: u64)
         (Some(start), Some(secs)) => after(start, secs),
         _ => None,
     };
-    let (_, failing) = job_outcome(&job.spec, default_runtime);
-    let failing_task = failing.map(|(i, _)| job.spec.tasks[i].name.as_str());
     let ended = |end: DateTime<Utc>| PodState {
         phase: "Succeeded",
         reason: Some("Completed"),
@@ -102,25 +110,33 @@ fn pod_state(job: &SimJob, task: &str, now: DateTime<Utc>, default_runtime: u64)
         exit_code: Some(0),
         finished_at: Some(end),
     };
-    match job.phase {
-        SimPhase::Failed if failing_task == Some(task) => PodState {
-            phase: "Failed",
-            reason: Some("Error"),
-            message: None,
-            exit_code: failing.map(|(_, code)| code),
-            finished_at: job.finishes_at,
-        },
-        SimPhase::Failed => match own_end {
-            Some(end) if job.finishes_at.is_some_and(|f| end <= f) => ended(end),
-            _ => PodState {
+    if let Some((index, code, at)) = failure_at(job, default_runtime)
+        && (at <= now || job.phase == SimPhase::Failed)
+    {
+        let failing_task = job.spec.tasks[index].name.as_str();
+        return if failing_task == task {
+            PodState {
                 phase: "Failed",
-                reason: Some("Terminated"),
-                message: failing_task.map(|t| format!("stopped when task {t} failed")),
-                exit_code: Some(SIGTERM_EXIT),
-                finished_at: job.finishes_at,
-            },
-        },
-        SimPhase::Completed => ended(own_end.or(job.finishes_at).unwrap_or(now)),
+                reason: Some("Error"),
+                message: None,
+                exit_code: Some(code),
+                finished_at: Some(at),
+            }
+        } else {
+            match own_end {
+                Some(end) if end <= at => ended(end),
+                _ => PodState {
+                    phase: "Failed",
+                    reason: Some("Terminated"),
+                    message: Some(format!("stopped when task {failing_task} failed")),
+                    exit_code: Some(SIGTERM_EXIT),
+                    finished_at: Some(at),
+                },
+            }
+        };
+    }
+    match job.phase {
+        SimPhase::Completed | SimPhase::Failed => ended(own_end.or(job.finishes_at).unwrap_or(now)),
         SimPhase::Terminating => PodState {
             phase: "Running",
             reason: Some("Terminating"),
@@ -195,8 +211,8 @@ pub fn unschedulable_message(task: &TaskSpec, nodes: &[NodeSnapshot]) -> String 
 pub fn events(job: &SimJob, nodes: &[NodeSnapshot], now: DateTime<Utc>, default_runtime: u64) -> Vec<ClusterEventView> {
     let id = job.spec.id;
     let mut out = Vec::new();
-    let event = |object: String, warning: bool, reason: &str, message: String, first: Option<DateTime<Utc>>| {
-        ClusterEventView {
+    let event =
+        |object: String, warning: bool, reason: &str, message: String, first: Option<DateTime<Utc>>| ClusterEventView {
             object,
             event_type: if warning { "Warning" } else { "Normal" }.to_owned(),
             reason: reason.to_owned(),
@@ -204,8 +220,7 @@ pub fn events(job: &SimJob, nodes: &[NodeSnapshot], now: DateTime<Utc>, default_
             count: 1,
             first_at: first,
             last_at: first,
-        }
-    };
+        };
     if job.phase == SimPhase::Pending {
         for task in &job.spec.tasks {
             if task.replicas == 0 {
@@ -258,7 +273,10 @@ pub fn events(job: &SimJob, nodes: &[NodeSnapshot], now: DateTime<Utc>, default_
                 object,
                 true,
                 "Failed",
-                format!("Error: container exited with code {}", view.exit_code.unwrap_or_default()),
+                format!(
+                    "Error: container exited with code {}",
+                    view.exit_code.unwrap_or_default()
+                ),
                 view.finished_at,
             )),
             (_, Some("Terminating" | "Terminated")) => out.push(event(
@@ -295,20 +313,22 @@ impl PodLog {
     /// pending job's pods have not started: they have no log yet, `Some` of an empty log is
     /// not what Kubernetes says either — it refuses).
     pub fn of(job: &SimJob, pod: &str, default_runtime: u64) -> Option<PodLog> {
-        let placed = job.pods.iter().find(|p| pod_name(job.spec.id, &p.task, p.replica) == pod)?;
+        let placed = job
+            .pods
+            .iter()
+            .find(|p| pod_name(job.spec.id, &p.task, p.replica) == pod)?;
         let task = job.spec.tasks.iter().find(|t| t.name == placed.task)?;
         let started = job.started_at?;
         let outcome = task_outcome(job.spec.kind, &task.command, default_runtime);
-        let (_, failing) = job_outcome(&job.spec, default_runtime);
         let own_end = outcome.runtime.and_then(|secs| after(started, secs));
         let mut exit = own_end.map(|end| (end, outcome.exit_code));
         let mut stopped_at = None;
-        // The job ended before this pod would have: a failure elsewhere stopped it.
-        if let (Some(end), Some(_)) = (job.finishes_at, failing)
-            && matches!(job.phase, SimPhase::Failed)
-            && exit.is_none_or(|(own, _)| own > end)
+        // The job fails before this pod would end: the failure stops it (fixed by the spec,
+        // whatever the phase says yet, so no line written changes).
+        if let Some((_, _, at)) = failure_at(job, default_runtime)
+            && exit.is_none_or(|(own, _)| own > at)
         {
-            exit = Some((end, SIGTERM_EXIT));
+            exit = Some((at, SIGTERM_EXIT));
         }
         if job.phase == SimPhase::Terminating {
             // Deleted while running: it says nothing more once stopped.
@@ -372,7 +392,12 @@ impl PodLog {
     pub fn line(&self, i: u64, now: DateTime<Utc>) -> String {
         let running = self.running_lines(now);
         let text = match i {
-            0 => format!("{} [anteroom-sim] pod {} started on node {}", stamp(self.started), self.pod, self.node),
+            0 => format!(
+                "{} [anteroom-sim] pod {} started on node {}",
+                stamp(self.started),
+                self.pod,
+                self.node
+            ),
             1 => format!(
                 "{} [anteroom-sim] image {}, command: {}",
                 stamp(self.started),
@@ -413,6 +438,25 @@ impl PodLog {
         }
         lines.reverse();
         lines.concat()
+    }
+}
+
+impl PodLog {
+    /// Lines `from..` at `now` in order, as many whole lines as fit in `limit_bytes`, and the
+    /// line to go on from: what a follower sends next (never a line skipped, never one twice).
+    pub fn next_lines(&self, from: u64, now: DateTime<Utc>, limit_bytes: u64) -> (String, u64) {
+        let count = self.line_count(now);
+        let mut out = String::new();
+        let mut next = from;
+        while next < count {
+            let line = self.line(next, now);
+            if (out.len() + line.len()) as u64 > limit_bytes {
+                break;
+            }
+            out.push_str(&line);
+            next += 1;
+        }
+        (out, next)
     }
 }
 

@@ -33,11 +33,12 @@ use tokio::sync::{Mutex, MutexGuard, Notify, broadcast};
 
 use self::state::{Changes, SimState, Timing};
 use super::clock::Clock;
-use super::{Cluster, ClusterError, ClusterQueue, JobEvent, JobSpec, JobStatus, LogRequest, LogStream};
+use super::{Cluster, ClusterError, ClusterQueue, JobEvent, JobSpec, JobStatus, LogRequest, LogStream, NotebookTarget};
+use crate::prequeue::{JobId, NodeSnapshot};
 use anteroom_shared::api::pods::JobPods;
+use anteroom_shared::scheduling::JobKind;
 use axum::body::Bytes;
 use futures::StreamExt;
-use crate::prequeue::{JobId, NodeSnapshot};
 
 /// How often the background task advances the simulation when nothing wakes it.
 const TICK: Duration = Duration::from_millis(250);
@@ -70,6 +71,8 @@ pub struct SimSettings {
     pub nodes_file: Option<PathBuf>,
     /// Runtimes and termination grace.
     pub timing: Timing,
+    /// Where notebooks answer (`sim_notebook_upstream`); `None`: a page saying so.
+    pub notebook_upstream: Option<String>,
 }
 
 impl SimSettings {
@@ -82,6 +85,7 @@ impl SimSettings {
                 termination_grace_seconds: config.sim_termination_grace_seconds,
                 finished_retention_seconds: config.sim_finished_retention_seconds,
             },
+            notebook_upstream: config.sim_notebook_upstream.clone(),
         })
     }
 }
@@ -96,6 +100,8 @@ pub struct SimulatedCluster {
     wake: Arc<Notify>,
     /// Itself, for streams that outlive a call (a followed log).
     self_ref: Weak<SimulatedCluster>,
+    /// Where its notebooks answer (`sim_notebook_upstream`).
+    notebook_upstream: Option<String>,
 }
 
 /// What the lock guards.
@@ -127,6 +133,7 @@ impl SimulatedCluster {
             events: broadcast::channel(4096).0,
             wake: Arc::new(Notify::new()),
             self_ref: self_ref.clone(),
+            notebook_upstream: settings.notebook_upstream,
         }))
     }
 
@@ -193,12 +200,26 @@ impl SimulatedCluster {
             .map(|job| (job, nodes, now)))
     }
 
-    /// The log of `request.pod` of job `id` at the clock's now.
-    async fn pod_log(&self, id: JobId, cluster_uid: &str, pod: &str) -> Result<(diagnosis::PodLog, DateTime<Utc>), ClusterError> {
+    /// The log of `pod` of job `id` at the clock's now; `None` while the pod waits to be
+    /// placed (it exists, and has written nothing yet).
+    async fn pod_log(
+        &self,
+        id: JobId,
+        cluster_uid: &str,
+        pod: &str,
+    ) -> Result<(Option<diagnosis::PodLog>, DateTime<Utc>), ClusterError> {
         let not_found = || ClusterError::PodNotFound(pod.to_owned());
         let (job, _, now) = self.job_view(id, cluster_uid).await?.ok_or_else(not_found)?;
+        if job.phase == state::SimPhase::Pending {
+            let exists = job
+                .spec
+                .tasks
+                .iter()
+                .any(|t| (0..t.replicas).any(|r| anteroom_shared::api::pods::pod_name(id, &t.name, r) == pod));
+            return if exists { Ok((None, now)) } else { Err(not_found()) };
+        }
         let log = diagnosis::PodLog::of(&job, pod, self.timing.default_runtime_seconds).ok_or_else(not_found)?;
-        Ok((log, now))
+        Ok((Some(log), now))
     }
 
     /// Advances the simulation to the clock's now (tests call this directly).
@@ -332,17 +353,25 @@ impl Cluster for SimulatedCluster {
 
     async fn logs(&self, id: JobId, cluster_uid: &str, request: &LogRequest) -> Result<String, ClusterError> {
         let (log, now) = self.pod_log(id, cluster_uid, &request.pod).await?;
-        Ok(log.text(0, now, request.tail_lines, request.limit_bytes))
+        Ok(log
+            .map(|log| log.text(0, now, request.tail_lines, request.limit_bytes))
+            .unwrap_or_default())
     }
 
     /// Polls the job once a second and sends the lines written since, until the pod ended or
-    /// `limit_bytes` were sent.
+    /// `limit_bytes` were sent; a pod still waiting to be placed is waited for.
     async fn follow_logs(&self, id: JobId, cluster_uid: &str, request: &LogRequest) -> Result<LogStream, ClusterError> {
         let (log, now) = self.pod_log(id, cluster_uid, &request.pod).await?;
-        let first = log.text(0, now, request.tail_lines, request.limit_bytes);
+        let first = log
+            .as_ref()
+            .map(|log| log.text(0, now, request.tail_lines, request.limit_bytes))
+            .unwrap_or_default();
         let sent = first.len() as u64;
-        let next = log.line_count(now);
-        let cluster = self.self_ref.upgrade().ok_or_else(|| ClusterError::Unavailable("shutting down".into()))?;
+        let next = log.as_ref().map_or(0, |log| log.line_count(now));
+        let cluster = self
+            .self_ref
+            .upgrade()
+            .ok_or_else(|| ClusterError::Unavailable("shutting down".into()))?;
         let follow = FollowState {
             cluster,
             id,
@@ -350,7 +379,7 @@ impl Cluster for SimulatedCluster {
             pod: request.pod.clone(),
             next,
             left: request.limit_bytes.saturating_sub(sent),
-            ended: log.ended(now),
+            ended: log.is_some_and(|log| log.ended(now)),
         };
         let first = futures::stream::once(async move { Ok(Bytes::from(first)) });
         let rest = futures::stream::unfold(follow, |mut f| async move {
@@ -360,14 +389,21 @@ impl Cluster for SimulatedCluster {
                 }
                 tokio::time::sleep(FOLLOW_POLL).await;
                 let (log, now) = match f.cluster.pod_log(f.id, &f.cluster_uid, &f.pod).await {
-                    Ok(found) => found,
+                    Ok((Some(log), now)) => (log, now),
+                    // Not placed yet: nothing written, keep waiting.
+                    Ok((None, _)) => continue,
                     // Gone (deleted and purged): the log ends.
                     Err(ClusterError::PodNotFound(_)) => return None,
                     Err(e) => return Some((Err(e), FollowState { ended: true, ..f })),
                 };
-                f.ended = log.ended(now);
-                let text = log.text(f.next, now, None, f.left);
-                f.next = log.line_count(now);
+                let count = log.line_count(now);
+                let (text, next) = log.next_lines(f.next, now, f.left);
+                if next < count {
+                    // The next line does not fit in what is left: this chunk is the last.
+                    f.left = 0;
+                }
+                f.ended = log.ended(now) && next == count;
+                f.next = next;
                 if text.is_empty() {
                     continue;
                 }
@@ -376,6 +412,14 @@ impl Cluster for SimulatedCluster {
             }
         });
         Ok(Box::pin(first.chain(rest)))
+    }
+
+    /// The upstream the settings name (`sim_notebook_upstream`), else [`NotebookTarget::Simulated`].
+    fn notebook_target(&self, _id: JobId, _kind: JobKind, _task: &str) -> NotebookTarget {
+        match &self.notebook_upstream {
+            Some(base) => NotebookTarget::Http(base.clone()),
+            None => NotebookTarget::Simulated,
+        }
     }
 
     async fn queues(&self) -> Result<Vec<ClusterQueue>, ClusterError> {

@@ -93,7 +93,10 @@ pub fn job_outcome(spec: &JobSpec, default_runtime_seconds: u64) -> (Option<u64>
         );
     }
     // A job runs until deleted as soon as one task does.
-    let runtime = outcomes.iter().map(|o| o.runtime).try_fold(0u64, |max, r| r.map(|r| max.max(r)));
+    let runtime = outcomes
+        .iter()
+        .map(|o| o.runtime)
+        .try_fold(0u64, |max, r| r.map(|r| max.max(r)));
     (runtime, None)
 }
 

@@ -38,9 +38,9 @@ use serde::{Deserialize, Serialize};
 use anteroom_shared::scheduling::NodeSet;
 
 use super::runtime::{after, job_outcome, runtime_seconds};
-use anteroom_shared::api::pods::{JobFailure, pod_name};
 use crate::cluster::{ClusterQueue, JobEvent, JobSpec, JobStatus, is_same_job};
 use crate::prequeue::{CapacityKind, JobId, NodeSnapshot, Taint, Toleration, node_accepts, place_gang};
+use anteroom_shared::api::pods::{JobFailure, pod_name};
 
 /// A simulated node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -41,6 +41,7 @@ fn settings(nodes: Option<std::path::PathBuf>) -> SimSettings {
             termination_grace_seconds: 5,
             finished_retention_seconds: 3600,
         },
+        notebook_upstream: None,
     }
 }
 

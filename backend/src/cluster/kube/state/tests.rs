@@ -318,3 +318,138 @@ fn kube_slimmed_pods_keep_what_capacity_and_status_need() {
     assert!(p.metadata.annotations.is_none());
     assert!(p.spec.as_ref().expect("spec").containers[0].image.is_none());
 }
+
+/// A pod of `phase` with `status.reason` `reason` whose containers ended as `ended` (reason,
+/// exit code).
+fn ended_pod(name: &str, phase: &str, reason: Option<&str>, ended: &[(&str, i32)]) -> Pod {
+    let mut p = pod(name, Some("n1"), phase, &[]);
+    let status = p.status.as_mut().expect("status");
+    status.reason = reason.map(str::to_owned);
+    status.container_statuses = Some(
+        ended
+            .iter()
+            .map(|(why, code)| ContainerStatus {
+                name: "main".to_owned(),
+                state: Some(ContainerState {
+                    terminated: Some(ContainerStateTerminated {
+                        reason: Some((*why).to_owned()),
+                        exit_code: *code,
+                        message: Some("a long message from the runtime".to_owned()),
+                        started_at: Some(at("2026-11-22T10:00:00Z")),
+                        finished_at: Some(at("2026-11-22T10:05:00Z")),
+                        ..ContainerStateTerminated::default()
+                    }),
+                    ..ContainerState::default()
+                }),
+                ..ContainerStatus::default()
+            })
+            .collect(),
+    );
+    p
+}
+
+fn failure(pod: &str, reason: &str, exit_code: Option<i32>) -> Option<JobFailure> {
+    Some(JobFailure {
+        pod: Some(pod.to_owned()),
+        reason: reason.to_owned(),
+        exit_code,
+    })
+}
+
+#[test]
+fn kube_a_failed_job_names_its_first_failing_pod_by_name_with_the_reason_and_exit_code() {
+    let pods = [
+        ended_pod("ar-4-worker-2", "Failed", None, &[("Error", 1)]),
+        ended_pod("ar-4-worker-1", "Failed", None, &[("OOMKilled", 137)]),
+        ended_pod("ar-4-master-0", "Succeeded", None, &[("Completed", 0)]),
+        pod("ar-4-worker-0", Some("n1"), "Running", &[]),
+    ];
+    for phase in ["Failed", "Aborted", "Aborting", "Terminated"] {
+        let status = job_status(&volcano("ar-4", Some(phase)), pods.iter(), Utc::now()).expect("ours");
+        assert_eq!(
+            status.failed_pod,
+            failure("ar-4-worker-1", "OOMKilled", Some(137)),
+            "{phase}"
+        );
+        // The same whatever order the cache gives.
+        let status = job_status(&volcano("ar-4", Some(phase)), pods.iter().rev(), Utc::now()).expect("ours");
+        assert_eq!(
+            status.failed_pod,
+            failure("ar-4-worker-1", "OOMKilled", Some(137)),
+            "{phase}"
+        );
+    }
+    // A job that completed, runs or waits explains nothing, even with a pod that failed.
+    for phase in ["Completed", "Running", "Pending", "Restarting"] {
+        let status = job_status(&volcano("ar-4", Some(phase)), pods.iter(), Utc::now()).expect("ours");
+        assert_eq!(status.failed_pod, None, "{phase}");
+    }
+    // Failed, but no pod says why (they are gone, or all ended well).
+    let status = job_status(&volcano("ar-4", Some("Failed")), pods[2..].iter(), Utc::now()).expect("ours");
+    assert_eq!(status.failed_pod, None);
+}
+
+#[test]
+fn kube_a_pods_own_reason_comes_before_its_containers_and_error_is_the_last_resort() {
+    let evicted = ended_pod("ar-4-main-0", "Failed", Some("Evicted"), &[("Error", 137)]);
+    assert_eq!(pod_failure(&evicted), failure("ar-4-main-0", "Evicted", Some(137)));
+    let deadline = ended_pod("ar-4-main-0", "Failed", Some("DeadlineExceeded"), &[]);
+    assert_eq!(pod_failure(&deadline), failure("ar-4-main-0", "DeadlineExceeded", None));
+    let wordless = ended_pod("ar-4-main-0", "Failed", None, &[("", 3)]);
+    assert_eq!(pod_failure(&wordless), failure("ar-4-main-0", "Error", Some(3)));
+    // A container that exited non-zero fails the pod's story even while the kubelet restarts
+    // it (a running pod with `OnFailure`).
+    let restarted = ended_pod("ar-4-main-0", "Running", None, &[("Error", 2)]);
+    assert_eq!(pod_failure(&restarted), failure("ar-4-main-0", "Error", Some(2)));
+    assert_eq!(
+        pod_failure(&ended_pod("ar-4-main-0", "Succeeded", None, &[("Completed", 0)])),
+        None
+    );
+}
+
+#[test]
+fn kube_slimmed_pods_keep_why_they_failed_and_no_more() {
+    let mut p = ended_pod("ar-4-main-0", "Failed", None, &[("OOMKilled", 137), ("Completed", 0)]);
+    let status = p.status.as_mut().expect("status");
+    status.message = Some("x".repeat(1000));
+    let mut init = status.container_statuses.clone().expect("containers");
+    init.truncate(1);
+    init[0].name = "setup".to_owned();
+    init[0]
+        .state
+        .as_mut()
+        .and_then(|s| s.terminated.as_mut())
+        .expect("terminated")
+        .exit_code = 0;
+    status.init_container_statuses = Some(init);
+    let before = pod_failure(&p);
+    let started = pod_started_at(&p);
+    slim_pod(&mut p);
+    assert_eq!(pod_failure(&p), before);
+    assert_eq!(pod_started_at(&p), started);
+    let status = p.status.as_ref().expect("status");
+    assert_eq!(status.message, None);
+    assert_eq!(
+        status.init_container_statuses, None,
+        "an init container that succeeded says nothing"
+    );
+    let kept: &[ContainerStatus] = status.container_statuses.as_deref().expect("the failed container");
+    assert_eq!(kept.len(), 1);
+    let terminated = kept[0]
+        .state
+        .as_ref()
+        .and_then(|s| s.terminated.as_ref())
+        .expect("terminated");
+    assert_eq!(
+        (terminated.reason.as_deref(), terminated.exit_code),
+        (Some("OOMKilled"), 137)
+    );
+    assert_eq!(
+        (terminated.message.as_ref(), terminated.started_at.as_ref()),
+        (None, None)
+    );
+    // Evicted: the pod's own word is kept.
+    let mut evicted = ended_pod("ar-4-main-0", "Failed", Some("Evicted"), &[]);
+    slim_pod(&mut evicted);
+    assert_eq!(pod_failure(&evicted), failure("ar-4-main-0", "Evicted", None));
+}

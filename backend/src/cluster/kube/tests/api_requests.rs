@@ -6,6 +6,7 @@
 
 use std::collections::BTreeSet;
 
+use futures::StreamExt;
 use http::{Method, Request, Response};
 use kube::Client;
 use kube::client::Body;
@@ -15,9 +16,10 @@ use tower_test::mock;
 use super::fake_apiserver::eventually;
 use super::fake_apiserver::server::{FakeApiServer, settings};
 use super::mock_api::{respond, spec, status};
-use crate::cluster::Cluster;
+use crate::cluster::kube::diagnosis::KnownJob;
 use crate::cluster::kube::manifest::volcano_job;
 use crate::cluster::kube::{API_REQUESTS, ApiRequest, KubeApi, KubeCluster, PermissionScope};
+use crate::cluster::{Cluster, LogRequest};
 
 /// (verb, group, resource, scope): a row of the table without its `sent_by`.
 type Key = (&'static str, String, String, PermissionScope);
@@ -41,9 +43,14 @@ pub(super) fn classify(method: &str, uri: &str) -> Option<Key> {
     };
     let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
     let (scope, resource, name) = match segments.as_slice() {
-        ["namespaces", _, resource, name @ ..] => (PermissionScope::Namespace, *resource, name.first().copied()),
-        [resource, name @ ..] => (PermissionScope::Cluster, *resource, name.first().copied()),
+        ["namespaces", _, resource, name @ ..] => (PermissionScope::Namespace, *resource, name),
+        [resource, name @ ..] => (PermissionScope::Cluster, *resource, name),
         [] => return None,
+    };
+    // A subresource (`pods/<name>/log`) is a resource of its own to RBAC: `pods/log`.
+    let (resource, name) = match name {
+        [name, subresource, ..] => (format!("{resource}/{subresource}"), Some(*name)),
+        _ => (resource.to_owned(), name.first().copied()),
     };
     let watch = query.split('&').any(|p| p == "watch=true" || p == "watch=1");
     let verb = match (method, name.is_some()) {
@@ -57,7 +64,7 @@ pub(super) fn classify(method: &str, uri: &str) -> Option<Key> {
         ("DELETE", false) => "deletecollection",
         (other, _) => panic!("unexpected method {other} for {uri}"),
     };
-    Some((verb, group, resource.to_owned(), scope))
+    Some((verb, group, resource, scope))
 }
 
 /// Panics unless `method uri` is a request of the table (or a non-resource path).
@@ -106,6 +113,16 @@ fn kube_requests_read_as_the_apiservers_authorizer_reads_them() {
             "/apis/scheduling.volcano.sh/v1beta1/queues?&limit=500",
             Some(("list", "scheduling.volcano.sh", "queues", cluster)),
         ),
+        (
+            "GET",
+            "/api/v1/namespaces/team-ns/pods/ar-7-main-0/log?&container=main&follow=true",
+            Some(("get", "", "pods/log", ns)),
+        ),
+        (
+            "GET",
+            "/api/v1/namespaces/team-ns/events?&fieldSelector=involvedObject.name%3Dar-7",
+            Some(("list", "", "events", ns)),
+        ),
         ("GET", "/version", None),
     ];
     for (method, uri, expected) in cases {
@@ -132,19 +149,37 @@ async fn kube_the_request_table_is_exactly_what_the_adapter_sends() {
         seen.extend(classify(method, uri));
     }
 
-    // Writes: every write path against the mock, each answered as a cluster would.
+    // Writes, and the reads about one job: every path against the mock, each answered as a
+    // cluster would.
     let (service, mut handle) = mock::pair::<Request<Body>, Response<Body>>();
     let api = KubeApi::new(Client::new(service, "team-ns"), settings());
     let job = spec(7);
     let mut ours = serde_json::to_value(volcano_job(&job, api.settings())).expect("json");
     ours["metadata"]["uid"] = json!("uid-7");
+    let pod = json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "ar-7-main-0", "namespace": "team-ns",
+                     "labels": {"volcano.sh/job-name": "ar-7", "anteroom.io/job-id": "7",
+                                "anteroom.io/installation": api.settings().installation, "anteroom.io/job-uid": job.cluster_uid}},
+        "spec": {"containers": [{"name": "main"}]},
+        "status": {"phase": "Running"}
+    });
     let server = async {
         while let Some((request, send)) = handle.next_request().await {
             let (method, uri) = (request.method().clone(), request.uri().to_string());
             seen.extend(classify(method.as_str(), &uri));
+            let list = |kind: &str, items: Vec<serde_json::Value>| json!({"apiVersion": "v1", "kind": format!("{kind}List"), "metadata": {}, "items": items});
             match method {
                 // An earlier attempt got through: the adapter reads it back.
                 Method::POST => respond(send, 409, status(409, "AlreadyExists")),
+                Method::GET if uri.starts_with("/api/v1/namespaces/team-ns/pods?") => {
+                    respond(send, 200, list("Pod", vec![pod.clone()]));
+                }
+                Method::GET if uri.starts_with("/api/v1/namespaces/team-ns/events?") => {
+                    respond(send, 200, list("Event", Vec::new()));
+                }
+                Method::GET if uri.contains("/log?") => respond(send, 200, json!("a line")),
+                Method::GET if uri.starts_with("/api/v1/namespaces/team-ns/pods/") => respond(send, 200, pod.clone()),
                 Method::GET => respond(send, 200, ours.clone()),
                 Method::PATCH if uri.contains("/pods/") => respond(
                     send,
@@ -169,6 +204,23 @@ async fn kube_the_request_table_is_exactly_what_the_adapter_sends() {
         api.set_pods_preemptable(&["ar-7-main-0".to_owned()], true)
             .await
             .expect("marked");
+        let known = KnownJob {
+            uid: Some("uid-7".to_owned()),
+            tasks: vec!["main".to_owned()],
+        };
+        let pods = api.job_pods(7, &job.cluster_uid, Some(&known)).await.expect("pods");
+        assert_eq!(pods.pods.len(), 1);
+        let log = LogRequest {
+            pod: "ar-7-main-0".to_owned(),
+            tail_lines: Some(10),
+            limit_bytes: 1024,
+        };
+        api.pod_log(7, &job.cluster_uid, &log).await.expect("a log");
+        let followed = api
+            .follow_pod_log(7, &job.cluster_uid, &log)
+            .await
+            .expect("a followed log");
+        followed.collect::<Vec<_>>().await;
         drop(api);
     };
     tokio::join!(writes, server);

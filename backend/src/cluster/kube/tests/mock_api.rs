@@ -474,4 +474,5 @@ async fn kube_an_apiserver_that_cannot_be_reached_is_unavailable() {
     assert_no_more_requests(api, handle).await;
 }
 
+mod diagnosis;
 mod writes;

@@ -228,3 +228,84 @@ fn kube_status_sync_keeps_a_jobs_start_after_its_pods_are_gone_and_reports_why_i
     );
     assert!(h.next().is_none());
 }
+
+#[test]
+fn kube_status_sync_reports_the_failing_pod_that_arrives_after_the_failed_phase_and_keeps_it_once_its_pods_are_gone() {
+    use anteroom_shared::api::pods::JobFailure;
+    use k8s_openapi::api::core::v1::{ContainerState, ContainerStateTerminated, ContainerStatus, PodStatus};
+
+    let mut h = Harness::new();
+    h.job(Event::InitDone);
+    h.pod(Event::InitDone);
+    h.job(Event::Apply(job(7, "Running")));
+    let running = pod(7, 0, Some("gpu-1"));
+    h.pod(Event::Apply(running.clone()));
+    assert_eq!(started(h.next()).failed_pod, None);
+    assert_eq!(started(h.next()).nodes, ["gpu-1"]);
+
+    // The job watch is faster than the pod watch: Volcano's Failed comes first, without a pod
+    // that says why yet.
+    h.job(Event::Apply(job(7, "Failed")));
+    let failed = started(h.next());
+    assert_eq!((failed.phase, failed.failed_pod), (JobPhase::Failed, None));
+
+    // Then the pod's terminated container: news, though phase and nodes did not change.
+    let mut oom = running;
+    oom.status = Some(PodStatus {
+        phase: Some("Failed".to_owned()),
+        container_statuses: Some(vec![ContainerStatus {
+            name: "main".to_owned(),
+            state: Some(ContainerState {
+                terminated: Some(ContainerStateTerminated {
+                    reason: Some("OOMKilled".to_owned()),
+                    exit_code: 137,
+                    ..ContainerStateTerminated::default()
+                }),
+                ..ContainerState::default()
+            }),
+            ..ContainerStatus::default()
+        }]),
+        ..PodStatus::default()
+    });
+    let failed_pod = oom.clone();
+    h.pod(Event::Apply(oom.clone()));
+    let why = Some(JobFailure {
+        pod: Some("ar-7-main-0".to_owned()),
+        reason: "OOMKilled".to_owned(),
+        exit_code: Some(137),
+    });
+    assert_eq!(started(h.next()).failed_pod, why);
+
+    // Its pod is deleted (a foreground delete removes pods before the job): why it failed stays.
+    h.pod(Event::Delete(oom));
+    let without_pod = started(h.next());
+    assert_eq!(
+        (without_pod.nodes.clone(), without_pod.failed_pod.clone()),
+        (vec![], why.clone())
+    );
+    // A resync (`job_statuses`) computes the status from the caches, where no pod says why
+    // any more, and says the same.
+    let resync = crate::cluster::JobStatus {
+        failed_pod: None,
+        ..without_pod
+    };
+    assert_eq!(h.sync.remember_start(resync).failed_pod, why);
+    h.job(Event::Delete(job(7, "Failed")));
+    assert!(matches!(h.next(), Some(JobEvent::Gone { job_id: 7, .. })));
+
+    // A job of the same id created again, failed before it was seen running, and without a pod
+    // that says why: not the old reason.
+    h.job(Event::Apply(job(7, "Failed")));
+    assert_eq!(started(h.next()).failed_pod, None);
+    // Seen running again (re-created before its predecessor was seen gone): the old reason is
+    // forgotten too.
+    h.pod(Event::Apply(failed_pod.clone()));
+    assert_eq!(started(h.next()).failed_pod, why);
+    h.pod(Event::Delete(failed_pod));
+    assert_eq!(started(h.next()).failed_pod, why);
+    h.job(Event::Apply(job(7, "Running")));
+    assert_eq!(started(h.next()).failed_pod, None);
+    h.job(Event::Apply(job(7, "Failed")));
+    assert_eq!(started(h.next()).failed_pod, None);
+    assert!(h.next().is_none());
+}

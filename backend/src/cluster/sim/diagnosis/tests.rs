@@ -45,7 +45,10 @@ fn started(state: &mut SimState, spec: &crate::cluster::JobSpec) -> SimJob {
 fn a_pending_job_says_why_no_node_takes_it_as_the_scheduler_would() {
     let mut state = cluster();
     // Too much CPU for the CPU node, and no toleration for the GPU pool's taint.
-    let job = started(&mut state, &JobBuilder::new(1, JobKind::Custom).task("main", 2, "100", None).build());
+    let job = started(
+        &mut state,
+        &JobBuilder::new(1, JobKind::Custom).task("main", 2, "100", None).build(),
+    );
     assert_eq!(job.phase, SimPhase::Pending);
     let nodes = state.node_snapshots();
     let now = t0() + Duration::seconds(25);
@@ -77,7 +80,10 @@ fn a_tolerated_pool_without_enough_accelerators_reads_as_insufficient() {
             .task("main", 1, "1", Some(("nvidia.com/a100", "16")))
             .build(),
     );
-    let message = pods(&job, &state.node_snapshots(), t0(), RUNTIME)[0].message.clone().unwrap();
+    let message = pods(&job, &state.node_snapshots(), t0(), RUNTIME)[0]
+        .message
+        .clone()
+        .unwrap();
     assert_eq!(message, "0/5 nodes are available: 5 Insufficient nvidia.com/a100.");
 }
 
@@ -85,9 +91,18 @@ fn a_tolerated_pool_without_enough_accelerators_reads_as_insufficient() {
 fn a_gang_too_big_together_says_so_rather_than_blaming_every_node() {
     let mut state = cluster();
     // One pod fits on cpu-0; three at once do not.
-    let job = started(&mut state, &JobBuilder::new(1, JobKind::Custom).task("main", 3, "40", None).build());
-    let message = pods(&job, &state.node_snapshots(), t0(), RUNTIME)[0].message.clone().unwrap();
-    assert!(message.starts_with("1/5 nodes have room for one pod of task main"), "{message}");
+    let job = started(
+        &mut state,
+        &JobBuilder::new(1, JobKind::Custom).task("main", 3, "40", None).build(),
+    );
+    let message = pods(&job, &state.node_snapshots(), t0(), RUNTIME)[0]
+        .message
+        .clone()
+        .unwrap();
+    assert!(
+        message.starts_with("1/5 nodes have room for one pod of task main"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -123,7 +138,7 @@ fn the_failing_task_s_pods_fail_with_its_code_and_the_others_are_stopped() {
 }
 
 #[test]
-fn a_job_that_exits_zero_completes_and_sleep_is_not_an_exit() {
+fn a_job_that_exits_zero_completes_and_an_unreadable_code_is_not_an_exit() {
     let mut state = cluster();
     let ok = JobBuilder::new(1, JobKind::Custom)
         .task("main", 1, "1", None)
@@ -134,7 +149,10 @@ fn a_job_that_exits_zero_completes_and_sleep_is_not_an_exit() {
         .task("main", 1, "1", None)
         .command(&["exit", "256"])
         .build();
-    assert!(started(&mut state, &odd).failure(RUNTIME).is_none(), "not an exit code: runs the default");
+    assert!(
+        started(&mut state, &odd).failure(RUNTIME).is_none(),
+        "not an exit code: runs the default"
+    );
 }
 
 #[test]
@@ -162,7 +180,10 @@ fn a_log_grows_at_its_end_only_and_ends_with_the_exit() {
     let late = t0() + Duration::seconds(3600);
     let whole = log.text(0, late, None, u64::MAX);
     assert!(whole.starts_with(&early), "earlier lines never change");
-    assert!(whole.ends_with("2026-11-22T12:00:20Z [anteroom-sim] exited with code 0\n"), "{whole}");
+    assert!(
+        whole.ends_with("2026-11-22T12:00:20Z [anteroom-sim] exited with code 0\n"),
+        "{whole}"
+    );
     assert_eq!(log.line_count(late), 4, "no running line at the instant it exits");
     assert!(log.ended(late));
     // Follow: from the count seen earlier, only the new lines.
@@ -207,7 +228,64 @@ fn a_deleted_pod_s_log_stops_at_its_end() {
     let log = PodLog::of(&job, "ar-1-main-0", RUNTIME).unwrap();
     let later = t0() + Duration::seconds(600);
     assert!(log.ended(later));
-    assert_eq!(log.line_count(later), 2 + 3, "running lines up to the end of its grace (35 s)");
+    assert_eq!(
+        log.line_count(later),
+        2 + 3,
+        "running lines up to the end of its grace (35 s)"
+    );
     let pods = pods(&job, &state.node_snapshots(), later, RUNTIME);
     assert_eq!(pods[0].reason.as_deref(), Some("Terminating"));
+}
+
+#[test]
+fn a_failure_shows_from_the_instant_it_happens_whatever_the_phase_says_yet() {
+    let mut state = cluster();
+    let mut spec = JobBuilder::new(1, JobKind::Pytorch)
+        .task("master", 1, "1", None)
+        .task("worker", 1, "1", None)
+        .build();
+    spec.tasks[0].command = vec!["sleep".into(), "100".into()];
+    spec.tasks[1].command = vec!["exit".into(), "4".into()];
+    let job = started(&mut state, &spec);
+    // Still `Running` (no step yet), but the worker has exited 4 at t0: it reads so already,
+    // and the master's log ends with its stop — the lines never change afterwards.
+    assert_eq!(job.phase, SimPhase::Running);
+    let nodes = state.node_snapshots();
+    let pods = pods(&job, &nodes, t0(), RUNTIME);
+    assert_eq!((pods[1].phase.as_str(), pods[1].exit_code), ("Failed", Some(4)));
+    assert_eq!((pods[0].phase.as_str(), pods[0].exit_code), ("Failed", Some(143)));
+    let log = PodLog::of(&job, "ar-1-master-0", RUNTIME).unwrap();
+    let later = t0() + Duration::seconds(50);
+    assert!(log.ended(t0()));
+    assert!(log.text(0, later, None, u64::MAX).ends_with("exited with code 143\n"));
+    assert_eq!(log.line_count(later), 3, "no running line after the stop");
+}
+
+#[test]
+fn a_follower_gets_every_line_once_in_order_up_to_its_budget() {
+    let mut state = cluster();
+    let job = started(
+        &mut state,
+        &JobBuilder::new(1, JobKind::Custom)
+            .task("main", 1, "1", None)
+            .command(&["sleep", "100"])
+            .build(),
+    );
+    let log = PodLog::of(&job, "ar-1-main-0", RUNTIME).unwrap();
+    let now = t0() + Duration::seconds(200);
+    let whole = log.text(0, now, None, u64::MAX);
+    let mut sent = String::new();
+    let mut next = 0;
+    loop {
+        // A budget of two lines' worth at a time.
+        let (chunk, after) = log.next_lines(next, now, 120);
+        if chunk.is_empty() {
+            break;
+        }
+        sent.push_str(&chunk);
+        next = after;
+    }
+    assert_eq!(sent, whole, "nothing skipped, nothing twice");
+    let (none, stays) = log.next_lines(0, now, 10);
+    assert_eq!((none.as_str(), stays), ("", 0), "a line that does not fit is not cut");
 }

@@ -223,7 +223,9 @@ async fn after_every_change_of_a_long_random_run_memory_equals_what_the_database
         };
         result.unwrap_or_else(|e| panic!("step {step} (op {what}): {e}"));
         let mut memory = sim.inner.lock().await.state.clone();
-        let mut stored = super::super::store::load(&sim.db, sim.timing.default_runtime_seconds).await.unwrap();
+        let mut stored = super::super::store::load(&sim.db, sim.timing.default_runtime_seconds)
+            .await
+            .unwrap();
         memory.placement_settled = false;
         stored.placement_settled = false;
         assert_eq!(memory, stored, "step {step} (op {what}): memory and database differ");

@@ -4,6 +4,7 @@
 //! Jobs and Volcano Queues, so kube-runtime's watchers and reflectors run exactly as against a
 //! cluster. Each test has its own server and its own adapter: parallel-safe.
 
+mod diagnosis;
 pub(super) mod server;
 
 use std::time::Duration;

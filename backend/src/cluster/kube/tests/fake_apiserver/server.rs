@@ -1,6 +1,6 @@
 //! The fake apiserver itself: an in-memory store of nodes, pods, Volcano Jobs and Queues served
-//! as lists and `?watch=true` streams on `127.0.0.1:0`, plus builders for the objects the tests
-//! put in it.
+//! as lists and `?watch=true` streams on `127.0.0.1:0`, events as lists, a pod by name, and pod
+//! logs the test writes as it goes; plus builders for the objects the tests put in it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
@@ -27,12 +27,13 @@ pub(crate) enum Kind {
     Pods,
     Jobs,
     Queues,
+    Events,
 }
 
 impl Kind {
     fn api_version(self) -> &'static str {
         match self {
-            Kind::Nodes | Kind::Pods => "v1",
+            Kind::Nodes | Kind::Pods | Kind::Events => "v1",
             Kind::Jobs => "batch.volcano.sh/v1alpha1",
             Kind::Queues => "scheduling.volcano.sh/v1beta1",
         }
@@ -44,6 +45,7 @@ impl Kind {
             Kind::Pods => "Pod",
             Kind::Jobs => "Job",
             Kind::Queues => "Queue",
+            Kind::Events => "Event",
         }
     }
 }
@@ -77,8 +79,12 @@ struct Inner {
     collections: HashMap<Kind, Collection>,
 }
 
+/// What a pod's log route answers: the lines the test sends, until it drops the sender.
+type LogFeed = tokio::sync::mpsc::UnboundedReceiver<Bytes>;
+
 struct FakeState {
     inner: Mutex<Inner>,
+    logs: Mutex<HashMap<String, LogFeed>>,
     requests: Mutex<Vec<String>>,
     open_watches: AtomicUsize,
     down: AtomicBool,
@@ -122,11 +128,12 @@ impl FakeApiServer {
         let state = Arc::new(FakeState {
             inner: Mutex::new(Inner {
                 rv: 100,
-                collections: [Kind::Nodes, Kind::Pods, Kind::Jobs, Kind::Queues]
+                collections: [Kind::Nodes, Kind::Pods, Kind::Jobs, Kind::Queues, Kind::Events]
                     .into_iter()
                     .map(|k| (k, Collection::new()))
                     .collect(),
             }),
+            logs: Mutex::new(HashMap::new()),
             requests: Mutex::new(Vec::new()),
             open_watches: AtomicUsize::new(0),
             down: AtomicBool::new(false),
@@ -141,6 +148,24 @@ impl FakeApiServer {
             .route(
                 "/api/v1/pods",
                 get(|s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>| collection(s, q, Kind::Pods, None)),
+            )
+            .route(
+                "/api/v1/namespaces/{ns}/pods",
+                get(
+                    |s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>, Path(ns): Path<String>| {
+                        collection(s, q, Kind::Pods, Some(ns))
+                    },
+                ),
+            )
+            .route("/api/v1/namespaces/{ns}/pods/{name}", get(one_pod))
+            .route("/api/v1/namespaces/{ns}/pods/{name}/log", get(pod_log))
+            .route(
+                "/api/v1/namespaces/{ns}/events",
+                get(
+                    |s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>, Path(ns): Path<String>| {
+                        collection(s, q, Kind::Events, Some(ns))
+                    },
+                ),
             )
             .route(
                 "/apis/batch.volcano.sh/v1alpha1/namespaces/{ns}/jobs",
@@ -239,6 +264,15 @@ impl FakeApiServer {
         self.state.no_volcano.store(true, Ordering::SeqCst);
     }
 
+    /// The log of pod `name` (any namespace): what is sent is written, and the log ends when
+    /// the sender is dropped. Until this is called, the pod's log answers `400 … is waiting to
+    /// start`, as for a container that has not started.
+    pub(crate) fn log_feed(&self, name: &str) -> tokio::sync::mpsc::UnboundedSender<Bytes> {
+        let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+        self.state.logs.lock().expect("logs").insert(name.to_owned(), receiver);
+        sender
+    }
+
     /// Every request so far as `METHOD /path?query`, in order.
     pub(crate) fn requests(&self) -> Vec<String> {
         self.state.requests.lock().expect("requests").clone()
@@ -286,17 +320,60 @@ async fn version() -> axum::Json<Value> {
     }))
 }
 
-/// Whether an object is in the namespace (if any) and matches a `k=v,k2=v2` label selector.
-fn selected(object: &Value, namespace: Option<&str>, selector: Option<&str>) -> bool {
+/// Whether an object is in the namespace (if any) and matches a `k=v,k2=v2` label selector
+/// and a `path.to.field=v` field selector.
+fn selected(object: &Value, namespace: Option<&str>, selector: Option<&str>, fields: Option<&str>) -> bool {
     if let Some(ns) = namespace
         && object["metadata"]["namespace"].as_str() != Some(ns)
     {
         return false;
     }
-    selector.into_iter().flat_map(|s| s.split(',')).all(|term| {
+    let labels_match = selector.into_iter().flat_map(|s| s.split(',')).all(|term| {
         let (key, value) = term.split_once('=').expect("only k=v selectors are used");
         object["metadata"]["labels"][key].as_str() == Some(value)
-    })
+    });
+    labels_match
+        && fields.into_iter().flat_map(|s| s.split(',')).all(|term| {
+            let (path, value) = term.split_once('=').expect("only path=v field selectors are used");
+            path.split('.').fold(object, |v, key| &v[key]).as_str() == Some(value)
+        })
+}
+
+fn not_found(kind: &str, name: &str) -> Response {
+    let body = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404,
+                      "message": format!("{kind} \"{name}\" not found"), "details": {"name": name, "kind": kind}});
+    (StatusCode::NOT_FOUND, axum::Json(body)).into_response()
+}
+
+async fn one_pod(State(state): State<Arc<FakeState>>, Path((ns, name)): Path<(String, String)>) -> Response {
+    let inner = state.inner.lock().expect("fake state");
+    match inner.collections[&Kind::Pods].objects.get(&(ns, name.clone())) {
+        Some(pod) => axum::Json(pod.clone()).into_response(),
+        None => not_found("pods", &name),
+    }
+}
+
+/// The pod's log as the test feeds it (streamed as written), or `400 … is waiting to start`.
+async fn pod_log(State(state): State<Arc<FakeState>>, Path((ns, name)): Path<(String, String)>) -> Response {
+    if !state.inner.lock().expect("fake state").collections[&Kind::Pods]
+        .objects
+        .contains_key(&(ns, name.clone()))
+    {
+        return not_found("pods", &name);
+    }
+    let Some(feed) = state.logs.lock().expect("logs").remove(&name) else {
+        let body = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "BadRequest", "code": 400,
+                          "message": format!("container \"main\" in pod \"{name}\" is waiting to start: ContainerCreating")});
+        return (StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
+    };
+    let stream = futures::stream::unfold(feed, |mut feed| async move {
+        let chunk = feed.recv().await?;
+        Some((Ok::<Bytes, Infallible>(chunk), feed))
+    });
+    Response::builder()
+        .header("content-type", "text/plain")
+        .body(Body::from_stream(stream))
+        .expect("log response")
 }
 
 async fn collection(
@@ -306,13 +383,14 @@ async fn collection(
     namespace: Option<String>,
 ) -> Response {
     let selector = query.get("labelSelector").cloned();
+    let fields = query.get("fieldSelector").cloned();
     let ns = namespace.as_deref();
     if query.get("watch").map(String::as_str) != Some("true") {
         let inner = state.inner.lock().expect("fake state");
         let items: Vec<Value> = inner.collections[&kind]
             .objects
             .values()
-            .filter(|o| selected(o, ns, selector.as_deref()))
+            .filter(|o| selected(o, ns, selector.as_deref(), fields.as_deref()))
             .cloned()
             .collect();
         let body = json!({
@@ -332,7 +410,7 @@ async fn collection(
         let backlog: Vec<WatchLine> = collection
             .log
             .iter()
-            .filter(|l| l.rv > since && selected(&l.object, ns, selector.as_deref()))
+            .filter(|l| l.rv > since && selected(&l.object, ns, selector.as_deref(), fields.as_deref()))
             .cloned()
             .collect();
         (backlog, collection.live.subscribe())
@@ -348,7 +426,7 @@ async fn collection(
                 let heartbeat = tokio::time::sleep(Duration::from_millis(200));
                 tokio::select! {
                     line = receiver.recv() => match line {
-                        Ok(line) if selected(&line.object, namespace.as_deref(), selector.as_deref()) => {
+                        Ok(line) if selected(&line.object, namespace.as_deref(), selector.as_deref(), None) => {
                             last_rv = line.rv;
                             return Some((line_bytes(&line), (receiver, guard, last_rv, namespace, selector)));
                         }

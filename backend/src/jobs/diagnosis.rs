@@ -1,0 +1,252 @@
+//! A job's pods, cluster events and logs over HTTP (`GET /api/v1/jobs/{id}/pods`,
+//! `GET /api/v1/jobs/{id}/logs`): what its owner needs when it sits in `Pending` or fails. Only
+//! its owner and admins see them (anyone else: 404, as for the job itself).
+
+use anteroom_shared::api::ErrorBody;
+use anteroom_shared::api::pods::{JobPods, pod_name};
+use anteroom_shared::scheduling::JobPhase;
+use axum::Json;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use serde::Deserialize;
+
+use super::{JobError, phase_of, reads};
+use crate::auth::AuthUser;
+use crate::cluster::{ClusterError, LogRequest};
+use crate::error::{ApiError, ApiResult, FieldError};
+use crate::extract::{ApiPath, ApiQuery};
+use crate::state::AppState;
+
+/// The most a log answer carries: the end of a longer log (a download included), and what one
+/// followed log sends before it ends (the client reconnects with `tailLines` for more).
+pub const LOG_LIMIT_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The most lines `tailLines` asks for.
+pub const MAX_TAIL_LINES: u32 = 100_000;
+
+/// Which log, and how.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct LogQuery {
+    /// The task (default: the job's first task).
+    task: Option<String>,
+    /// The replica of the task, from 0 (default 0).
+    replica: Option<u32>,
+    /// Only the last lines (1–100,000); absent: the whole log (its last 8 MiB).
+    #[param(minimum = 1, maximum = 100000)]
+    tail_lines: Option<u32>,
+    /// Keep the answer open and send what the pod writes next, until it ends (at most 8 MiB).
+    #[serde(default)]
+    follow: bool,
+    /// Answer as a file to save (`Content-Disposition: attachment`).
+    #[serde(default)]
+    download: bool,
+}
+
+/// Whether a job in `phase` may have been created in the cluster (so it may have pods).
+fn may_be_in_cluster(phase: JobPhase) -> bool {
+    !matches!(phase, JobPhase::Prequeue)
+}
+
+/// The job's pods (node, phase, reason such as ImagePullBackOff or OOMKilled, exit code,
+/// restarts) and the cluster's events about them and its PodGroup (such as "0/5 nodes are
+/// available: 5 Insufficient nvidia.com/a100"). A job not in the cluster has none.
+#[utoipa::path(
+    get,
+    path = "/api/v1/jobs/{id}/pods",
+    tag = "jobs",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Job id")),
+    responses(
+        (status = 200, description = "Its pods and their events", body = JobPods),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 404, description = "`job_not_found`", body = ErrorBody),
+        (status = 422, description = "`validation_failed`: the id is not a number", body = ErrorBody),
+    )
+)]
+pub async fn job_pods(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<Json<JobPods>> {
+    let row = reads::visible(&state.db_read, &user, id).await?;
+    if !may_be_in_cluster(phase_of(&row)?) {
+        return Ok(Json(JobPods::default()));
+    }
+    let pods = state
+        .cluster
+        .pods(row.id, &row.uid_in_cluster())
+        .await
+        .map_err(JobError::Cluster)?;
+    Ok(Json(pods))
+}
+
+/// The log of one pod of the job as plain text: the whole log (its last 8 MiB) or its last
+/// `tailLines`; with `follow=true` the answer stays open and carries what the pod writes next
+/// until it ends; with `download=true` it comes as a file.
+#[utoipa::path(
+    get,
+    path = "/api/v1/jobs/{id}/logs",
+    tag = "jobs",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Job id"), LogQuery),
+    responses(
+        (status = 200, description = "The log", content_type = "text/plain", body = String),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 404, description = "`job_not_found`; `pod_not_found`: the job has no such task or replica, or the pod is not in the cluster (not created yet, or gone)", body = ErrorBody),
+        (status = 422, description = "`validation_failed`: a bad parameter", body = ErrorBody),
+        (status = 429, description = "`too_many_streams`: as many streams open as the server allows (a followed log counts as one)", body = ErrorBody),
+    )
+)]
+pub async fn job_logs(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    ApiPath(id): ApiPath<i64>,
+    headers: axum::http::HeaderMap,
+    ApiQuery(query): ApiQuery<LogQuery>,
+) -> ApiResult<Response> {
+    if let Some(tail) = query.tail_lines
+        && !(1..=MAX_TAIL_LINES).contains(&tail)
+    {
+        return Err(ApiError::validation(vec![FieldError::new(
+            "tailLines",
+            format!("must be 1–{MAX_TAIL_LINES}"),
+        )]));
+    }
+    let row = reads::visible(&state.db_read, &user, id).await?;
+    let job = super::to_api(&row)?;
+    let task = match &query.task {
+        Some(name) => job.tasks.iter().find(|t| &t.name == name),
+        None => job.tasks.first(),
+    };
+    let replica = query.replica.unwrap_or(0);
+    let pod = match task {
+        Some(task) if replica < task.replicas => pod_name(id, &task.name, replica),
+        _ => {
+            let task = query.task.clone().unwrap_or_default();
+            return Err(ApiError::not_found(
+                "pod_not_found",
+                format!("job {id} has no replica {replica} of a task {task:?}"),
+            )
+            .with_details(serde_json::json!({ "task": task, "replica": replica })));
+        }
+    };
+    if !may_be_in_cluster(job.phase) {
+        return Err(pod_not_in_cluster(&pod));
+    }
+    let request = LogRequest {
+        pod: pod.clone(),
+        tail_lines: query.tail_lines,
+        limit_bytes: LOG_LIMIT_BYTES,
+    };
+    let uid = row.uid_in_cluster();
+    let mut response = if query.follow {
+        let slot = super::stream::stream_slot(&state, &user)?;
+        let stream = state
+            .cluster
+            .follow_logs(id, &uid, &request)
+            .await
+            .map_err(|e| cluster_error(e, &pod))?;
+        let watch = FollowWatch {
+            inner: stream,
+            state: state.clone(),
+            headers,
+            id,
+            check_at: tokio::time::Instant::now() + REAUTHORIZE,
+            _slot: slot,
+        };
+        let mut response = Response::new(Body::from_stream(watch.into_stream()));
+        // Never buffered by the compressing layer: a followed line must reach the reader at once.
+        response
+            .headers_mut()
+            .insert(header::CONTENT_ENCODING, HeaderValue::from_static("identity"));
+        response
+    } else {
+        let text = state
+            .cluster
+            .logs(id, &uid, &request)
+            .await
+            .map_err(|e| cluster_error(e, &pod))?;
+        text.into_response()
+    };
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if query.download {
+        let disposition = format!("attachment; filename=\"{pod}.log\"");
+        if let Ok(value) = HeaderValue::from_str(&disposition) {
+            headers.insert(header::CONTENT_DISPOSITION, value);
+        }
+    }
+    Ok(response)
+}
+
+/// How often a followed log checks that its reader may still read it.
+const REAUTHORIZE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A followed log on its way to the reader: it holds one of the reader's stream slots, ends
+/// when the server shuts down, and checks every [`REAUTHORIZE`] that the reader may still read
+/// the job (a logout, a role change or a deletion ends it), as the event stream does.
+struct FollowWatch {
+    inner: crate::cluster::LogStream,
+    state: AppState,
+    headers: axum::http::HeaderMap,
+    id: i64,
+    /// When to check the reader again.
+    check_at: tokio::time::Instant,
+    _slot: super::stream::StreamSlot,
+}
+
+impl FollowWatch {
+    fn into_stream(self) -> impl futures::Stream<Item = Result<axum::body::Bytes, std::io::Error>> {
+        futures::stream::unfold(self, |mut watch| async move {
+            loop {
+                let signals = watch.state.signals.clone();
+                tokio::select! {
+                    chunk = watch.inner.next() => {
+                        return chunk.map(|c| (c.map_err(std::io::Error::other), watch));
+                    }
+                    () = signals.closed() => return None,
+                    () = tokio::time::sleep_until(watch.check_at) => {
+                        watch.check_at = tokio::time::Instant::now() + REAUTHORIZE;
+                        let (state, headers) = (watch.state.clone(), watch.headers.clone());
+                        if !still_allowed(state, headers, watch.id).await {
+                            return None;
+                        }
+                    }
+                }
+            }
+        })
+    }
+}
+
+/// Whether the caller of `headers` may still read job `id`.
+async fn still_allowed(state: AppState, headers: axum::http::HeaderMap, id: i64) -> bool {
+    match crate::auth::authenticate(&headers, &state).await {
+        Ok(AuthUser(user)) => reads::visible(&state.db_read, &user, id).await.is_ok(),
+        Err(_) => false,
+    }
+}
+
+/// 404 `pod_not_found` for a pod the cluster does not have (yet, or any more).
+fn pod_not_in_cluster(pod: &str) -> ApiError {
+    ApiError::not_found(
+        "pod_not_found",
+        format!("{pod} is not in the cluster: the job has not been created there yet, or it is gone"),
+    )
+    .with_details(serde_json::json!({ "pod": pod }))
+}
+
+fn cluster_error(e: ClusterError, pod: &str) -> ApiError {
+    match e {
+        ClusterError::PodNotFound(_) => pod_not_in_cluster(pod),
+        other => JobError::Cluster(other).into(),
+    }
+}

@@ -1,0 +1,195 @@
+//! A researcher's job page in the web UI (headless Chromium, the running app, the simulated
+//! cluster): a failed job says why in one line with its pods and log, a log follows live, "Run
+//! again" makes the next run, and a notebook opens through Anteroom's proxy (against a stub
+//! notebook server).
+
+use anteroom_tests::api::submit_job;
+use anteroom_tests::browser::{Browser, require_ui};
+use anteroom_tests::{TestApp, USER_PASSWORD};
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// A stub notebook server: every request gets the same small page.
+async fn stub_notebook() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        loop {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let body = "<!doctype html><html lang=\"en\"><head><title>Stub lab</title></head>\
+                            <body><main><h1 id=\"stub\">Stub notebook</h1></main></body></html>";
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(answer.as_bytes()).await;
+            });
+        }
+    });
+    base
+}
+
+/// Waits until the element matching `css` contains `text`.
+async fn shows(b: &Browser, css: &str, text: &str) {
+    let condition = format!(
+        "document.querySelector({css:?})?.textContent.includes({text:?})",
+        css = css,
+        text = text
+    );
+    b.wait_until(&format!("{css} shows {text:?}"), &condition)
+        .await
+        .unwrap();
+}
+
+fn job(name: &str, kind: &str, command: &[&str]) -> serde_json::Value {
+    json!({"name": name, "kind": kind, "tasks": [{"name": "main", "replicas": 1, "image": "busybox",
+        "command": command, "resources": {"cpu": "1", "memory": "1Gi"}}]})
+}
+
+#[tokio::test]
+#[ignore = "needs Chromium"]
+async fn browser_a_job_page_says_why_it_failed_follows_a_log_runs_again_and_opens_a_notebook() {
+    require_ui();
+    let upstream = stub_notebook().await;
+    let app = TestApp::builder()
+        .configure(move |c| c.sim_notebook_upstream = Some(upstream))
+        .start()
+        .await;
+    let alice = app.user_token("alice").await;
+    let (failed, _) = submit_job(&app, &alice, job("crash", "custom", &["exit", "3"])).await;
+    let (follow, _) = submit_job(&app, &alice, job("steps", "custom", &["sleep", "60"])).await;
+    let (lab, _) = submit_job(&app, &alice, job("lab", "jupyter", &[])).await;
+
+    let b = Browser::start("en-US,en").await;
+    b.login(&app.url(""), "alice", USER_PASSWORD).await;
+
+    // A failed job: the one line, its pod with the exit code, the cluster's event, its log.
+    b.client.goto(&app.url(&format!("/jobs/{failed}"))).await.unwrap();
+    let line = format!("Why it failed: Error, exit code 3 in ar-{failed}-main-0");
+    b.wait_for_text("[data-testid=failure-line]", &line).await.unwrap();
+    b.wait_for("[data-testid=pod-row][data-phase=Failed]").await.unwrap();
+    b.wait_for("[data-testid=cluster-event][data-reason=Failed]")
+        .await
+        .unwrap();
+    shows(&b, "[data-testid=log]", "exited with code 3").await;
+    b.assert_clean("/jobs/{id} (failed)").await;
+
+    // Run again: the next run's page.
+    b.click("[data-testid=run-again]").await;
+    b.wait_for_text("[data-testid=page-title]", "crash-r2").await.unwrap();
+
+    // A log followed live: the lines the pod writes appear without a reload, then its exit.
+    b.client.goto(&app.url(&format!("/jobs/{follow}"))).await.unwrap();
+    shows(&b, "[data-testid=log]", "command: sleep 60").await;
+    let lines = b.text("[data-testid=log]").await.lines().count();
+    // Not followed, the log stays as it was read; followed, it grows (a line every 10 s).
+    b.click("[data-testid=log-follow]").await;
+    b.wait_until(
+        "the followed log shows a new line",
+        &format!("document.querySelector('[data-testid=log]').textContent.trim().split('\\n').length > {lines}"),
+    )
+    .await
+    .unwrap();
+
+    // A running notebook: Open leads through Anteroom to the notebook itself.
+    b.client.goto(&app.url(&format!("/jobs/{lab}"))).await.unwrap();
+    let open = b.wait_for("[data-testid=open-notebook]").await.unwrap();
+    let href = open.attr("href").await.unwrap().expect("a link");
+    assert_eq!(href, format!("/jobs/{lab}/open/"));
+    b.assert_clean("/jobs/{id} (notebook)").await;
+    b.client.goto(&app.url(&href)).await.unwrap();
+    b.wait_for_text("#stub", "Stub notebook").await.unwrap();
+    b.close().await;
+}
+
+#[tokio::test]
+#[ignore = "needs Chromium"]
+async fn browser_an_admin_offers_a_volume_and_a_researcher_mounts_it_with_env_and_shared_memory() {
+    require_ui();
+    let app = TestApp::builder().start().await;
+    let b = Browser::start("en-US,en").await;
+    b.login(&app.url(""), "admin", anteroom_tests::ADMIN_PASSWORD).await;
+    b.client.goto(&app.url("/admin/volumes")).await.unwrap();
+    b.wait_for("[data-testid=empty]").await.unwrap();
+    b.click("[data-testid=add-volume]").await;
+    b.fill("#vol-new-name", "datasets").await;
+    b.fill("#vol-new-mount", "/data").await;
+    b.fill("#vol-new-claim", "datasets-pvc").await;
+    b.click("[data-testid=save-volume]").await;
+    b.wait_for("[data-testid=volume-card][data-name=datasets]")
+        .await
+        .unwrap();
+    b.assert_clean("/admin/volumes").await;
+    // The server's refusal is marked on its field: a mount path under /proc.
+    b.fill("#vol-datasets-mount", "/proc/x").await;
+    b.click("[data-testid=save-volume]").await;
+    b.wait_for("#vol-datasets-mount[aria-invalid=true]").await.unwrap();
+    // That 422 is in the console log, as it should be: read it away before the next check.
+    let refused = b.console_errors().await;
+    assert!(refused.iter().all(|e| e.contains("422")), "{refused:?}");
+
+    // The submit form offers it; env and shared memory go with the job.
+    b.client.goto(&app.url("/jobs/new")).await.unwrap();
+    b.wait_for("#kind-custom").await.unwrap();
+    b.click("#kind-custom").await;
+    b.fill("#job-name", "with-data").await;
+    b.fill("#task0-image", "busybox").await;
+    b.fill("#task0-command", "sleep 600").await;
+    b.fill("#task0-resources\\.cpu", "1").await;
+    b.fill("#task0-resources\\.memory", "4Gi").await;
+    b.fill("#task0-shmSize", "1Gi").await;
+    b.fill("#task0-env", "SEED=7\nDATA_DIR=/data").await;
+    b.click("#volume-datasets").await;
+    b.assert_clean("/jobs/new (volumes, env)").await;
+    // Saved as a template before it is submitted.
+    b.click("[data-testid=save-template]").await;
+    b.wait_for_text("[data-testid=toast-text]", "Template with-data saved.")
+        .await
+        .unwrap();
+    b.click("[data-testid=submit-job]").await;
+    b.wait_for_text("[data-testid=page-title]", "with-data").await.unwrap();
+    let admin = app.admin_token().await;
+    let jobs = app.get_json("/api/v1/admin/jobs", Some(&admin)).await;
+    let job = jobs["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["name"] == "with-data")
+        .unwrap()
+        .clone();
+    assert_eq!(job["volumes"][0]["name"], "datasets", "{job}");
+    assert_eq!(
+        job["tasks"][0]["env"],
+        json!([{"name": "SEED", "value": "7"}, {"name": "DATA_DIR", "value": "/data"}])
+    );
+    assert_eq!(job["tasks"][0]["shmSize"], "1Gi");
+
+    // A new form starts from the template: every field as it was saved.
+    b.client.goto(&app.url("/jobs/new")).await.unwrap();
+    let picker = b.wait_for("[data-testid=template-picker]").await.unwrap();
+    let option = picker
+        .find(fantoccini::Locator::XPath("option[text()='with-data']"))
+        .await
+        .unwrap();
+    option.click().await.unwrap();
+    b.wait_until(
+        "the template fills the form",
+        "document.querySelector('#task0-image').value === 'busybox' && \
+         document.querySelector('#task0-env').value === 'SEED=7\\nDATA_DIR=/data' && \
+         document.querySelector('#task0-shmSize').value === '1Gi' && \
+         document.querySelector('#volume-datasets').checked",
+    )
+    .await
+    .unwrap();
+    b.close().await;
+}
