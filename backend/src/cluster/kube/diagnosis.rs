@@ -10,8 +10,8 @@
 //! - a pod's reason is the first that explains it: the pod's own (`Evicted`, `DeadlineExceeded`
 //!   — a cause, where a container's `Error` would only be the symptom), a container waiting
 //!   (`ImagePullBackOff`, `CrashLoopBackOff`), a container that ended (`OOMKilled`, `Error`,
-//!   `Completed`), the scheduler's `PodScheduled=False` (`Unschedulable`); the message is the one
-//!   that came with it;
+//!   `Completed`), the scheduler's `PodScheduled=False` (`Unschedulable`), a delete in progress
+//!   (`Terminating`); the message is the one that came with it;
 //! - events are read per object (`fieldSelector=involvedObject.name=…`, one LIST each): the
 //!   first [`MAX_EVENT_PODS`] pods, the Volcano Job, and its PodGroup, which Volcano names
 //!   `<job>-<job uid>` (older Volcano: the job's name, which the Job's query then finds too —
@@ -147,6 +147,10 @@ pub fn pod_view(pod: &Pod, id: JobId) -> PodView {
             .filter(|c| c.type_ == "PodScheduled" && c.status == "False")
             .map(|c| (words(c.reason.as_ref()), words(c.message.as_ref()))),
     );
+    // Deleted, its containers still running (`kubectl get` says the same).
+    if pod.metadata.deletion_timestamp.is_some() {
+        sources.push((Some("Terminating".to_owned()), None));
+    }
     let (reason, message) = match sources.iter().find(|(reason, _)| reason.is_some()) {
         Some((reason, message)) => (reason.clone(), message.clone()),
         None => (None, sources.iter().find_map(|(_, message)| message.clone())),

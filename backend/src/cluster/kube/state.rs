@@ -394,7 +394,7 @@ pub fn slim_pod(pod: &mut Pod) {
         };
         pod.status = Some(PodStatus {
             phase: status.phase,
-            reason: None,
+            reason: status.reason,
             container_statuses: slim_terminated(status.container_statuses),
             init_container_statuses: slim_terminated(status.init_container_statuses),
             start_time: started_at.and_then(|at| {

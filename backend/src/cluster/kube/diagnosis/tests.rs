@@ -143,6 +143,20 @@ fn kube_an_unschedulable_pod_gives_the_schedulers_reason_and_message() {
 }
 
 #[test]
+fn kube_a_deleted_pod_still_running_reads_as_terminating() {
+    let mut p = pod(
+        "ar-7-worker-1",
+        json!({"phase": "Running",
+               "containerStatuses": [container(json!({"running": {"startedAt": "2026-11-22T10:00:00Z"}}), 0)]}),
+    );
+    assert_eq!(pod_view(&p, 7).reason, None);
+    p.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+        "2026-11-22T10:09:00Z".parse().expect("timestamp"),
+    ));
+    assert_eq!(pod_view(&p, 7).reason.as_deref(), Some("Terminating"));
+}
+
+#[test]
 fn kube_a_pod_waiting_for_its_init_container_gives_the_init_containers_reason() {
     let mut init = container(
         json!({"waiting": {"reason": "ErrImagePull", "message": "not found"}}),
