@@ -155,21 +155,28 @@ async fn logs_of_what_is_not_there_are_refused_clearly(db: Option<String>) {
 }
 both_driven!(refusals, logs_of_what_is_not_there_are_refused_clearly);
 
-#[tokio::test]
-async fn a_followed_log_carries_new_lines_as_they_are_written_and_ends_with_the_pod() {
-    let d = Driven::start(None, "").await;
-    let ann = d.app.user_token("ann").await;
-    let (id, _) = submit(&d, &ann, timed_job("follow", json!({"cpu": "1"}), Some(30))).await;
+/// Submits a job of `name` that runs `seconds`, lets the cluster place it, and opens its
+/// followed log (200 asserted).
+async fn follow_new_job(d: &Driven, token: &str, name: &str, seconds: u32) -> reqwest::Response {
+    let (id, _) = submit(d, token, timed_job(name, json!({"cpu": "1"}), Some(seconds))).await;
     d.settle().await;
-    let mut res = d
+    let res = d
         .app
         .client
         .get(d.app.url(&format!("/api/v1/jobs/{id}/logs?follow=true")))
-        .bearer_auth(&ann)
+        .bearer_auth(token)
         .send()
         .await
         .unwrap();
     assert_eq!(res.status(), 200);
+    res
+}
+
+#[tokio::test]
+async fn a_followed_log_carries_new_lines_as_they_are_written_and_ends_with_the_pod() {
+    let d = Driven::start(None, "").await;
+    let ann = d.app.user_token("ann").await;
+    let mut res = follow_new_job(&d, &ann, "follow", 30).await;
     let mut seen = String::new();
     let mut read_until = async |want: &str, seen: &mut String| {
         while !seen.contains(want) {
@@ -203,17 +210,7 @@ async fn a_followed_log_carries_new_lines_as_they_are_written_and_ends_with_the_
 async fn a_followed_log_ends_when_its_reader_logs_out() {
     let d = Driven::start(None, "").await;
     let ann = d.app.user_token("ann").await;
-    let (id, _) = submit(&d, &ann, timed_job("long", json!({"cpu": "1"}), Some(3600))).await;
-    d.settle().await;
-    let mut res = d
-        .app
-        .client
-        .get(d.app.url(&format!("/api/v1/jobs/{id}/logs?follow=true")))
-        .bearer_auth(&ann)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 200);
+    let mut res = follow_new_job(&d, &ann, "long", 3600).await;
     let first = res.chunk().await.unwrap().expect("the log so far");
     assert!(std::str::from_utf8(&first).unwrap().contains("started on node"));
     let (status, _) = call(&d.app, "POST", "/api/v1/auth/logout", &ann, Some(json!({}))).await;

@@ -159,12 +159,12 @@ async fn a_notebook_opens_through_the_proxy_for_its_owner_only() {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap()
-        .get(d.app.url(&format!("/jobs/{id}/open")))
+        .get(d.app.url(&format!("/jobs/{id}/open?lab=1")))
         .send()
         .await
         .unwrap();
     assert_eq!(res.status(), 308);
-    assert_eq!(res.headers()["location"], format!("/jobs/{id}/open/"));
+    assert_eq!(res.headers()["location"], format!("/jobs/{id}/open/?lab=1"));
 
     // A WebSocket through the proxy, with real frames both ways.
     let ws_url = d

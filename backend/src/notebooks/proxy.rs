@@ -46,10 +46,14 @@ fn client() -> &'static Client<HttpConnector, Body> {
     })
 }
 
-/// `/jobs/{id}/open` → `/jobs/{id}/open/`: relative links in the notebook need the slash.
-async fn to_slash(Path(id): Path<String>) -> Response {
+/// `/jobs/{id}/open` → `/jobs/{id}/open/` (query kept): relative links in the notebook need
+/// the slash.
+async fn to_slash(Path(id): Path<String>, uri: Uri) -> Response {
     match id.parse::<i64>() {
-        Ok(id) => Redirect::permanent(&base_path(id)).into_response(),
+        Ok(id) => {
+            let query = uri.query().map(|q| format!("?{q}")).unwrap_or_default();
+            Redirect::permanent(&format!("{}{query}", base_path(id))).into_response()
+        }
         Err(_) => ApiError::not_found("job_not_found", "no such job").into_response(),
     }
 }

@@ -17,6 +17,18 @@ use crate::format;
 use crate::i18n::{I18n, Key, k, use_i18n};
 use crate::live::use_live;
 
+/// Why a job failed, short: the reason and the exit code (`OOMKilled, exit code 137`), for
+/// the list and the job page's failure line.
+pub fn failure_reason(i18n: crate::i18n::I18n, failure: &anteroom_shared::api::pods::JobFailure) -> String {
+    match failure.exit_code {
+        Some(code) => i18n.tf(
+            k!("jobs.failureCode"),
+            &[("reason", &failure.reason), ("code", &code.to_string())],
+        ),
+        None => failure.reason.clone(),
+    }
+}
+
 /// The resources of a job for a table cell: `8 cpu · 32 Gi · 1 a100`.
 pub fn resources_text(i18n: I18n, resources: &ResourceList) -> String {
     let l = i18n.locale();
@@ -276,10 +288,7 @@ fn JobRow(job: Job, admin: bool) -> impl IntoView {
                 <PhaseBadge phase=job.phase />
                 {locked.then(|| view! { <span class="ml-1 text-xs text-slate-700" data-testid="locked">{move || i18n.t(k!("jobs.lockedBadge"))}</span> })}
                 {job.failure.clone().map(|f| view! {
-                    <p class="mt-1 text-xs text-red-800" data-testid="job-failure">{move || match f.exit_code {
-                        Some(code) => i18n.tf(k!("jobs.failureCode"), &[("reason", &f.reason), ("code", &code.to_string())]),
-                        None => f.reason.clone(),
-                    }}</p>
+                    <p class="mt-1 text-xs text-red-800" data-testid="job-failure">{move || failure_reason(i18n, &f)}</p>
                 })}
             </td>
             <td class=TD><span class="whitespace-nowrap">{move || resources_text(i18n, &resources)}</span></td>

@@ -31,190 +31,18 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use anteroom_shared::scheduling::{JobPhase, ResourceList, TaskResources};
+use anteroom_shared::scheduling::ResourceList;
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 
-use anteroom_shared::scheduling::NodeSet;
-
-use super::runtime::{after, job_outcome, runtime_seconds};
+use super::runtime::{after, runtime_seconds};
 use crate::cluster::{ClusterQueue, JobEvent, JobSpec, JobStatus, is_same_job};
-use crate::prequeue::{CapacityKind, JobId, NodeSnapshot, Taint, Toleration, node_accepts, place_gang};
-use anteroom_shared::api::pods::{JobFailure, pod_name};
+use crate::prequeue::{JobId, NodeSnapshot};
 
-/// A simulated node.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SimNode {
-    /// Host name.
-    pub name: String,
-    /// What pods may request in total.
-    pub allocatable: ResourceList,
-    /// Node labels.
-    pub labels: BTreeMap<String, String>,
-    /// Node taints.
-    pub taints: Vec<Taint>,
-    /// `Ready=True`.
-    pub ready: bool,
-    /// Not cordoned.
-    pub schedulable: bool,
-}
+mod model;
+mod placement;
 
-/// Where a job is in the simulation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum SimPhase {
-    /// Waiting for room for the whole gang.
-    Pending,
-    /// Pods placed and running.
-    Running,
-    /// Every task ended; pods gone.
-    Completed,
-    /// A task exited with an error, which ended the job; pods gone.
-    Failed,
-    /// Deleted; pods still hold their capacity until the grace ends.
-    Terminating,
-}
-
-impl SimPhase {
-    /// The phase Anteroom sees.
-    pub fn job_phase(self) -> JobPhase {
-        match self {
-            SimPhase::Pending => JobPhase::Pending,
-            SimPhase::Running => JobPhase::Running,
-            SimPhase::Completed => JobPhase::Completed,
-            SimPhase::Failed => JobPhase::Failed,
-            SimPhase::Terminating => JobPhase::Terminating,
-        }
-    }
-
-    /// Name stored in the database.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SimPhase::Pending => "Pending",
-            SimPhase::Running => "Running",
-            SimPhase::Completed => "Completed",
-            SimPhase::Failed => "Failed",
-            SimPhase::Terminating => "Terminating",
-        }
-    }
-
-    /// Inverse of [`SimPhase::as_str`].
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "Pending" => SimPhase::Pending,
-            "Running" => SimPhase::Running,
-            "Completed" => SimPhase::Completed,
-            "Failed" => SimPhase::Failed,
-            "Terminating" => SimPhase::Terminating,
-            _ => return None,
-        })
-    }
-}
-
-/// One placed pod.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SimPod {
-    /// Task name.
-    pub task: String,
-    /// Replica index.
-    pub replica: u32,
-    /// Node it runs on.
-    pub node: String,
-    /// What it holds there.
-    pub requests: ResourceList,
-}
-
-/// A simulated Volcano job.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SimJob {
-    /// What was asked for.
-    pub spec: JobSpec,
-    /// Where it is.
-    pub phase: SimPhase,
-    /// Creation time: FIFO order (ties by job id).
-    pub created_at: DateTime<Utc>,
-    /// When its pods were placed.
-    pub started_at: Option<DateTime<Utc>>,
-    /// When it completes; `None` runs until deleted.
-    pub finishes_at: Option<DateTime<Utc>>,
-    /// When a terminating job's pods are gone.
-    pub gone_at: Option<DateTime<Utc>>,
-    /// Placed pods (empty unless running or terminating).
-    pub pods: Vec<SimPod>,
-}
-
-impl SimJob {
-    /// The status Anteroom sees.
-    pub fn status(&self, now: DateTime<Utc>) -> JobStatus {
-        let nodes: BTreeSet<&str> = self.pods.iter().map(|p| p.node.as_str()).collect();
-        JobStatus {
-            job_id: self.spec.id,
-            phase: self.phase.job_phase(),
-            nodes: nodes.into_iter().map(str::to_string).collect(),
-            observed_at: now,
-            started_at: self.started_at,
-            // Only a finished job fails ([`FinishedJob`]); a create the simulation refuses
-            // never becomes a job.
-            failure: None,
-            cluster_uid: self.uid().map(str::to_owned),
-            failed_pod: None,
-        }
-    }
-
-    /// Why it fails, when it does ([`job_outcome`]): its failing task's first pod, `Error`
-    /// and the exit code.
-    pub fn failure(&self, default_runtime_seconds: u64) -> Option<JobFailure> {
-        let (_, failing) = job_outcome(&self.spec, default_runtime_seconds);
-        let (task, exit_code) = failing?;
-        Some(JobFailure {
-            pod: Some(pod_name(self.spec.id, &self.spec.tasks[task].name, 0)),
-            reason: "Error".to_owned(),
-            exit_code: Some(exit_code),
-        })
-    }
-
-    /// The uid it was created with; `None` for a job stored before uids existed.
-    pub fn uid(&self) -> Option<&str> {
-        Some(self.spec.cluster_uid.as_str()).filter(|uid| !uid.is_empty())
-    }
-}
-
-/// What stays in memory of a completed job until it leaves the cluster: enough for its status,
-/// without its spec and pods, so memory does not grow with every job that ever ran.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FinishedJob {
-    /// When its pods started.
-    pub started_at: Option<DateTime<Utc>>,
-    /// When it completed; the retention period counts from here.
-    pub finished_at: DateTime<Utc>,
-    /// Its uid ([`SimJob::uid`]): a create of its id with another uid is refused until it is
-    /// purged.
-    pub cluster_uid: Option<String>,
-    /// Why it failed; `None`: it completed.
-    pub failure: Option<JobFailure>,
-}
-
-impl FinishedJob {
-    /// The status Anteroom sees: `Completed` (or `Failed`, with why), on no node.
-    pub fn status(&self, job_id: JobId, now: DateTime<Utc>) -> JobStatus {
-        JobStatus {
-            job_id,
-            phase: if self.failure.is_some() {
-                JobPhase::Failed
-            } else {
-                JobPhase::Completed
-            },
-            nodes: Vec::new(),
-            observed_at: now,
-            started_at: self.started_at,
-            failure: self.failure.as_ref().map(|f| format!("PodFailed: {}", f.one_line())),
-            cluster_uid: self.cluster_uid.clone(),
-            failed_pod: self.failure.clone(),
-        }
-    }
-}
+pub use model::{FinishedJob, SimJob, SimNode, SimPhase, SimPod};
+use placement::place;
 
 /// Timing of the simulation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -570,56 +398,6 @@ impl SimState {
             changes.events.push(JobEvent::Status(job.status(now)));
         }
     }
-}
-
-/// Gang placement on free capacity, with the core's best-fit rule. `None` when the whole gang
-/// does not fit now.
-///
-/// Each pod tolerates only its own task's taints. The core's `place_gang` takes one list of
-/// tolerations for the whole job, so each task is pinned here to the nodes that accept *it*
-/// (its own tolerations and node names), and the core is given the union, which accepts every
-/// node a task was pinned to and so adds nothing.
-fn place(spec: &JobSpec, nodes: &[NodeSnapshot]) -> Option<Vec<SimPod>> {
-    let mut tasks: Vec<TaskResources> = Vec::with_capacity(spec.tasks.len());
-    for t in &spec.tasks {
-        let allowed = NodeSet::from_names(t.node_names.iter().cloned());
-        let accepting: Vec<String> = nodes
-            .iter()
-            .filter(|n| node_accepts(n, &allowed, &t.tolerations))
-            .map(|n| n.name.clone())
-            .collect();
-        if accepting.is_empty() && t.replicas > 0 {
-            // An empty pin list would mean "anywhere": no node takes this task, so no gang.
-            return None;
-        }
-        tasks.push(TaskResources {
-            name: t.name.clone(),
-            replicas: t.replicas,
-            requests: t.resources.clone(),
-            node_names: accepting,
-        });
-    }
-    let mut tolerations: Vec<Toleration> = Vec::new();
-    for t in &spec.tasks {
-        for tol in &t.tolerations {
-            if !tolerations.contains(tol) {
-                tolerations.push(tol.clone());
-            }
-        }
-    }
-    let assignments = place_gang(&tasks, &tolerations, nodes, CapacityKind::Free).ok()?;
-    let requests: HashMap<&str, &ResourceList> = spec.tasks.iter().map(|t| (t.name.as_str(), &t.resources)).collect();
-    Some(
-        assignments
-            .into_iter()
-            .map(|a| SimPod {
-                requests: requests.get(a.task.as_str()).map(|r| (*r).clone()).unwrap_or_default(),
-                task: a.task,
-                replica: a.replica,
-                node: a.node,
-            })
-            .collect(),
-    )
 }
 
 #[cfg(test)]

@@ -24,13 +24,7 @@ pub fn FailureLine(
 ) -> impl IntoView {
     let i18n = use_i18n();
     let text = move || {
-        let mut line = match failure.exit_code {
-            Some(code) => i18n.tf(
-                k!("jobs.failureCode"),
-                &[("reason", &failure.reason), ("code", &code.to_string())],
-            ),
-            None => failure.reason.clone(),
-        };
+        let mut line = crate::components::job_table::failure_reason(i18n, &failure);
         if let Some(pod) = &failure.pod {
             line.push(' ');
             line.push_str(&i18n.tf(k!("jobs.failurePod"), &[("pod", pod)]));

@@ -3,8 +3,9 @@
 use super::*;
 use crate::cluster::TaskSpec;
 use crate::cluster::sim::runtime::MAX_RUNTIME_SECONDS;
-use crate::prequeue::{TaintEffect, TolerationOperator};
+use crate::prequeue::{Taint, TaintEffect, Toleration, TolerationOperator};
 use anteroom_shared::scheduling::JobKind;
+use anteroom_shared::scheduling::JobPhase;
 use anteroom_shared::scheduling::{PreemptionPolicy, Quantity, ScheduleType};
 use chrono::Duration;
 

@@ -1,0 +1,228 @@
+//! The submit form's model: one task's inputs as typed, the task layout each kind has, and
+//! the reading of the inputs into a job body (or every field that is wrong).
+
+use anteroom_shared::api::jobs::{EnvVar, JobBody, TaskBody};
+use anteroom_shared::scheduling::{JobKind, PreemptionPolicy, Quantity, ResourceList, ScheduleType};
+use leptos::prelude::*;
+
+use crate::i18n::{I18n, k};
+
+/// One task's inputs, as typed.
+#[derive(Clone, Copy)]
+pub(super) struct TaskForm {
+    pub(super) replicas: RwSignal<String>,
+    pub(super) image: RwSignal<String>,
+    pub(super) command: RwSignal<String>,
+    pub(super) cpu: RwSignal<String>,
+    pub(super) memory: RwSignal<String>,
+    pub(super) accelerator: RwSignal<String>,
+    pub(super) accelerators: RwSignal<String>,
+    pub(super) nodes: RwSignal<String>,
+    /// `NAME=value`, one a line.
+    pub(super) env: RwSignal<String>,
+    /// The `/dev/shm` size; empty: the kind's default.
+    pub(super) shm: RwSignal<String>,
+}
+
+impl TaskForm {
+    /// Shows `task` in the inputs (a template's, or a kind's defaults).
+    pub(super) fn fill(&self, task: &TaskBody) {
+        self.replicas.set(task.replicas.to_string());
+        self.image.set(task.image.clone());
+        self.command.set(task.command.join(" "));
+        let quantity = |name: &str| {
+            task.resources
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, q)| q.to_string())
+        };
+        self.cpu.set(quantity("cpu").unwrap_or_default());
+        self.memory.set(quantity("memory").unwrap_or_default());
+        match task.resources.iter().find(|(n, _)| n.contains('/')) {
+            Some((model, count)) => {
+                self.accelerator.set(model.to_string());
+                self.accelerators.set(count.to_string());
+            }
+            None => {
+                self.accelerator.set(String::new());
+                self.accelerators.set("0".into());
+            }
+        }
+        self.nodes.set(task.node_names.join(", "));
+        self.env.set(
+            task.env
+                .iter()
+                .map(|v| format!("{}={}", v.name, v.value))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+        self.shm.set(task.shm_size.map(|q| q.to_string()).unwrap_or_default());
+    }
+
+    pub(super) fn new(image: &str, command: &str) -> Self {
+        TaskForm {
+            replicas: RwSignal::new("1".into()),
+            image: RwSignal::new(image.into()),
+            command: RwSignal::new(command.into()),
+            // Empty: the server fills in the admin's default for the kind (shown as placeholder).
+            cpu: RwSignal::new(String::new()),
+            memory: RwSignal::new(String::new()),
+            accelerator: RwSignal::new(String::new()),
+            accelerators: RwSignal::new("0".into()),
+            nodes: RwSignal::new(String::new()),
+            env: RwSignal::new(String::new()),
+            shm: RwSignal::new(String::new()),
+        }
+    }
+}
+
+/// The tasks a kind has, by name (`spec/prequeue.md` §1): one `main`, or PyTorch's master and
+/// worker, or TensorFlow's ps and worker.
+pub fn task_names(kind: JobKind) -> &'static [&'static str] {
+    match kind {
+        JobKind::Jupyter | JobKind::Webide | JobKind::Custom => &["main"],
+        JobKind::Pytorch => &["master", "worker"],
+        JobKind::Tensorflow => &["ps", "worker"],
+    }
+}
+
+/// Whether the replicas of task `index` of `kind` can be changed (a notebook and PyTorch's
+/// master have exactly one).
+pub fn replicas_editable(kind: JobKind, index: usize) -> bool {
+    match kind {
+        JobKind::Jupyter | JobKind::Webide => false,
+        JobKind::Pytorch => index == 1,
+        _ => true,
+    }
+}
+
+/// A form error: the API field and what is wrong, in words.
+pub(super) type FieldErrors = Vec<(String, String)>;
+
+/// Reads the form into a job body, or lists every field that is wrong (checked as the server
+/// checks quantities: the shared crate's parser).
+pub(super) fn build(
+    i18n: I18n,
+    kind: JobKind,
+    name: &str,
+    queue: &str,
+    schedule: ScheduleType,
+    never_preempt: bool,
+    tasks: &[TaskForm],
+) -> Result<JobBody, FieldErrors> {
+    let mut errors = FieldErrors::new();
+    let required = i18n.t(k!("form.required")).to_owned();
+    if name.trim().is_empty() {
+        errors.push(("name".into(), required.clone()));
+    }
+    let mut bodies = Vec::new();
+    for (i, (task_name, form)) in task_names(kind).iter().zip(tasks).enumerate() {
+        let replicas = if replicas_editable(kind, i) {
+            form.replicas.get()
+        } else {
+            "1".to_owned()
+        };
+        let replicas = match replicas.trim().parse::<u32>() {
+            Ok(r) if r >= 1 => r,
+            _ => {
+                errors.push((
+                    format!("tasks[{i}].replicas"),
+                    i18n.t(k!("form.positiveInteger")).to_owned(),
+                ));
+                1
+            }
+        };
+        let image = form.image.get();
+        if image.trim().is_empty() {
+            errors.push((format!("tasks[{i}].image"), required.clone()));
+        }
+        let mut resources = ResourceList::new();
+        for (resource, value) in [("cpu", form.cpu.get()), ("memory", form.memory.get())] {
+            if value.trim().is_empty() {
+                continue;
+            }
+            match Quantity::parse(value.trim()) {
+                Ok(q) if q.milli() > 0 => resources.insert(resource, q),
+                Ok(_) => errors.push((
+                    format!("tasks[{i}].resources.{resource}"),
+                    i18n.t(k!("form.positiveQuantity")).to_owned(),
+                )),
+                Err(_) => errors.push((
+                    format!("tasks[{i}].resources.{resource}"),
+                    i18n.t(k!("form.quantity")).to_owned(),
+                )),
+            }
+        }
+        let model = form.accelerator.get();
+        let count = form.accelerators.get();
+        match count.trim().parse::<i64>() {
+            Ok(0) => {}
+            Ok(n) if n > 0 && !model.is_empty() => resources.insert(model.clone(), Quantity::from_units(n)),
+            Ok(n) if n > 0 => errors.push((
+                format!("tasks[{i}].accelerator"),
+                i18n.t(k!("form.chooseModel")).to_owned(),
+            )),
+            _ => errors.push((
+                format!("tasks[{i}].accelerators"),
+                i18n.t(k!("form.nonNegativeInteger")).to_owned(),
+            )),
+        }
+        let node_names: Vec<String> = form
+            .nodes
+            .get()
+            .split([',', ' '])
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect();
+        let mut env = Vec::new();
+        for line in form.env.get().lines().map(str::trim).filter(|l| !l.is_empty()) {
+            match line.split_once('=') {
+                Some((name, value)) if !name.trim().is_empty() => env.push(EnvVar {
+                    name: name.trim().to_owned(),
+                    value: value.to_owned(),
+                }),
+                _ => errors.push((format!("tasks[{i}].env"), i18n.t(k!("form.envLine")).to_owned())),
+            }
+        }
+        let shm = form.shm.get();
+        let shm_size = match shm.trim() {
+            "" => None,
+            text => match Quantity::parse(text) {
+                Ok(q) if q.milli() >= 0 => Some(q),
+                _ => {
+                    errors.push((format!("tasks[{i}].shmSize"), i18n.t(k!("form.quantity")).to_owned()));
+                    None
+                }
+            },
+        };
+        bodies.push(TaskBody {
+            env,
+            shm_size,
+            name: (*task_name).to_owned(),
+            replicas,
+            image: image.trim().to_owned(),
+            command: form.command.get().split_whitespace().map(str::to_owned).collect(),
+            resources,
+            node_names,
+        });
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let schedule_type = if kind.may_backfill() {
+        schedule
+    } else {
+        ScheduleType::Normal
+    };
+    Ok(JobBody {
+        // The picker's choice is added by the caller.
+        volumes: Vec::new(),
+        name: name.trim().to_owned(),
+        kind,
+        queue: queue.to_owned(),
+        schedule_type,
+        preemption_policy: (schedule_type == ScheduleType::Normal && never_preempt).then_some(PreemptionPolicy::Never),
+        tasks: bodies,
+    })
+}
