@@ -260,6 +260,19 @@ pub async fn save_template(
     post("/api/v1/templates", body).await
 }
 
+/// `PUT /api/v1/templates/{id}`: the whole template again (publishing, the kind's default).
+pub async fn update_template(
+    id: i64,
+    body: &anteroom_shared::api::templates::TemplateWrite,
+) -> Result<anteroom_shared::api::templates::JobTemplate, ApiFailure> {
+    put(&format!("/api/v1/templates/{id}"), body).await
+}
+
+/// `DELETE /api/v1/templates/{id}`.
+pub async fn delete_template(id: i64) -> Result<(), ApiFailure> {
+    delete(&format!("/api/v1/templates/{id}")).await
+}
+
 /// `GET /api/v1/job-defaults`: the admins' starting point per kind.
 pub async fn job_defaults() -> Result<Vec<anteroom_shared::api::templates::KindDefault>, ApiFailure> {
     get("/api/v1/job-defaults").await
@@ -292,12 +305,12 @@ pub async fn job_log(id: i64, task: &str, replica: u32, tail_lines: u32) -> Resu
 }
 
 /// `POST /api/v1/jobs/{id}/resubmit` with no changes: the job again, under its next run name.
+/// Idempotent like [`submit`]: a click again after a lost answer gets the first run, not a
+/// second one.
 pub async fn resubmit(id: i64) -> Result<SubmitResponse, ApiFailure> {
-    post(
-        &format!("/api/v1/jobs/{id}/resubmit"),
-        &anteroom_shared::api::jobs::ResubmitBody::default(),
-    )
-    .await
+    let key = idempotency_key(&format!("resubmit {id}"));
+    let request = Request::post(&format!("/api/v1/jobs/{id}/resubmit")).header("Idempotency-Key", &key);
+    accepted(answer(send_json(request, &anteroom_shared::api::jobs::ResubmitBody::default()).await?).await)
 }
 
 /// `DELETE /api/v1/jobs/{id}`.
@@ -308,11 +321,15 @@ pub async fn delete_job(id: i64) -> Result<(), ApiFailure> {
 /// `POST /api/v1/jobs` with an `Idempotency-Key`: the same body sent again after a failure (a
 /// retry after a timeout or a lost answer) gets the first answer instead of a second job.
 pub async fn submit(body: &JobBody) -> Result<SubmitResponse, ApiFailure> {
-    let key = submit_key(body);
+    let key = idempotency_key(&serde_json::to_string(body).unwrap_or_default());
     let request = Request::post("/api/v1/jobs").header("Idempotency-Key", &key);
-    let answer = answer(send_json(request, body).await?).await;
+    accepted(answer(send_json(request, body).await?).await)
+}
+
+/// Passes a submission's answer on; an accepted one makes the next submission, even of the
+/// same body, a new job.
+fn accepted(answer: Result<SubmitResponse, ApiFailure>) -> Result<SubmitResponse, ApiFailure> {
     if answer.is_ok() {
-        // Accepted: the next submission, even of the same body, is a new job.
         SUBMIT_NONCE.with(|n| n.set(fresh_nonce()));
     }
     answer
@@ -327,9 +344,8 @@ fn fresh_nonce() -> u64 {
     (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64
 }
 
-/// `ui-<nonce>-<hash of the body>`: stable for one body until a submission is accepted.
-fn submit_key(body: &JobBody) -> String {
-    let text = serde_json::to_string(body).unwrap_or_default();
+/// `ui-<nonce>-<hash of what is sent>`: stable for one request until a submission is accepted.
+fn idempotency_key(text: &str) -> String {
     // FNV-1a: a key, not a secret; collisions matter only within one nonce.
     let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)

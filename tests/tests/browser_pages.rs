@@ -38,6 +38,21 @@ async fn every_page_in(lang: &str) {
     .await;
     assert_eq!(status, 201, "{answer}");
 
+    // A published template, the default of its kind: the templates page with every badge.
+    let (status, answer) = call(
+        &app,
+        "POST",
+        "/api/v1/templates",
+        &admin,
+        Some(
+            json!({"name": "pytorch-base", "description": "PyTorch with the datasets", "published": true,
+            "defaultForKind": true, "body": {"kind": "custom", "tasks": [{"name": "main", "replicas": 1,
+            "image": "pytorch/pytorch:2.5", "resources": {"cpu": "4", "memory": "16Gi"}}], "volumes": ["datasets"]}}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 201, "{answer}");
+
     let b = Browser::start("en-US,en").await;
     b.login(&app.url(""), "admin", ADMIN_PASSWORD).await;
     let job_page = format!("/jobs/{held}");
@@ -46,6 +61,7 @@ async fn every_page_in(lang: &str) {
         ("jobs", "/jobs", "My jobs"),
         ("new-job", "/jobs/new", "New job"),
         ("job-detail", job_page.as_str(), "held-2"),
+        ("templates", "/templates", "Templates"),
         ("admin-prequeue", "/admin/prequeue", "Prequeue settings"),
         ("admin-quotas", "/admin/quotas", "Queue quotas"),
         ("admin-queues", "/admin/queues", "Queues"),

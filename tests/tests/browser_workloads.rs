@@ -91,15 +91,19 @@ async fn browser_a_job_page_says_why_it_failed_follows_a_log_runs_again_and_open
     // A log followed live: the lines the pod writes appear without a reload, then its exit.
     b.client.goto(&app.url(&format!("/jobs/{follow}"))).await.unwrap();
     shows(&b, "[data-testid=log]", "command: sleep 60").await;
-    let lines = b.text("[data-testid=log]").await.lines().count();
+    let lines = "Number(document.querySelector('[data-testid=log]').dataset.lines)";
+    let read: u64 = b
+        .client
+        .execute(&format!("return {lines};"), vec![])
+        .await
+        .unwrap()
+        .as_u64()
+        .unwrap();
     // Not followed, the log stays as it was read; followed, it grows (a line every 10 s).
     b.click("[data-testid=log-follow]").await;
-    b.wait_until(
-        "the followed log shows a new line",
-        &format!("document.querySelector('[data-testid=log]').textContent.trim().split('\\n').length > {lines}"),
-    )
-    .await
-    .unwrap();
+    b.wait_until("the followed log shows a new line", &format!("{lines} > {read}"))
+        .await
+        .unwrap();
 
     // A running notebook: Open leads through Anteroom to the notebook itself.
     b.client.goto(&app.url(&format!("/jobs/{lab}"))).await.unwrap();
@@ -191,5 +195,174 @@ async fn browser_an_admin_offers_a_volume_and_a_researcher_mounts_it_with_env_an
     )
     .await
     .unwrap();
+    b.close().await;
+}
+
+/// A private template of `token`'s owner, through the API; answers its id.
+async fn template(app: &TestApp, token: &str, name: &str, image: &str) -> i64 {
+    let body = json!({"name": name, "body": {"kind": "custom", "tasks": [{"name": "main", "replicas": 1,
+        "image": image, "command": ["sleep", "60"], "resources": {"cpu": "2", "memory": "3Gi"}}]}});
+    let (status, answer) = anteroom_tests::api::call(app, "POST", "/api/v1/templates", token, Some(body)).await;
+    assert_eq!(status, 201, "{answer}");
+    answer["id"].as_i64().unwrap()
+}
+
+#[tokio::test]
+#[ignore = "needs Chromium"]
+async fn browser_an_admin_publishes_a_template_as_a_kinds_default_and_a_researcher_starts_from_hers() {
+    require_ui();
+    let app = TestApp::builder().start().await;
+    let admin = app.admin_token().await;
+    let alice = app.user_token("alice").await;
+    let mine = template(&app, &alice, "mine", "alice/trainer:1").await;
+    template(&app, &admin, "shared", "team/base:2").await;
+
+    // The admin sees their own template (not alice's private one), publishes it and makes it
+    // the default of its kind.
+    let b = Browser::start("en-US,en").await;
+    b.login(&app.url(""), "admin", anteroom_tests::ADMIN_PASSWORD).await;
+    b.click("nav a[href='/templates']").await;
+    b.wait_for("[data-testid=template-row][data-name=shared]")
+        .await
+        .unwrap();
+    assert!(
+        b.client
+            .find_all(fantoccini::Locator::Css("[data-testid=template-row][data-name=mine]"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    b.wait_for_text(
+        "[data-testid=kind-default][data-kind=custom]",
+        "None: the form starts blank",
+    )
+    .await
+    .unwrap();
+    b.assert_clean("/templates (admin)").await;
+    b.click("[data-testid=template-row][data-name=shared] [data-testid=toggle-published]")
+        .await;
+    b.wait_for("[data-testid=template-row][data-name=shared] [data-testid=template-published]")
+        .await
+        .unwrap();
+    b.click("[data-testid=template-row][data-name=shared] [data-testid=toggle-default]")
+        .await;
+    b.wait_for_text("[data-testid=kind-default][data-kind=custom]", "shared")
+        .await
+        .unwrap();
+    b.wait_for("[data-testid=template-row][data-name=shared] [data-testid=template-default]")
+        .await
+        .unwrap();
+    let defaults = app.get_json("/api/v1/job-defaults", Some(&alice)).await;
+    assert_eq!(defaults[0]["template"]["name"], "shared", "{defaults}");
+    b.click("[data-testid=logout]").await;
+
+    // Alice sees both; she may delete only her own, and publishes nothing.
+    b.login(&app.url(""), "alice", USER_PASSWORD).await;
+    b.client.goto(&app.url("/templates")).await.unwrap();
+    b.wait_for("[data-testid=template-row][data-name=mine] [data-testid=delete-template]")
+        .await
+        .unwrap();
+    b.wait_for("[data-testid=template-row][data-name=shared] [data-testid=template-published]")
+        .await
+        .unwrap();
+    let client = &b.client;
+    let none =
+        |css: &'static str| async move { client.find_all(fantoccini::Locator::Css(css)).await.unwrap().is_empty() };
+    assert!(none("[data-testid=template-row][data-name=shared] [data-testid=delete-template]").await);
+    assert!(none("[data-testid=toggle-published]").await);
+    assert!(none("[data-testid=kind-defaults]").await);
+    b.assert_clean("/templates (user)").await;
+
+    // "Use" opens the form filled from it.
+    b.click("[data-testid=template-row][data-name=mine] [data-testid=use-template]")
+        .await;
+    b.wait_until(
+        "the form starts from the template",
+        &format!(
+            "location.search === '?template={mine}' && document.querySelector('#task0-image')?.value === 'alice/trainer:1' && \
+             document.querySelector('#task0-resources\\\\.memory').value === '3Gi' && \
+             document.querySelector('[data-testid=template-picker]').value === '{mine}'"
+        ),
+    )
+    .await
+    .unwrap();
+
+    // Deleted after confirming: gone from the page and from the API.
+    b.client.goto(&app.url("/templates")).await.unwrap();
+    b.click("[data-testid=template-row][data-name=mine] [data-testid=delete-template]")
+        .await;
+    b.click("[data-testid=confirm-yes]").await;
+    b.wait_until(
+        "the row is gone",
+        "!document.querySelector('[data-testid=template-row][data-name=mine]')",
+    )
+    .await
+    .unwrap();
+    let (status, _) = anteroom_tests::api::call(&app, "GET", &format!("/api/v1/templates/{mine}"), &alice, None).await;
+    assert_eq!(status, 404);
+    b.close().await;
+}
+
+#[tokio::test]
+#[ignore = "needs Chromium"]
+async fn browser_a_long_log_keeps_only_the_lines_in_view_in_the_page_and_reaches_its_end() {
+    use anteroom_tests::driven::{Driven, submit, timed_job};
+    require_ui();
+    let d = Driven::start(None, "").await;
+    let alice = d.app.user_token("alice").await;
+    let (id, answer) = submit(
+        &d,
+        &alice,
+        timed_job("long", json!({"cpu": "1", "memory": "1Gi"}), Some(86_000)),
+    )
+    .await;
+    assert_eq!(answer["admission"]["decision"], "activated", "{answer}");
+    d.settle().await;
+    // Two hours of a line every 10 s.
+    d.advance(7_200).await;
+
+    let b = Browser::start("en-US,en").await;
+    b.login(&d.app.url(""), "alice", USER_PASSWORD).await;
+    b.client.goto(&d.app.url(&format!("/jobs/{id}"))).await.unwrap();
+    b.wait_until(
+        "the log is read",
+        "Number(document.querySelector('[data-testid=log]')?.dataset.lines) > 700",
+    )
+    .await
+    .unwrap();
+    let rendered = "document.querySelectorAll('[data-testid=log] [data-line]').length";
+    let count: u64 = b
+        .client
+        .execute(&format!("return {rendered};"), vec![])
+        .await
+        .unwrap()
+        .as_u64()
+        .unwrap();
+    assert!((1..=100).contains(&count), "{count} lines in the page");
+    b.wait_for("[data-testid=log] [data-line='1']").await.unwrap();
+    // Its end, reached by scrolling: the last line is there, the first no longer.
+    b.client
+        .execute(
+            "const l = document.querySelector('[data-testid=log]'); l.scrollTop = l.scrollHeight;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    b.wait_until(
+        "the last line is rendered",
+        "(() => { const l = document.querySelector('[data-testid=log]'); \
+          return !!l.querySelector(`[data-line='${l.dataset.lines}']`) && !l.querySelector(\"[data-line='1']\"); })()",
+    )
+    .await
+    .unwrap();
+    let count: u64 = b
+        .client
+        .execute(&format!("return {rendered};"), vec![])
+        .await
+        .unwrap()
+        .as_u64()
+        .unwrap();
+    assert!((1..=100).contains(&count), "{count} lines in the page");
+    b.assert_clean("/jobs/{id} (long log)").await;
     b.close().await;
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anteroom_shared::api::jobs::{Decision, Preview};
 use anteroom_shared::scheduling::{JobKind, PreemptionPolicy, ScheduleType};
 use leptos::prelude::*;
-use leptos_router::hooks::use_navigate;
+use leptos_router::hooks::{use_navigate, use_query_map};
 
 use crate::api::ApiFailure;
 use crate::components::badges::{kind_label, schedule_description, schedule_label};
@@ -81,6 +81,20 @@ pub fn NewJob() -> impl IntoView {
         }
         chosen_volumes.set(body.volumes.clone());
     };
+    // The template picked, shown by the picker; `/jobs/new?template=ID` (the templates page's
+    // "Use") picks one as soon as the list is here.
+    let picked = RwSignal::new(String::new());
+    let query = use_query_map();
+    let from_url = StoredValue::new(query.with_untracked(|q| q.get("template")));
+    Effect::new(move |_| {
+        let Some(wanted) = from_url.get_value() else { return };
+        let list = loaded(templates);
+        if let Some(t) = list.iter().find(|t| t.id.to_string() == wanted) {
+            from_url.set_value(None);
+            picked.set(wanted);
+            fill(&t.body);
+        }
+    });
     // A kind the admins gave a default starts from it, while the first task shows nothing the
     // user typed (empty, or the default another kind filled in).
     let filled_image = StoredValue::new(String::new());
@@ -241,14 +255,16 @@ pub fn NewJob() -> impl IntoView {
                         view! {
                             <label class="space-y-1 text-sm">
                                 <span class="block font-medium">{move || i18n.t(k!("newJob.template"))}</span>
-                                <select id="template-picker" class=INPUT data-testid="template-picker" on:change=move |ev| {
+                                <select id="template-picker" class=INPUT data-testid="template-picker" prop:value=move || picked.get() on:change=move |ev| {
+                                    picked.set(event_target_value(&ev));
                                     let id = event_target_value(&ev).parse::<i64>().ok();
                                     if let Some(t) = choices.with_value(|c| c.iter().find(|t| Some(t.id) == id).cloned()) {
                                         fill(&t.body);
                                     }
                                 }>
                                     <option value="">{move || i18n.t(k!("newJob.templateNone"))}</option>
-                                    {list.into_iter().map(|t| view! { <option value=t.id.to_string()>{t.name.clone()}</option> }).collect_view()}
+                                    {list.into_iter().map(|t| { let value = t.id.to_string(); let mine = value.clone();
+                                        view! { <option value=value selected=move || picked.get() == mine>{t.name.clone()}</option> } }).collect_view()}
                                 </select>
                             </label>
                         }

@@ -10,8 +10,19 @@ use crate::components::{CARD, INPUT, LINK, TABLE, TD, TH, show, use_fetch};
 use crate::format;
 use crate::i18n::{k, use_i18n};
 
-/// Lines of a log shown on the page (the whole log is a download).
-const SHOWN_LINES: u32 = 1000;
+/// Lines of a log shown on the page (the whole log is a download). Only the lines in view are
+/// in the document (see [`LogLines`]), so this bounds the transfer, not the rendering.
+const SHOWN_LINES: u32 = 10_000;
+
+/// The height of one log line, in CSS pixels: fixed, so a line's position is its index times
+/// this, and the viewer never measures the document.
+const LINE_PX: f64 = 16.0;
+
+/// The viewer's height, in CSS pixels (24 lines).
+const VIEW_PX: f64 = 384.0;
+
+/// Lines rendered above and below the view, so a fast scroll rarely shows a gap.
+const OVERSCAN: usize = 30;
 
 /// How often a followed log is read again, in milliseconds.
 const FOLLOW_EVERY_MS: u64 = 2000;
@@ -191,16 +202,6 @@ pub fn LogPanel(
         let (task, replica) = (task.get(), replica.get());
         async move { crate::api::job_log(id, &task, replica, SHOWN_LINES).await }
     });
-    let pre: NodeRef<leptos::html::Pre> = NodeRef::new();
-    // A followed log shows its end.
-    Effect::new(move |_| {
-        log.track();
-        if follow.get_untracked()
-            && let Some(pre) = pre.get()
-        {
-            pre.set_scroll_top(pre.scroll_height());
-        }
-    });
     let download = move || crate::api::job_log_path(id, &task.get(), replica.get(), None, true);
     view! {
         <section class=format!("{CARD} space-y-3") aria-labelledby="logs-title" data-testid="log-panel">
@@ -231,11 +232,94 @@ pub fn LogPanel(
                 if text.is_empty() {
                     view! { <p class="text-sm text-slate-600" data-testid="log-empty">{move || i18n.t(k!("logs.empty"))}</p> }.into_any()
                 } else {
-                    view! {
-                        <pre node_ref=pre tabindex="0" class="max-h-96 overflow-auto whitespace-pre-wrap break-all rounded bg-slate-900 p-3 font-mono text-xs text-slate-100" data-testid="log">{text.clone()}</pre>
-                    }.into_any()
+                    view! { <LogLines text=text.clone() follow=follow /> }.into_any()
                 }
             })}
         </section>
+    }
+}
+
+/// The lines `first..last` to render when the view's top is `scroll_top` pixels down a log of
+/// `total` lines: those in view and [`OVERSCAN`] on each side.
+fn visible_window(scroll_top: f64, total: usize) -> (usize, usize) {
+    let top_line = (scroll_top.max(0.0) / LINE_PX) as usize;
+    let first = top_line.saturating_sub(OVERSCAN).min(total);
+    let last = (top_line + (VIEW_PX / LINE_PX).ceil() as usize + OVERSCAN).min(total);
+    (first, last)
+}
+
+/// A log as a virtualised list: a box as tall as every line, with only the lines in view
+/// (and a margin) in the document, so ten thousand lines cost what a hundred do. Lines do not
+/// wrap (each is one [`LINE_PX`] high); long ones scroll sideways. A followed log opens at its
+/// end.
+#[component]
+fn LogLines(
+    /// The log.
+    text: String,
+    /// Whether the reader follows its end.
+    follow: RwSignal<bool>,
+) -> impl IntoView {
+    let i18n = use_i18n();
+    let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let total = lines.len();
+    let lines = StoredValue::new(lines);
+    let scroll_top = RwSignal::new(0.0_f64);
+    let viewport: NodeRef<leptos::html::Div> = NodeRef::new();
+    Effect::new(move |_| {
+        if follow.get_untracked()
+            && let Some(el) = viewport.get()
+        {
+            el.set_scroll_top(el.scroll_height());
+            scroll_top.set(f64::from(el.scroll_top()));
+        }
+    });
+    let rows = move || {
+        let (first, last) = visible_window(scroll_top.get(), total);
+        lines.with_value(|lines| {
+            lines[first..last]
+                .iter()
+                .enumerate()
+                .map(|(i, line)| {
+                    view! {
+                        <div class="whitespace-pre px-3" style:height=format!("{LINE_PX}px") style:line-height=format!("{LINE_PX}px")
+                            data-line=(first + i + 1).to_string()>{line.clone()}</div>
+                    }
+                })
+                .collect_view()
+        })
+    };
+    let offset = move || format!("{}px", visible_window(scroll_top.get(), total).0 as f64 * LINE_PX);
+    view! {
+        <div node_ref=viewport tabindex="0" role="region" aria-label=move || i18n.t(k!("logs.title"))
+            class="overflow-auto rounded bg-slate-900 py-2 font-mono text-xs text-slate-100"
+            style:max-height=format!("{VIEW_PX}px")
+            data-testid="log" data-lines=total.to_string()
+            on:scroll=move |ev| scroll_top.set(f64::from(event_target::<web_sys::Element>(&ev).scroll_top()))>
+            <div class="relative min-w-max" style:height=format!("{}px", total as f64 * LINE_PX)>
+                <div class="absolute left-0 right-0" style:top=offset>{rows}</div>
+            </div>
+        </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_is_the_lines_in_view_and_a_margin_within_the_log() {
+        let in_view = (VIEW_PX / LINE_PX) as usize;
+        assert_eq!(visible_window(0.0, 10_000), (0, in_view + OVERSCAN));
+        // 100 lines down: 30 above, the 24 in view, 30 below.
+        assert_eq!(
+            visible_window(100.0 * LINE_PX, 10_000),
+            (100 - OVERSCAN, 100 + in_view + OVERSCAN)
+        );
+        // Half a line down still starts at the line partly in view.
+        assert_eq!(visible_window(LINE_PX * 0.5, 10_000).0, 0);
+        // Near the end, and past it (an old scroll position after the log shrank).
+        assert_eq!(visible_window(9_990.0 * LINE_PX, 10_000), (9_990 - OVERSCAN, 10_000));
+        assert_eq!(visible_window(50_000.0 * LINE_PX, 10), (10, 10));
+        assert_eq!(visible_window(-5.0, 3), (0, 3));
     }
 }
