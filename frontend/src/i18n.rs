@@ -49,6 +49,14 @@ impl I18n {
         }
     }
 
+    /// A fixed locale, for tests of what components write (no browser to detect one from).
+    #[cfg(test)]
+    pub fn fixed(locale: Locale) -> Self {
+        Self {
+            locale: RwSignal::new(locale),
+        }
+    }
+
     /// The current locale (reactive).
     pub fn locale(&self) -> Locale {
         self.locale.get()

@@ -25,7 +25,13 @@ pub fn failure_reason(i18n: crate::i18n::I18n, failure: &anteroom_shared::api::p
             k!("jobs.failureCode"),
             &[("reason", &failure.reason), ("code", &code.to_string())],
         ),
-        None => failure.reason.clone(),
+        // Anteroom's own causes in words; the cluster's reasons (OOMKilled, Evicted…) stay as
+        // Kubernetes writes them, the words people search for.
+        None => match failure.reason.as_str() {
+            "Vanished" => i18n.t(k!("jobs.failureVanished")).to_owned(),
+            "CreateFailed" => i18n.t(k!("jobs.failureCreateFailed")).to_owned(),
+            other => other.to_owned(),
+        },
     }
 }
 
@@ -308,5 +314,41 @@ fn JobRow(job: Job, admin: bool) -> impl IntoView {
                 </div>
             </td>
         </tr>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use anteroom_shared::api::pods::JobFailure;
+
+    use super::failure_reason;
+    use crate::i18n::{I18n, Locale};
+
+    fn failure(reason: &str, exit_code: Option<i32>) -> JobFailure {
+        JobFailure {
+            pod: None,
+            reason: reason.to_owned(),
+            exit_code,
+        }
+    }
+
+    #[test]
+    fn anteroom_s_own_causes_are_words_and_the_cluster_s_reasons_stay_as_written() {
+        let en = I18n::fixed(Locale::En);
+        assert_eq!(
+            failure_reason(en, &failure("Vanished", None)),
+            "it disappeared from the cluster"
+        );
+        assert_eq!(
+            failure_reason(en, &failure("CreateFailed", None)),
+            "the cluster refused to create it"
+        );
+        assert_eq!(failure_reason(en, &failure("Evicted", None)), "Evicted");
+        assert_eq!(
+            failure_reason(en, &failure("OOMKilled", Some(137))),
+            "OOMKilled, exit code 137"
+        );
+        let ja = I18n::fixed(Locale::Ja);
+        assert_eq!(failure_reason(ja, &failure("Vanished", None)), "クラスタから消えました");
     }
 }
