@@ -94,6 +94,30 @@ async fn open(d: &Driven, token: Option<&str>, path: &str) -> (u16, Vec<String>,
     (res.status().as_u16(), cookies, res.text().await.unwrap())
 }
 
+/// `GET path` as a browser loads a page (`Sec-Fetch-Dest: document`), in Japanese: status
+/// and body.
+async fn open_page(d: &Driven, token: Option<&str>, path: &str) -> (u16, String) {
+    let mut req = d
+        .app
+        .client
+        .get(d.app.url(path))
+        .header("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+        .header("Sec-Fetch-Dest", "document")
+        .header("Accept-Language", "ja,en;q=0.5");
+    if let Some(token) = token {
+        req = req.header("Cookie", format!("anteroom_session={token}"));
+    }
+    let res = req.send().await.unwrap();
+    let html = res
+        .headers()
+        .get("content-type")
+        .is_some_and(|v| v.to_str().unwrap().starts_with("text/html"));
+    let status = res.status().as_u16();
+    let body = res.text().await.unwrap();
+    assert!(html, "a page, not JSON: {body}");
+    (status, body)
+}
+
 fn notebook(name: &str, kind: &str) -> Value {
     json!({"name": name, "kind": kind, "tasks": [{"name": "main", "replicas": 1,
         "image": "quay.io/jupyter/base-notebook", "resources": {"cpu": "1", "memory": "2Gi"}}]})
@@ -219,6 +243,20 @@ async fn only_running_notebooks_open_and_a_simulated_one_says_so_in_the_viewer_s
         serde_json::from_str::<Value>(&body).unwrap()["error"]["code"],
         "notebook_not_running"
     );
+    // A person opening it (the Open button, a bookmark) gets a page in their language with
+    // the way on, not the API's JSON: the job's page, or the login page without a session.
+    let (status, page) = open_page(&d, Some(&ann), &format!("/jobs/{id}/open/")).await;
+    assert_eq!(status, 409, "{page}");
+    assert!(page.contains("<html lang=\"ja\">"), "{page}");
+    assert!(page.contains("ノートブックはジョブの実行後に開けます。"), "{page}");
+    assert!(
+        page.contains(&format!("<a href=\"/jobs/{id}\">ジョブに戻る</a>")),
+        "{page}"
+    );
+    let (status, page) = open_page(&d, None, &format!("/jobs/{id}/open/tree?x=<b>")).await;
+    assert_eq!(status, 401, "{page}");
+    assert!(page.contains(&format!("<a href=\"/login?next=/jobs/{id}\">")), "{page}");
+    assert!(!page.contains("<b>"), "{page}");
     d.settle().await;
     let (status, _, page) = open(&d, Some(&ann), &format!("/jobs/{id}/open/")).await;
     assert_eq!(status, 200, "{page}");

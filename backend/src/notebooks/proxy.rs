@@ -59,15 +59,78 @@ async fn to_slash(Path(id): Path<String>, uri: Uri) -> Response {
 }
 
 async fn open(State(state): State<AppState>, Path(id): Path<String>, req: Request) -> Response {
-    forward(state, &id, req)
-        .await
-        .unwrap_or_else(IntoResponse::into_response)
+    answer(state, &id, req).await
 }
 
 async fn open_path(State(state): State<AppState>, Path((id, _)): Path<(String, String)>, req: Request) -> Response {
-    forward(state, &id, req)
-        .await
-        .unwrap_or_else(IntoResponse::into_response)
+    answer(state, &id, req).await
+}
+
+/// The notebook's answer, or why there is none: as a page in the viewer's language when a
+/// person opened the address (the Open button, a bookmark), as the API's JSON otherwise.
+async fn answer(state: AppState, id: &str, req: Request) -> Response {
+    let page = is_navigation(req.method(), req.headers());
+    let language = req.headers().get(header::ACCEPT_LANGUAGE).cloned();
+    match forward(state, id, req).await {
+        Ok(response) => response,
+        Err(e) if page => error_page(&e, id.parse().ok(), language.as_ref().and_then(|v| v.to_str().ok())),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// Whether a browser is loading a page here (rather than a script or the API asking): a
+/// `GET` for a document, by `Sec-Fetch-Dest` where the browser says it, else by `Accept`.
+fn is_navigation(method: &axum::http::Method, headers: &axum::http::HeaderMap) -> bool {
+    if *method != axum::http::Method::GET || is_websocket(headers) {
+        return false;
+    }
+    match headers.get("sec-fetch-dest").and_then(|v| v.to_str().ok()) {
+        Some(dest) => dest == "document",
+        None => headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|a| a.contains("text/html")),
+    }
+}
+
+fn escape_html(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Why a notebook does not open, as a small page with the error's status: the reason in the
+/// viewer's language (the UI's own text for the code) and the way on — the job's page, or
+/// the login page when there is no session.
+fn error_page(e: &ApiError, id: Option<i64>, accept_language: Option<&str>) -> Response {
+    let locale = crate::i18n::negotiate(accept_language);
+    let text = |key: &str| crate::i18n::text(locale, key);
+    let reason = match text(&format!("error.{}", e.code)) {
+        missing if missing.starts_with("error.") => e.message.clone(),
+        found => found,
+    };
+    let (href, label) = match (e.status, id) {
+        (StatusCode::UNAUTHORIZED, Some(id)) => (format!("/login?next=/jobs/{id}"), text("nav.login")),
+        (StatusCode::UNAUTHORIZED, None) => ("/login".to_owned(), text("nav.login")),
+        (_, Some(id)) if e.code != "job_not_found" => (format!("/jobs/{id}"), text("notebook.backToJob")),
+        _ => ("/jobs".to_owned(), text("nav.jobs")),
+    };
+    let body = format!(
+        "<!doctype html><html lang=\"{locale}\"><head><meta charset=\"utf-8\"><title>{title}</title></head>\
+         <body><main><h1>{title}</h1><p data-code=\"{code}\">{reason}</p><p><a href=\"{href}\">{label}</a></p></main></body></html>",
+        title = escape_html(&text("notebook.cannotOpen")),
+        code = e.code,
+        reason = escape_html(&reason),
+        href = escape_html(&href),
+        label = escape_html(&label),
+    );
+    let mut response = (e.status, body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    response
 }
 
 /// Checks the caller and the job, then hands the request to the notebook.
@@ -201,12 +264,7 @@ fn simulated_page(
 ) -> Response {
     let locale = crate::i18n::negotiate(headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok()));
     let text = |key: &str| crate::i18n::text(locale, key);
-    let escape = |s: &str| {
-        s.replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-            .replace('"', "&quot;")
-    };
+    let escape = escape_html;
     let admin = crate::users::role_of(user) == Role::Admin;
     let body = format!(
         "<!doctype html><html lang=\"{locale}\"><head><meta charset=\"utf-8\"><title>{title}</title></head>\
