@@ -12,8 +12,8 @@
 //!   (`ImagePullBackOff`, `CrashLoopBackOff`), a container that ended (`OOMKilled`, `Error`,
 //!   `Completed`), the scheduler's `PodScheduled=False` (`Unschedulable`), a delete in progress
 //!   (`Terminating`); the message is the one that came with it;
-//! - events are read per object (`fieldSelector=involvedObject.name=…`, one LIST each): the
-//!   first [`MAX_EVENT_PODS`] pods, the Volcano Job, and its PodGroup, which Volcano names
+//! - events are read per object (`fieldSelector=involvedObject.name=…`, one LIST each, four at
+//!   a time): the first [`MAX_EVENT_PODS`] pods, the Volcano Job, and its PodGroup, which Volcano names
 //!   `<job>-<job uid>` (older Volcano: the job's name, which the Job's query then finds too —
 //!   events are attributed by their `involvedObject.kind`). Repeats are folded (same object,
 //!   reason and message: counts summed, first and last times merged) and the latest
@@ -55,6 +55,9 @@ pub const GROUP_NAME_ANNOTATION: &str = "scheduling.k8s.io/group-name";
 pub const MAX_EVENT_PODS: usize = 20;
 /// Events answered, the latest kept.
 pub const MAX_EVENTS: usize = 100;
+
+/// How many event LISTs one pods request has in flight at once.
+const EVENT_LISTS_AT_ONCE: usize = 4;
 
 /// What the adapter's Volcano Job cache knows of the job, when it has it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -376,10 +379,28 @@ impl KubeApi {
             }
         }
         let events: Api<Event> = Api::namespaced(self.client().clone(), namespace);
+        // Up to [`MAX_EVENT_PODS`] + 3 LISTs: a few at a time, so the page waits for the
+        // slowest of a handful rather than the sum of them all.
+        let selectors: Vec<String> = objects
+            .iter()
+            .map(|(object, _)| format!("involvedObject.name={object}"))
+            .collect();
+        let lists: Vec<Result<_, ClusterError>> = futures::stream::iter(selectors)
+            .map(|selector| {
+                let events = events.clone();
+                async move {
+                    events
+                        .list(&ListParams::default().fields(&selector))
+                        .await
+                        .map_err(map_error)
+                }
+            })
+            .buffered(EVENT_LISTS_AT_ONCE)
+            .collect()
+            .await;
         let mut views_of_events = Vec::new();
-        for (object, kinds) in &objects {
-            let params = ListParams::default().fields(&format!("involvedObject.name={object}"));
-            let list = events.list(&params).await.map_err(map_error)?;
+        for ((_, kinds), list) in objects.iter().zip(lists) {
+            let list = list?;
             views_of_events.extend(
                 list.items
                     .iter()
