@@ -101,9 +101,15 @@ async fn browser_a_job_page_says_why_it_failed_follows_a_log_runs_again_and_open
         .unwrap();
     // Not followed, the log stays as it was read; followed, it grows (a line every 10 s).
     b.click("[data-testid=log-follow]").await;
-    b.wait_until("the followed log shows a new line", &format!("{lines} > {read}"))
-        .await
-        .unwrap();
+    b.wait_until(
+        "the followed log shows a new line, at its end",
+        &format!(
+            "{lines} > {read} && (() => {{ const l = document.querySelector('[data-testid=log]'); \
+             return l.scrollTop + l.clientHeight >= l.scrollHeight - 16; }})()"
+        ),
+    )
+    .await
+    .unwrap();
 
     // A running notebook: Open leads through Anteroom to the notebook itself.
     b.client.goto(&app.url(&format!("/jobs/{lab}"))).await.unwrap();
@@ -199,9 +205,9 @@ async fn browser_an_admin_offers_a_volume_and_a_researcher_mounts_it_with_env_an
 }
 
 /// A private template of `token`'s owner, through the API; answers its id.
-async fn template(app: &TestApp, token: &str, name: &str, image: &str) -> i64 {
+async fn template(app: &TestApp, token: &str, name: &str, image: &str, memory: &str) -> i64 {
     let body = json!({"name": name, "body": {"kind": "custom", "tasks": [{"name": "main", "replicas": 1,
-        "image": image, "command": ["sleep", "60"], "resources": {"cpu": "2", "memory": "3Gi"}}]}});
+        "image": image, "command": ["sleep", "60"], "resources": {"cpu": "2", "memory": memory}}]}});
     let (status, answer) = anteroom_tests::api::call(app, "POST", "/api/v1/templates", token, Some(body)).await;
     assert_eq!(status, 201, "{answer}");
     answer["id"].as_i64().unwrap()
@@ -214,8 +220,10 @@ async fn browser_an_admin_publishes_a_template_as_a_kinds_default_and_a_research
     let app = TestApp::builder().start().await;
     let admin = app.admin_token().await;
     let alice = app.user_token("alice").await;
-    let mine = template(&app, &alice, "mine", "alice/trainer:1").await;
-    template(&app, &admin, "shared", "team/base:2").await;
+    // Hers starts from the same image as the kind's default-to-be: the default must not
+    // replace what the template filled in.
+    let mine = template(&app, &alice, "mine", "team/base:2", "5Gi").await;
+    template(&app, &admin, "shared", "team/base:2", "3Gi").await;
 
     // The admin sees their own template (not alice's private one), publishes it and makes it
     // the default of its kind.
@@ -279,8 +287,8 @@ async fn browser_an_admin_publishes_a_template_as_a_kinds_default_and_a_research
     b.wait_until(
         "the form starts from the template",
         &format!(
-            "location.search === '?template={mine}' && document.querySelector('#task0-image')?.value === 'alice/trainer:1' && \
-             document.querySelector('#task0-resources\\\\.memory').value === '3Gi' && \
+            "location.search === '?template={mine}' && document.querySelector('#task0-image')?.value === 'team/base:2' && \
+             document.querySelector('#task0-resources\\\\.memory').value === '5Gi' && \
              document.querySelector('[data-testid=template-picker]').value === '{mine}'"
         ),
     )

@@ -126,10 +126,21 @@ fn error_page(e: &ApiError, id: Option<i64>, accept_language: Option<&str>) -> R
         label = escape_html(&label),
     );
     let mut response = (e.status, body).into_response();
-    response.headers_mut().insert(
+    let headers = response.headers_mut();
+    headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/html; charset=utf-8"),
     );
+    // The same address answers JSON or a page, in one language or another, and may open
+    // once the job runs: nothing may keep this answer.
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::VARY,
+        HeaderValue::from_static("Accept, Accept-Language, Sec-Fetch-Dest"),
+    );
+    if let Some(seconds) = e.retry_after_seconds {
+        headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
     response
 }
 

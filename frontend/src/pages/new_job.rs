@@ -54,14 +54,29 @@ pub fn NewJob() -> impl IntoView {
     let never_preempt = RwSignal::new(false);
     let tasks = [TaskForm::new("", ""), TaskForm::new("", "")];
     let chosen_volumes: RwSignal<Vec<String>> = RwSignal::new(Vec::new());
-    let offered_volumes = use_fetch(move || {
+    // The volumes offered, with the queue they are offered to (the answer for the previous
+    // queue may still be here while the new one's is asked).
+    let offered_to = use_fetch(move || {
         let queue = queue.get();
-        async move { crate::api::volumes_of(&queue).await }
+        async move { crate::api::volumes_of(&queue).await.map(|list| (queue, list)) }
     });
-    // A volume the new queue is not offered is no longer chosen.
+    let offered_volumes = move || loaded(offered_to).1;
+    // A volume the queue is not offered is not chosen (after a queue change, or a template
+    // naming one withdrawn since): judged on the answer for the queue chosen now.
     Effect::new(move |_| {
-        let offered: Vec<String> = loaded(offered_volumes).into_iter().map(|v| v.name).collect();
-        chosen_volumes.update(|chosen| chosen.retain(|n| offered.contains(n)));
+        let (offered_queue, offered) = loaded(offered_to);
+        let chosen = chosen_volumes.get();
+        if offered_queue != queue.get() || offered_to.with(|o| !matches!(o, Some(Ok(_)))) {
+            return;
+        }
+        if chosen.iter().any(|n| !offered.iter().any(|v| v.name == *n)) {
+            chosen_volumes.set(
+                chosen
+                    .into_iter()
+                    .filter(|n| offered.iter().any(|v| v.name == *n))
+                    .collect(),
+            );
+        }
     });
     let errors = RwSignal::new(FieldErrors::new());
     let touched = RwSignal::new(false);
@@ -70,6 +85,9 @@ pub fn NewJob() -> impl IntoView {
     let backfill_enabled = move || status.get().and_then(|s| s.ok()).is_some_and(|s| s.backfill_enabled);
     let templates = use_fetch(crate::api::templates);
     let kind_defaults = use_fetch(crate::api::job_defaults);
+    // The image the last kind default filled in: while the first task still shows it (or
+    // nothing), another kind's default may replace it.
+    let filled_image = StoredValue::new(String::new());
     // Shows a template's body in the form (its kind first: the tasks follow from it).
     let fill = move |body: &anteroom_shared::api::templates::TemplateBody| {
         kind.set(body.kind);
@@ -80,6 +98,8 @@ pub fn NewJob() -> impl IntoView {
             form.fill(task);
         }
         chosen_volumes.set(body.volumes.clone());
+        // What a template filled in is the user's from now on: no kind default replaces it.
+        filled_image.set_value("\u{0}".to_owned());
     };
     // The template picked, shown by the picker; `/jobs/new?template=ID` (the templates page's
     // "Use") picks one as soon as the list is here.
@@ -97,7 +117,6 @@ pub fn NewJob() -> impl IntoView {
     });
     // A kind the admins gave a default starts from it, while the first task shows nothing the
     // user typed (empty, or the default another kind filled in).
-    let filled_image = StoredValue::new(String::new());
     Effect::new(move |_| {
         let kd = kind.get();
         let default = loaded(kind_defaults).into_iter().find(|d| d.kind == kd);
@@ -314,7 +333,7 @@ pub fn NewJob() -> impl IntoView {
                         }).collect_view()
                     }}
                     {move || {
-                        let offered = loaded(offered_volumes);
+                        let offered = offered_volumes();
                         (!offered.is_empty()).then(|| view! {
                             <fieldset class="space-y-2" data-testid="volume-picker">
                                 <legend class="text-sm font-medium text-slate-800">{move || i18n.t(k!("newJob.volumes"))}</legend>

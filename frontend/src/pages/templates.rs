@@ -181,6 +181,16 @@ fn TemplateRow(template: JobTemplate, reload: RwSignal<u64>) -> impl IntoView {
     let name = template.name.clone();
     let label_name = name.clone();
     let delete_label = name.clone();
+    // The admin's buttons say which template they act on, to a screen reader too.
+    let row_label = StoredValue::new(name.clone());
+    let publish_text = move || i18n.t(if published { k!("templates.withdraw") } else { k!("templates.publish") });
+    let default_text = move || {
+        if is_default {
+            i18n.t(k!("templates.removeDefault")).to_owned()
+        } else {
+            i18n.tf(k!("templates.makeDefault"), &[("kind", i18n.t(kind_label(kind)))])
+        }
+    };
     view! {
         <tr data-testid="template-row" data-name=name.clone()>
             <td class=TD>
@@ -210,16 +220,14 @@ fn TemplateRow(template: JobTemplate, reload: RwSignal<u64>) -> impl IntoView {
                         {move || i18n.t(k!("templates.use"))}
                     </a>
                     <Show when=move || auth.is_admin()>
-                        <button type="button" class=BUTTON_SECONDARY on:click=toggle_published data-testid="toggle-published">
-                            {move || i18n.t(if published { k!("templates.withdraw") } else { k!("templates.publish") })}
+                        <button type="button" class=BUTTON_SECONDARY on:click=toggle_published data-testid="toggle-published"
+                            aria-label=move || format!("{} — {}", publish_text(), row_label.get_value())>
+                            {publish_text}
                         </button>
                         {published.then(|| view! {
-                            <button type="button" class=BUTTON_SECONDARY on:click=toggle_default data-testid="toggle-default">
-                                {move || if is_default {
-                                    i18n.t(k!("templates.removeDefault")).to_owned()
-                                } else {
-                                    i18n.tf(k!("templates.makeDefault"), &[("kind", i18n.t(kind_label(kind)))])
-                                }}
+                            <button type="button" class=BUTTON_SECONDARY on:click=toggle_default data-testid="toggle-default"
+                                aria-label=move || format!("{} — {}", default_text(), row_label.get_value())>
+                                {default_text}
                             </button>
                         })}
                     </Show>

@@ -10,8 +10,9 @@ use crate::components::{CARD, INPUT, LINK, TABLE, TD, TH, show, use_fetch};
 use crate::format;
 use crate::i18n::{k, use_i18n};
 
-/// Lines of a log shown on the page (the whole log is a download). Only the lines in view are
-/// in the document (see [`LogLines`]), so this bounds the transfer, not the rendering.
+/// Lines of a log shown on the page when not following (the whole log is a download). Only
+/// the lines in view are in the document (see [`LogLines`]), so this bounds the transfer, not
+/// the rendering.
 const SHOWN_LINES: u32 = 10_000;
 
 /// The height of one log line, in CSS pixels: fixed, so a line's position is its index times
@@ -23,6 +24,10 @@ const VIEW_PX: f64 = 384.0;
 
 /// Lines rendered above and below the view, so a fast scroll rarely shows a gap.
 const OVERSCAN: usize = 30;
+
+/// Lines of a followed log (re-read every [`FOLLOW_EVERY_MS`], so kept small: the reader is
+/// watching its end).
+const FOLLOWED_LINES: u32 = 1000;
 
 /// How often a followed log is read again, in milliseconds.
 const FOLLOW_EVERY_MS: u64 = 2000;
@@ -200,7 +205,8 @@ pub fn LogPanel(
     let log = use_fetch(move || {
         tick.get();
         let (task, replica) = (task.get(), replica.get());
-        async move { crate::api::job_log(id, &task, replica, SHOWN_LINES).await }
+        let lines = if follow.get() { FOLLOWED_LINES } else { SHOWN_LINES };
+        async move { crate::api::job_log(id, &task, replica, lines).await }
     });
     let download = move || crate::api::job_log_path(id, &task.get(), replica.get(), None, true);
     view! {
@@ -227,7 +233,7 @@ pub fn LogPanel(
                 </label>
                 <a class=LINK href=download data-testid="log-download">{move || i18n.t(k!("logs.download"))}</a>
             </div>
-            <p class="text-xs text-slate-600">{move || i18n.tf(k!("logs.lines"), &[("count", &SHOWN_LINES.to_string())])}</p>
+            <p class="text-xs text-slate-600">{move || i18n.tf(k!("logs.lines"), &[("count", &(if follow.get() { FOLLOWED_LINES } else { SHOWN_LINES }).to_string())])}</p>
             {show(log, move |text: &String| {
                 if text.is_empty() {
                     view! { <p class="text-sm text-slate-600" data-testid="log-empty">{move || i18n.t(k!("logs.empty"))}</p> }.into_any()
@@ -265,11 +271,15 @@ fn LogLines(
     let lines = StoredValue::new(lines);
     let scroll_top = RwSignal::new(0.0_f64);
     let viewport: NodeRef<leptos::html::Div> = NodeRef::new();
+    // The box may be the one the previous log was drawn in (same place, same kind of view),
+    // scrolled: the window follows where it is, or, while following, it goes to the end
+    // (also when Follow is switched on over an unchanged log).
     Effect::new(move |_| {
-        if follow.get_untracked()
-            && let Some(el) = viewport.get()
-        {
-            el.set_scroll_top(el.scroll_height());
+        let following = follow.get();
+        if let Some(el) = viewport.get() {
+            if following {
+                el.set_scroll_top(el.scroll_height());
+            }
             scroll_top.set(f64::from(el.scroll_top()));
         }
     });
@@ -295,8 +305,8 @@ fn LogLines(
             style:max-height=format!("{VIEW_PX}px")
             data-testid="log" data-lines=total.to_string()
             on:scroll=move |ev| scroll_top.set(f64::from(event_target::<web_sys::Element>(&ev).scroll_top()))>
-            <div class="relative min-w-max" style:height=format!("{}px", total as f64 * LINE_PX)>
-                <div class="absolute left-0 right-0" style:top=offset>{rows}</div>
+            <div class="relative" style:height=format!("{}px", total as f64 * LINE_PX)>
+                <div class="absolute left-0 min-w-full" style:top=offset>{rows}</div>
             </div>
         </div>
     }
