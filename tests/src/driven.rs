@@ -143,6 +143,11 @@ impl Driven {
         Ok(taken)
     }
 
+    /// The lease term of this app's watcher (after its first round).
+    pub async fn term(&self) -> i64 {
+        self.fence.lock().await.as_ref().expect("a round took the lease").token
+    }
+
     /// Moves time on by `seconds`, steps the simulated cluster there, and syncs what it
     /// reported back into the store.
     pub async fn advance(&self, seconds: i64) {

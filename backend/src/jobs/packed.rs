@@ -33,21 +33,39 @@ const PACKED_COLUMNS: &str = "id || char(31) || owner_id || char(31) || queue ||
 
 /// Every job in one of `phases`, as scheduling rows (in no particular order).
 pub async fn scheduling_rows(db: &impl ConnectionTrait, phases: &[&str]) -> Result<Vec<SchedulingRow>, DbErr> {
+    scheduling_rows_among(db, phases, None).await
+}
+
+/// The jobs in one of `phases` whose id `ids` selects (an SQL subquery of ids built by the
+/// caller from fixed text and numbers, no user input), or every such job when `None`.
+pub async fn scheduling_rows_among(
+    db: &impl ConnectionTrait,
+    phases: &[&str],
+    ids: Option<&str>,
+) -> Result<Vec<SchedulingRow>, DbErr> {
     if db.get_database_backend() == DbBackend::Sqlite
-        && let Some(rows) = packed_rows(db, phases).await?
+        && let Some(rows) = packed_rows(db, phases, ids).await?
     {
         return Ok(rows);
     }
-    plain_rows(db, phases).await
+    plain_rows_among(db, phases, ids).await
 }
 
 /// The same rows through sea-orm, one by one (PostgreSQL, and the fallback).
 pub async fn plain_rows(db: &impl ConnectionTrait, phases: &[&str]) -> Result<Vec<SchedulingRow>, DbErr> {
-    SchedulingRow::select()
-        .filter(job::Column::Phase.is_in(phases.iter().copied()))
-        .into_model::<SchedulingRow>()
-        .all(db)
-        .await
+    plain_rows_among(db, phases, None).await
+}
+
+async fn plain_rows_among(
+    db: &impl ConnectionTrait,
+    phases: &[&str],
+    ids: Option<&str>,
+) -> Result<Vec<SchedulingRow>, DbErr> {
+    let mut select = SchedulingRow::select().filter(job::Column::Phase.is_in(phases.iter().copied()));
+    if let Some(ids) = ids {
+        select = select.filter(sea_orm::sea_query::Expr::cust(format!("id IN ({ids})")));
+    }
+    select.into_model::<SchedulingRow>().all(db).await
 }
 
 #[derive(FromQueryResult)]
@@ -56,10 +74,16 @@ struct Packed {
 }
 
 /// SQLite: the rows in one value; `None` when one does not parse (then read them plainly).
-async fn packed_rows(db: &impl ConnectionTrait, phases: &[&str]) -> Result<Option<Vec<SchedulingRow>>, DbErr> {
+async fn packed_rows(
+    db: &impl ConnectionTrait,
+    phases: &[&str],
+    ids: Option<&str>,
+) -> Result<Option<Vec<SchedulingRow>>, DbErr> {
     let placeholders = vec!["?"; phases.len()].join(", ");
-    let sql =
-        format!("SELECT group_concat({PACKED_COLUMNS}, char(30)) AS packed FROM jobs WHERE phase IN ({placeholders})");
+    let among = ids.map(|ids| format!(" AND id IN ({ids})")).unwrap_or_default();
+    let sql = format!(
+        "SELECT group_concat({PACKED_COLUMNS}, char(30)) AS packed FROM jobs WHERE phase IN ({placeholders}){among}"
+    );
     let values = phases.iter().map(|p| (*p).into());
     let Some(packed) = Packed::find_by_statement(Statement::from_sql_and_values(DbBackend::Sqlite, sql, values))
         .one(db)

@@ -16,6 +16,7 @@
 
 mod activate;
 pub mod entity;
+pub mod job_view;
 mod metrics;
 mod preempt;
 pub mod protection;
@@ -31,9 +32,8 @@ use sea_orm::{DatabaseConnection, DbErr};
 
 use crate::cluster::Cluster;
 use crate::cluster::clock::Clock;
-use crate::jobs::SchedulingRow;
 use crate::jobs::activation::Writer;
-use crate::prequeue::{PreemptionSkip, PreparedRound, Snapshot, plan_preemption, usage_from_jobs};
+use crate::prequeue::{JobSnapshot, PreemptionSkip, PreparedRound, Snapshot, plan_preemption, usage_from_jobs};
 use crate::settings::Settings;
 use crate::signals::Signals;
 use crate::store::lease::{Fence, Lease, WATCHER_LEASE};
@@ -131,6 +131,8 @@ pub struct Watcher {
     /// How long finished jobs are kept (`job_retention_days`); `None`: for ever.
     pub job_retention: Option<chrono::Duration>,
     reasons: Arc<tokio::sync::Mutex<reasons::ReasonCache>>,
+    /// Every waiting and occupying job, refreshed from the rows that changed.
+    view: Arc<tokio::sync::Mutex<job_view::JobView>>,
     /// When the lease was last taken or renewed.
     renewed: Arc<std::sync::Mutex<Instant>>,
     /// Preemption plans counted as missed (`anteroom_preemption_misses_total`), once each.
@@ -162,6 +164,7 @@ impl Watcher {
             faults: None,
             job_retention: retention::job_retention(state.config.job_retention_days),
             reasons: Arc::default(),
+            view: Arc::default(),
             renewed: Arc::new(std::sync::Mutex::new(Instant::now())),
             repaired_term: Arc::default(),
             misses: Arc::default(),
@@ -186,15 +189,24 @@ impl Watcher {
     }
 
     /// One snapshot in a constant number of queries (§5 step 1): settings, queues, quotas, the
-    /// scheduling columns of every waiting or occupying job, the nodes, and the preemptions
-    /// whose victims still terminate.
-    pub async fn snapshot(&self) -> Result<Snapshot, DbErr> {
+    /// scheduling columns of every waiting or occupying job (from the job view: the rows that
+    /// changed since the last round of lease term `term`), the nodes, and the preemptions whose
+    /// victims still terminate.
+    pub async fn snapshot(&self, term: i64) -> Result<Snapshot, DbErr> {
         let (specs, _) = queues::tree(&self.db_read).await?;
-        let rows = crate::jobs::packed::scheduling_rows(&self.db_read, &round_phases()).await?;
-        let jobs = rows
-            .iter()
-            .map(SchedulingRow::to_snapshot)
-            .collect::<Result<Vec<_>, _>>()?;
+        let jobs = {
+            let mut view = self.view.lock().await;
+            let refreshed = view
+                .refresh(&self.db_read, &round_phases(), term, job_view::FULL_READ_EVERY)
+                .await?;
+            tracing::debug!(
+                full = refreshed.full,
+                changed = refreshed.changed,
+                jobs = view.len(),
+                "job view refreshed"
+            );
+            view.jobs()
+        };
         let nodes = self
             .cluster
             .nodes()
@@ -223,7 +235,7 @@ impl Watcher {
         };
         preempt::finish_deletes(self, fence).await?;
         let repaired_at = started.elapsed();
-        let snapshot = self.snapshot().await?;
+        let snapshot = self.snapshot(fence.token).await?;
         let loaded_at = started.elapsed();
         metrics::prequeue_lengths(&snapshot);
         let now = self.clock.now();
@@ -267,6 +279,7 @@ impl Watcher {
         let activated_at = started.elapsed();
         report.clocks_started = reasons::start_waiting_clocks(self, fence, &prepared, &outcome).await?;
         report.reasons_written = reasons::write(self, fence, &prepared, &outcome).await?;
+        self.prune_job_changes(fence).await?;
         // Where a round's time goes, cumulative from its start (RUST_LOG=anteroom=debug).
         tracing::debug!(
             repaired_ms = repaired_at.as_secs_f64() * 1e3,
@@ -279,6 +292,39 @@ impl Watcher {
         );
         metrics::round_done(started.elapsed());
         Ok(report)
+    }
+
+    /// Deletes the change log the job view has read, once there is enough of it, while
+    /// `fence` holds (a deposed leader must not delete what the new one has not read).
+    async fn prune_job_changes(&self, fence: &Fence) -> Result<(), WatcherError> {
+        let mut view = self.view.lock().await;
+        if !view.wants_pruning() {
+            return Ok(());
+        }
+        let Some((txn, _)) = self.writer(fence).begin().await? else {
+            return Ok(());
+        };
+        let pruned = view.prune(&txn).await?;
+        txn.commit().await?;
+        tracing::debug!(pruned, "job change log pruned");
+        Ok(())
+    }
+
+    /// Tests: what a refresh of the job view for lease term `term` did, the view, and a full
+    /// read of the store, both in id order.
+    #[doc(hidden)]
+    pub async fn job_view_and_store(
+        &self,
+        term: i64,
+    ) -> Result<(job_view::Refreshed, Vec<JobSnapshot>, Vec<JobSnapshot>), DbErr> {
+        let mut view = self.view.lock().await;
+        job_view::refreshed_and_whole(&mut view, &self.db_read, &round_phases(), term).await
+    }
+
+    /// Tests: forgets the job view, as a restarted process would have none.
+    #[doc(hidden)]
+    pub async fn forget_job_view(&self) {
+        self.view.lock().await.reset();
     }
 
     /// Runs until the server shuts down: takes or renews the lease, and while holding it runs

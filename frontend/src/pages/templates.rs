@@ -183,7 +183,13 @@ fn TemplateRow(template: JobTemplate, reload: RwSignal<u64>) -> impl IntoView {
     let delete_label = name.clone();
     // The admin's buttons say which template they act on, to a screen reader too.
     let row_label = StoredValue::new(name.clone());
-    let publish_text = move || i18n.t(if published { k!("templates.withdraw") } else { k!("templates.publish") });
+    let publish_text = move || {
+        i18n.t(if published {
+            k!("templates.withdraw")
+        } else {
+            k!("templates.publish")
+        })
+    };
     let default_text = move || {
         if is_default {
             i18n.t(k!("templates.removeDefault")).to_owned()

@@ -1,0 +1,289 @@
+//! The watcher's memory of every waiting and occupying job, refreshed each round from the rows
+//! that changed instead of re-read whole (issue 25; `docs/performance.md`, "The watcher's
+//! round"): at 100,000 waiting jobs, reading every row was most of a round.
+//!
+//! The store stays the truth. Triggers on `jobs` log which job changed in `job_changes`
+//! (migration 22), inside the writing transaction, so no write path can forget to. A refresh
+//! runs in one read transaction: it takes a *mark*, reads the ids logged since the last mark,
+//! and reads those jobs' current rows — a job no longer waiting or occupying leaves the view.
+//! Everything in that transaction's snapshot is then reflected, so the view equals a full read
+//! at that snapshot:
+//!
+//! - SQLite has one writer, so changes commit in `seq` order: the mark is the largest `seq`
+//!   the snapshot sees, and the next refresh reads what lies above it.
+//! - PostgreSQL's `seq` is not commit order. The mark is the oldest transaction still running
+//!   when the snapshot was taken (`txid_snapshot_xmin`): every transaction below it has ended.
+//!   A refresh reads every change of a transaction at or above the previous mark that its
+//!   snapshot sees (some twice, which costs a re-read, never a miss).
+//!
+//! The view is built whole when first used, when the lease term changes (another leader may
+//! have pruned the log), and every [`FULL_READ_EVERY`]: then the refreshed view is compared
+//! with a full read in the same transaction, and any difference is counted
+//! (`anteroom_job_view_drift_total`) and logged before the full read replaces it. The log is
+//! pruned by the leader, under its fence, below the last mark.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use axum_prometheus::metrics;
+use sea_orm::{
+    AccessMode, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, FromQueryResult, IsolationLevel, Statement,
+    TransactionTrait,
+};
+
+use crate::prequeue::{JobId, JobSnapshot};
+
+/// How often the view is compared with (and replaced by) a full read.
+pub const FULL_READ_EVERY: Duration = Duration::from_secs(300);
+
+/// Log entries consumed before the leader prunes them.
+const PRUNE_AFTER: u64 = 20_000;
+
+/// Where the last refresh stopped reading the change log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    /// SQLite: the largest `seq` read.
+    Seq(i64),
+    /// PostgreSQL: the oldest transaction running at the last snapshot.
+    Tx(i64),
+}
+
+/// What one refresh did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Refreshed {
+    /// The view was read whole.
+    pub full: bool,
+    /// Jobs re-read because they changed.
+    pub changed: usize,
+    /// Jobs on which the refreshed view and the full read disagreed (0 unless `full` after an
+    /// incremental view existed).
+    pub drift: usize,
+}
+
+/// The jobs of one round's snapshot, kept between rounds.
+#[derive(Debug, Default)]
+pub struct JobView {
+    jobs: BTreeMap<JobId, JobSnapshot>,
+    mark: Option<Mark>,
+    /// The lease term the view was built under.
+    term: Option<i64>,
+    built: Option<Instant>,
+    consumed: u64,
+}
+
+#[derive(FromQueryResult)]
+struct MarkRow {
+    mark: Option<i64>,
+}
+
+#[derive(FromQueryResult)]
+struct IdRow {
+    job_id: i64,
+}
+
+impl JobView {
+    /// The jobs, in id order (cloned: the round owns its snapshot).
+    pub fn jobs(&self) -> Vec<JobSnapshot> {
+        self.jobs.values().cloned().collect()
+    }
+
+    /// How many jobs it holds.
+    pub fn len(&self) -> usize {
+        self.jobs.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.jobs.is_empty()
+    }
+
+    /// Forgets everything: the next refresh reads the store whole.
+    pub fn reset(&mut self) {
+        *self = JobView::default();
+    }
+
+    /// Brings the view up to date with `db` for a round under lease term `term`: the changed
+    /// rows, or everything (see the module's doc for when).
+    pub async fn refresh(
+        &mut self,
+        db: &DatabaseConnection,
+        phases: &[&str],
+        term: i64,
+        full_every: Duration,
+    ) -> Result<Refreshed, DbErr> {
+        let backend = db.get_database_backend();
+        let txn = match backend {
+            DbBackend::Postgres => {
+                db.begin_with_config(Some(IsolationLevel::RepeatableRead), Some(AccessMode::ReadOnly))
+                    .await?
+            }
+            _ => db.begin().await?,
+        };
+        // First statement: on PostgreSQL it fixes the transaction's snapshot, and its xmin.
+        let mark = read_mark(&txn, backend).await?;
+        let stale = self.term != Some(term) || self.mark.is_none();
+        let due = self.built.is_none_or(|b| b.elapsed() >= full_every);
+        let mut refreshed = Refreshed::default();
+        if !stale {
+            refreshed.changed = self.apply_changes(&txn, phases, mark).await?;
+        }
+        if stale || due {
+            let whole = read_all(&txn, phases).await?;
+            if !stale {
+                refreshed.drift = drift(&self.jobs, &whole);
+                if refreshed.drift > 0 {
+                    metrics::counter!("anteroom_job_view_drift_total").increment(refreshed.drift as u64);
+                    tracing::warn!(
+                        jobs = refreshed.drift,
+                        "the watcher's job view differed from the store; the store's rows replace it"
+                    );
+                }
+            }
+            self.jobs = whole;
+            self.term = Some(term);
+            self.built = Some(Instant::now());
+            refreshed.full = true;
+        }
+        txn.commit().await?;
+        self.mark = Some(mark);
+        Ok(refreshed)
+    }
+
+    /// Re-reads the jobs logged between the last mark and `mark`.
+    async fn apply_changes(&mut self, txn: &impl ConnectionTrait, phases: &[&str], mark: Mark) -> Result<usize, DbErr> {
+        let ids = match (self.mark, mark) {
+            (Some(Mark::Seq(from)), Mark::Seq(to)) => {
+                format!("SELECT DISTINCT job_id FROM job_changes WHERE seq > {from} AND seq <= {to}")
+            }
+            (Some(Mark::Tx(from)), Mark::Tx(_)) => {
+                format!("SELECT DISTINCT job_id FROM job_changes WHERE tx >= {from}")
+            }
+            _ => return Err(DbErr::Custom("the change log's mark changed kind".into())),
+        };
+        let changed: Vec<i64> =
+            IdRow::find_by_statement(Statement::from_string(txn.get_database_backend(), ids.clone()))
+                .all(txn)
+                .await?
+                .into_iter()
+                .map(|r| r.job_id)
+                .collect();
+        if changed.is_empty() {
+            return Ok(0);
+        }
+        let rows = crate::jobs::packed::scheduling_rows_among(txn, phases, Some(&ids)).await?;
+        for id in &changed {
+            self.jobs.remove(id);
+        }
+        for row in &rows {
+            let job = row.to_snapshot()?;
+            self.jobs.insert(job.id, job);
+        }
+        self.consumed += changed.len() as u64;
+        Ok(changed.len())
+    }
+
+    /// Deletes the log below the last mark once enough of it was read, in `txn` (the leader's
+    /// fenced write: a deposed leader prunes nothing).
+    pub async fn prune(&mut self, txn: &impl ConnectionTrait) -> Result<u64, DbErr> {
+        if self.consumed < PRUNE_AFTER {
+            return Ok(0);
+        }
+        let sql = match self.mark {
+            Some(Mark::Seq(to)) => format!("DELETE FROM job_changes WHERE seq <= {to}"),
+            Some(Mark::Tx(from)) => format!("DELETE FROM job_changes WHERE tx < {from}"),
+            None => return Ok(0),
+        };
+        let done = txn
+            .execute_raw(Statement::from_string(txn.get_database_backend(), sql))
+            .await?;
+        self.consumed = 0;
+        Ok(done.rows_affected())
+    }
+
+    /// Whether the log has enough read entries to prune.
+    pub fn wants_pruning(&self) -> bool {
+        self.consumed >= PRUNE_AFTER
+    }
+}
+
+async fn read_mark(txn: &impl ConnectionTrait, backend: DbBackend) -> Result<Mark, DbErr> {
+    let sql = match backend {
+        DbBackend::Postgres => "SELECT txid_snapshot_xmin(txid_current_snapshot()) AS mark",
+        _ => "SELECT max(seq) AS mark FROM job_changes",
+    };
+    let row = MarkRow::find_by_statement(Statement::from_string(backend, sql))
+        .one(txn)
+        .await?;
+    let value = row.and_then(|r| r.mark).unwrap_or(0);
+    Ok(match backend {
+        DbBackend::Postgres => Mark::Tx(value),
+        _ => Mark::Seq(value),
+    })
+}
+
+async fn read_all(txn: &impl ConnectionTrait, phases: &[&str]) -> Result<BTreeMap<JobId, JobSnapshot>, DbErr> {
+    crate::jobs::packed::scheduling_rows(txn, phases)
+        .await?
+        .iter()
+        .map(|row| row.to_snapshot().map(|job| (job.id, job)))
+        .collect()
+}
+
+/// Jobs present on one side only, or different on both.
+fn drift(view: &BTreeMap<JobId, JobSnapshot>, store: &BTreeMap<JobId, JobSnapshot>) -> usize {
+    let differing = view.iter().filter(|(id, job)| store.get(id) != Some(job)).count();
+    let missing = store.keys().filter(|id| !view.contains_key(id)).count();
+    differing + missing
+}
+
+/// Tests: what a refresh did, the view after it, and a full read of the store. (Compare them
+/// only while nothing writes: the full read is a later snapshot.)
+#[doc(hidden)]
+pub async fn refreshed_and_whole(
+    view: &mut JobView,
+    db: &DatabaseConnection,
+    phases: &[&str],
+    term: i64,
+) -> Result<(Refreshed, Vec<JobSnapshot>, Vec<JobSnapshot>), DbErr> {
+    let refreshed = view.refresh(db, phases, term, Duration::MAX).await?;
+    let whole = read_all(db, phases).await?;
+    Ok((refreshed, view.jobs(), whole.into_values().collect()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(id: JobId, queue: &str) -> JobSnapshot {
+        JobSnapshot {
+            id,
+            owner: 1,
+            queue: queue.to_owned(),
+            kind: anteroom_shared::scheduling::JobKind::Custom,
+            schedule_type: anteroom_shared::scheduling::ScheduleType::Normal,
+            phase: anteroom_shared::scheduling::JobPhase::Prequeue,
+            preemption_policy: Default::default(),
+            submitted_at: chrono::DateTime::UNIX_EPOCH,
+            started_at: None,
+            waiting_tolerance_seconds: None,
+            waiting_since: None,
+            resources: Default::default(),
+            explicit_nodes: Default::default(),
+            single_node: true,
+            nodes: Vec::new(),
+            locked_until: None,
+            tolerations: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn drift_counts_jobs_missing_extra_or_different() {
+        let a: BTreeMap<_, _> = [(1, job(1, "a")), (2, job(2, "a")), (3, job(3, "a"))].into();
+        assert_eq!(drift(&a, &a.clone()), 0);
+        let mut b = a.clone();
+        b.remove(&1); // the view has one the store has not
+        b.insert(4, job(4, "a")); // and misses one
+        b.insert(2, job(2, "b")); // and one differs
+        assert_eq!(drift(&a, &b), 3);
+    }
+}

@@ -1,0 +1,178 @@
+//! The watcher's job view (issue 25, point 2): kept between rounds from the store's change
+//! log, it must equal a full read of the store after every kind of write — submissions held
+//! and activated, deletes, the cluster's status changes as time passes, rounds (claims,
+//! activations, waiting clocks, reasons), locks, quota and settings changes, and a restart
+//! that forgets it — on SQLite and PostgreSQL.
+
+use anteroom_tests::api::{call, quota, settings};
+use anteroom_tests::driven::{Driven, submit, timed_job};
+use proptest::prelude::*;
+use serde_json::json;
+
+/// One step of a random history.
+#[derive(Debug, Clone)]
+enum Step {
+    /// A user (of three) submits a job of `cpu` CPUs running `seconds` (normal or backfill).
+    Submit {
+        user: u8,
+        cpu: u8,
+        seconds: u16,
+        backfill: bool,
+    },
+    /// The owner deletes the `pick`-th job submitted so far.
+    Delete { pick: u16 },
+    /// Time passes: the cluster starts and ends jobs, the status sync writes it.
+    Advance { seconds: u16 },
+    /// A watcher round.
+    Round,
+    /// An admin locks (or unlocks) the `pick`-th job against preemption.
+    Lock { pick: u16, locked: bool },
+    /// The quota of `default` becomes `cpu` CPUs a user.
+    Quota { cpu: u8 },
+    /// The watcher forgets its view, as a restarted process would.
+    Restart,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        4 => (0u8..3, 1u8..4, 10u16..400, any::<bool>())
+            .prop_map(|(user, cpu, seconds, backfill)| Step::Submit { user, cpu, seconds, backfill }),
+        1 => any::<u16>().prop_map(|pick| Step::Delete { pick }),
+        2 => (1u16..200).prop_map(|seconds| Step::Advance { seconds }),
+        2 => Just(Step::Round),
+        1 => (any::<u16>(), any::<bool>()).prop_map(|(pick, locked)| Step::Lock { pick, locked }),
+        1 => (1u8..8).prop_map(|cpu| Step::Quota { cpu }),
+        1 => Just(Step::Restart),
+    ]
+}
+
+async fn history(database_url: Option<String>, steps: Vec<Step>) {
+    let d = Driven::start(database_url, "").await;
+    let admin = d.app.admin_token().await;
+    settings(
+        &d.app,
+        &admin,
+        json!({"queueQuotaEnabled": true, "backfillEnabled": true}),
+    )
+    .await;
+    let rule = quota(&d.app, &admin, "default", json!({"cpu": "3"})).await;
+    let rule = rule["id"].as_i64().unwrap();
+    let mut tokens = Vec::new();
+    for user in ["ann", "bob", "cyd"] {
+        tokens.push(d.app.user_token(user).await);
+    }
+    d.round().await;
+    let mut jobs: Vec<(i64, usize)> = Vec::new();
+    let mut incremental = 0;
+    for (n, step) in steps.iter().enumerate() {
+        match step {
+            Step::Submit {
+                user,
+                cpu,
+                seconds,
+                backfill,
+            } => {
+                let mut body = timed_job(
+                    &format!("j{n}"),
+                    json!({"cpu": cpu.to_string()}),
+                    Some(u32::from(*seconds)),
+                );
+                if *backfill {
+                    body["scheduleType"] = json!("backfill");
+                }
+                let token = &tokens[usize::from(*user)];
+                let (status, answer) = call(&d.app, "POST", "/api/v1/jobs", token, Some(body)).await;
+                if status == 201 {
+                    jobs.push((answer["job"]["id"].as_i64().unwrap(), usize::from(*user)));
+                }
+            }
+            Step::Delete { pick } if !jobs.is_empty() => {
+                let (id, user) = jobs[usize::from(*pick) % jobs.len()];
+                call(&d.app, "DELETE", &format!("/api/v1/jobs/{id}"), &tokens[user], None).await;
+            }
+            Step::Advance { seconds } => d.advance(i64::from(*seconds)).await,
+            Step::Round => {
+                d.round().await;
+            }
+            Step::Lock { pick, locked } if !jobs.is_empty() => {
+                let (id, _) = jobs[usize::from(*pick) % jobs.len()];
+                let until = if *locked {
+                    json!("2099-01-01T00:00:00Z")
+                } else {
+                    json!(null)
+                };
+                call(
+                    &d.app,
+                    "PUT",
+                    &format!("/api/v1/admin/jobs/{id}/lock"),
+                    &admin,
+                    Some(json!({"until": until})),
+                )
+                .await;
+            }
+            Step::Quota { cpu } => {
+                let body = json!({"queue": "default", "limits": {"cpu": cpu.to_string()}});
+                let (status, answer) = call(
+                    &d.app,
+                    "PUT",
+                    &format!("/api/v1/admin/queue-quotas/{rule}"),
+                    &admin,
+                    Some(body),
+                )
+                .await;
+                assert_eq!(status, 200, "{answer}");
+            }
+            Step::Restart => d.watcher.forget_job_view().await,
+            Step::Delete { .. } | Step::Lock { .. } => {}
+        }
+        // The lease term of the last round (time passing may have let it lapse and be taken
+        // anew, which rebuilds the view).
+        let term = d.term().await;
+        let (refreshed, view, store) = d.watcher.job_view_and_store(term).await.unwrap();
+        if !refreshed.full {
+            incremental += 1;
+        }
+        assert_eq!(view, store, "after step {n} ({step:?}) of {steps:?}");
+    }
+    // The view was kept, not re-read every time (unless every step forgot it).
+    let restarts = steps.iter().filter(|s| matches!(s, Step::Restart)).count();
+    assert!(
+        incremental + restarts >= steps.len(),
+        "{incremental} incremental refreshes of {}",
+        steps.len()
+    );
+}
+
+fn run(database: impl Fn() -> Option<String>, cases: u32) {
+    let config = ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    };
+    proptest!(config, |(steps in prop::collection::vec(step(), 1..40))| {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        runtime.block_on(history(database(), steps));
+    });
+}
+
+#[test]
+fn the_job_view_equals_the_store_after_every_write_on_sqlite() {
+    run(|| None, 12);
+}
+
+#[test]
+#[ignore = "needs PostgreSQL"]
+fn the_job_view_equals_the_store_after_every_write_on_postgres() {
+    run(
+        || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            Some(runtime.block_on(anteroom_tests::postgres::fresh_database(
+                &anteroom_tests::postgres::server_url(),
+            )))
+        },
+        6,
+    );
+}
