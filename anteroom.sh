@@ -10,7 +10,8 @@
 #                        CJK fonts, npm and axe-core)
 #   ./anteroom.sh bench-api   the jobs API under load against the release server
 #   ./anteroom.sh bench-round the watcher's round at 10,000 and 100,000 waiting jobs, against
-#                             the reference's query pattern (add --postgres URL for PostgreSQL)
+#                             the reference's query pattern (add --postgres URL for PostgreSQL;
+#                             --no-reference skips the reference's minutes-long selector)
 #
 # Both install only what they need and are safe to run again. Nothing is downloaded from
 # outside crates.io and Debian's archive, but for the tests' PyPI (schemathesis) and npm
@@ -266,5 +267,5 @@ case "${1:-}" in
   test) shift; cmd_test "$@" ;;
   bench-api) shift; cmd_bench_api "$@" ;;
   bench-round) shift; cmd_bench_round "$@" ;;
-  *) echo "usage: ./anteroom.sh run | test | bench-api [seconds] [concurrency] | bench-round [jobs...] [--postgres URL]"; exit 2 ;;
+  *) echo "usage: ./anteroom.sh run | test | bench-api [seconds] [concurrency] | bench-round [jobs...] [--postgres URL] [--no-reference]"; exit 2 ;;
 esac
