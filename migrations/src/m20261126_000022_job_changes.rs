@@ -3,8 +3,9 @@
 //! its last round instead of every row every round (`backend/src/watcher/job_view.rs`).
 //!
 //! A row is added when a job is inserted, deleted, or updated in a column the scheduling core
-//! reads (those of `jobs::SchedulingRow`; a new one must be added to [`SCHEDULING_COLUMNS`],
-//! and the watcher's periodic full comparison would report the drift if it were not). The
+//! reads (those of `jobs::SchedulingRow`). A column added to it later needs a *new* migration
+//! that drops and recreates these triggers (this one has run on existing databases); the test
+//! `tests/tests/job_view.rs` fails for a scheduling column whose change is not logged. The
 //! reasons and other display columns are left out: the watcher writes them every round.
 //!
 //! - SQLite: `seq` (AUTOINCREMENT: never reused, even after the log is pruned) orders the
