@@ -61,6 +61,14 @@ pub async fn prepare_with(config: Config, hand_clock: Option<HandClock>) -> anyh
     let db_read = store::connect_read(&config.database_url, &db)
         .await
         .context("opening the database's read connections")?;
+    let checkpointer = match store::sqlite_file(&config.database_url) {
+        Some(_) => Some(Arc::new(
+            store::checkpoint::Checkpointer::start(&config.database_url)
+                .await
+                .context("opening the database's checkpoint connection")?,
+        )),
+        None => None,
+    };
     let secret = match &config.jwt_secret {
         Some(s) => s.expose().as_bytes().to_vec(),
         None => load_or_create_secret(&config.data_dir.join(JWT_SECRET_FILE))?,
@@ -104,6 +112,7 @@ pub async fn prepare_with(config: Config, hand_clock: Option<HandClock>) -> anyh
             clock,
             stream_slots: Default::default(),
             driven_by_hand,
+            checkpointer,
         },
         first_admin,
         sim: built.sim,

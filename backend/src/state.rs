@@ -51,4 +51,7 @@ pub struct AppState {
     /// True when tests drive the watcher and the simulated cluster by hand: then neither the
     /// watcher loop nor the simulation's ticker runs.
     pub driven_by_hand: bool,
+    /// SQLite file only: the background WAL checkpoint, stopped with the last clone of this
+    /// state (`store::checkpoint`).
+    pub checkpointer: Option<Arc<crate::store::checkpoint::Checkpointer>>,
 }

@@ -24,6 +24,7 @@ mod m20261125_000019_volumes;
 mod m20261125_000020_job_templates;
 mod m20261125_000021_job_failure;
 mod m20261126_000022_job_changes;
+mod m20261126_000023_job_counts;
 
 /// Applies the migrations in order; used at start and by `anteroom migrate`.
 pub struct Migrator;
@@ -54,6 +55,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000020_job_templates::Migration),
             Box::new(m20261125_000021_job_failure::Migration),
             Box::new(m20261126_000022_job_changes::Migration),
+            Box::new(m20261126_000023_job_counts::Migration),
         ]
     }
 }

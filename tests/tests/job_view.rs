@@ -133,6 +133,7 @@ async fn history(database_url: Option<String>, steps: Vec<Step>) {
             incremental += 1;
         }
         assert_eq!(view, store, "after step {n} ({step:?}) of {steps:?}");
+        assert_counts_kept(&d.app.state.db, n, step).await;
     }
     // The view was kept, not re-read every time (unless every step forgot it).
     let restarts = steps.iter().filter(|s| matches!(s, Step::Restart)).count();
@@ -141,6 +142,31 @@ async fn history(database_url: Option<String>, steps: Vec<Step>) {
         "{incremental} incremental refreshes of {}",
         steps.len()
     );
+}
+
+#[derive(Debug, PartialEq, sea_orm::FromQueryResult)]
+struct Count {
+    owner_id: i64,
+    phase: String,
+    n: i64,
+}
+
+/// SQLite: the per-owner, per-phase counts the triggers keep (migration 23, the list's total)
+/// equal a count of the rows.
+async fn assert_counts_kept(db: &sea_orm::DatabaseConnection, n: usize, step: &Step) {
+    use sea_orm::{DbBackend, FromQueryResult, Statement};
+    if db.get_database_backend() != DbBackend::Sqlite {
+        return;
+    }
+    let read = |sql: &str| Count::find_by_statement(Statement::from_string(DbBackend::Sqlite, sql.to_owned())).all(db);
+    let kept = read("SELECT owner_id, phase, n FROM job_counts WHERE n != 0 ORDER BY owner_id, phase")
+        .await
+        .unwrap();
+    let counted =
+        read("SELECT owner_id, phase, count(*) AS n FROM jobs GROUP BY owner_id, phase ORDER BY owner_id, phase")
+            .await
+            .unwrap();
+    assert_eq!(kept, counted, "job counts after step {n} ({step:?})");
 }
 
 fn run(database: impl Fn() -> Option<String>, cases: u32) {

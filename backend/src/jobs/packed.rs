@@ -31,24 +31,55 @@ const PACKED_COLUMNS: &str = "id || char(31) || owner_id || char(31) || queue ||
      request_milli || char(31) || explicit_nodes || char(31) || single_node || char(31) || nodes || char(31) || \
      coalesce(locked_until, '') || char(31) || coalesce(waiting_since, '') || char(31) || tolerations";
 
-/// Every job in one of `phases`, as scheduling rows (in no particular order).
-pub async fn scheduling_rows(db: &impl ConnectionTrait, phases: &[&str]) -> Result<Vec<SchedulingRow>, DbErr> {
-    scheduling_rows_among(db, phases, None).await
+/// Which jobs a read takes, besides their phase: every one, or those the change log
+/// (`job_changes`, migration 22) names in a range. Built from numbers only, so the SQL made
+/// from it carries no outside text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Among {
+    /// Every job in the phases.
+    Every,
+    /// SQLite: the jobs logged with `seq` in `(after, up_to]`.
+    LoggedBetween {
+        /// The last `seq` already read.
+        after: i64,
+        /// The last `seq` to read.
+        up_to: i64,
+    },
+    /// PostgreSQL: the jobs logged by a transaction whose id is at least this.
+    LoggedSinceTx(i64),
 }
 
-/// The jobs in one of `phases` whose id `ids` selects (an SQL subquery of ids built by the
-/// caller from fixed text and numbers, no user input), or every such job when `None`.
+impl Among {
+    /// The ids of the changed jobs, as a subquery; `None` for [`Among::Every`].
+    pub fn changed_ids_sql(self) -> Option<String> {
+        match self {
+            Among::Every => None,
+            Among::LoggedBetween { after, up_to } => Some(format!(
+                "SELECT DISTINCT job_id FROM job_changes WHERE seq > {after} AND seq <= {up_to}"
+            )),
+            Among::LoggedSinceTx(tx) => Some(format!("SELECT DISTINCT job_id FROM job_changes WHERE tx >= {tx}")),
+        }
+    }
+}
+
+/// Every job in one of `phases`, as scheduling rows (in no particular order).
+pub async fn scheduling_rows(db: &impl ConnectionTrait, phases: &[&str]) -> Result<Vec<SchedulingRow>, DbErr> {
+    scheduling_rows_among(db, phases, Among::Every).await
+}
+
+/// The jobs in one of `phases` that `among` selects.
 pub async fn scheduling_rows_among(
     db: &impl ConnectionTrait,
     phases: &[&str],
-    ids: Option<&str>,
+    among: Among,
 ) -> Result<Vec<SchedulingRow>, DbErr> {
+    let ids = among.changed_ids_sql();
     if db.get_database_backend() == DbBackend::Sqlite
-        && let Some(rows) = packed_rows(db, phases, ids).await?
+        && let Some(rows) = packed_rows(db, phases, ids.as_deref()).await?
     {
         return Ok(rows);
     }
-    plain_rows_among(db, phases, ids).await
+    plain_rows_among(db, phases, ids.as_deref()).await
 }
 
 /// The same rows through sea-orm, one by one (PostgreSQL, and the fallback).
@@ -56,6 +87,7 @@ pub async fn plain_rows(db: &impl ConnectionTrait, phases: &[&str]) -> Result<Ve
     plain_rows_among(db, phases, None).await
 }
 
+/// `ids`: a subquery from [`Among::changed_ids_sql`].
 async fn plain_rows_among(
     db: &impl ConnectionTrait,
     phases: &[&str],
@@ -74,6 +106,7 @@ struct Packed {
 }
 
 /// SQLite: the rows in one value; `None` when one does not parse (then read them plainly).
+/// `ids`: a subquery from [`Among::changed_ids_sql`].
 async fn packed_rows(
     db: &impl ConnectionTrait,
     phases: &[&str],

@@ -7,6 +7,7 @@
 //! of fighting over the file lock) and [`READ_CONNECTIONS`] read-only connections, so reads
 //! never wait behind a write or behind each other. PostgreSQL has one pool for both.
 
+pub mod checkpoint;
 pub mod compact;
 pub mod lease;
 
@@ -49,13 +50,19 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
     let mut opts = ConnectOptions::new(url.to_owned());
     opts.sqlx_logging(false).connect_timeout(WAIT).acquire_timeout(WAIT);
     if is_sqlite(url) {
-        opts.max_connections(1).map_sqlx_sqlite_opts(|o| {
-            o.journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
-                .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
-                .foreign_keys(true)
-                .busy_timeout(WAIT)
-                .create_if_missing(true)
-        });
+        // No ping before each use: the connection is a file, and the ping is a hop to sqlx's
+        // SQLite thread on every statement batch. The checkpoint pragmas: [`checkpoint`].
+        opts.max_connections(1)
+            .test_before_acquire(false)
+            .map_sqlx_sqlite_opts(|o| {
+                o.journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
+                    .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
+                    .foreign_keys(true)
+                    .busy_timeout(WAIT)
+                    .create_if_missing(true)
+                    .pragma("wal_autocheckpoint", checkpoint::AUTOCHECKPOINT_PAGES.to_string())
+                    .pragma("journal_size_limit", checkpoint::JOURNAL_SIZE_LIMIT.to_string())
+            });
     } else {
         opts.max_connections(16).min_connections(1);
     }
@@ -76,6 +83,7 @@ pub async fn connect_read(url: &str, writer: &DatabaseConnection) -> Result<Data
         .connect_timeout(WAIT)
         .acquire_timeout(WAIT)
         .max_connections(READ_CONNECTIONS)
+        .test_before_acquire(false)
         .map_sqlx_sqlite_opts(|o| {
             o.read_only(true)
                 .create_if_missing(false)

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use sea_orm::{ConnectOptions, ConnectionTrait, Database, DbErr};
+use sea_orm::{ConnectOptions, ConnectionTrait, Database, DbBackend, DbErr, Statement};
 
 use super::*;
 use crate::users;
@@ -87,6 +87,63 @@ async fn on_sqlite_writes_share_one_connection_and_reads_have_several() {
         "one writer: writes queue in the process, not on the file lock"
     );
     assert_eq!(max(&reader), READ_CONNECTIONS);
+}
+
+#[tokio::test]
+async fn on_sqlite_no_pool_pings_before_use_and_the_writer_checkpoints_only_past_its_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let writer = test_database(dir.path()).await;
+    let reader = connect_read(&test_url(dir.path()), &writer).await.unwrap();
+    for db in [&writer, &reader] {
+        assert!(!db.get_sqlite_connection_pool().options().get_test_before_acquire());
+    }
+    let pragma = |name: &'static str| {
+        let writer = writer.clone();
+        async move {
+            let row = writer
+                .query_one_raw(Statement::from_string(DbBackend::Sqlite, format!("PRAGMA {name}")))
+                .await
+                .unwrap()
+                .unwrap();
+            row.try_get_by_index::<i64>(0).unwrap()
+        }
+    };
+    assert_eq!(
+        pragma("wal_autocheckpoint").await,
+        i64::from(checkpoint::AUTOCHECKPOINT_PAGES)
+    );
+    assert_eq!(
+        pragma("journal_size_limit").await,
+        checkpoint::JOURNAL_SIZE_LIMIT as i64
+    );
+}
+
+#[tokio::test]
+async fn on_sqlite_the_background_checkpoint_copies_the_log_beside_an_open_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let writer = test_database(dir.path()).await;
+    writer
+        .execute_unprepared(
+            "CREATE TABLE filler (x BLOB); \
+             INSERT INTO filler SELECT randomblob(4000) FROM (WITH RECURSIVE n(i) AS \
+             (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) SELECT i FROM n)",
+        )
+        .await
+        .unwrap();
+    // The writer's cap is far away: the log holds all of it.
+    let mut conn = checkpoint::open(&test_url(dir.path())).await.unwrap();
+    // A write is open while the checkpoint runs: it neither waits for it nor fails.
+    let txn = write_transaction(&writer).await.unwrap();
+    txn.execute_unprepared("INSERT INTO filler VALUES (randomblob(10))")
+        .await
+        .unwrap();
+    let done = tokio::time::timeout(GUARD, checkpoint::passive(&mut conn))
+        .await
+        .expect("the checkpoint did not wait for the writer")
+        .unwrap();
+    assert!(done.log_pages >= 200, "the inserts are in the log: {done:?}");
+    assert_eq!(done.copied_pages, done.log_pages, "all of it copied: {done:?}");
+    txn.commit().await.unwrap();
 }
 
 #[test]

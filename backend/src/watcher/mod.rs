@@ -191,7 +191,8 @@ impl Watcher {
     /// One snapshot in a constant number of queries (§5 step 1): settings, queues, quotas, the
     /// scheduling columns of every waiting or occupying job (from the job view: the rows that
     /// changed since the last round of lease term `term`), the nodes, and the preemptions whose
-    /// victims still terminate.
+    /// victims still terminate. Its jobs are lent by the job view: give them back with
+    /// [`Watcher::give_back`] when done (if not, the next round reads every job again).
     pub async fn snapshot(&self, term: i64) -> Result<Snapshot, DbErr> {
         let (specs, _) = queues::tree(&self.db_read).await?;
         let jobs = {
@@ -205,7 +206,7 @@ impl Watcher {
                 jobs = view.len(),
                 "job view refreshed"
             );
-            view.jobs()
+            view.lend()
         };
         let nodes = self
             .cluster
@@ -224,6 +225,11 @@ impl Watcher {
         })
     }
 
+    /// Returns a snapshot's jobs to the job view they were lent by.
+    async fn give_back(&self, snapshot: Snapshot) {
+        self.view.lock().await.give_back(snapshot.jobs);
+    }
+
     /// One round (§5) while `fence` holds the lease: repair, preemption, activation, reasons.
     pub async fn round(&self, fence: &Fence) -> Result<RoundReport, WatcherError> {
         let started = Instant::now();
@@ -237,11 +243,38 @@ impl Watcher {
         let repaired_at = started.elapsed();
         let snapshot = self.snapshot(fence.token).await?;
         let loaded_at = started.elapsed();
-        metrics::prequeue_lengths(&snapshot);
+        let decided = self.decide_and_act(fence, &snapshot, &mut report, started).await;
+        // Given back whatever happened: a failed round leaves the view as good as it was.
+        self.give_back(snapshot).await;
+        decided?;
+        // After every round that got this far, whatever it decided: the log is read up to here.
+        self.prune_job_changes(fence).await?;
+        // Where a round's time goes, cumulative from its start (RUST_LOG=anteroom=debug).
+        tracing::debug!(
+            repaired_ms = repaired_at.as_secs_f64() * 1e3,
+            loaded_ms = loaded_at.as_secs_f64() * 1e3,
+            done_ms = started.elapsed().as_secs_f64() * 1e3,
+            prequeued = report.prequeued,
+            "prequeue round timing"
+        );
+        metrics::round_done(started.elapsed());
+        Ok(report)
+    }
+
+    /// The round's work on `snapshot`: preemption, protection, selection, activation, clocks and
+    /// reasons, into `report`.
+    async fn decide_and_act(
+        &self,
+        fence: &Fence,
+        snapshot: &Snapshot,
+        report: &mut RoundReport,
+        started: Instant,
+    ) -> Result<(), WatcherError> {
+        metrics::prequeue_lengths(snapshot);
         let now = self.clock.now();
         report.prequeued = snapshot.jobs.iter().filter(|j| j.phase == JobPhase::Prequeue).count();
 
-        let preemption = plan_preemption(&snapshot, now);
+        let preemption = plan_preemption(snapshot, now);
         for (job, skip) in &preemption.skipped {
             if let PreemptionSkip::RecentPlan { planned_at } = skip {
                 metrics::preemption_missed(&self.misses, *job, *planned_at);
@@ -254,13 +287,13 @@ impl Watcher {
             }
         }
 
-        report.preemptable_told = protection::tell(self, fence, &snapshot, now).await?;
+        report.preemptable_told = protection::tell(self, fence, snapshot, now).await?;
 
-        let prepared = match PreparedRound::new(&snapshot, now) {
+        let prepared = match PreparedRound::new(snapshot, now) {
             Ok(prepared) => prepared,
             Err(e) => {
                 tracing::error!(error = %e, "the prequeue round cannot run on these rules");
-                return Ok(report);
+                return Ok(());
             }
         };
         let outcome = prepared.select();
@@ -279,19 +312,13 @@ impl Watcher {
         let activated_at = started.elapsed();
         report.clocks_started = reasons::start_waiting_clocks(self, fence, &prepared, &outcome).await?;
         report.reasons_written = reasons::write(self, fence, &prepared, &outcome).await?;
-        self.prune_job_changes(fence).await?;
-        // Where a round's time goes, cumulative from its start (RUST_LOG=anteroom=debug).
         tracing::debug!(
-            repaired_ms = repaired_at.as_secs_f64() * 1e3,
-            loaded_ms = loaded_at.as_secs_f64() * 1e3,
             preempted_and_selected_ms = selected_at.as_secs_f64() * 1e3,
             activated_ms = activated_at.as_secs_f64() * 1e3,
             reasons_ms = started.elapsed().as_secs_f64() * 1e3,
-            prequeued = report.prequeued,
-            "prequeue round timing"
+            "prequeue round steps"
         );
-        metrics::round_done(started.elapsed());
-        Ok(report)
+        Ok(())
     }
 
     /// Deletes the change log the job view has read, once there is enough of it, while
@@ -302,7 +329,7 @@ impl Watcher {
             return Ok(());
         }
         let Some((txn, _)) = self.writer(fence).begin().await? else {
-            return Ok(());
+            return Err(WatcherError::LeaseLost);
         };
         let pruned = view.prune(&txn).await?;
         txn.commit().await?;
@@ -319,6 +346,12 @@ impl Watcher {
     ) -> Result<(job_view::Refreshed, Vec<JobSnapshot>, Vec<JobSnapshot>), DbErr> {
         let mut view = self.view.lock().await;
         job_view::refreshed_and_whole(&mut view, &self.db_read, &round_phases(), term).await
+    }
+
+    /// What a replica that stopped leading lets go: its job view (another leader may prune
+    /// the log it would read from; it is built whole again if this replica leads again).
+    async fn stand_down(&self) {
+        self.view.lock().await.reset();
     }
 
     /// Tests: forgets the job view, as a restarted process would have none.
@@ -365,6 +398,7 @@ impl Watcher {
                     Err(WatcherError::LeaseLost) => {
                         tracing::warn!("the watcher lease was lost during a round; standing by");
                         metrics::leader(false);
+                        self.stand_down().await;
                         fence = None;
                     }
                     Err(e) => tracing::warn!(error = %e, "a prequeue round failed; retrying on the next tick"),
@@ -447,6 +481,7 @@ impl Watcher {
                         "the watcher lease expired or was taken over; standing by"
                     );
                     metrics::leader(false);
+                    self.stand_down().await;
                     None
                 }
                 // Kept: its writes check the expiry themselves, so a lease that lapses while
