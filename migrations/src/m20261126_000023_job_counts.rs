@@ -6,6 +6,9 @@
 //! free of lock waits. On PostgreSQL several transactions would update the same count rows in
 //! different orders (a submission, the status sync, retention), which can deadlock, so lists
 //! there keep counting the rows (`jobs::reads::list`).
+//!
+//! Every statement may run again (SQLite runs a migration's statements one by one): a start
+//! that stopped half-way finishes it, and the counts are taken afresh.
 
 use sea_orm_migration::prelude::*;
 use sea_orm_migration::sea_orm::{ConnectionTrait, DbBackend};
@@ -27,10 +30,11 @@ impl MigrationTrait for Migration {
             return Ok(());
         }
         db.execute_unprepared(
-            "CREATE TABLE job_counts (owner_id INTEGER NOT NULL, phase TEXT NOT NULL, n INTEGER NOT NULL, \
+            "CREATE TABLE IF NOT EXISTS job_counts (owner_id INTEGER NOT NULL, phase TEXT NOT NULL, n INTEGER NOT NULL, \
              PRIMARY KEY (owner_id, phase)) WITHOUT ROWID",
         )
         .await?;
+        db.execute_unprepared("DELETE FROM job_counts").await?;
         db.execute_unprepared(
             "INSERT INTO job_counts (owner_id, phase, n) SELECT owner_id, phase, count(*) FROM jobs \
              GROUP BY owner_id, phase",
@@ -46,19 +50,19 @@ impl MigrationTrait for Migration {
             format!("UPDATE job_counts SET n = n - 1 WHERE owner_id = {row}.owner_id AND phase = {row}.phase;")
         };
         db.execute_unprepared(&format!(
-            "CREATE TRIGGER jobs_counted_on_insert AFTER INSERT ON jobs BEGIN {} END",
+            "CREATE TRIGGER IF NOT EXISTS jobs_counted_on_insert AFTER INSERT ON jobs BEGIN {} END",
             add("NEW")
         ))
         .await?;
         db.execute_unprepared(&format!(
-            "CREATE TRIGGER jobs_counted_on_update AFTER UPDATE OF owner_id, phase ON jobs \
+            "CREATE TRIGGER IF NOT EXISTS jobs_counted_on_update AFTER UPDATE OF owner_id, phase ON jobs \
              WHEN OLD.owner_id IS NOT NEW.owner_id OR OLD.phase IS NOT NEW.phase BEGIN {} {} END",
             remove("OLD"),
             add("NEW")
         ))
         .await?;
         db.execute_unprepared(&format!(
-            "CREATE TRIGGER jobs_counted_on_delete AFTER DELETE ON jobs BEGIN {} END",
+            "CREATE TRIGGER IF NOT EXISTS jobs_counted_on_delete AFTER DELETE ON jobs BEGIN {} END",
             remove("OLD")
         ))
         .await?;

@@ -23,9 +23,15 @@
 //! pruned by the leader, under its fence, below the last mark.
 //!
 //! A round borrows the jobs ([`JobView::lend`]) instead of copying them — at 100,000 jobs
-//! the copy was a tenth of the round — and gives them back when it ends
-//! ([`JobView::give_back`]). A round that fails in between never gives them back: the next
-//! refresh then reads the store whole.
+//! the copy was half of the round — and gives them back when it ends
+//! ([`JobView::give_back`]), whatever it decided (it only reads them). Jobs never given back
+//! (a panic, a future dropped) leave the view empty and marked lent: the next refresh reads
+//! the store whole. Only the loan being returned is taken back (its number), so an older
+//! loan cannot overwrite a newer view.
+//!
+//! On PostgreSQL a transaction left open anywhere on the server holds the mark still, and
+//! every refresh re-reads every change since; past [`MAX_CHANGED_SHARE`] of the view a
+//! refresh reads whole instead, which is never slower.
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
@@ -44,6 +50,12 @@ pub const FULL_READ_EVERY: Duration = Duration::from_secs(300);
 
 /// Log entries consumed before the leader prunes them.
 const PRUNE_AFTER: u64 = 20_000;
+
+/// Changed jobs, as a share of the view (and at least [`MIN_CHANGED_FOR_WHOLE`]), past which a
+/// refresh reads whole: re-reading that many rows by id costs about as much.
+const MAX_CHANGED_SHARE: usize = 2;
+/// See [`MAX_CHANGED_SHARE`].
+const MIN_CHANGED_FOR_WHOLE: usize = 5_000;
 
 /// Where the last refresh stopped reading the change log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +85,8 @@ pub struct JobView {
     jobs: Vec<JobSnapshot>,
     /// The jobs are with a round ([`JobView::lend`]).
     lent: bool,
+    /// The number of the last loan.
+    loans: u64,
     mark: Option<Mark>,
     /// The lease term the view was built under.
     term: Option<i64>,
@@ -96,16 +110,20 @@ impl JobView {
         self.jobs.clone()
     }
 
-    /// Hands the jobs, in id order, to a round, which gives them back when it ends
-    /// ([`JobView::give_back`]); until then the view holds none, and a refresh reads whole.
-    pub fn lend(&mut self) -> Vec<JobSnapshot> {
+    /// Hands the jobs, in id order, to a round, with the loan's number, which gives them back
+    /// when it ends ([`JobView::give_back`]); until then the view holds none, and a refresh
+    /// reads whole.
+    pub fn lend(&mut self) -> (Vec<JobSnapshot>, u64) {
         self.lent = true;
-        std::mem::take(&mut self.jobs)
+        self.loans += 1;
+        (std::mem::take(&mut self.jobs), self.loans)
     }
 
-    /// Takes back what [`JobView::lend`] handed out (unchanged: the round only reads them).
-    pub fn give_back(&mut self, jobs: Vec<JobSnapshot>) {
-        if self.lent {
+    /// Takes back what loan `loan` of [`JobView::lend`] handed out (unchanged: the round only
+    /// reads them). Anything else — a loan after which the view was read whole or lent again —
+    /// is dropped.
+    pub fn give_back(&mut self, jobs: Vec<JobSnapshot>, loan: u64) {
+        if self.lent && loan == self.loans {
             self.jobs = jobs;
             self.lent = false;
         }
@@ -123,7 +141,10 @@ impl JobView {
 
     /// Forgets everything: the next refresh reads the store whole.
     pub fn reset(&mut self) {
-        *self = JobView::default();
+        *self = JobView {
+            loans: self.loans,
+            ..JobView::default()
+        };
     }
 
     /// Brings the view up to date with `db` for a round under lease term `term`: the changed
@@ -148,12 +169,16 @@ impl JobView {
         let stale = self.term != Some(term) || self.mark.is_none() || self.lent;
         let due = self.built.is_none_or(|b| b.elapsed() >= full_every);
         let mut refreshed = Refreshed::default();
+        let mut whole_anyway = false;
         if !stale {
-            refreshed.changed = self.apply_changes(&txn, phases, mark).await?;
+            match self.apply_changes(&txn, phases, mark).await? {
+                Some(changed) => refreshed.changed = changed,
+                None => whole_anyway = true,
+            }
         }
-        if stale || due {
+        if stale || due || whole_anyway {
             let whole = read_all(&txn, phases).await?;
-            if !stale {
+            if !stale && !whole_anyway {
                 refreshed.drift = drift(&self.jobs, &whole);
                 if refreshed.drift > 0 {
                     metrics::counter!("anteroom_job_view_drift_total").increment(refreshed.drift as u64);
@@ -174,8 +199,14 @@ impl JobView {
         Ok(refreshed)
     }
 
-    /// Re-reads the jobs logged between the last mark and `mark`.
-    async fn apply_changes(&mut self, txn: &impl ConnectionTrait, phases: &[&str], mark: Mark) -> Result<usize, DbErr> {
+    /// Re-reads the jobs logged between the last mark and `mark`: how many, or `None` when
+    /// so many changed that reading whole is cheaper (the view is then left as it was).
+    async fn apply_changes(
+        &mut self,
+        txn: &impl ConnectionTrait,
+        phases: &[&str],
+        mark: Mark,
+    ) -> Result<Option<usize>, DbErr> {
         let among = match (self.mark, mark) {
             (Some(Mark::Seq(after)), Mark::Seq(up_to)) => Among::LoggedBetween { after, up_to },
             (Some(Mark::Tx(from)), Mark::Tx(_)) => Among::LoggedSinceTx(from),
@@ -189,7 +220,11 @@ impl JobView {
             .map(|r| r.job_id)
             .collect();
         if changed.is_empty() {
-            return Ok(0);
+            return Ok(Some(0));
+        }
+        if changed.len() > MIN_CHANGED_FOR_WHOLE.max(self.jobs.len() / MAX_CHANGED_SHARE) {
+            self.consumed += changed.len() as u64;
+            return Ok(None);
         }
         let rows = crate::jobs::packed::scheduling_rows_among(txn, phases, among).await?;
         let mut fresh = BTreeMap::new();
@@ -199,7 +234,7 @@ impl JobView {
         }
         merge(&mut self.jobs, &changed, fresh);
         self.consumed += changed.len() as u64;
-        Ok(changed.len())
+        Ok(Some(changed.len()))
     }
 
     /// Deletes the log below the last mark once enough of it was read, in `txn` (the leader's
@@ -356,15 +391,22 @@ mod tests {
             term: Some(1),
             ..JobView::default()
         };
-        let lent = view.lend();
+        let (lent, loan) = view.lend();
         assert_eq!(lent.len(), 1);
         assert!(view.is_empty() && view.lent, "lent: nothing left to read from");
-        view.give_back(lent);
+        view.give_back(lent, loan);
         assert_eq!(view.len(), 1);
         assert!(!view.lent);
         // Giving back what was not lent (a full read replaced it meanwhile) changes nothing.
-        view.give_back(vec![job(9, "z")]);
+        view.give_back(vec![job(9, "z")], loan);
         assert_eq!(view.jobs()[0].id, 1);
+        // Nor does an older loan given back after a newer one was made.
+        let (_older, older) = view.lend();
+        let (newer, newest) = view.lend();
+        view.give_back(vec![job(9, "z")], older);
+        assert!(view.lent, "the older loan is not taken back");
+        view.give_back(newer, newest);
+        assert!(!view.lent);
     }
 
     proptest::proptest! {
@@ -392,5 +434,91 @@ mod tests {
             let expected: Vec<JobSnapshot> = model.into_values().collect();
             proptest::prop_assert_eq!(jobs, expected);
         }
+    }
+
+    const PHASES: &[&str] = &["Prequeue", "Activating", "Pending", "Running"];
+
+    async fn insert_job(db: &DatabaseConnection, name: &str) {
+        db.execute_unprepared(&format!(
+            "INSERT INTO jobs (name, kind, queue, owner_id, owner_name, schedule_type, preemption_policy, phase, \
+             tasks, resources, request_milli, explicit_nodes, single_node, nodes, submitted_at, updated_at, attempts) \
+             VALUES ('{name}', 'custom', 'default', 1, 'ada', 'normal', 'Never', 'Prequeue', '[]', '{{}}', '', '', \
+             true, '[]', '2026-11-01 00:00:00+00:00', '2026-11-01 00:00:00+00:00', 0)"
+        ))
+        .await
+        .unwrap();
+    }
+
+    async fn whole(db: &DatabaseConnection) -> Vec<JobSnapshot> {
+        read_all(db, PHASES).await.unwrap().into_values().collect()
+    }
+
+    #[tokio::test]
+    async fn jobs_lent_and_never_given_back_make_the_next_refresh_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::store::test_database(dir.path()).await;
+        insert_job(&db, "a").await;
+        let mut view = JobView::default();
+        assert!(view.refresh(&db, PHASES, 1, Duration::MAX).await.unwrap().full);
+        assert!(!view.refresh(&db, PHASES, 1, Duration::MAX).await.unwrap().full);
+        drop(view.lend()); // a round that never gave them back
+        insert_job(&db, "b").await;
+        let refreshed = view.refresh(&db, PHASES, 1, Duration::MAX).await.unwrap();
+        assert!(refreshed.full, "{refreshed:?}");
+        assert_eq!(view.jobs(), whole(&db).await);
+        assert_eq!(view.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn pruning_deletes_only_what_was_read_and_the_view_goes_on_from_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::store::test_database(dir.path()).await;
+        for name in ["a", "b", "c"] {
+            insert_job(&db, name).await;
+        }
+        let mut view = JobView::default();
+        view.refresh(&db, PHASES, 1, Duration::MAX).await.unwrap();
+        insert_job(&db, "d").await;
+        assert_eq!(view.refresh(&db, PHASES, 1, Duration::MAX).await.unwrap().changed, 1);
+        assert!(!view.wants_pruning());
+        view.consumed = PRUNE_AFTER;
+        // A change after the last refresh: not read yet, so not pruned.
+        insert_job(&db, "e").await;
+        let txn = db.begin().await.unwrap();
+        assert_eq!(view.prune(&txn).await.unwrap(), 4, "the four changes read");
+        txn.commit().await.unwrap();
+        assert!(!view.wants_pruning());
+        let refreshed = view.refresh(&db, PHASES, 1, Duration::MAX).await.unwrap();
+        assert_eq!(
+            (refreshed.full, refreshed.changed),
+            (false, 1),
+            "the unread change is still there"
+        );
+        assert_eq!(view.jobs(), whole(&db).await);
+        assert_eq!(view.len(), 5);
+    }
+
+    #[tokio::test]
+    async fn a_refresh_with_more_changes_than_the_cap_reads_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::store::test_database(dir.path()).await;
+        insert_job(&db, "a").await;
+        let mut view = JobView::default();
+        view.refresh(&db, PHASES, 1, Duration::MAX).await.unwrap();
+        let many = MIN_CHANGED_FOR_WHOLE + 1;
+        db.execute_unprepared(&format!(
+            "INSERT INTO jobs (name, kind, queue, owner_id, owner_name, schedule_type, preemption_policy, phase, \
+             tasks, resources, request_milli, explicit_nodes, single_node, nodes, submitted_at, updated_at, attempts) \
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {many}) \
+             SELECT 'j' || i, 'custom', 'default', 1, 'ada', 'normal', 'Never', 'Prequeue', '[]', '{{}}', '', '', \
+             true, '[]', '2026-11-01 00:00:00+00:00', '2026-11-01 00:00:00+00:00', 0 FROM n"
+        ))
+        .await
+        .unwrap();
+        let refreshed = view.refresh(&db, PHASES, 1, Duration::MAX).await.unwrap();
+        assert!(refreshed.full, "{refreshed:?}");
+        assert_eq!(refreshed.drift, 0, "not a drift: {refreshed:?}");
+        assert_eq!(view.len(), many + 1);
+        assert_eq!(view.jobs(), whole(&db).await);
     }
 }

@@ -191,11 +191,21 @@ impl Watcher {
     /// One snapshot in a constant number of queries (§5 step 1): settings, queues, quotas, the
     /// scheduling columns of every waiting or occupying job (from the job view: the rows that
     /// changed since the last round of lease term `term`), the nodes, and the preemptions whose
-    /// victims still terminate. Its jobs are lent by the job view: give them back with
-    /// [`Watcher::give_back`] when done (if not, the next round reads every job again).
-    pub async fn snapshot(&self, term: i64) -> Result<Snapshot, DbErr> {
+    /// victims still terminate. Its jobs are lent by the job view, as loan number `.1`: give
+    /// them back with [`Watcher::give_back`] when done (if not, the next round reads every job
+    /// again).
+    pub async fn snapshot(&self, term: i64) -> Result<(Snapshot, u64), DbErr> {
         let (specs, _) = queues::tree(&self.db_read).await?;
-        let jobs = {
+        let nodes = self
+            .cluster
+            .nodes()
+            .await
+            .map_err(|e| DbErr::Custom(format!("reading the cluster's nodes: {e}")))?;
+        let quotas = quotas::all(&self.db_read).await?;
+        let preemptions_in_flight = preempt::in_flight(&self.db_read).await?;
+        let recent_plans = preempt::recent_plans(&self.db_read).await?;
+        // Lent last, after everything that can fail.
+        let (jobs, loan) = {
             let mut view = self.view.lock().await;
             let refreshed = view
                 .refresh(&self.db_read, &round_phases(), term, job_view::FULL_READ_EVERY)
@@ -208,26 +218,24 @@ impl Watcher {
             );
             view.lend()
         };
-        let nodes = self
-            .cluster
-            .nodes()
-            .await
-            .map_err(|e| DbErr::Custom(format!("reading the cluster's nodes: {e}")))?;
-        Ok(Snapshot {
-            config: self.settings.current(),
-            queues: specs,
-            quotas: quotas::all(&self.db_read).await?,
-            usage: usage_from_jobs(&jobs),
-            preemptions_in_flight: preempt::in_flight(&self.db_read).await?,
-            recent_plans: preempt::recent_plans(&self.db_read).await?,
-            jobs,
-            nodes,
-        })
+        Ok((
+            Snapshot {
+                config: self.settings.current(),
+                queues: specs,
+                quotas,
+                usage: usage_from_jobs(&jobs),
+                preemptions_in_flight,
+                recent_plans,
+                jobs,
+                nodes,
+            },
+            loan,
+        ))
     }
 
     /// Returns a snapshot's jobs to the job view they were lent by.
-    async fn give_back(&self, snapshot: Snapshot) {
-        self.view.lock().await.give_back(snapshot.jobs);
+    async fn give_back(&self, snapshot: Snapshot, loan: u64) {
+        self.view.lock().await.give_back(snapshot.jobs, loan);
     }
 
     /// One round (§5) while `fence` holds the lease: repair, preemption, activation, reasons.
@@ -241,11 +249,11 @@ impl Watcher {
         };
         preempt::finish_deletes(self, fence).await?;
         let repaired_at = started.elapsed();
-        let snapshot = self.snapshot(fence.token).await?;
+        let (snapshot, loan) = self.snapshot(fence.token).await?;
         let loaded_at = started.elapsed();
         let decided = self.decide_and_act(fence, &snapshot, &mut report, started).await;
-        // Given back whatever happened: a failed round leaves the view as good as it was.
-        self.give_back(snapshot).await;
+        // Given back whatever happened: the round only read the jobs.
+        self.give_back(snapshot, loan).await;
         decided?;
         // After every round that got this far, whatever it decided: the log is read up to here.
         self.prune_job_changes(fence).await?;
