@@ -30,7 +30,7 @@
 //! loan cannot overwrite a newer view.
 //!
 //! On PostgreSQL a transaction left open anywhere on the server holds the mark still, and
-//! every refresh re-reads every change since; past [`MAX_CHANGED_SHARE`] of the view a
+//! every refresh re-reads every change since; past half of the view a
 //! refresh reads whole instead, which is never slower.
 
 use std::collections::{BTreeMap, HashSet};

@@ -192,7 +192,7 @@ impl Watcher {
     /// scheduling columns of every waiting or occupying job (from the job view: the rows that
     /// changed since the last round of lease term `term`), the nodes, and the preemptions whose
     /// victims still terminate. Its jobs are lent by the job view, as loan number `.1`: give
-    /// them back with [`Watcher::give_back`] when done (if not, the next round reads every job
+    /// them back with `Watcher::give_back` when done (if not, the next round reads every job
     /// again).
     pub async fn snapshot(&self, term: i64) -> Result<(Snapshot, u64), DbErr> {
         let (specs, _) = queues::tree(&self.db_read).await?;
