@@ -438,15 +438,21 @@ mod tests {
 
     const PHASES: &[&str] = &["Prequeue", "Activating", "Pending", "Running"];
 
-    async fn insert_job(db: &DatabaseConnection, name: &str) {
+    /// `count` waiting jobs named `{prefix}1`, `{prefix}2`…, in one statement.
+    async fn insert_jobs(db: &DatabaseConnection, prefix: &str, count: usize) {
         db.execute_unprepared(&format!(
             "INSERT INTO jobs (name, kind, queue, owner_id, owner_name, schedule_type, preemption_policy, phase, \
              tasks, resources, request_milli, explicit_nodes, single_node, nodes, submitted_at, updated_at, attempts) \
-             VALUES ('{name}', 'custom', 'default', 1, 'ada', 'normal', 'Never', 'Prequeue', '[]', '{{}}', '', '', \
-             true, '[]', '2026-11-01 00:00:00+00:00', '2026-11-01 00:00:00+00:00', 0)"
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {count}) \
+             SELECT '{prefix}' || i, 'custom', 'default', 1, 'ada', 'normal', 'Never', 'Prequeue', '[]', '{{}}', '', '', \
+             true, '[]', '2026-11-01 00:00:00+00:00', '2026-11-01 00:00:00+00:00', 0 FROM n"
         ))
         .await
         .unwrap();
+    }
+
+    async fn insert_job(db: &DatabaseConnection, name: &str) {
+        insert_jobs(db, name, 1).await;
     }
 
     async fn whole(db: &DatabaseConnection) -> Vec<JobSnapshot> {
@@ -506,15 +512,7 @@ mod tests {
         let mut view = JobView::default();
         view.refresh(&db, PHASES, 1, Duration::MAX).await.unwrap();
         let many = MIN_CHANGED_FOR_WHOLE + 1;
-        db.execute_unprepared(&format!(
-            "INSERT INTO jobs (name, kind, queue, owner_id, owner_name, schedule_type, preemption_policy, phase, \
-             tasks, resources, request_milli, explicit_nodes, single_node, nodes, submitted_at, updated_at, attempts) \
-             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {many}) \
-             SELECT 'j' || i, 'custom', 'default', 1, 'ada', 'normal', 'Never', 'Prequeue', '[]', '{{}}', '', '', \
-             true, '[]', '2026-11-01 00:00:00+00:00', '2026-11-01 00:00:00+00:00', 0 FROM n"
-        ))
-        .await
-        .unwrap();
+        insert_jobs(&db, "j", many).await;
         let refreshed = view.refresh(&db, PHASES, 1, Duration::MAX).await.unwrap();
         assert!(refreshed.full, "{refreshed:?}");
         assert_eq!(refreshed.drift, 0, "not a drift: {refreshed:?}");
