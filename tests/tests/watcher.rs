@@ -35,7 +35,9 @@ async fn a_held_job_starts_when_the_job_holding_its_quota_finishes(app: TestApp)
             a["phase"].as_str().unwrap().to_string(),
             b["phase"].as_str().unwrap().to_string(),
         );
-        if phases.1 != "Prequeue" {
+        // `Activating` is the claim before the create: its `activated` event comes with
+        // `Pending`, in the write after the create (CI once saw the claim in between).
+        if phases.1 != "Prequeue" && phases.1 != "Activating" {
             let kinds: Vec<&str> = b["events"]
                 .as_array()
                 .unwrap()
@@ -48,9 +50,10 @@ async fn a_held_job_starts_when_the_job_holding_its_quota_finishes(app: TestApp)
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert_eq!(phases.0, "Completed", "the first job's end was synced back");
-    assert_ne!(
-        phases.1, "Prequeue",
-        "the held job was activated once the quota allowed"
+    assert!(
+        !["Prequeue", "Activating"].contains(&phases.1.as_str()),
+        "the held job was activated once the quota allowed: {}",
+        phases.1
     );
 }
 both!(
