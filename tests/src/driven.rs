@@ -66,6 +66,9 @@ pub struct Driven {
     pub watcher: Watcher,
     fence: Mutex<Option<Fence>>,
     events: Mutex<broadcast::Receiver<JobEvent>>,
+    /// [`Driven::settle`] applies the cluster's events one by one ([`sync::apply`]) instead of
+    /// together ([`sync::apply_all`], what the running status sync does): to compare the two.
+    pub one_by_one_sync: bool,
 }
 
 impl Driven {
@@ -108,6 +111,7 @@ impl Driven {
             watcher,
             fence: Mutex::new(None),
             events: Mutex::new(events),
+            one_by_one_sync: false,
         }
     }
 
@@ -160,19 +164,37 @@ impl Driven {
     /// over).
     pub async fn settle(&self) {
         self.sim.step().await.expect("the simulation steps");
+        self.sync_events().await;
+        sync::resync(&self.app.state.db, self.sim.as_ref(), &self.app.state.signals)
+            .await
+            .expect("resync");
+    }
+
+    /// Moves time on by `seconds` and steps the simulated cluster there, leaving its events
+    /// unapplied (a status sync that lags): the next [`Driven::sync_events`] applies them all.
+    pub async fn step_cluster(&self, seconds: i64) {
+        self.clock.advance(chrono::Duration::seconds(seconds));
+        self.sim.step().await.expect("the simulation steps");
+    }
+
+    /// Applies the cluster's events received so far, without a resync.
+    pub async fn sync_events(&self) {
         let mut events = self.events.lock().await;
+        let mut batch = Vec::new();
         loop {
             match events.try_recv() {
-                Ok(event) => {
-                    sync::apply(&self.app.state.db, &event).await.expect("status sync");
-                }
+                Ok(event) => batch.push(event),
                 Err(broadcast::error::TryRecvError::Empty) => break,
                 Err(e) => panic!("the test missed cluster events: {e}"),
             }
         }
-        sync::resync(&self.app.state.db, self.sim.as_ref(), &self.app.state.signals)
-            .await
-            .expect("resync");
+        if self.one_by_one_sync {
+            for event in &batch {
+                sync::apply(&self.app.state.db, event).await.expect("status sync");
+            }
+        } else {
+            sync::apply_all(&self.app.state.db, &batch).await.expect("status sync");
+        }
     }
 }
 

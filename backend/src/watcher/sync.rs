@@ -127,11 +127,33 @@ async fn apply_status_to(
     row: job::Model,
     current: JobPhase,
 ) -> Result<Applied, DbErr> {
-    let nodes = serde_json::to_string(&status.nodes).map_err(|e| DbErr::Custom(e.to_string()))?;
-    if current == status.phase && row.nodes == nodes && row.started_at == status.started_at {
+    let Some(nodes) = changed_nodes(status, &row, current)? else {
         return Ok(Applied::Nothing);
-    }
+    };
     let txn = crate::store::write_transaction(db).await?;
+    let applied = write_status(&txn, status, &row, current, nodes).await?;
+    if applied != Applied::Nothing {
+        txn.commit().await?;
+    }
+    Ok(applied)
+}
+
+/// The job's nodes as stored (JSON) when `status` changes anything of the row, `None` when the
+/// store has it already.
+fn changed_nodes(status: &JobStatus, row: &job::Model, current: JobPhase) -> Result<Option<String>, DbErr> {
+    let nodes = serde_json::to_string(&status.nodes).map_err(|e| DbErr::Custom(e.to_string()))?;
+    Ok((current != status.phase || row.nodes != nodes || row.started_at != status.started_at).then_some(nodes))
+}
+
+/// Writes `status` over the row read as `current` (compare-and-set on the phase) with its
+/// event when the job ended, inside the caller's transaction.
+async fn write_status(
+    txn: &impl sea_orm::ConnectionTrait,
+    status: &JobStatus,
+    row: &job::Model,
+    current: JobPhase,
+    nodes: String,
+) -> Result<Applied, DbErr> {
     let finished = status.phase.is_terminal();
     let mut update = job::Entity::update_many()
         .col_expr(job::Column::Phase, Expr::value(status.phase.as_str()))
@@ -150,7 +172,7 @@ async fn apply_status_to(
             update = update.col_expr(job::Column::Failure, Expr::value(Some(encode_failure(pod))));
         }
     }
-    if update.exec(&txn).await?.rows_affected == 0 {
+    if update.exec(txn).await?.rows_affected == 0 {
         return Ok(Applied::Nothing);
     }
     if status.phase == JobPhase::Failed {
@@ -175,10 +197,110 @@ async fn apply_status_to(
             ),
             (phase, _) => (EventKind::Finished, format!("finished: {phase}"), None),
         };
-        events::record(&txn, &row, kind, message, details, Utc::now()).await?;
+        events::record(txn, row, kind, message, details, Utc::now()).await?;
+    }
+    Ok(if finished { Applied::Finished } else { Applied::Updated })
+}
+
+/// Most statuses read and written together.
+const BATCH: usize = 500;
+
+/// Applies cluster events in their order, like [`apply`] one by one, but consecutive statuses
+/// together: their rows in one read and their changes in one write transaction. One
+/// transaction per status made status sync a large share of the writer's work when jobs start
+/// by the hundred a second (issue 25), and a resync read every job of the cluster one by one.
+pub async fn apply_all(db: &DatabaseConnection, events: &[JobEvent]) -> Result<Vec<Applied>, DbErr> {
+    let mut out = Vec::with_capacity(events.len());
+    let mut rest = events;
+    while let Some(first) = rest.first() {
+        if let JobEvent::Gone { .. } = first {
+            out.push(apply(db, first).await?);
+            rest = &rest[1..];
+            continue;
+        }
+        let run = rest
+            .iter()
+            .take(BATCH)
+            .take_while(|e| matches!(e, JobEvent::Status(_)))
+            .count();
+        let statuses: Vec<&JobStatus> = rest[..run]
+            .iter()
+            .filter_map(|e| match e {
+                JobEvent::Status(status) => Some(status),
+                JobEvent::Gone { .. } => None,
+            })
+            .collect();
+        out.extend(apply_statuses(db, &statuses).await?);
+        rest = &rest[run..];
+    }
+    Ok(out)
+}
+
+/// The statuses of [`apply_all`]: decided in order against their rows read at once (a row is
+/// updated in memory by each status planned for it, so a job seen `Pending` then `Running` in
+/// one batch is compared as the store will have it), then written in one transaction, each by
+/// compare-and-set as [`apply`] does.
+async fn apply_statuses(db: &DatabaseConnection, statuses: &[&JobStatus]) -> Result<Vec<Applied>, DbErr> {
+    let ids: Vec<i64> = statuses
+        .iter()
+        .map(|s| s.job_id)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut rows: std::collections::HashMap<i64, job::Model> = job::Entity::find()
+        .filter(job::Column::Id.is_in(ids))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|row| (row.id, row))
+        .collect();
+    let mut out = vec![Applied::Nothing; statuses.len()];
+    let mut writes = Vec::new();
+    for (k, status) in statuses.iter().enumerate() {
+        let Some(row) = rows.get(&status.job_id) else {
+            continue;
+        };
+        if !is_same_job(&row.uid_in_cluster(), status.cluster_uid.as_deref()) {
+            continue;
+        }
+        let Ok(current) = JobPhase::from_str(&row.phase) else {
+            continue;
+        };
+        if matches!(current, JobPhase::Deleted | JobPhase::Failed) && !status.phase.is_terminal() {
+            out[k] = Applied::Orphan;
+            continue;
+        }
+        if !syncable(current) {
+            continue;
+        }
+        if current == JobPhase::Activating {
+            // Rare (an activation that has not recorded its create): the one-by-one path, with
+            // its own reads and transactions; then the row as it is now.
+            out[k] = apply_status(db, status).await?;
+            match job::Entity::find_by_id(status.job_id).one(db).await? {
+                Some(now) => rows.insert(now.id, now),
+                None => rows.remove(&status.job_id),
+            };
+            continue;
+        }
+        let Some(nodes) = changed_nodes(status, row, current)? else {
+            continue;
+        };
+        writes.push((k, row.clone(), current, nodes.clone()));
+        let row = rows.get_mut(&status.job_id).expect("read above");
+        row.phase = status.phase.as_str().to_owned();
+        row.nodes = nodes;
+        row.started_at = status.started_at;
+    }
+    if writes.is_empty() {
+        return Ok(out);
+    }
+    let txn = crate::store::write_transaction(db).await?;
+    for (k, row, current, nodes) in writes {
+        out[k] = write_status(&txn, statuses[k], &row, current, nodes).await?;
     }
     txn.commit().await?;
-    Ok(if finished { Applied::Finished } else { Applied::Updated })
+    Ok(out)
 }
 
 /// A job no longer in the cluster: if the store still has it occupying, it ended without the
@@ -247,8 +369,13 @@ pub async fn resync(
     let statuses = cluster.job_statuses().await?;
     let present: std::collections::HashSet<i64> = statuses.iter().map(|s| s.job_id).collect();
     let now = statuses.iter().map(|s| s.observed_at).max().unwrap_or_else(Utc::now);
-    for status in statuses {
-        note(db, cluster, signals, &JobEvent::Status(status)).await;
+    let events: Vec<JobEvent> = statuses.into_iter().map(JobEvent::Status).collect();
+    for chunk in events.chunks(BATCH) {
+        if !note_all(db, cluster, signals, chunk).await {
+            return Err(crate::cluster::ClusterError::Unavailable(
+                "storing the statuses of a resync failed".into(),
+            ));
+        }
     }
     if let Err(e) = super::preempt::mark_absent_gone(db, &present, now).await {
         tracing::warn!(error = %e, "marking preempted jobs gone after a resync failed");
@@ -278,7 +405,24 @@ pub async fn run(db: DatabaseConnection, cluster: std::sync::Arc<dyn crate::clus
         }
         tokio::select! {
             received = events.recv() => match received {
-                Ok(event) => note(&db, cluster.as_ref(), &signals, &event).await,
+                Ok(event) => {
+                    // Whatever else arrived meanwhile goes with it.
+                    let mut batch = vec![event];
+                    while batch.len() < BATCH {
+                        match events.try_recv() {
+                            Ok(event) => batch.push(event),
+                            Err(tokio::sync::broadcast::error::TryRecvError::Lagged(missed)) => {
+                                tracing::warn!(missed, "the status stream lagged; resyncing");
+                                resync_due = true;
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                    if !note_all(&db, cluster.as_ref(), &signals, &batch).await {
+                        // What failed is not lost: the next resync lists it again.
+                        resync_due = true;
+                    }
+                }
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::warn!(missed, "the status stream lagged; resyncing");
                     resync_due = true;
@@ -291,32 +435,51 @@ pub async fn run(db: DatabaseConnection, cluster: std::sync::Arc<dyn crate::clus
     }
 }
 
-async fn note(db: &DatabaseConnection, cluster: &dyn crate::cluster::Cluster, signals: &Signals, event: &JobEvent) {
-    match apply(db, event).await {
-        Ok(Applied::Finished) => {
-            signals.events_written();
-            signals.wake_watcher();
+/// Applies `events` ([`apply_all`]) and acts on what they did; `false` when storing them failed
+/// (logged).
+async fn note_all(
+    db: &DatabaseConnection,
+    cluster: &dyn crate::cluster::Cluster,
+    signals: &Signals,
+    events: &[JobEvent],
+) -> bool {
+    let applied = match apply_all(db, events).await {
+        Ok(applied) => applied,
+        Err(e) => {
+            tracing::warn!(error = %e, "storing cluster statuses failed");
+            return false;
         }
-        Ok(Applied::Orphan) => {
-            if let JobEvent::Status(status) = event {
-                tracing::warn!(
-                    job = status.job_id,
-                    "the cluster runs a job the store has ended; deleting it"
-                );
-                // The object observed: its own uid (an unlabelled one is a legacy job's).
-                let uid = status
-                    .cluster_uid
-                    .clone()
-                    .unwrap_or_else(|| crate::jobs::entity::job::legacy_cluster_uid(status.job_id));
-                if let Err(e) = cluster
-                    .delete_job(status.job_id, &uid, crate::jobs::DELETE_GRACE_SECONDS)
-                    .await
-                {
-                    tracing::warn!(job = status.job_id, error = %e, "deleting an orphaned job failed; the next resync retries");
-                }
-            }
+    };
+    if applied.contains(&Applied::Finished) {
+        signals.events_written();
+        signals.wake_watcher();
+    }
+    for (event, applied) in events.iter().zip(applied) {
+        if applied == Applied::Orphan {
+            delete_orphan(cluster, event).await;
         }
-        Ok(_) => {}
-        Err(e) => tracing::warn!(error = %e, "storing a cluster status failed"),
+    }
+    true
+}
+
+/// The cluster runs a job the store has ended: delete it there.
+async fn delete_orphan(cluster: &dyn crate::cluster::Cluster, event: &JobEvent) {
+    let JobEvent::Status(status) = event else {
+        return;
+    };
+    tracing::warn!(
+        job = status.job_id,
+        "the cluster runs a job the store has ended; deleting it"
+    );
+    // The object observed: its own uid (an unlabelled one is a legacy job's).
+    let uid = status
+        .cluster_uid
+        .clone()
+        .unwrap_or_else(|| crate::jobs::entity::job::legacy_cluster_uid(status.job_id));
+    if let Err(e) = cluster
+        .delete_job(status.job_id, &uid, crate::jobs::DELETE_GRACE_SECONDS)
+        .await
+    {
+        tracing::warn!(job = status.job_id, error = %e, "deleting an orphaned job failed; the next resync retries");
     }
 }

@@ -13,6 +13,8 @@
 //! 3. `GET /api/v1/jobs?page=50` of one user who has 100,000 jobs (seeded straight into the
 //!    database while the server is stopped, then read over HTTP).
 //!
+//! `ONLY=floor,activated,prequeued,list` runs some of the measurements only.
+//!
 //! Prints the sustained rate and p50/p99/max latency of each as a Markdown table.
 
 use std::path::{Path, PathBuf};
@@ -365,13 +367,24 @@ async fn main() -> anyhow::Result<()> {
         "| what | concurrency | answered | errors | rate | p50 | p99 | max |".to_string(),
         "|---|---|---|---|---|---|---|---|".to_string(),
     ];
-    rows.push(floor(&binary, seconds, concurrency).await?);
-    eprintln!("{}", rows.last().unwrap());
-    rows.push(submissions(&binary, seconds, concurrency, false).await?);
-    eprintln!("{}", rows.last().unwrap());
-    rows.push(submissions(&binary, seconds, concurrency, true).await?);
-    eprintln!("{}", rows.last().unwrap());
-    rows.push(list_page(&binary, seconds, concurrency).await?);
+    // `ONLY=floor,activated,prequeued,list` runs some of them (to profile one at a time).
+    let only = std::env::var("ONLY").unwrap_or_default();
+    let wanted = |what: &str| only.is_empty() || only.split(',').any(|w| w == what);
+    if wanted("floor") {
+        rows.push(floor(&binary, seconds, concurrency).await?);
+        eprintln!("{}", rows.last().unwrap());
+    }
+    if wanted("activated") {
+        rows.push(submissions(&binary, seconds, concurrency, false).await?);
+        eprintln!("{}", rows.last().unwrap());
+    }
+    if wanted("prequeued") {
+        rows.push(submissions(&binary, seconds, concurrency, true).await?);
+        eprintln!("{}", rows.last().unwrap());
+    }
+    if wanted("list") {
+        rows.push(list_page(&binary, seconds, concurrency).await?);
+    }
     println!("{}", rows.join("\n"));
     Ok(())
 }

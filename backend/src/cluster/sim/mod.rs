@@ -2,14 +2,18 @@
 //! for the watcher's decisions to matter (see [`state`] for the rules), with its state in the
 //! same database as everything else, so a restart — even `kill -9` — resumes it.
 //!
-//! Every operation runs under one lock: it reads the clock, changes a *copy* of the in-memory
-//! [`SimState`], writes what changed to the store in one transaction, and only after the commit
-//! does the copy become the state and the events go out (still under the lock, so they go out
-//! in the order the changes were made). A failed write, a panic in the rules or a caller that
-//! drops the future mid-write leaves memory as it was. A write whose commit may or may not have
-//! happened (the future was dropped during it) marks the memory "in doubt", and the next
-//! operation reloads it from the store first, so memory never drifts from the database in
-//! either direction.
+//! Every operation runs under one lock: it reads the clock, changes the in-memory [`SimState`]
+//! in place, writes what changed to the store in one transaction, and only after the commit do
+//! the events go out (still under the lock, so they go out in the order the changes were made)
+//! and the nodes' free capacity is published for [`Cluster::nodes`]. From the moment a change
+//! starts until its commit, memory is "in doubt": a failed write, a panic in the rules or a
+//! caller that drops the future mid-write leaves it so, and the next operation reloads it from
+//! the store first, so memory never drifts from the database in either direction. (Changing a
+//! copy instead cost a copy of every job's entry per change: issue 25.)
+//!
+//! [`Cluster::nodes`] — read by every submission — does not take the lock: it reads the copy
+//! published after the last commit, so it never waits behind a write, and never shows one
+//! that may not have committed.
 //!
 //! The background ticker runs each step as a task of its own: a step that fails or panics is
 //! logged and the ticker carries on.
@@ -94,6 +98,8 @@ impl SimSettings {
 pub struct SimulatedCluster {
     db: DatabaseConnection,
     inner: Mutex<Inner>,
+    /// The nodes as of the last commit (see the module's doc).
+    published_nodes: std::sync::RwLock<Arc<Vec<NodeSnapshot>>>,
     timing: Timing,
     clock: Arc<dyn Clock>,
     events: broadcast::Sender<JobEvent>,
@@ -125,8 +131,10 @@ impl SimulatedCluster {
         let mut changes = Changes::default();
         store::reconcile_nodes(&mut state, wanted, &mut changes);
         store::save(&db, &state, &changes).await?;
+        let nodes = Arc::new(state.node_snapshots());
         Ok(Arc::new_cyclic(|self_ref| Self {
             db,
+            published_nodes: std::sync::RwLock::new(nodes),
             inner: Mutex::new(Inner { state, in_doubt: false }),
             timing: settings.timing,
             clock,
@@ -235,13 +243,24 @@ impl SimulatedCluster {
         if inner.in_doubt {
             inner.state = store::load(&self.db, self.timing.default_runtime_seconds).await?;
             inner.in_doubt = false;
+            self.publish_nodes(&inner.state);
             tracing::info!("simulated cluster reloaded from its store after an interrupted write");
         }
         Ok(inner)
     }
 
-    /// Runs one change under the lock with the clock read there: on a copy, persisted, and
-    /// only then made the state and announced.
+    /// Makes `state`'s nodes what [`Cluster::nodes`] answers.
+    fn publish_nodes(&self, state: &SimState) {
+        let nodes = Arc::new(state.node_snapshots());
+        *self
+            .published_nodes
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = nodes;
+    }
+
+    /// Runs one change under the lock with the clock read there: in place, persisted, and only
+    /// then published and announced. Until the commit the state is in doubt, so a panic, a
+    /// failed write or a dropped future makes the next operation reload it.
     async fn apply<T>(
         &self,
         f: impl FnOnce(&mut SimState, DateTime<Utc>, &mut Changes) -> T,
@@ -250,23 +269,22 @@ impl SimulatedCluster {
         // Read under the lock: a change that waited for it must not be dated before the change
         // that held it.
         let now = self.clock.now();
-        let mut next = inner.state.clone();
         let mut changes = Changes::default();
-        let out = f(&mut next, now, &mut changes);
+        inner.in_doubt = true;
+        let out = f(&mut inner.state, now, &mut changes);
         if changes.is_empty() {
-            // Nothing to persist, so nothing to wait for: the copy differs at most in what is
-            // not stored (a step's `placement_settled`), and is kept. A change that announces
-            // without persisting would be a bug in the rules.
+            // Nothing to persist: memory differs from the store at most in what is not stored
+            // (a step's `placement_settled`). A change that announces without persisting would
+            // be a bug in the rules.
             debug_assert!(changes.events.is_empty(), "events without changes: {changes:?}");
-            inner.state = next;
+            inner.in_doubt = false;
             return Ok(out);
         }
         // If this future is dropped (or the commit fails) from here on, whether the database
-        // has the change is unknown: the next operation reloads.
-        inner.in_doubt = true;
-        store::save(&self.db, &next, &changes).await?;
-        inner.state = next;
+        // has the change is unknown: `in_doubt` stays, and the next operation reloads.
+        store::save(&self.db, &inner.state, &changes).await?;
         inner.in_doubt = false;
+        self.publish_nodes(&inner.state);
         for event in changes.events {
             // No receiver is fine: status sync resyncs from `job_statuses`.
             let _ = self.events.send(event);
@@ -281,8 +299,14 @@ impl Cluster for SimulatedCluster {
         "sim"
     }
 
+    /// The copy published after the last commit: no lock, no wait behind a write.
     async fn nodes(&self) -> Result<Vec<NodeSnapshot>, ClusterError> {
-        Ok(self.lock().await?.state.node_snapshots())
+        let nodes = self
+            .published_nodes
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        Ok(Vec::clone(&nodes))
     }
 
     async fn create_job(&self, spec: &JobSpec) -> Result<(), ClusterError> {

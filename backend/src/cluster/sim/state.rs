@@ -28,10 +28,9 @@
 //!
 //! No time arithmetic here can panic: every sum of a time and a duration is checked.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use anteroom_shared::scheduling::ResourceList;
 use chrono::{DateTime, Utc};
 
 use super::runtime::{after, runtime_seconds};
@@ -40,9 +39,11 @@ use crate::prequeue::{JobId, NodeSnapshot};
 
 mod model;
 mod placement;
+mod usage;
 
 pub use model::{FinishedJob, SimJob, SimNode, SimPhase, SimPod};
 use placement::place;
+pub use usage::NodeUsage;
 
 /// Timing of the simulation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +111,10 @@ pub struct SimState {
     /// then skips the pass, so thousands of pending jobs that cannot fit do not cost every
     /// tick. `false` (the default, and after a load) runs the pass.
     pub placement_settled: bool,
+    /// What running and terminating jobs hold on each node, kept by every change that starts
+    /// or ends a job's pods (equal to [`NodeUsage::of_jobs`] at all times; a state built by
+    /// filling `jobs` directly calls [`SimState::recount_usage`]).
+    pub usage: NodeUsage,
 }
 
 impl SimState {
@@ -149,25 +154,24 @@ impl SimState {
         }
     }
 
+    /// Sums the usage from the jobs again: after filling `jobs` directly (loading the store).
+    pub fn recount_usage(&mut self) {
+        self.usage = NodeUsage::of_jobs(&self.jobs);
+    }
+
     /// Nodes with their free capacity: allocatable minus the pods of running and terminating
-    /// jobs, never below zero (a node file may shrink a node under running pods).
+    /// jobs, never below zero (a node file may shrink a node under running pods). Costs the
+    /// nodes, not the jobs: the usage is kept as jobs come and go.
     pub fn node_snapshots(&self) -> Vec<NodeSnapshot> {
-        let mut used: HashMap<&str, ResourceList> = HashMap::new();
-        for job in self.jobs.values() {
-            if matches!(job.phase, SimPhase::Running | SimPhase::Terminating) {
-                for pod in &job.pods {
-                    let entry = used.entry(pod.node.as_str()).or_default();
-                    entry.saturating_add_assign(&pod.requests);
-                }
-            }
-        }
+        debug_assert_eq!(
+            self.usage,
+            NodeUsage::of_jobs(&self.jobs),
+            "node usage drifted from the jobs"
+        );
         self.nodes
             .values()
             .map(|n| {
-                let free = match used.get(n.name.as_str()) {
-                    Some(u) => n.allocatable.left_after(u),
-                    None => n.allocatable.clone(),
-                };
+                let free = self.usage.free_on(&n.name, &n.allocatable);
                 NodeSnapshot {
                     name: n.name.clone(),
                     ready: n.ready,
@@ -275,7 +279,9 @@ impl SimState {
     /// Takes a job out of the cluster: its row is deleted rather than written, and watchers
     /// hear that it is gone.
     fn remove(&mut self, id: JobId, now: DateTime<Utc>, changes: &mut Changes) {
-        self.jobs.remove(&id);
+        if let Some(job) = self.jobs.remove(&id) {
+            self.usage.release(&job);
+        }
         self.finished.remove(&id);
         self.placement_settled = false;
         changes.upserted.remove(&id);
@@ -338,6 +344,7 @@ impl SimState {
             .collect();
         for id in done {
             let job = self.jobs.remove(&id).expect("listed above");
+            self.usage.release(&job);
             let finished = FinishedJob {
                 started_at: job.started_at,
                 finished_at: job.finishes_at.unwrap_or(now),
@@ -394,6 +401,7 @@ impl SimState {
             // Past the end of time (not with a real clock) the job runs until deleted.
             job.finishes_at = runtime_seconds(&job.spec, timing.default_runtime_seconds).and_then(|s| after(now, s));
             job.pods = pods;
+            self.usage.hold(job);
             changes.upserted.insert(id);
             changes.events.push(JobEvent::Status(job.status(now)));
         }

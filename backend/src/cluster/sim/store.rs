@@ -196,6 +196,7 @@ pub async fn load(db: &DatabaseConnection, default_runtime_seconds: u64) -> Resu
             }),
         );
     }
+    state.recount_usage();
     Ok(state)
 }
 

@@ -6,7 +6,7 @@ use crate::cluster::sim::runtime::MAX_RUNTIME_SECONDS;
 use crate::prequeue::{Taint, TaintEffect, Toleration, TolerationOperator};
 use anteroom_shared::scheduling::JobKind;
 use anteroom_shared::scheduling::JobPhase;
-use anteroom_shared::scheduling::{PreemptionPolicy, Quantity, ScheduleType};
+use anteroom_shared::scheduling::{PreemptionPolicy, Quantity, ResourceList, ScheduleType};
 use chrono::Duration;
 
 mod deletion;
