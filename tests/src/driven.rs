@@ -66,8 +66,9 @@ pub struct Driven {
     pub watcher: Watcher,
     fence: Mutex<Option<Fence>>,
     events: Mutex<broadcast::Receiver<JobEvent>>,
-    /// [`Driven::settle`] applies the cluster's events one by one ([`sync::apply`]) instead of
-    /// together ([`sync::apply_all`], what the running status sync does): to compare the two.
+    /// [`Driven::sync_events`] (and so [`Driven::settle`]) applies the cluster's events one by
+    /// one ([`sync::apply`]) instead of together ([`sync::apply_all`], what the running status
+    /// sync does): to compare the two. (The resync of `settle` applies them together either way.)
     pub one_by_one_sync: bool,
 }
 
@@ -164,7 +165,9 @@ impl Driven {
     /// over).
     pub async fn settle(&self) {
         self.sim.step().await.expect("the simulation steps");
-        self.sync_events().await;
+        for applied in self.sync_events().await {
+            applied.expect("status sync");
+        }
         sync::resync(&self.app.state.db, self.sim.as_ref(), &self.app.state.signals)
             .await
             .expect("resync");
@@ -177,8 +180,9 @@ impl Driven {
         self.sim.step().await.expect("the simulation steps");
     }
 
-    /// Applies the cluster's events received so far, without a resync.
-    pub async fn sync_events(&self) {
+    /// Applies the cluster's events received so far, without a resync; answers what each did
+    /// (an error as its message).
+    pub async fn sync_events(&self) -> Vec<Result<sync::Applied, String>> {
         let mut events = self.events.lock().await;
         let mut batch = Vec::new();
         loop {
@@ -188,13 +192,15 @@ impl Driven {
                 Err(e) => panic!("the test missed cluster events: {e}"),
             }
         }
+        let mut applied = Vec::new();
         if self.one_by_one_sync {
             for event in &batch {
-                sync::apply(&self.app.state.db, event).await.expect("status sync");
+                applied.push(sync::apply(&self.app.state.db, event).await);
             }
         } else {
-            sync::apply_all(&self.app.state.db, &batch).await.expect("status sync");
+            applied = sync::apply_all(&self.app.state.db, &batch).await;
         }
+        applied.into_iter().map(|a| a.map_err(|e| e.to_string())).collect()
     }
 }
 

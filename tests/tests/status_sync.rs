@@ -74,6 +74,7 @@ async fn history(steps: Vec<Step>) {
     let (batched, batched_tokens) = start(false).await;
     let mut submitted: Vec<(i64, usize)> = Vec::new();
     for (n, step) in steps.iter().enumerate() {
+        let mut applied = Vec::new();
         for (d, tokens) in [(&alone, &alone_tokens), (&batched, &batched_tokens)] {
             match step {
                 Step::Submit { user, cpu, seconds } => {
@@ -98,9 +99,15 @@ async fn history(steps: Vec<Step>) {
                 Step::Round => {
                     d.round().await;
                 }
-                Step::Sync => d.sync_events().await,
+                Step::Sync => applied.push(d.sync_events().await),
                 Step::Delete { .. } => {}
             }
+        }
+        if let [one_by_one, together] = &applied[..] {
+            assert_eq!(
+                one_by_one, together,
+                "what each event did, at step {n} ({step:?}) of {steps:?}"
+            );
         }
         assert_eq!(
             jobs(&alone, &alone_tokens).await,

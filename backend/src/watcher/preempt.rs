@@ -134,8 +134,11 @@ pub(super) async fn execute(w: &Watcher, fence: &Fence, plan: &PreemptionPlan) -
     else {
         return Ok(Vec::new());
     };
+    // In id order: status sync writes its batches in id order too, so on PostgreSQL the two
+    // lock rows in the same order and cannot deadlock.
     let victims = job::Entity::find()
         .filter(job::Column::Id.is_in(plan.victims.iter().copied()))
+        .order_by_asc(job::Column::Id)
         .all(&txn)
         .await?;
     if victims.len() != plan.victims.len() {

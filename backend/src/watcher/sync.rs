@@ -134,6 +134,9 @@ async fn apply_status_to(
     let applied = write_status(&txn, status, &row, current, nodes).await?;
     if applied != Applied::Nothing {
         txn.commit().await?;
+        if status.phase == JobPhase::Failed {
+            count_failed();
+        }
     }
     Ok(applied)
 }
@@ -175,9 +178,6 @@ async fn write_status(
     if update.exec(txn).await?.rows_affected == 0 {
         return Ok(Applied::Nothing);
     }
-    if status.phase == JobPhase::Failed {
-        axum_prometheus::metrics::counter!("anteroom_prequeue_failed_total", "cause" => "cluster").increment(1);
-    }
     if finished {
         // Volcano's words go to admins only (`events::CLUSTER_ERROR_KEY`); the owner gets a code.
         let (kind, message, details) = match (status.phase, &status.failure) {
@@ -205,16 +205,19 @@ async fn write_status(
 /// Most statuses read and written together.
 const BATCH: usize = 500;
 
-/// Applies cluster events in their order, like [`apply`] one by one, but consecutive statuses
-/// together: their rows in one read and their changes in one write transaction. One
+/// Applies cluster events in their order, as [`apply`] one by one would, but consecutive
+/// statuses together: their rows in one read and their changes in one write transaction. One
 /// transaction per status made status sync a large share of the writer's work when jobs start
 /// by the hundred a second (issue 25), and a resync read every job of the cluster one by one.
-pub async fn apply_all(db: &DatabaseConnection, events: &[JobEvent]) -> Result<Vec<Applied>, DbErr> {
+///
+/// One result per event. A run of statuses whose batch fails is applied again one by one, so
+/// a status that cannot be stored fails alone, and the events after it are still applied.
+pub async fn apply_all(db: &DatabaseConnection, events: &[JobEvent]) -> Vec<Result<Applied, DbErr>> {
     let mut out = Vec::with_capacity(events.len());
     let mut rest = events;
     while let Some(first) = rest.first() {
         if let JobEvent::Gone { .. } = first {
-            out.push(apply(db, first).await?);
+            out.push(apply(db, first).await);
             rest = &rest[1..];
             continue;
         }
@@ -230,16 +233,29 @@ pub async fn apply_all(db: &DatabaseConnection, events: &[JobEvent]) -> Result<V
                 JobEvent::Gone { .. } => None,
             })
             .collect();
-        out.extend(apply_statuses(db, &statuses).await?);
+        match apply_statuses(db, &statuses).await {
+            Ok(applied) => out.extend(applied.into_iter().map(Ok)),
+            Err(e) => {
+                tracing::warn!(error = %e, statuses = statuses.len(), "storing statuses together failed; one by one instead");
+                for status in statuses {
+                    out.push(apply_status(db, status).await);
+                }
+            }
+        }
         rest = &rest[run..];
     }
-    Ok(out)
+    out
 }
 
 /// The statuses of [`apply_all`]: decided in order against their rows read at once (a row is
 /// updated in memory by each status planned for it, so a job seen `Pending` then `Running` in
 /// one batch is compared as the store will have it), then written in one transaction, each by
-/// compare-and-set as [`apply`] does.
+/// compare-and-set as [`apply`] does, in job id order (each job's statuses in their order), so
+/// that on PostgreSQL it locks rows in the order preemption does and the two cannot deadlock.
+///
+/// A write whose compare-and-set misses (the row moved since it was read: a delete) and every
+/// later status of that job are applied again one by one after the commit, reading the row as
+/// it is then, as [`apply`] would have (an orphan is seen as one).
 async fn apply_statuses(db: &DatabaseConnection, statuses: &[&JobStatus]) -> Result<Vec<Applied>, DbErr> {
     let ids: Vec<i64> = statuses
         .iter()
@@ -295,12 +311,44 @@ async fn apply_statuses(db: &DatabaseConnection, statuses: &[&JobStatus]) -> Res
     if writes.is_empty() {
         return Ok(out);
     }
+    // Stable: a job's statuses keep their order.
+    writes.sort_by_key(|(k, ..)| statuses[*k].job_id);
     let txn = crate::store::write_transaction(db).await?;
+    let mut missed = std::collections::HashSet::new();
+    let mut again = Vec::new();
     for (k, row, current, nodes) in writes {
+        let id = statuses[k].job_id;
+        if missed.contains(&id) {
+            again.push(k);
+            continue;
+        }
         out[k] = write_status(&txn, statuses[k], &row, current, nodes).await?;
+        if out[k] == Applied::Nothing {
+            missed.insert(id);
+            again.push(k);
+        }
     }
     txn.commit().await?;
+    for (k, status) in statuses.iter().enumerate() {
+        if matches!(out[k], Applied::Updated | Applied::Finished) && status.phase == JobPhase::Failed {
+            count_failed();
+        }
+    }
+    again.sort_unstable();
+    for k in again {
+        // The batch is committed: a failure here is this status's alone (the next resync
+        // lists it again).
+        match apply_status(db, statuses[k]).await {
+            Ok(applied) => out[k] = applied,
+            Err(e) => tracing::warn!(job = statuses[k].job_id, error = %e, "storing a cluster status failed"),
+        }
+    }
     Ok(out)
+}
+
+/// A job the cluster failed, counted once its write committed.
+fn count_failed() {
+    axum_prometheus::metrics::counter!("anteroom_prequeue_failed_total", "cause" => "cluster").increment(1);
 }
 
 /// A job no longer in the cluster: if the store still has it occupying, it ended without the
@@ -371,11 +419,8 @@ pub async fn resync(
     let now = statuses.iter().map(|s| s.observed_at).max().unwrap_or_else(Utc::now);
     let events: Vec<JobEvent> = statuses.into_iter().map(JobEvent::Status).collect();
     for chunk in events.chunks(BATCH) {
-        if !note_all(db, cluster, signals, chunk).await {
-            return Err(crate::cluster::ClusterError::Unavailable(
-                "storing the statuses of a resync failed".into(),
-            ));
-        }
+        // A status that could not be stored is logged; the next resync lists it again.
+        note_all(db, cluster, signals, chunk).await;
     }
     if let Err(e) = super::preempt::mark_absent_gone(db, &present, now).await {
         tracing::warn!(error = %e, "marking preempted jobs gone after a resync failed");
@@ -419,7 +464,9 @@ pub async fn run(db: DatabaseConnection, cluster: std::sync::Arc<dyn crate::clus
                         }
                     }
                     if !note_all(&db, cluster.as_ref(), &signals, &batch).await {
-                        // What failed is not lost: the next resync lists it again.
+                        // A status that failed is listed again by the resync (a `Gone` that
+                        // failed shows there as the job's absence only if it was preempted;
+                        // the others are seen again by the next status of the job).
                         resync_due = true;
                     }
                 }
@@ -435,31 +482,31 @@ pub async fn run(db: DatabaseConnection, cluster: std::sync::Arc<dyn crate::clus
     }
 }
 
-/// Applies `events` ([`apply_all`]) and acts on what they did; `false` when storing them failed
-/// (logged).
+/// Applies `events` ([`apply_all`]) and acts on what they did; `false` when storing one of
+/// them failed (logged).
 async fn note_all(
     db: &DatabaseConnection,
     cluster: &dyn crate::cluster::Cluster,
     signals: &Signals,
     events: &[JobEvent],
 ) -> bool {
-    let applied = match apply_all(db, events).await {
-        Ok(applied) => applied,
-        Err(e) => {
-            tracing::warn!(error = %e, "storing cluster statuses failed");
-            return false;
-        }
-    };
-    if applied.contains(&Applied::Finished) {
+    let applied = apply_all(db, events).await;
+    let mut stored = true;
+    if applied.iter().any(|a| matches!(a, Ok(Applied::Finished))) {
         signals.events_written();
         signals.wake_watcher();
     }
     for (event, applied) in events.iter().zip(applied) {
-        if applied == Applied::Orphan {
-            delete_orphan(cluster, event).await;
+        match applied {
+            Ok(Applied::Orphan) => delete_orphan(cluster, event).await,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "storing a cluster status failed");
+                stored = false;
+            }
         }
     }
-    true
+    stored
 }
 
 /// The cluster runs a job the store has ended: delete it there.

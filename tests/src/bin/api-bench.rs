@@ -385,6 +385,10 @@ async fn main() -> anyhow::Result<()> {
     if wanted("list") {
         rows.push(list_page(&binary, seconds, concurrency).await?);
     }
+    anyhow::ensure!(
+        rows.len() > 2,
+        "ONLY={only:?} names none of floor, activated, prequeued, list"
+    );
     println!("{}", rows.join("\n"));
     Ok(())
 }

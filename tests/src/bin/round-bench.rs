@@ -114,6 +114,7 @@ async fn compare(store: &str, url: Option<String>, size: usize, with_reference: 
     }
     seed(&app.state.db, size, clock.now()).await?;
 
+    let resident_before = resident_kib("VmRSS");
     let watcher = Watcher::new(&app.state);
     let fence = watcher
         .lease
@@ -139,6 +140,17 @@ async fn compare(store: &str, url: Option<String>, size: usize, with_reference: 
         anyhow::ensure!(report.reasons_written == 0 && report.activated.is_empty(), "{report:?}");
     }
     ours.sort();
+    // What the watcher's state (the job view, the round's structures, the reasons cache) and
+    // the store's caches added to the process, read after the steady rounds.
+    if let (Some(before), Some(after), Some(peak)) = (resident_before, resident_kib("VmRSS"), resident_kib("VmHWM")) {
+        eprintln!(
+            "{store} {size}: resident {:.1} MiB before the first round, {:.1} MiB after the steady rounds (+{:.1} MiB), peak {:.1} MiB",
+            before as f64 / 1024.0,
+            after as f64 / 1024.0,
+            after.saturating_sub(before) as f64 / 1024.0,
+            peak as f64 / 1024.0
+        );
+    }
 
     // Rounds after 100 waiting jobs changed (their lock touched, a scheduling column): what
     // the job view re-reads when the backlog moves a little between rounds.
@@ -192,6 +204,14 @@ async fn compare(store: &str, url: Option<String>, size: usize, with_reference: 
         ms(*reference_median),
         reference_median.as_secs_f64() / median.as_secs_f64()
     ))
+}
+
+/// A `/proc/self/status` field in KiB (`VmRSS`: resident now; `VmHWM`: the peak); `None` where
+/// there is no `/proc`.
+fn resident_kib(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn ms(d: Duration) -> String {

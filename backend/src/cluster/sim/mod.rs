@@ -112,7 +112,7 @@ pub struct SimulatedCluster {
 
 /// What the lock guards.
 struct Inner {
-    /// The committed state.
+    /// The state: the committed one unless `in_doubt`.
     state: SimState,
     /// A write was interrupted after it may have committed: reload before trusting `state`.
     in_doubt: bool,

@@ -98,9 +98,8 @@ pub enum Created {
 pub struct SimState {
     /// Nodes by name.
     pub nodes: BTreeMap<String, SimNode>,
-    /// Jobs that have not finished (pending, running, terminating), by id. Shared between the
-    /// state and the copy a change works on, so the copy costs a pointer per job, and a change
-    /// copies only the jobs it touches (`Arc::make_mut`).
+    /// Jobs that have not finished (pending, running, terminating), by id. Each behind an `Arc`
+    /// (changed through `Arc::make_mut`), so a state's clone (tests) copies a pointer per job.
     pub jobs: BTreeMap<JobId, Arc<SimJob>>,
     /// Completed jobs not yet past their retention, by id.
     pub finished: BTreeMap<JobId, FinishedJob>,
