@@ -233,9 +233,10 @@ pub async fn record_created(
         // Our claim still: a repair that re-claimed it (this create took over a minute) or
         // status sync may have recorded it already.
         .filter(same_claim(claimed))
-        .exec(&txn)
+        // The row as written, in the same statement (`RETURNING`).
+        .exec_with_returning(&txn)
         .await?;
-    if updated.rows_affected == 0 {
+    let Some(row) = updated.into_iter().next() else {
         let now_phase = job::Entity::find_by_id(claimed.id)
             .one(&txn)
             .await?
@@ -249,11 +250,7 @@ pub async fn record_created(
             tracing::warn!(job = claimed.id, error = %e, "removing a job created after it was deleted failed; the next status resync removes it");
         }
         return Ok(ActivationOutcome::Superseded);
-    }
-    let row = job::Entity::find_by_id(claimed.id)
-        .one(&txn)
-        .await?
-        .ok_or_else(|| DbErr::RecordNotFound(format!("job {}", claimed.id)))?;
+    };
     events::record(
         &txn,
         &row,

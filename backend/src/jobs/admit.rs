@@ -9,7 +9,9 @@
 //!   transaction. Each sees the ones before it (they are in the same transaction), so the
 //!   decisions are exactly those of one-at-a-time — but the transaction's start, its commit,
 //!   the queue read and the hand-over of the connection are paid once per batch instead of
-//!   once per submission (see `docs/performance.md`).
+//!   once per submission (see `docs/performance.md`). What the batch's decisions read (quota
+//!   rules, usage, blockers, the owners' counts, memberships) is read once for the batch and
+//!   kept up to date with its admissions (`batch_reads.rs`).
 
 use anteroom_shared::api::jobs::{Admission, Decision, JobBody, WaitReason};
 use anteroom_shared::scheduling::{
@@ -23,6 +25,7 @@ use sea_orm::{
 };
 use tokio::sync::{mpsc, oneshot};
 
+use super::batch_reads::BatchReads;
 use super::entity::{idempotency_key, job};
 use super::events::{self, EventKind};
 use super::{JobError, SchedulingRow, idempotency, wait_reason};
@@ -72,33 +75,62 @@ pub enum Admitted {
     Replay(idempotency_key::Model),
 }
 
+/// Where a decision's figures come from.
+pub(super) enum Reads<'b> {
+    /// The store, for this submission alone (PostgreSQL's one submission per transaction).
+    Store,
+    /// Read once for the batch and kept up to date with it (SQLite's [`Sequencer`]).
+    Batch(&'b mut BatchReads),
+}
+
 /// Steps 2–8 for one submission inside `txn`, against the queue rows read in it.
-async fn admit_one(
+pub(super) async fn admit_one(
     txn: &DatabaseTransaction,
     rows: &[queue::Model],
     (specs, tree): (&[QueueSpec], &QueueTree),
     p: &Pending,
     now: DateTime<Utc>,
+    mut reads: Reads<'_>,
 ) -> Result<Admitted, JobError> {
     // Step 2 again under the lock: the queue may have been deleted, or the caller removed from
     // it, since the first check.
-    queues::usable_among(txn, rows, &p.user, &p.body.queue).await?;
+    match &reads {
+        Reads::Store => queues::usable_among(txn, rows, &p.user, &p.body.queue).await?,
+        Reads::Batch(batch) => batch.usable(rows, &p.user, &p.body.queue)?,
+    }
     if let Some((key, _)) = &p.key
         && let Some(first) = idempotency::find(txn, p.user.id, key, now).await?
     {
         return Ok(Admitted::Replay(first));
     }
-    let (snapshot, prequeued) = decision_snapshot(
-        txn,
-        p.config.clone(),
-        p.nodes.clone(),
-        specs,
-        tree,
-        p.user.id,
-        &p.body.queue,
-        now,
-    )
-    .await?;
+    let from_batch = match &reads {
+        Reads::Batch(batch) => batch.snapshot(
+            p.config.clone(),
+            p.nodes.clone(),
+            specs,
+            tree,
+            p.user.id,
+            &p.body.queue,
+            now,
+        ),
+        Reads::Store => None,
+    };
+    let (snapshot, prequeued) = match from_batch {
+        Some(read) => read,
+        None => {
+            decision_snapshot(
+                txn,
+                p.config.clone(),
+                p.nodes.clone(),
+                specs,
+                tree,
+                p.user.id,
+                &p.body.queue,
+                now,
+            )
+            .await?
+        }
+    };
     let tolerations = tolerations_of(&p.rules, tree, &p.body.queue, &p.request);
     let mounts = mounts_of(&p.catalogue, tree, &p.body)?;
     let decision = decide_submission(
@@ -116,6 +148,9 @@ async fn admit_one(
         now,
     )
     .await?;
+    if let Reads::Batch(batch) = &mut reads {
+        batch.admitted(&row)?;
+    }
     let (word, reasons) = admission_parts(&decision);
     let admission = Admission {
         decision: word,
@@ -164,7 +199,7 @@ pub async fn admit_alone(db: &DatabaseConnection, p: &Pending) -> Result<Admitte
                 p.body.queue
             ))));
         }
-        let admitted = admit_one(&txn, &rows, (&specs, &tree), p, p.clock.now()).await?;
+        let admitted = admit_one(&txn, &rows, (&specs, &tree), p, p.clock.now(), Reads::Store).await?;
         if matches!(admitted, Admitted::New { .. }) {
             txn.commit().await?;
         }
@@ -187,7 +222,7 @@ fn tree_turn(queue: &str) -> std::sync::Arc<tokio::sync::Mutex<()>> {
 /// Most submissions admitted in one transaction.
 const MAX_BATCH: usize = 64;
 
-type Reply = oneshot::Sender<Result<Admitted, JobError>>;
+pub(super) type Reply = oneshot::Sender<Result<Admitted, JobError>>;
 
 /// The SQLite admission task: submissions queue here and are admitted in batches.
 #[derive(Debug, Clone)]
@@ -239,7 +274,7 @@ async fn run(db: DatabaseConnection, mut rx: mpsc::Receiver<(Pending, Reply)>) {
 
 /// Admits a batch in one transaction; a database error fails the whole batch (nothing of it
 /// is committed), a refusal fails only its submission (a refusal writes nothing).
-async fn admit_batch(db: &DatabaseConnection, batch: &[(Pending, Reply)]) -> Vec<Result<Admitted, JobError>> {
+pub(super) async fn admit_batch(db: &DatabaseConnection, batch: &[(Pending, Reply)]) -> Vec<Result<Admitted, JobError>> {
     let fail_all = |e: DbErr| -> Vec<Result<Admitted, JobError>> {
         let message = e.to_string();
         let unavailable = crate::store::is_unavailable(&e);
@@ -266,6 +301,16 @@ async fn admit_batch(db: &DatabaseConnection, batch: &[(Pending, Reply)]) -> Vec
         Ok(t) => t,
         Err(e) => return fail_all(e),
     };
+    let live: Vec<&Pending> = batch
+        .iter()
+        .filter(|(_, reply)| !reply.is_closed())
+        .map(|(p, _)| p)
+        .collect();
+    let now = live.first().map_or_else(Utc::now, |p| p.clock.now());
+    let mut reads = match BatchReads::read(&txn, &rows, (&specs, &tree), &live, now).await {
+        Ok(reads) => reads,
+        Err(e) => return fail_all(e),
+    };
     let mut results = Vec::with_capacity(batch.len());
     for (p, reply) in batch {
         if reply.is_closed() {
@@ -273,7 +318,7 @@ async fn admit_batch(db: &DatabaseConnection, batch: &[(Pending, Reply)]) -> Vec
             results.push(Err(JobError::Db(DbErr::Custom("the request was cancelled".into()))));
             continue;
         }
-        match admit_one(&txn, &rows, (&specs, &tree), p, p.clock.now()).await {
+        match admit_one(&txn, &rows, (&specs, &tree), p, p.clock.now(), Reads::Batch(&mut reads)).await {
             // Any database error ends the batch: SQLite may have rolled the transaction back
             // already, and nothing after it may run outside one.
             Err(JobError::Db(e)) | Err(JobError::Queue(crate::queues::QueueError::Db(e))) => return fail_all(e),

@@ -7,6 +7,7 @@
 //!
 //! - `validate.rs`: step 1, the body's own rules.
 //! - `admit.rs`: steps 2–8 under the queue tree's turn (batched on SQLite).
+//! - `batch_reads.rs`: what a batch of submissions decides from, read once per batch (SQLite).
 //! - `activation.rs`: claim, create in the cluster, `Pending` — the one activation path.
 //! - `events.rs`: the timeline and the stream's feed.
 //! - `idempotency.rs`: `Idempotency-Key` on submit.
@@ -16,6 +17,7 @@
 
 pub mod activation;
 pub mod admit;
+mod batch_reads;
 pub mod diagnosis;
 pub mod entity;
 pub mod events;

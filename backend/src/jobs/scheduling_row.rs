@@ -77,6 +77,29 @@ impl SchedulingRow {
         ])
     }
 
+    /// The scheduling columns of a whole row (one just written, say).
+    pub fn of(row: &job::Model) -> SchedulingRow {
+        SchedulingRow {
+            id: row.id,
+            owner_id: row.owner_id,
+            queue: row.queue.clone(),
+            kind: row.kind.clone(),
+            schedule_type: row.schedule_type.clone(),
+            phase: row.phase.clone(),
+            preemption_policy: row.preemption_policy.clone(),
+            submitted_at: row.submitted_at,
+            started_at: row.started_at,
+            waiting_tolerance_seconds: row.waiting_tolerance_seconds,
+            request_milli: row.request_milli.clone(),
+            explicit_nodes: row.explicit_nodes.clone(),
+            single_node: row.single_node,
+            nodes: row.nodes.clone(),
+            locked_until: row.locked_until,
+            waiting_since: row.waiting_since,
+            tolerations: row.tolerations.clone(),
+        }
+    }
+
     /// The core's view of the job.
     pub fn to_snapshot(&self) -> Result<JobSnapshot, DbErr> {
         let corrupt = |what: &str| DbErr::Custom(format!("job {}: unreadable {what}", self.id));
