@@ -11,9 +11,12 @@
 //! 2. submissions that are prequeued (quotas on, one active job per user: the cluster is not
 //!    touched);
 //! 3. `GET /api/v1/jobs?page=50` of one user who has 100,000 jobs (seeded straight into the
-//!    database while the server is stopped, then read over HTTP).
+//!    database while the server is stopped, then read over HTTP);
+//! 4. one researcher's sweep: `SWEEP` jobs (20,000 by default) of one user into a queue whose
+//!    quota that user already fills, from `concurrency` clients at once, the watcher running
+//!    (every submission is prequeued and wakes it): the time to submit them all.
 //!
-//! `ONLY=floor,activated,prequeued,list` runs some of the measurements only.
+//! `ONLY=floor,activated,prequeued,list,sweep` runs some of the measurements only.
 //!
 //! Prints the sustained rate and p50/p99/max latency of each as a Markdown table.
 
@@ -259,6 +262,81 @@ async fn submissions(binary: &Path, seconds: u64, concurrency: usize, prequeued:
     Ok(row)
 }
 
+/// One researcher submits `count` jobs, `concurrency` at a time, into a quota they fill.
+async fn sweep(binary: &Path, count: usize, concurrency: usize) -> anyhow::Result<String> {
+    let dir = tempfile::tempdir()?;
+    let server = Arc::new(Server::start(binary, dir.path()).await?);
+    let (admin, tokens) = server.accounts().await?;
+    let (_, mut config) = server
+        .call(reqwest::Method::GET, "/api/v1/admin/prequeue-config", &admin, None)
+        .await?;
+    config["queueQuotaEnabled"] = json!(true);
+    config["maxPrequeuedJobsPerUser"] = json!(1_000_000);
+    config["maxUnfinishedJobsPerUser"] = json!(1_000_000);
+    let (status, body) = server
+        .call(reqwest::Method::PUT, "/api/v1/admin/prequeue-config", &admin, Some(&config))
+        .await?;
+    anyhow::ensure!(status == 200, "settings: {body}");
+    // Each job asks for 10m cpu: the first fills the quota, every later one waits for it.
+    let rule = json!({"queue": "default", "limits": {"cpu": "10m"}});
+    let (status, body) = server
+        .call(reqwest::Method::POST, "/api/v1/admin/queue-quotas", &admin, Some(&rule))
+        .await?;
+    anyhow::ensure!(status == 201, "quota: {body}");
+    let token = Arc::new(tokens[0].clone());
+    let (status, first) = server
+        .call(reqwest::Method::POST, "/api/v1/jobs", &token, Some(&job(0)))
+        .await?;
+    anyhow::ensure!(status == 201 && first["job"]["phase"] != "Prequeue", "the first job: {first}");
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(1));
+    let start = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..concurrency {
+        let (server, token, next) = (server.clone(), token.clone(), next.clone());
+        workers.push(tokio::spawn(async move {
+            let (mut latencies, mut errors) = (Vec::new(), 0);
+            loop {
+                let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if n > count {
+                    break;
+                }
+                let t = Instant::now();
+                match server.call(reqwest::Method::POST, "/api/v1/jobs", &token, Some(&job(n))).await {
+                    Ok((201, body)) if body["job"]["phase"] == "Prequeue" => latencies.push(t.elapsed()),
+                    other => {
+                        if errors == 0 {
+                            eprintln!("unexpected: {other:?}");
+                        }
+                        errors += 1;
+                    }
+                }
+            }
+            (latencies, errors)
+        }));
+    }
+    let mut figures = Figures {
+        requests: 0,
+        errors: 0,
+        seconds: 0.0,
+        latencies: Vec::new(),
+    };
+    for w in workers {
+        let (latencies, errors) = w.await.expect("worker");
+        figures.requests += latencies.len();
+        figures.errors += errors;
+        figures.latencies.extend(latencies);
+    }
+    figures.seconds = start.elapsed().as_secs_f64();
+    let row = figures.row(
+        &format!("sweep: {count} jobs of one user into a full quota ({:.1} s)", figures.seconds),
+        concurrency,
+    );
+    if let Ok(server) = Arc::try_unwrap(server) {
+        server.stop().await;
+    }
+    Ok(row)
+}
+
 /// Seeds `count` jobs of one user straight into the database (the server stopped), in the
 /// shape the API writes them.
 async fn seed(data: &Path, owner: i64, count: usize) -> anyhow::Result<()> {
@@ -367,7 +445,7 @@ async fn main() -> anyhow::Result<()> {
         "| what | concurrency | answered | errors | rate | p50 | p99 | max |".to_string(),
         "|---|---|---|---|---|---|---|---|".to_string(),
     ];
-    // `ONLY=floor,activated,prequeued,list` runs some of them (to profile one at a time).
+    // `ONLY=floor,activated,prequeued,list,sweep` runs some of them (to profile one at a time).
     let only = std::env::var("ONLY").unwrap_or_default();
     let wanted = |what: &str| only.is_empty() || only.split(',').any(|w| w == what);
     if wanted("floor") {
@@ -384,10 +462,15 @@ async fn main() -> anyhow::Result<()> {
     }
     if wanted("list") {
         rows.push(list_page(&binary, seconds, concurrency).await?);
+        eprintln!("{}", rows.last().unwrap());
+    }
+    if wanted("sweep") {
+        let count: usize = std::env::var("SWEEP").map_or(Ok(20_000), |s| s.parse())?;
+        rows.push(sweep(&binary, count, concurrency).await?);
     }
     anyhow::ensure!(
         rows.len() > 2,
-        "ONLY={only:?} names none of floor, activated, prequeued, list"
+        "ONLY={only:?} names none of floor, activated, prequeued, list, sweep"
     );
     println!("{}", rows.join("\n"));
     Ok(())
