@@ -103,7 +103,7 @@ pub(super) async fn admit_one(
     {
         return Ok(Admitted::Replay(first));
     }
-    let from_batch = match &reads {
+    let from_batch = match &mut reads {
         Reads::Batch(batch) => batch.snapshot(
             p.config.clone(),
             p.nodes.clone(),
@@ -257,7 +257,12 @@ async fn run(db: DatabaseConnection, mut rx: mpsc::Receiver<(Pending, Reply)>) {
             .catch_unwind()
             .await
         {
-            Ok(results) => results,
+            Ok((results, fallbacks)) => {
+                if fallbacks > 0 {
+                    tracing::debug!(fallbacks, "submissions of a batch read the store for their decision");
+                }
+                results
+            }
             Err(_) => {
                 tracing::error!(submissions = batch.len(), "admitting a batch of submissions panicked");
                 batch
@@ -273,12 +278,17 @@ async fn run(db: DatabaseConnection, mut rx: mpsc::Receiver<(Pending, Reply)>) {
 }
 
 /// Admits a batch in one transaction; a database error fails the whole batch (nothing of it
-/// is committed), a refusal fails only its submission (a refusal writes nothing).
-pub(super) async fn admit_batch(db: &DatabaseConnection, batch: &[(Pending, Reply)]) -> Vec<Result<Admitted, JobError>> {
-    let fail_all = |e: DbErr| -> Vec<Result<Admitted, JobError>> {
+/// is committed), a refusal fails only its submission (a refusal writes nothing). With the
+/// results, how many submissions read the store for their decision instead of the batch's
+/// figures ([`BatchReads::snapshot`]).
+pub(super) async fn admit_batch(
+    db: &DatabaseConnection,
+    batch: &[(Pending, Reply)],
+) -> (Vec<Result<Admitted, JobError>>, usize) {
+    let fail_all = |e: DbErr| -> (Vec<Result<Admitted, JobError>>, usize) {
         let message = e.to_string();
         let unavailable = crate::store::is_unavailable(&e);
-        batch
+        let failed = batch
             .iter()
             .map(|_| {
                 Err(JobError::Db(if unavailable {
@@ -287,7 +297,8 @@ pub(super) async fn admit_batch(db: &DatabaseConnection, batch: &[(Pending, Repl
                     DbErr::Custom(message.clone())
                 }))
             })
-            .collect()
+            .collect();
+        (failed, 0)
     };
     let txn = match crate::store::write_transaction(db).await {
         Ok(txn) => txn,
@@ -326,7 +337,7 @@ pub(super) async fn admit_batch(db: &DatabaseConnection, batch: &[(Pending, Repl
         }
     }
     match txn.commit().await {
-        Ok(()) => results,
+        Ok(()) => (results, reads.fallbacks),
         Err(e) => fail_all(e),
     }
 }

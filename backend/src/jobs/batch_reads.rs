@@ -2,30 +2,31 @@
 //! `spec/prequeue.md` §4 steps 2–7 read, read once for the whole batch inside its write
 //! transaction and then kept up to date with the batch's own admissions.
 //!
-//! Read per submission, a batch of 16 cost about seven statements each (the quota rules, the
+//! Read per submission, a batch cost up to six statements per submission (the quota rules, the
 //! tree's usage, the queue's timed-out jobs, two per-owner counts, the queue membership), each
 //! a hand-over to SQLite's worker thread — most of the writer's time. Read per batch, the same
-//! figures take five statements whatever the batch's size.
+//! figures take at most five statements whatever the batch's size.
 //!
 //! The transaction holds SQLite's one write lock from its start, so nothing but the batch
 //! itself changes these figures until it commits: each decision sees exactly what a fresh read
-//! at its turn would see. Two things move with time rather than with writes, and are handled:
+//! at its turn would see. Two details:
 //!
-//! - a job blocks once its `timeout_at` is past. Jobs are read up to a horizon a minute ahead
-//!   and filtered at each submission's own time; a submission past the horizon (a batch that
-//!   took a minute) reads the store itself ([`BatchReads::snapshot`] answers `None`).
+//! - a job blocks once its `timeout_at` is past, which moves with time, not with writes. Jobs
+//!   are read up to a horizon a minute ahead and filtered at each submission's own time; a
+//!   submission past the horizon (a batch that took a minute) reads the store itself
+//!   ([`BatchReads::snapshot`] answers `None`).
 //! - the per-owner limits of step 6 come from each submission's settings, so the counts are
 //!   kept whole (from the `job_counts` table the triggers of migration 23 keep) and each
-//!   submission caps them at its own limit, as a read limited to that many rows would.
+//!   submission caps them at its own limit, as a read limited to that many rows would. An
+//!   owner whose counts are unreadable (a negative count, an unknown phase) is left out, and
+//!   their submissions count their rows in the store as before.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use anteroom_shared::scheduling::{JobPhase, PrequeueConfig, ResourceList, ScheduleType};
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Alias, Expr, ExprTrait, Query};
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, FromQueryResult, QueryFilter, QueryOrder,
-};
+use sea_orm::{ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, FromQueryResult, QueryFilter, QueryOrder};
 
 use super::SchedulingRow;
 use super::admit::{OwnerCounts, Pending};
@@ -57,6 +58,8 @@ pub(super) struct BatchReads {
     counts: HashMap<UserId, OwnerCounts>,
     /// (queue, user) memberships among the batch's closed queues and users.
     members: HashSet<(String, UserId)>,
+    /// Submissions [`BatchReads::snapshot`] sent to the store.
+    pub fallbacks: usize,
 }
 
 #[derive(FromQueryResult)]
@@ -166,13 +169,13 @@ impl BatchReads {
                 },
             );
         }
+        let mut unreadable = HashSet::new();
         for row in counted {
-            let phase: JobPhase = row
-                .phase
-                .parse()
-                .map_err(|_| DbErr::Custom(format!("job_counts: unknown phase {:?}", row.phase)))?;
-            let n = u64::try_from(row.n)
-                .map_err(|_| DbErr::Custom(format!("job_counts: owner {} has {} {phase:?} jobs", row.owner_id, row.n)))?;
+            let (Ok(phase), Ok(n)) = (row.phase.parse::<JobPhase>(), u64::try_from(row.n)) else {
+                tracing::error!(owner = row.owner_id, phase = %row.phase, n = row.n, "job_counts holds an unreadable count; that owner's submissions count their jobs in the store");
+                unreadable.insert(row.owner_id);
+                continue;
+            };
             let counts = reads.counts.entry(row.owner_id).or_insert(OwnerCounts {
                 prequeued: 0,
                 unfinished: 0,
@@ -184,10 +187,14 @@ impl BatchReads {
                 counts.unfinished += n;
             }
         }
+        reads.counts.retain(|owner, _| !unreadable.contains(owner));
         Ok(reads)
     }
 
-    /// Step 2 under the lock ([`queues::usable_among`]) from the memberships read.
+    /// Step 2 under the lock ([`queues::usable_among`]) from the memberships read. Only for a
+    /// submission of the batch it was read for: a closed queue's members are read for those
+    /// submissions' users only (a submission left out of the read because its client had hung
+    /// up is never decided: a closed reply stays closed).
     pub fn usable(&self, rows: &[queue::Model], user: &users::entity::Model, name: &str) -> Result<(), QueueError> {
         let row = rows
             .iter()
@@ -203,9 +210,29 @@ impl BatchReads {
     }
 
     /// What [`super::admit::decision_snapshot`] would read now for `owner` submitting into
-    /// `queue` at `now`; `None` when `now` is past the horizon (read the store instead).
+    /// `queue` at `now`; `None` when `now` is past the horizon or a figure it needs was not
+    /// read (a tree, queue or owner the batch's read did not cover, unreadable counts): then
+    /// the caller reads the store.
     #[allow(clippy::too_many_arguments)]
     pub fn snapshot(
+        &mut self,
+        config: PrequeueConfig,
+        nodes: Vec<NodeSnapshot>,
+        specs: &[QueueSpec],
+        tree: &QueueTree,
+        owner: UserId,
+        queue: &str,
+        now: DateTime<Utc>,
+    ) -> Option<(Snapshot, OwnerCounts)> {
+        let read = self.read_snapshot(config, nodes, specs, tree, owner, queue, now);
+        if read.is_none() {
+            self.fallbacks += 1;
+        }
+        read
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn read_snapshot(
         &self,
         config: PrequeueConfig,
         nodes: Vec<NodeSnapshot>,
@@ -237,7 +264,9 @@ impl BatchReads {
             self.blockers
                 .get(queue)?
                 .iter()
-                .filter(|job| super::timeout_at(job.waiting_since, job.waiting_tolerance_seconds).is_some_and(|t| t < now))
+                .filter(|job| {
+                    super::timeout_at(job.waiting_since, job.waiting_tolerance_seconds).is_some_and(|t| t < now)
+                })
                 .cloned()
                 .collect()
         } else {
@@ -269,15 +298,15 @@ impl BatchReads {
             .phase
             .parse()
             .map_err(|_| DbErr::Custom(format!("job {}: unreadable phase", row.id)))?;
-        let counts = self.counts.entry(row.owner_id).or_insert(OwnerCounts {
-            prequeued: 0,
-            unfinished: 0,
-        });
-        if phase == JobPhase::Prequeue {
-            counts.prequeued += 1;
-        }
-        if !phase.is_terminal() {
-            counts.unfinished += 1;
+        // An owner left out of the counts (unreadable) stays out: their submissions count in
+        // the store, which holds this row already.
+        if let Some(counts) = self.counts.get_mut(&row.owner_id) {
+            if phase == JobPhase::Prequeue {
+                counts.prequeued += 1;
+            }
+            if !phase.is_terminal() {
+                counts.unfinished += 1;
+            }
         }
         let normal = row.schedule_type == ScheduleType::Normal.as_str();
         if normal && phase.is_occupying() {

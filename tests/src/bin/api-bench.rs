@@ -146,6 +146,9 @@ struct Figures {
 
 impl Figures {
     fn row(&mut self, what: &str, concurrency: usize) -> String {
+        if self.latencies.is_empty() {
+            return format!("| {what} | {concurrency} | 0 | {} | - | - | - | - |", self.errors);
+        }
         self.latencies.sort();
         let pct = |p: f64| {
             let i = ((self.latencies.len() as f64 * p).ceil() as usize).clamp(1, self.latencies.len()) - 1;
@@ -274,7 +277,12 @@ async fn sweep(binary: &Path, count: usize, concurrency: usize) -> anyhow::Resul
     config["maxPrequeuedJobsPerUser"] = json!(1_000_000);
     config["maxUnfinishedJobsPerUser"] = json!(1_000_000);
     let (status, body) = server
-        .call(reqwest::Method::PUT, "/api/v1/admin/prequeue-config", &admin, Some(&config))
+        .call(
+            reqwest::Method::PUT,
+            "/api/v1/admin/prequeue-config",
+            &admin,
+            Some(&config),
+        )
         .await?;
     anyhow::ensure!(status == 200, "settings: {body}");
     // Each job asks for 10m cpu: the first fills the quota, every later one waits for it.
@@ -287,7 +295,10 @@ async fn sweep(binary: &Path, count: usize, concurrency: usize) -> anyhow::Resul
     let (status, first) = server
         .call(reqwest::Method::POST, "/api/v1/jobs", &token, Some(&job(0)))
         .await?;
-    anyhow::ensure!(status == 201 && first["job"]["phase"] != "Prequeue", "the first job: {first}");
+    anyhow::ensure!(
+        status == 201 && first["job"]["phase"] != "Prequeue",
+        "the first job: {first}"
+    );
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(1));
     let start = Instant::now();
     let mut workers = Vec::new();
@@ -301,7 +312,10 @@ async fn sweep(binary: &Path, count: usize, concurrency: usize) -> anyhow::Resul
                     break;
                 }
                 let t = Instant::now();
-                match server.call(reqwest::Method::POST, "/api/v1/jobs", &token, Some(&job(n))).await {
+                match server
+                    .call(reqwest::Method::POST, "/api/v1/jobs", &token, Some(&job(n)))
+                    .await
+                {
                     Ok((201, body)) if body["job"]["phase"] == "Prequeue" => latencies.push(t.elapsed()),
                     other => {
                         if errors == 0 {
@@ -327,8 +341,16 @@ async fn sweep(binary: &Path, count: usize, concurrency: usize) -> anyhow::Resul
         figures.latencies.extend(latencies);
     }
     figures.seconds = start.elapsed().as_secs_f64();
+    anyhow::ensure!(
+        figures.errors == 0,
+        "{} of the sweep's submissions failed",
+        figures.errors
+    );
     let row = figures.row(
-        &format!("sweep: {count} jobs of one user into a full quota ({:.1} s)", figures.seconds),
+        &format!(
+            "sweep: {count} jobs of one user into a full quota ({:.1} s)",
+            figures.seconds
+        ),
         concurrency,
     );
     if let Ok(server) = Arc::try_unwrap(server) {

@@ -27,7 +27,11 @@ fn now() -> DateTime<Utc> {
 }
 
 /// `(name, parent, open)`: two trees, one closed with a closed sub-queue.
-const QUEUES: [(&str, Option<&str>, bool); 3] = [("q-open", None, true), ("q-team", None, false), ("q-team-a", Some("q-team"), false)];
+const QUEUES: [(&str, Option<&str>, bool); 3] = [
+    ("q-open", None, true),
+    ("q-team", None, false),
+    ("q-team-a", Some("q-team"), false),
+];
 /// User ids; the last is an admin.
 const USERS: [i64; 4] = [101, 102, 103, 104];
 const PHASES: [JobPhase; 7] = [
@@ -88,11 +92,23 @@ fn stored_job() -> impl Strategy<Value = StoredJob> {
 fn submitted() -> impl Strategy<Value = Submitted> {
     (
         (0..USERS.len(), 0..QUEUES.len(), prop::bool::weighted(0.8), 1u32..5),
-        (any::<bool>(), any::<bool>(), prop_oneof![1i64..4, Just(100)], prop_oneof![1i64..5, Just(100)]),
-        (prop_oneof![Just(0i64), Just(1)], prop_oneof![8 => 0i64..1500, 1 => Just(61_000)]),
+        (
+            any::<bool>(),
+            any::<bool>(),
+            prop_oneof![1i64..4, Just(100)],
+            prop_oneof![1i64..5, Just(100)],
+        ),
+        (
+            prop_oneof![Just(0i64), Just(1)],
+            prop_oneof![8 => 0i64..1500, 1 => Just(61_000)],
+        ),
     )
         .prop_map(
-            |((owner, queue, normal, cpu), (quotas, backfill, max_prequeued, max_unfinished), (tolerance, later_ms))| {
+            |(
+                (owner, queue, normal, cpu),
+                (quotas, backfill, max_prequeued, max_unfinished),
+                (tolerance, later_ms),
+            )| {
                 Submitted {
                     owner,
                     queue,
@@ -140,7 +156,10 @@ async fn seed(db: &DatabaseConnection, jobs: &[StoredJob], limits: Limits) {
         team_capacity,
     } = limits;
     for i in 0..USERS.len() {
-        users::entity::ActiveModel::from(user(i)).insert(db).await.expect("user");
+        users::entity::ActiveModel::from(user(i))
+            .insert(db)
+            .await
+            .expect("user");
     }
     for (name, parent, open) in QUEUES {
         queue::ActiveModel {
@@ -280,8 +299,19 @@ async fn one_at_a_time(db: &DatabaseConnection, batch: &[Pending]) -> Vec<String
     outcomes
 }
 
-/// Runs `batch` both ways on two copies of the store and compares; the batched outcomes.
-fn check(stored: Vec<StoredJob>, batch: Vec<Submitted>, limits: Limits) -> Vec<String> {
+/// Runs `batch` both ways on two copies of the store and compares; the batched outcomes, and
+/// how many of them read the store instead of the batch's figures.
+fn check(stored: Vec<StoredJob>, batch: Vec<Submitted>, limits: Limits) -> (Vec<String>, usize) {
+    check_tampered(stored, batch, limits, None)
+}
+
+/// [`check`], with `tamper` (SQL) run on the batched store after the seed.
+fn check_tampered(
+    stored: Vec<StoredJob>,
+    batch: Vec<Submitted>,
+    limits: Limits,
+    tamper: Option<&str>,
+) -> (Vec<String>, usize) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -294,6 +324,11 @@ fn check(stored: Vec<StoredJob>, batch: Vec<Submitted>, limits: Limits) -> Vec<S
         );
         seed(&batched, &stored, limits).await;
         seed(&reference, &stored, limits).await;
+        if let Some(sql) = tamper {
+            sea_orm::ConnectionTrait::execute_unprepared(&batched, sql)
+                .await
+                .expect("tamper");
+        }
         let mut at = now();
         let mut pendings = Vec::new();
         for s in &batch {
@@ -307,11 +342,12 @@ fn check(stored: Vec<StoredJob>, batch: Vec<Submitted>, limits: Limits) -> Vec<S
             receivers.push(answer);
             with_replies.push((p, reply));
         }
-        let got: Vec<String> = admit_batch(&batched, &with_replies).await.into_iter().map(outcome).collect();
+        let (results, fallbacks) = admit_batch(&batched, &with_replies).await;
+        let got: Vec<String> = results.into_iter().map(outcome).collect();
         let want = one_at_a_time(&reference, &pendings).await;
         assert_eq!(got, want);
         drop(receivers);
-        got
+        (got, fallbacks)
     })
 }
 
@@ -349,7 +385,13 @@ proptest! {
         (open_cpu, team_cpu, team_jobs, team_capacity) in
             (2u32..7, 2u32..9, proptest::option::of(1i32..3), proptest::option::of(3u32..9)),
     ) {
-        check(stored, batch, Limits { open_cpu, team_cpu, team_jobs, team_capacity });
+        // Only a submission past the horizon (a minute after the first) reads the store (one
+        // refused before its decision, a queue it may not use, reads nothing).
+        let mut at = 0;
+        let times: Vec<i64> = batch.iter().map(|s| { at += s.later_ms; at }).collect();
+        let past = times.iter().filter(|&&t| t >= times[0] + 60_000).count();
+        let (_, fallbacks) = check(stored, batch, Limits { open_cpu, team_cpu, team_jobs, team_capacity });
+        prop_assert!(fallbacks <= past, "{} submissions read the store, {} are past the horizon", fallbacks, past);
     }
 }
 
@@ -377,24 +419,113 @@ fn the_batch_counts_its_own_admissions() {
     };
     // Room for one: the first activates, the second waits on the owner's quota, the third is
     // refused (one prequeued job at most).
-    let got = check(Vec::new(), vec![open.clone(), open.clone(), open.clone()], limits);
+    let (got, fallbacks) = check(Vec::new(), vec![open.clone(), open.clone(), open.clone()], limits);
+    assert_eq!(fallbacks, 0);
     assert!(got[0].contains(" Activated "), "{}", got[0]);
     assert!(got[1].contains("Quota("), "{}", got[1]);
     assert!(got[2].starts_with("refused"), "{}", got[2]);
     // `q-team`'s tree holds 4 cpu: the admin's first 3-cpu job runs, the second waits for
-    // that shared room (its clock starts, and with no tolerance it has timed out a moment
+    // that shared room (its clock starts; with a second of tolerance it has timed out 1.1 s
     // later), the third would fit but the second now blocks it.
     let team = Submitted {
         owner: 3,
         queue: 2,
         cpu: 3,
-        tolerance: 0,
+        tolerance: 1,
         max_prequeued: 100,
         ..open
     };
-    let last = Submitted { cpu: 1, ..team.clone() };
-    let got = check(Vec::new(), vec![team.clone(), team, last], limits);
+    let last = Submitted {
+        cpu: 1,
+        later_ms: 1_100,
+        ..team.clone()
+    };
+    let (got, fallbacks) = check(Vec::new(), vec![team.clone(), team, last], limits);
+    assert_eq!(fallbacks, 0);
     assert!(got[0].contains(" Activated "), "{}", got[0]);
     assert!(got[1].contains("QueueCapacity("), "{}", got[1]);
     assert!(got[2].contains("BlockedBy("), "{}", got[2]);
+}
+
+/// A job that times out after the batch's horizon (a minute after its first submission) is not
+/// among the figures read; a submission decided after that reads the store and is blocked by it.
+#[test]
+fn a_submission_past_the_horizon_reads_the_store() {
+    // Pending since now with 90 s of tolerance: it blocks from now + 90 s.
+    let stored = vec![StoredJob {
+        owner: 1,
+        queue: 0,
+        phase: 1,
+        normal: true,
+        cpu: 1,
+        waiting: Some((0, 90)),
+    }];
+    assert_eq!(PHASES[stored[0].phase], JobPhase::Pending);
+    let first = Submitted {
+        owner: 0,
+        queue: 0,
+        normal: true,
+        cpu: 1,
+        quotas: true,
+        backfill: false,
+        max_prequeued: 100,
+        max_unfinished: 100,
+        tolerance: 30,
+        later_ms: 0,
+    };
+    let late = Submitted {
+        later_ms: 95_000,
+        ..first.clone()
+    };
+    let limits = Limits {
+        open_cpu: 8,
+        team_cpu: 8,
+        team_jobs: None,
+        team_capacity: None,
+    };
+    let (got, fallbacks) = check(stored, vec![first, late], limits);
+    assert_eq!(fallbacks, 1);
+    assert!(got[0].contains(" Activated "), "{}", got[0]);
+    assert!(got[1].contains("BlockedBy("), "{}", got[1]);
+}
+
+/// An owner whose kept counts are unreadable (a negative count) is counted in the store: the
+/// decisions are the same, only that owner's submissions read the store.
+#[test]
+fn unreadable_counts_send_their_owner_to_the_store() {
+    let mine = Submitted {
+        owner: 0,
+        queue: 0,
+        normal: true,
+        cpu: 1,
+        quotas: true,
+        backfill: false,
+        max_prequeued: 1,
+        max_unfinished: 100,
+        tolerance: 30,
+        later_ms: 10,
+    };
+    let other = Submitted {
+        owner: 1,
+        ..mine.clone()
+    };
+    let limits = Limits {
+        open_cpu: 1,
+        team_cpu: 8,
+        team_jobs: None,
+        team_capacity: None,
+    };
+    let tamper = format!(
+        "INSERT INTO job_counts (owner_id, phase, n) VALUES ({}, 'Deleted', -1)",
+        USERS[0]
+    );
+    let (got, fallbacks) = check_tampered(
+        Vec::new(),
+        vec![mine.clone(), mine.clone(), other, mine],
+        limits,
+        Some(&tamper),
+    );
+    assert_eq!(fallbacks, 3, "{got:?}");
+    assert!(got[2].contains(" Activated "), "{}", got[2]);
+    assert!(got[3].starts_with("refused"), "{}", got[3]);
 }
