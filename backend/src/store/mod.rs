@@ -16,8 +16,8 @@ use std::time::Duration;
 use migration::{Migrator, MigratorTrait};
 use sea_orm::sqlx;
 use sea_orm::{
-    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr, RuntimeErr,
-    SqliteTransactionMode, Statement, TransactionOptions, TransactionTrait,
+    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr,
+    FromQueryResult, RuntimeErr, SqliteTransactionMode, Statement, TransactionOptions, TransactionTrait,
 };
 
 /// Advisory lock key that serialises concurrent migrators on PostgreSQL ("anteroom" in ASCII).
@@ -233,8 +233,72 @@ pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {
             Migrator::up(&txn, None).await?;
             txn.commit().await
         }
-        _ => Migrator::up(db, None).await,
+        _ => {
+            Migrator::up(db, None).await?;
+            check_kept_counts(db).await
+        }
     }
+}
+
+/// The triggers that keep `job_counts` (migration 23; SQLite).
+const COUNT_TRIGGERS: [&str; 3] = [
+    "jobs_counted_on_insert",
+    "jobs_counted_on_update",
+    "jobs_counted_on_delete",
+];
+
+/// SQLite, at start: the per-owner job counts that lists and submissions decide from
+/// (`job_counts`) are kept by triggers, and equal a count of the rows. A missing trigger (a
+/// later migration that rebuilt `jobs` and forgot them) refuses to start: the counts would
+/// drift silently. Counts that differ from the rows (a write made without the triggers) are
+/// logged, counted in `anteroom_job_counts_drift_total`, and replaced by the rows' count.
+pub async fn check_kept_counts(db: &DatabaseConnection) -> Result<(), DbErr> {
+    #[derive(FromQueryResult)]
+    struct Found {
+        n: i64,
+    }
+    let names = COUNT_TRIGGERS.map(|t| format!("'{t}'")).join(", ");
+    let found = Found::find_by_statement(Statement::from_string(
+        DbBackend::Sqlite,
+        format!(
+            "SELECT count(*) AS n FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'jobs' AND name IN ({names})"
+        ),
+    ))
+    .one(db)
+    .await?
+    .map_or(0, |f| f.n);
+    if found != COUNT_TRIGGERS.len() as i64 {
+        return Err(DbErr::Custom(format!(
+            "the triggers that keep job_counts are missing ({found} of {}): a migration must recreate them",
+            COUNT_TRIGGERS.len()
+        )));
+    }
+    // Pairs whose kept count differs from the rows' (either side may be missing).
+    let differ = "SELECT count(*) AS n FROM ( \
+        SELECT * FROM (SELECT owner_id, phase, n FROM job_counts WHERE n <> 0 \
+            EXCEPT SELECT owner_id, phase, count(*) FROM jobs GROUP BY owner_id, phase) \
+        UNION ALL \
+        SELECT * FROM (SELECT owner_id, phase, count(*) FROM jobs GROUP BY owner_id, phase \
+            EXCEPT SELECT owner_id, phase, n FROM job_counts))";
+    let drift = Found::find_by_statement(Statement::from_string(DbBackend::Sqlite, differ))
+        .one(db)
+        .await?
+        .map_or(0, |f| f.n);
+    if drift > 0 {
+        axum_prometheus::metrics::counter!("anteroom_job_counts_drift_total").increment(drift as u64);
+        tracing::warn!(
+            pairs = drift,
+            "job_counts differed from the jobs it counts; counting the rows again"
+        );
+        let txn = write_transaction(db).await?;
+        txn.execute_unprepared("DELETE FROM job_counts").await?;
+        txn.execute_unprepared(
+            "INSERT INTO job_counts (owner_id, phase, n) SELECT owner_id, phase, count(*) FROM jobs GROUP BY owner_id, phase",
+        )
+        .await?;
+        txn.commit().await?;
+    }
+    Ok(())
 }
 
 /// True when no migration is pending (for `/readyz`).

@@ -213,3 +213,68 @@ async fn a_new_sqlite_database_file_is_not_readable_by_others() {
         assert_eq!(mode, 0o600, "{name}");
     }
 }
+
+/// The kept per-owner job counts are checked at start: counts that drifted from the rows are
+/// counted again, and a missing trigger refuses to start.
+#[tokio::test]
+async fn on_sqlite_kept_job_counts_are_checked_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = test_database(dir.path()).await;
+    let insert = |owner: i64, phase: &str| {
+        format!(
+            "INSERT INTO jobs (name, kind, queue, owner_id, owner_name, schedule_type, preemption_policy, phase, \
+             tasks, resources, request_milli, explicit_nodes, single_node, nodes, submitted_at, updated_at, attempts) \
+             VALUES ('j', 'custom', 'default', {owner}, 'u', 'normal', 'PreemptLowerPriority', '{phase}', '[]', '{{}}', '', '', 1, '[]', \
+             '2027-01-01 00:00:00+00:00', '2027-01-01 00:00:00+00:00', 0)"
+        )
+    };
+    for (owner, phase) in [(1, "Prequeue"), (1, "Prequeue"), (1, "Running"), (2, "Completed")] {
+        db.execute_unprepared(&insert(owner, phase)).await.unwrap();
+    }
+    let counts = |db: DatabaseConnection| async move {
+        db.query_all_raw(Statement::from_string(
+            DbBackend::Sqlite,
+            "SELECT owner_id, phase, n FROM job_counts WHERE n <> 0 ORDER BY owner_id, phase",
+        ))
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r.try_get::<i64>("", "owner_id").unwrap(),
+                r.try_get::<String>("", "phase").unwrap(),
+                r.try_get::<i64>("", "n").unwrap(),
+            )
+        })
+        .collect::<Vec<_>>()
+    };
+    let kept = counts(db.clone()).await;
+    assert_eq!(
+        kept,
+        [
+            (1, "Prequeue".to_owned(), 2),
+            (1, "Running".to_owned(), 1),
+            (2, "Completed".to_owned(), 1)
+        ]
+    );
+    check_kept_counts(&db).await.expect("counts that agree pass");
+    // Drift: a wrong count, a missing one and one for no rows.
+    db.execute_unprepared("UPDATE job_counts SET n = 5 WHERE owner_id = 1 AND phase = 'Prequeue'")
+        .await
+        .unwrap();
+    db.execute_unprepared("DELETE FROM job_counts WHERE owner_id = 2")
+        .await
+        .unwrap();
+    db.execute_unprepared("INSERT INTO job_counts VALUES (3, 'Failed', 2)")
+        .await
+        .unwrap();
+    assert_ne!(counts(db.clone()).await, kept);
+    check_kept_counts(&db).await.expect("drifted counts are counted again");
+    assert_eq!(counts(db.clone()).await, kept);
+    // A missing trigger refuses.
+    db.execute_unprepared("DROP TRIGGER jobs_counted_on_delete")
+        .await
+        .unwrap();
+    let refused = check_kept_counts(&db).await.expect_err("a missing trigger refuses");
+    assert!(refused.to_string().contains("2 of 3"), "{refused}");
+}
