@@ -57,6 +57,8 @@ pub async fn prepare_with(config: Config, hand_clock: Option<HandClock>) -> anyh
     let db = store::connect(&config.database_url)
         .await
         .with_context(|| "connecting to the database (check ANTEROOM_DATABASE_URL)")?;
+    // Before the migration: its checks may count (`anteroom_job_counts_drift_total`).
+    crate::http::install_metrics_recorder();
     store::migrate(&db).await.context("applying database migrations")?;
     let db_read = store::connect_read(&config.database_url, &db)
         .await

@@ -286,3 +286,48 @@ async fn on_sqlite_the_apis_reads_are_answered_while_a_write_transaction_holds_t
     }
     drop(write);
 }
+
+/// SQLite: kept job counts that drifted from the rows (here, written by hand) are counted
+/// again at the next start, and the start's check shows on `/metrics` — counted before the
+/// router exists, so the recorder must be there first.
+#[tokio::test]
+async fn on_sqlite_a_start_counts_drifted_job_counts_again_and_says_so_on_metrics() {
+    use sea_orm::ConnectionTrait;
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("kept.db").display());
+    // The store made without an app (no router, so no recorder yet in this process).
+    let db = anteroom::store::connect(&url).await.unwrap();
+    anteroom::store::migrate(&db).await.unwrap();
+    db.execute_unprepared("INSERT INTO job_counts VALUES (4242, 'Prequeue', 3)")
+        .await
+        .unwrap();
+    db.close().await.unwrap();
+    let second = TestApp::builder().database_url(url).start().await;
+    let kept = second
+        .state
+        .db
+        .query_one_raw(sea_orm::Statement::from_string(
+            sea_orm::DbBackend::Sqlite,
+            "SELECT count(*) AS n FROM job_counts WHERE owner_id = 4242",
+        ))
+        .await
+        .unwrap()
+        .unwrap()
+        .try_get::<i64>("", "n")
+        .unwrap();
+    assert_eq!(kept, 0, "the count of no rows is gone");
+    let text = second
+        .client
+        .get(second.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("anteroom_job_counts_drift_total") && !l.ends_with(" 0")),
+        "{text}"
+    );
+}

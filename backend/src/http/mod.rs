@@ -43,6 +43,12 @@ fn metrics() -> &'static (PrometheusMetricLayer<'static>, PrometheusHandle) {
     })
 }
 
+/// Installs the process-wide metrics recorder now (once): a metric counted before the router
+/// is built — at start, by the store's checks — is kept, not dropped.
+pub fn install_metrics_recorder() {
+    metrics();
+}
+
 /// The `endpoint` label of a request no route matched. Labelling it with its raw path would
 /// let anyone create unbounded metric series (one per URL tried), so such paths fall into a
 /// few buckets.
