@@ -156,6 +156,18 @@ impl TestApp {
         TestAppBuilder::default()
     }
 
+    /// The text of `/metrics` now.
+    pub async fn metrics(&self) -> String {
+        self.client
+            .get(self.url("/metrics"))
+            .send()
+            .await
+            .expect("GET /metrics")
+            .text()
+            .await
+            .expect("the metrics' text")
+    }
+
     /// Absolute URL of a path on this app.
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{}", self.addr, path)

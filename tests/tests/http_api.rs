@@ -317,15 +317,7 @@ async fn unmatched_paths_do_not_create_a_metric_series_each() {
     for path in ["/some/page/a1b2c3", "/api/v1/unknown-zzz9", "/pkg/deadbeef/x.wasm"] {
         app.client.get(app.url(path)).send().await.unwrap();
     }
-    let text = app
-        .client
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = app.metrics().await;
     for raw in ["a1b2c3", "unknown-zzz9", "deadbeef"] {
         assert!(!text.contains(raw), "{raw} leaked into a metric label");
     }

@@ -323,15 +323,7 @@ async fn half_sent_headers_are_closed_after_the_header_timeout_while_others_are_
 
 /// The open-connections gauge on `/metrics`.
 async fn open_connections(app: &TestApp) -> f64 {
-    let text = app
-        .client
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = app.metrics().await;
     text.lines()
         .find_map(|l| l.strip_prefix(anteroom::http::server::OPEN_CONNECTIONS))
         .and_then(|v| v.trim().parse().ok())

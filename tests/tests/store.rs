@@ -316,15 +316,7 @@ async fn on_sqlite_a_start_counts_drifted_job_counts_again_and_says_so_on_metric
         .try_get::<i64>("", "n")
         .unwrap();
     assert_eq!(kept, 0, "the count of no rows is gone");
-    let text = second
-        .client
-        .get(second.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = second.metrics().await;
     assert!(
         text.lines()
             .any(|l| l.starts_with("anteroom_job_counts_drift_total") && !l.ends_with(" 0")),

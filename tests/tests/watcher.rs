@@ -75,15 +75,7 @@ async fn the_watcher_reports_its_rounds_and_the_prequeue_length_on_metrics() {
     // The prequeued submission wakes the watcher; its round records the metrics. Polled.
     let mut text = String::new();
     for _ in 0..50 {
-        text = app
-            .client
-            .get(app.url("/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        text = app.metrics().await;
         if text.contains("anteroom_prequeue_round_seconds")
             && text.contains("anteroom_prequeue_jobs{queue=\"default\"}")
             && text.contains("anteroom_prequeue_leader")

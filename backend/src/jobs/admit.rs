@@ -104,15 +104,11 @@ pub(super) async fn admit_one(
         return Ok(Admitted::Replay(first));
     }
     let from_batch = match &mut reads {
-        Reads::Batch(batch) => batch.snapshot(
-            p.config.clone(),
-            p.nodes.clone(),
-            specs,
-            tree,
-            p.user.id,
-            &p.body.queue,
-            now,
-        ),
+        Reads::Batch(batch) => {
+            let read = batch.snapshot(p, specs, tree, now);
+            batch.fallbacks += usize::from(read.is_none());
+            read
+        }
         Reads::Store => None,
     };
     let (snapshot, prequeued) = match from_batch {

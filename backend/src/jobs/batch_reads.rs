@@ -23,7 +23,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use anteroom_shared::scheduling::{JobPhase, PrequeueConfig, ResourceList, ScheduleType};
+use anteroom_shared::scheduling::{JobPhase, ResourceList, ScheduleType};
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Alias, Expr, ExprTrait, Query};
 use sea_orm::{ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, FromQueryResult, QueryFilter, QueryOrder};
@@ -31,7 +31,7 @@ use sea_orm::{ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, FromQ
 use super::SchedulingRow;
 use super::admit::{OwnerCounts, Pending};
 use super::entity::job;
-use crate::prequeue::{JobSnapshot, NodeSnapshot, QueueQuota, QueueSpec, QueueTree, Snapshot, UsageRow, UserId};
+use crate::prequeue::{JobSnapshot, QueueQuota, QueueSpec, QueueTree, Snapshot, UsageRow, UserId};
 use crate::queues::{self, QueueError, entity::member, entity::queue};
 use crate::store::compact;
 use crate::{quotas, users};
@@ -58,7 +58,7 @@ pub(super) struct BatchReads {
     counts: HashMap<UserId, OwnerCounts>,
     /// (queue, user) memberships among the batch's closed queues and users.
     members: HashSet<(String, UserId)>,
-    /// Submissions [`BatchReads::snapshot`] sent to the store.
+    /// Submissions that read the store for want of a figure ([`BatchReads::snapshot`]).
     pub fallbacks: usize,
 }
 
@@ -209,39 +209,17 @@ impl BatchReads {
         Err(QueueError::Forbidden(name.to_owned()))
     }
 
-    /// What [`super::admit::decision_snapshot`] would read now for `owner` submitting into
-    /// `queue` at `now`; `None` when `now` is past the horizon or a figure it needs was not
-    /// read (a tree, queue or owner the batch's read did not cover, unreadable counts): then
-    /// the caller reads the store.
-    #[allow(clippy::too_many_arguments)]
+    /// What [`super::admit::decision_snapshot`] would read now for `p` at `now`; `None` when
+    /// `now` is past the horizon or a figure it needs was not read (a tree, queue or owner the
+    /// batch's read did not cover, unreadable counts): then the caller reads the store.
     pub fn snapshot(
-        &mut self,
-        config: PrequeueConfig,
-        nodes: Vec<NodeSnapshot>,
-        specs: &[QueueSpec],
-        tree: &QueueTree,
-        owner: UserId,
-        queue: &str,
-        now: DateTime<Utc>,
-    ) -> Option<(Snapshot, OwnerCounts)> {
-        let read = self.read_snapshot(config, nodes, specs, tree, owner, queue, now);
-        if read.is_none() {
-            self.fallbacks += 1;
-        }
-        read
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn read_snapshot(
         &self,
-        config: PrequeueConfig,
-        nodes: Vec<NodeSnapshot>,
+        p: &Pending,
         specs: &[QueueSpec],
         tree: &QueueTree,
-        owner: UserId,
-        queue: &str,
         now: DateTime<Utc>,
     ) -> Option<(Snapshot, OwnerCounts)> {
+        let (config, queue) = (p.config.clone(), p.body.queue.as_str());
         if now >= self.horizon {
             return None;
         }
@@ -272,7 +250,7 @@ impl BatchReads {
         } else {
             Vec::new()
         };
-        let counts = self.counts.get(&owner)?;
+        let counts = self.counts.get(&p.user.id)?;
         // As a read limited to the maximum would count (`decision_snapshot`).
         let cap = |n: u64, max: i64| Ord::min(n, u64::try_from(Ord::max(max, 1)).unwrap_or(u64::MAX));
         let counts = OwnerCounts {
@@ -285,7 +263,7 @@ impl BatchReads {
             quotas,
             jobs,
             usage,
-            nodes,
+            nodes: p.nodes.clone(),
             preemptions_in_flight: Vec::new(),
             recent_plans: Vec::new(),
         };

@@ -145,6 +145,25 @@ struct Figures {
 }
 
 impl Figures {
+    /// What the workers measured (each: the latencies of its answers as wanted, and how many
+    /// were not), over the time since `start`.
+    async fn gather(workers: Vec<tokio::task::JoinHandle<(Vec<Duration>, usize)>>, start: Instant) -> Figures {
+        let mut figures = Figures {
+            requests: 0,
+            errors: 0,
+            seconds: 0.0,
+            latencies: Vec::new(),
+        };
+        for w in workers {
+            let (latencies, errors) = w.await.expect("worker");
+            figures.requests += latencies.len();
+            figures.errors += errors;
+            figures.latencies.extend(latencies);
+        }
+        figures.seconds = start.elapsed().as_secs_f64();
+        figures
+    }
+
     fn row(&mut self, what: &str, concurrency: usize) -> String {
         if self.latencies.is_empty() {
             return format!("| {what} | {concurrency} | 0 | {} | - | - | - | - |", self.errors);
@@ -202,20 +221,7 @@ where
             (latencies, errors)
         }));
     }
-    let mut figures = Figures {
-        requests: 0,
-        errors: 0,
-        seconds: 0.0,
-        latencies: Vec::new(),
-    };
-    for w in workers {
-        let (latencies, errors) = w.await.expect("worker");
-        figures.requests += latencies.len();
-        figures.errors += errors;
-        figures.latencies.extend(latencies);
-    }
-    figures.seconds = start.elapsed().as_secs_f64();
-    figures
+    Figures::gather(workers, start).await
 }
 
 async fn submissions(binary: &Path, seconds: u64, concurrency: usize, prequeued: bool) -> anyhow::Result<String> {
@@ -328,19 +334,7 @@ async fn sweep(binary: &Path, count: usize, concurrency: usize) -> anyhow::Resul
             (latencies, errors)
         }));
     }
-    let mut figures = Figures {
-        requests: 0,
-        errors: 0,
-        seconds: 0.0,
-        latencies: Vec::new(),
-    };
-    for w in workers {
-        let (latencies, errors) = w.await.expect("worker");
-        figures.requests += latencies.len();
-        figures.errors += errors;
-        figures.latencies.extend(latencies);
-    }
-    figures.seconds = start.elapsed().as_secs_f64();
+    let mut figures = Figures::gather(workers, start).await;
     anyhow::ensure!(
         figures.errors == 0,
         "{} of the sweep's submissions failed",

@@ -395,21 +395,31 @@ proptest! {
     }
 }
 
+/// The fixed cases' submission: user 0's normal 1-cpu job into `q-open`, quotas on, 10 ms
+/// after the one before.
+fn fixed() -> Submitted {
+    Submitted {
+        owner: 0,
+        queue: 0,
+        normal: true,
+        cpu: 1,
+        quotas: true,
+        backfill: false,
+        max_prequeued: 100,
+        max_unfinished: 100,
+        tolerance: 30,
+        later_ms: 10,
+    }
+}
+
 /// Cases the proptest might take long to find: the batch counts its own admissions against
 /// the owner's limits, and a job of the batch that timed out blocks a later one.
 #[test]
 fn the_batch_counts_its_own_admissions() {
     let open = Submitted {
-        owner: 0,
-        queue: 0,
-        normal: true,
         cpu: 2,
-        quotas: true,
-        backfill: false,
         max_prequeued: 1,
-        max_unfinished: 100,
-        tolerance: 30,
-        later_ms: 10,
+        ..fixed()
     };
     let limits = Limits {
         open_cpu: 2,
@@ -461,18 +471,7 @@ fn a_submission_past_the_horizon_reads_the_store() {
         waiting: Some((0, 90)),
     }];
     assert_eq!(PHASES[stored[0].phase], JobPhase::Pending);
-    let first = Submitted {
-        owner: 0,
-        queue: 0,
-        normal: true,
-        cpu: 1,
-        quotas: true,
-        backfill: false,
-        max_prequeued: 100,
-        max_unfinished: 100,
-        tolerance: 30,
-        later_ms: 0,
-    };
+    let first = Submitted { later_ms: 0, ..fixed() };
     let late = Submitted {
         later_ms: 95_000,
         ..first.clone()
@@ -494,16 +493,8 @@ fn a_submission_past_the_horizon_reads_the_store() {
 #[test]
 fn unreadable_counts_send_their_owner_to_the_store() {
     let mine = Submitted {
-        owner: 0,
-        queue: 0,
-        normal: true,
-        cpu: 1,
-        quotas: true,
-        backfill: false,
         max_prequeued: 1,
-        max_unfinished: 100,
-        tolerance: 30,
-        later_ms: 10,
+        ..fixed()
     };
     let other = Submitted {
         owner: 1,
