@@ -226,18 +226,24 @@ async fn the_same_idempotency_key_answers_the_first_answer_and_creates_nothing(a
             .json(&body);
         async move {
             let res = req.send().await.unwrap();
-            (res.status(), res.json::<Value>().await.unwrap())
+            let replayed = res
+                .headers()
+                .get("idempotent-replayed")
+                .map(|v| v.to_str().unwrap().to_owned());
+            (res.status(), res.json::<Value>().await.unwrap(), replayed)
         }
     };
     let body = job("once", json!({"cpu": "1"}));
-    let (s1, first) = submit("key-1", body.clone()).await;
-    let (s2, second) = submit("key-1", body.clone()).await;
+    let (s1, first, r1) = submit("key-1", body.clone()).await;
+    let (s2, second, r2) = submit("key-1", body.clone()).await;
     assert_eq!((s1, s2), (StatusCode::CREATED, StatusCode::CREATED));
+    // The repeat says it is one (`Idempotent-Replayed`), the first does not.
+    assert_eq!((r1, r2.as_deref()), (None, Some("true")));
     // The same job (as it stands now: the cluster may have started it) and the same admission.
     assert_eq!(job_id(&second), job_id(&first));
     assert_eq!(second["admission"], first["admission"]);
     assert_eq!(second["job"]["submittedAt"], first["job"]["submittedAt"]);
-    let (s3, reused) = submit("key-1", job("other", json!({"cpu": "1"}))).await;
+    let (s3, reused, _) = submit("key-1", job("other", json!({"cpu": "1"}))).await;
     assert_eq!((s3.as_u16(), code(&reused)), (422, "idempotency_key_reused"));
     let (_, list) = call(&app, "GET", "/api/v1/jobs", &ivan, None).await;
     assert_eq!(list["total"], 1);
@@ -248,12 +254,17 @@ async fn the_same_idempotency_key_answers_the_first_answer_and_creates_nothing(a
     let answers = futures::future::join_all(futures).await;
     let ids: std::collections::BTreeSet<i64> = answers
         .iter()
-        .map(|(s, a)| {
+        .map(|(s, a, _)| {
             assert_eq!(*s, StatusCode::CREATED, "{a}");
             a["job"]["id"].as_i64().unwrap()
         })
         .collect();
     assert_eq!(ids.len(), 1);
+    let created = answers.iter().filter(|(_, _, replayed)| replayed.is_none()).count();
+    assert_eq!(
+        created, 1,
+        "one of the racing retries created the job, the others say they repeat it"
+    );
     let (_, list) = call(&app, "GET", "/api/v1/jobs", &ivan, None).await;
     assert_eq!(list["total"], 2);
     // A key last used more than 24 h ago is free again, even with another body.
@@ -262,7 +273,7 @@ async fn the_same_idempotency_key_answers_the_first_answer_and_creates_nothing(a
         "UPDATE idempotency_keys SET created_at = '2000-01-01 00:00:00+00:00'",
     )
     .await;
-    let (status, again) = submit("key-1", job("later", json!({"cpu": "1"}))).await;
+    let (status, again, _) = submit("key-1", job("later", json!({"cpu": "1"}))).await;
     assert_eq!(status, StatusCode::CREATED, "{again}");
     assert_ne!(job_id(&again), job_id(&first));
     let (_, list) = call(&app, "GET", "/api/v1/jobs", &ivan, None).await;

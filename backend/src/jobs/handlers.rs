@@ -13,6 +13,7 @@ use axum::Json;
 use axum::extract::{FromRequest, FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -143,7 +144,7 @@ fn rejection_error(rejection: &SubmitRejection) -> ApiError {
     params(("Idempotency-Key" = Option<String>, Header, description = "Repeat-safe submit: the same key and body within 24 h answer the first answer")),
     request_body = JobBody,
     responses(
-        (status = 201, description = "Accepted: activated or prequeued", body = SubmitResponse),
+        (status = 201, description = "Accepted: activated or prequeued", body = SubmitResponse, headers(("Idempotent-Replayed" = String, description = "`true` when the answer repeats the first answer to this `Idempotency-Key`: nothing was created"))),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 403, description = "`queue_forbidden`; `volume_forbidden`: a volume the body names is not offered to its queue", body = ErrorBody),
         (status = 404, description = "`queue_not_found`", body = ErrorBody),
@@ -157,14 +158,30 @@ async fn submit_job(
     AuthUser(user): AuthUser,
     headers: HeaderMap,
     request: axum::extract::Request,
-) -> ApiResult<(StatusCode, Json<SubmitResponse>)> {
+) -> ApiResult<Response> {
     // The generic request deadline skips this route (a job admitted must be answered as
     // admitted), so the body is read within it here: a client that sends the header and never
     // its body must not hold a connection.
     let body: JobBody = read_in_time(&state, request).await?;
-    let response = jobs::submit(context(&state), &user, &body, idempotency_key(&headers)?).await?;
-    Ok((StatusCode::CREATED, Json(response)))
+    let submitted = jobs::submit(context(&state), &user, &body, idempotency_key(&headers)?).await?;
+    Ok(submitted_answer(submitted))
 }
+
+/// 201 with the answer; a repeated `Idempotency-Key` also says `Idempotent-Replayed: true`
+/// (nothing was created this time).
+fn submitted_answer(submitted: jobs::Submitted) -> Response {
+    let mut response = (StatusCode::CREATED, Json(submitted.response)).into_response();
+    if submitted.replayed {
+        response.headers_mut().insert(
+            axum::http::HeaderName::from_static(REPLAYED_HEADER),
+            axum::http::HeaderValue::from_static("true"),
+        );
+    }
+    response
+}
+
+/// The header of an answer repeated for an `Idempotency-Key` seen before.
+pub const REPLAYED_HEADER: &str = "idempotent-replayed";
 
 /// A JSON body read within `request_timeout_seconds` (503 `timeout` past it), for the routes
 /// the generic deadline skips.
@@ -204,7 +221,7 @@ fn idempotency_key(headers: &HeaderMap) -> ApiResult<Option<&str>> {
     ),
     request_body = ResubmitBody,
     responses(
-        (status = 201, description = "The new job: activated or prequeued", body = SubmitResponse),
+        (status = 201, description = "The new job: activated or prequeued", body = SubmitResponse, headers(("Idempotent-Replayed" = String, description = "`true` when the answer repeats the first answer to this `Idempotency-Key`: nothing was created"))),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 403, description = "`queue_forbidden`; `volume_forbidden`", body = ErrorBody),
         (status = 404, description = "`job_not_found`; `queue_not_found`", body = ErrorBody),
@@ -219,7 +236,7 @@ async fn resubmit_job(
     ApiPath(id): ApiPath<i64>,
     headers: HeaderMap,
     request: axum::extract::Request,
-) -> ApiResult<(StatusCode, Json<SubmitResponse>)> {
+) -> ApiResult<Response> {
     let changes: ResubmitBody = read_in_time(&state, request).await?;
     let old = tokio::time::timeout(
         state.config.http_limits.request_timeout,
@@ -228,8 +245,8 @@ async fn resubmit_job(
     .await
     .map_err(|_| crate::http::out_of_time())??;
     let body = changes.apply_to(&jobs::to_api(&old)?);
-    let response = jobs::submit(context(&state), &user, &body, idempotency_key(&headers)?).await?;
-    Ok((StatusCode::CREATED, Json(response)))
+    let submitted = jobs::submit(context(&state), &user, &body, idempotency_key(&headers)?).await?;
+    Ok(submitted_answer(submitted))
 }
 
 /// What a submission would do now (steps 1–7): the decision, its reasons and the caller's

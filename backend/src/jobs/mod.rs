@@ -304,7 +304,7 @@ pub async fn submit(
     user: &users::entity::Model,
     body: &JobBody,
     key: Option<&str>,
-) -> Result<SubmitResponse, JobError> {
+) -> Result<Submitted, JobError> {
     let key = key.map(idempotency::check_key).transpose()?;
     let hash = idempotency::body_hash(body);
     let config = ctx.settings.current();
@@ -330,7 +330,7 @@ pub async fn submit(
         catalogue,
     } = match checked {
         Ok(checked) => checked,
-        Err(first) => return replay(ctx, &first, &hash).await,
+        Err(first) => return replay(ctx, &first, &hash).await.map(Submitted::replayed),
     };
     let request = anteroom_shared::scheduling::job_resources(&tasks).map_err(SubmitRejection::from)?;
     let pending = admit::Pending {
@@ -355,14 +355,14 @@ pub async fn submit(
             decision,
             admission,
         }) => (*row, decision, admission),
-        Ok(admit::Admitted::Replay(first)) => return replay(ctx, &first, &hash).await,
+        Ok(admit::Admitted::Replay(first)) => return replay(ctx, &first, &hash).await.map(Submitted::replayed),
         Err(JobError::Db(e)) if key.is_some() => {
             // The same key committed meanwhile by a request into another queue tree
             // (PostgreSQL): the unique key refused ours.
             if let Some(key) = key
                 && let Some(first) = idempotency::find(ctx.db, user.id, key, Utc::now()).await?
             {
-                return replay(ctx, &first, &hash).await;
+                return replay(ctx, &first, &hash).await.map(Submitted::replayed);
             }
             return Err(JobError::Db(e));
         }
@@ -394,10 +394,10 @@ pub async fn submit(
                 );
                 let row = current(ctx.db, row).await;
                 ctx.signals.events_written();
-                return Ok(SubmitResponse {
+                return Ok(Submitted::new(SubmitResponse {
                     job: to_api(&row)?,
                     admission,
-                });
+                }));
             };
             let outcome = joined.map_err(|e| DbErr::Custom(format!("activation task: {e}")));
             match outcome {
@@ -416,10 +416,36 @@ pub async fn submit(
         }
     };
     ctx.signals.events_written();
-    Ok(SubmitResponse {
+    Ok(Submitted::new(SubmitResponse {
         job: to_api(&row)?,
         admission,
-    })
+    }))
+}
+
+/// A submission's answer, and whether it repeats the answer to an `Idempotency-Key` seen
+/// before: the HTTP layer says so (`Idempotent-Replayed: true`) so a client can tell its user
+/// that nothing new was created.
+pub struct Submitted {
+    /// The answer.
+    pub response: SubmitResponse,
+    /// True when no job was created: the key's first answer, again.
+    pub replayed: bool,
+}
+
+impl Submitted {
+    fn new(response: SubmitResponse) -> Self {
+        Self {
+            response,
+            replayed: false,
+        }
+    }
+
+    fn replayed(response: SubmitResponse) -> Self {
+        Self {
+            response,
+            replayed: true,
+        }
+    }
 }
 
 /// The row as stored now, or `row` if it cannot be read.

@@ -1,0 +1,244 @@
+//! `ar ls` (squeue), `ar why`, `ar cancel` (scancel).
+
+use anteroom_shared::api::Page;
+use anteroom_shared::api::jobs::{Job, JobDetail};
+use anteroom_shared::scheduling::JobPhase;
+use chrono::Utc;
+
+use crate::args::ListArgs;
+use crate::error::CliResult;
+use crate::output::{self, Format};
+use crate::{Ctx, reasons};
+
+/// How many job details `ar ls` reads at once for the reasons of waiting jobs.
+const DETAIL_READS_AT_ONCE: usize = 8;
+
+/// The query of a list request from the flags.
+pub fn list_query(args: &ListArgs) -> Vec<(&'static str, String)> {
+    let mut query = vec![
+        ("page", args.page.to_string()),
+        ("pageSize", args.page_size.to_string()),
+    ];
+    let mut phases = args.phase.clone();
+    if args.active {
+        phases.extend(
+            JobPhase::ALL
+                .iter()
+                .filter(|p| !p.is_terminal())
+                .map(|p| p.as_str().to_owned()),
+        );
+    }
+    query.extend(phases.into_iter().map(|p| ("phase", p)));
+    query.extend(args.queue.iter().map(|q| ("queue", q.clone())));
+    query.extend(args.kind.iter().map(|k| ("kind", k.clone())));
+    query.extend(args.schedule_type.iter().map(|t| ("scheduleType", t.clone())));
+    query.extend(args.user.iter().map(|u| ("user", u.clone())));
+    query
+}
+
+/// `ar ls`.
+pub async fn list(ctx: &Ctx, args: ListArgs) -> CliResult<()> {
+    ctx.require_login()?;
+    let path = if args.all || !args.user.is_empty() {
+        "/api/v1/admin/jobs"
+    } else {
+        "/api/v1/jobs"
+    };
+    let page: Page<Job> = ctx.api.get(path, &list_query(&args)).await?;
+    let format = if ctx.json { Format::Json } else { args.output };
+    match format {
+        Format::Json => ctx.print_json(&page),
+        Format::Yaml => print!("{}", serde_norway::to_string(&page).unwrap_or_default()),
+        Format::Table | Format::Wide => {
+            let standings = standings(ctx, &page.items).await;
+            print!("{}", job_table(ctx, &page.items, &standings, format == Format::Wide));
+            if page.total > page.items.len() as u64 {
+                eprintln!(
+                    "{}",
+                    ctx.style.dim(&ctx.i18n.tf(
+                        "cli.ls.more",
+                        &[
+                            ("shown", &page.items.len().to_string()),
+                            ("total", &page.total.to_string()),
+                            ("page", &page.page.to_string()),
+                        ]
+                    ))
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The details of the page's waiting jobs (their position and reasons), read a few at a time;
+/// a job that finished meanwhile simply has none.
+async fn standings(ctx: &Ctx, jobs: &[Job]) -> Vec<Option<JobDetail>> {
+    let mut out = Vec::with_capacity(jobs.len());
+    for chunk in jobs.chunks(DETAIL_READS_AT_ONCE) {
+        let reads = chunk.iter().map(|job| async move {
+            if job.phase != JobPhase::Prequeue {
+                return None;
+            }
+            ctx.api
+                .get::<JobDetail>(&format!("/api/v1/jobs/{}", job.id), &[])
+                .await
+                .ok()
+        });
+        out.extend(futures::future::join_all(reads).await);
+    }
+    out
+}
+
+/// The squeue-like table.
+fn job_table(ctx: &Ctx, jobs: &[Job], standings: &[Option<JobDetail>], wide: bool) -> String {
+    let i = &ctx.i18n;
+    let mut headers = vec![
+        i.t("cli.ls.id"),
+        i.t("cli.ls.name"),
+        i.t("cli.ls.queue"),
+        i.t("cli.ls.type"),
+        i.t("cli.ls.phase"),
+        i.t("cli.ls.waited"),
+    ];
+    if wide {
+        headers.extend([i.t("cli.ls.owner"), i.t("cli.ls.resources"), i.t("cli.ls.submitted")]);
+    }
+    headers.push(i.t("cli.ls.reason"));
+    let now = Utc::now();
+    let rows = jobs
+        .iter()
+        .zip(standings)
+        .map(|(job, standing)| {
+            let phase = i.t(&format!("phase.{}", job.phase.as_str()));
+            let mut row = vec![
+                job.id.to_string(),
+                job.name.clone(),
+                job.queue.clone(),
+                i.t(&format!("scheduleType.{}", job.schedule_type.as_str())),
+                ctx.style.phase(job.phase, &phase),
+                waited(job, now),
+            ];
+            if wide {
+                row.extend([job.owner.clone(), resources(job), output::local_time(job.submitted_at)]);
+            }
+            let reason = match standing.as_ref().and_then(|d| d.prequeue.as_ref()) {
+                Some(p) if wide => format!(
+                    "#{} {}",
+                    p.position,
+                    p.reasons
+                        .first()
+                        .map(|r| reasons::text(ctx.i18n, r))
+                        .unwrap_or_default()
+                ),
+                Some(p) => format!(
+                    "#{} {}",
+                    p.position,
+                    p.reasons.iter().map(|r| r.code.as_str()).collect::<Vec<_>>().join(",")
+                ),
+                None => String::new(),
+            };
+            row.push(reason.trim_end().to_owned());
+            row
+        })
+        .collect::<Vec<_>>();
+    if rows.is_empty() {
+        return format!("{}\n", i.t("cli.ls.empty"));
+    }
+    output::table(&headers, &rows)
+}
+
+/// How long a waiting job has waited (from `waitingSince`, else its submission); blank for
+/// the others.
+fn waited(job: &Job, now: chrono::DateTime<Utc>) -> String {
+    if job.phase != JobPhase::Prequeue {
+        return String::new();
+    }
+    let since = job.waiting_since.unwrap_or(job.submitted_at);
+    output::duration((now - since).num_seconds())
+}
+
+fn resources(job: &Job) -> String {
+    job.resources
+        .iter()
+        .map(|(name, q)| format!("{name}={q}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `ar why ID`.
+pub async fn why(ctx: &Ctx, id: i64) -> CliResult<()> {
+    ctx.require_login()?;
+    let detail: JobDetail = ctx.api.get(&format!("/api/v1/jobs/{id}"), &[]).await?;
+    if ctx.json {
+        ctx.print_json(&serde_json::json!({
+            "job": detail.job,
+            "prequeue": detail.prequeue,
+        }));
+        return Ok(());
+    }
+    let i = &ctx.i18n;
+    let job = &detail.job;
+    let phase = i.t(&format!("phase.{}", job.phase.as_str()));
+    println!(
+        "{} {}  ·  {}  ·  {}  ·  {}",
+        ctx.style.bold(&format!("#{}", job.id)),
+        job.name,
+        job.queue,
+        i.t(&format!("scheduleType.{}", job.schedule_type.as_str())),
+        ctx.style.phase(job.phase, &phase),
+    );
+    let Some(standing) = &detail.prequeue else {
+        println!("{}", i.tf("cli.why.notWaiting", &[("phase", &phase)]));
+        return Ok(());
+    };
+    let now = Utc::now();
+    let mut line = i.tf(
+        "cli.why.position",
+        &[("position", &standing.position.to_string()), ("queue", &job.queue)],
+    );
+    match job.waiting_since {
+        Some(since) => {
+            line.push_str("  ·  ");
+            line.push_str(&i.tf(
+                "cli.why.waited",
+                &[("waited", &output::duration((now - since).num_seconds()))],
+            ));
+            if let Some(tolerance) = job.waiting_tolerance_seconds {
+                line.push_str("  ·  ");
+                line.push_str(&i.tf("cli.why.tolerance", &[("tolerance", &output::duration(tolerance))]));
+            }
+        }
+        None => {
+            line.push_str("  ·  ");
+            line.push_str(&i.t("cli.why.heldPrivately"));
+        }
+    }
+    println!("{line}");
+    print!("{}", reasons::render(ctx.i18n, ctx.style, &standing.reasons));
+    Ok(())
+}
+
+/// `ar cancel ID…`: every id is tried; each failure is printed, the last one decides the exit
+/// code.
+pub async fn cancel(ctx: &Ctx, ids: &[i64]) -> CliResult<()> {
+    ctx.require_login()?;
+    let mut last_error = None;
+    for &id in ids {
+        match ctx.api.delete(&format!("/api/v1/jobs/{id}")).await {
+            Ok(()) => {
+                if !ctx.json {
+                    println!("{}", ctx.i18n.tf("cli.cancel.done", &[("id", &id.to_string())]));
+                }
+            }
+            Err(e) => {
+                if let Some(previous) = last_error.replace(e) {
+                    crate::report(&previous, ctx.i18n, ctx.json);
+                }
+            }
+        }
+    }
+    match last_error {
+        None => Ok(()),
+        Some(e) => Err(e),
+    }
+}

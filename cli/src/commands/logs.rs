@@ -1,0 +1,43 @@
+//! `ar logs ID [-f]`: a pod's log as the API gives it, copied to stdout as it arrives.
+
+use std::io::Write as _;
+
+use reqwest::Method;
+
+use crate::Ctx;
+use crate::args::LogsArgs;
+use crate::client::Repeat;
+use crate::error::{CliError, CliResult};
+
+/// `ar logs`.
+pub async fn logs(ctx: &Ctx, args: LogsArgs) -> CliResult<()> {
+    ctx.require_login()?;
+    let mut query = vec![("replica", args.replica.to_string())];
+    if let Some(task) = &args.task {
+        query.push(("task", task.clone()));
+    }
+    if let Some(tail) = args.tail {
+        query.push(("tailLines", tail.to_string()));
+    }
+    if args.follow {
+        query.push(("follow", "true".to_owned()));
+    }
+    let path = format!("/api/v1/jobs/{}/logs", args.id);
+    let repeat = if args.follow { Repeat::Once } else { Repeat::Safe };
+    let mut response = ctx
+        .api
+        .send(repeat, || ctx.api.request(Method::GET, &path).query(&query))
+        .await?;
+    let mut out = std::io::stdout().lock();
+    while let Some(chunk) = response.chunk().await.map_err(|e| CliError::Unreachable {
+        url: ctx.api.base().to_owned(),
+        reason: e.to_string(),
+    })? {
+        let written = out.write_all(&chunk).and_then(|()| out.flush());
+        if written.is_err() {
+            // The reader went away (`ar logs 7 | head`): that is not a failure.
+            return Ok(());
+        }
+    }
+    Ok(())
+}
