@@ -232,7 +232,7 @@ cmd_test() {
   cargo clippy "${LOCKED[@]}" -p anteroom-web --target wasm32-unknown-unknown --profile wasm-release -- -D warnings
   say "rustdoc (broken intra-doc links fail)"
   RUSTDOCFLAGS="-D warnings" cargo doc "${LOCKED[@]}" -q --no-deps --document-private-items \
-    -p anteroom -p anteroom-shared -p migration -p anteroom-tests
+    -p anteroom -p anteroom-shared -p migration -p anteroom-tests -p anteroom-cli
   trap stop_postgres EXIT
   start_postgres
   say "API contract tests (schemathesis against the running server's OpenAPI document)"

@@ -29,6 +29,9 @@ pub struct Api {
 pub enum Repeat {
     /// Reads, deletes and keyed submissions: the server does it once whatever the count.
     Safe,
+    /// Deletes: safe to repeat, and a repeat answered 404 or 409 (gone, already finished)
+    /// means the attempt whose answer was lost did it.
+    Delete,
     /// Anything else: one attempt.
     Once,
 }
@@ -36,10 +39,12 @@ pub enum Repeat {
 impl Api {
     /// A client of `base` (`http://host:8080`, with or without a trailing slash).
     pub fn new(base: &str, token: Option<String>) -> CliResult<Self> {
-        let base = base.trim_end_matches('/').to_owned();
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
+        let base = normalise(base);
+        let parsed =
+            reqwest::Url::parse(&base).map_err(|e| CliError::Usage(format!("the server URL {base:?}: {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
             return Err(CliError::Usage(format!(
-                "the server URL must start with http:// or https://, not {base:?}"
+                "the server URL must be http:// or https:// and name a host, not {base:?}"
             )));
         }
         let http = reqwest::Client::builder()
@@ -79,12 +84,20 @@ impl Api {
     /// repeat-safe request is sent again (up to [`ATTEMPTS`] times, pausing between) when no
     /// answer came or the answer was 502, 503 or 504.
     pub async fn send(&self, repeat: Repeat, make: impl Fn() -> RequestBuilder) -> CliResult<Response> {
-        let attempts = if repeat == Repeat::Safe { ATTEMPTS } else { 1 };
+        let attempts = if repeat == Repeat::Once { 1 } else { ATTEMPTS };
         let mut pause = self.backoff;
         let mut attempt = 1;
         loop {
-            let error = match make().send().await {
+            let request = make()
+                .build()
+                .map_err(|e| CliError::Usage(format!("cannot build the request: {}", describe(&e))))?;
+            let error = match self.http.execute(request).await {
                 Ok(response) if response.status().is_success() => return Ok(response),
+                Ok(response)
+                    if repeat == Repeat::Delete && attempt > 1 && matches!(response.status().as_u16(), 404 | 409) =>
+                {
+                    return Ok(response);
+                }
                 Ok(response) => self.error_of(response).await,
                 Err(e) => CliError::Unreachable {
                     url: self.base.clone(),
@@ -128,7 +141,7 @@ impl Api {
 
     /// `DELETE path`.
     pub async fn delete(&self, path: &str) -> CliResult<()> {
-        self.send(Repeat::Safe, || self.request(Method::DELETE, path))
+        self.send(Repeat::Delete, || self.request(Method::DELETE, path))
             .await
             .map(drop)
     }
@@ -139,8 +152,9 @@ impl Api {
             url: self.base.clone(),
             reason: describe(&e),
         })?;
+        // Not what an Anteroom answers: a proxy's page or another server, so "failing" (3).
         serde_json::from_slice(&bytes).map_err(|e| CliError::Api {
-            status: 200,
+            status: 502,
             code: "unexpected_answer".into(),
             message: format!(
                 "the server's answer is not what ar expects ({e}); is {} an Anteroom?",
@@ -171,6 +185,42 @@ impl Api {
     }
 }
 
+/// A server URL as compared and saved: without trailing slashes.
+pub fn normalise(url: &str) -> String {
+    url.trim().trim_end_matches('/').to_owned()
+}
+
+/// One path segment, percent-encoded (a queue named `../x` stays one segment).
+pub fn segment(text: &str) -> String {
+    let dots = text == "." || text == "..";
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        let plain = b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'~') || (b == b'.' && !dots);
+        if plain {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// True for a plain-HTTP URL to a host other than this machine: the password and the token
+/// would cross the network readable.
+pub fn is_cleartext_remote(url: &str) -> bool {
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    let host = parsed.host_str().unwrap_or_default();
+    let loopback = host == "localhost"
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    parsed.scheme() == "http" && !loopback
+}
+
 /// The HTTP client's error with its causes, which carry the useful part ("Connection refused").
 fn describe(e: &reqwest::Error) -> String {
     let mut text = e.to_string();
@@ -192,6 +242,15 @@ mod tests {
     /// A server that hangs up on the first `drops` connections without answering, then
     /// answers `200 {}`; it hands back every request's head.
     async fn flaky_server(drops: usize) -> (String, tokio::task::JoinHandle<Vec<String>>) {
+        server(drops, "200 OK", "{}").await
+    }
+
+    /// As [`flaky_server`], answering `status` and `body` in the end.
+    async fn server(
+        drops: usize,
+        status: &'static str,
+        body: &'static str,
+    ) -> (String, tokio::task::JoinHandle<Vec<String>>) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let task = tokio::spawn(async move {
@@ -215,7 +274,10 @@ mod tests {
                     drop(socket);
                     continue;
                 }
-                let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}";
+                let answer = format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
                 socket.write_all(answer.as_bytes()).await.unwrap();
                 break;
             }
@@ -269,7 +331,44 @@ mod tests {
     }
 
     #[test]
+    fn segments_are_encoded_and_cleartext_to_another_host_is_noticed() {
+        assert_eq!(segment("gpu-a100_x.y"), "gpu-a100_x.y");
+        assert_eq!(segment("../queue-quotas/3"), "..%2Fqueue-quotas%2F3");
+        assert_eq!(segment(".."), "%2E%2E");
+        assert_eq!(segment("a b"), "a%20b");
+        assert!(is_cleartext_remote("http://cluster.example:8080"));
+        assert!(is_cleartext_remote("http://10.0.0.5"));
+        assert!(!is_cleartext_remote("http://127.0.0.1:8080"));
+        assert!(!is_cleartext_remote("http://localhost:8080"));
+        assert!(!is_cleartext_remote("http://[::1]:8080"));
+        assert!(!is_cleartext_remote("https://cluster.example"));
+    }
+
+    #[tokio::test]
+    async fn a_delete_whose_answer_was_lost_is_done_when_the_repeat_finds_it_gone() {
+        const FINISHED: &str = r#"{"error":{"code":"already_finished","message":"job 1 already finished"}}"#;
+        // No answer, then 409 on the repeat: the lost attempt did it.
+        let (url, lost) = server(1, "409 Conflict", FINISHED).await;
+        let api = Api::new(&url, None).unwrap().with_backoff(Duration::from_millis(1));
+        assert!(api.delete("/api/v1/jobs/1").await.is_ok());
+        assert_eq!(lost.await.unwrap().len(), 2);
+        // A 409 to the first attempt is a real refusal.
+        let (url, first) = server(0, "409 Conflict", FINISHED).await;
+        let api = Api::new(&url, None).unwrap().with_backoff(Duration::from_millis(1));
+        let refused = api.delete("/api/v1/jobs/1").await;
+        assert_eq!(
+            refused.as_ref().err().and_then(CliError::code),
+            Some("already_finished"),
+            "{refused:?}"
+        );
+        assert_eq!(first.await.unwrap().len(), 1);
+    }
+
+    #[test]
     fn a_url_without_a_scheme_is_a_usage_mistake() {
+        assert!(matches!(Api::new("http://", None), Err(CliError::Usage(_))));
+        assert!(matches!(Api::new("http://h:99999", None), Err(CliError::Usage(_))));
+        assert!(matches!(Api::new("ftp://h", None), Err(CliError::Usage(_))));
         assert!(matches!(Api::new("127.0.0.1:8080", None), Err(CliError::Usage(_))));
         assert_eq!(Api::new("http://h:1/", None).unwrap().base(), "http://h:1");
     }

@@ -69,7 +69,8 @@ pub fn save(path: &Path, saved: &Saved) -> CliResult<()> {
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     create_private_dir(dir).map_err(io)?;
-    let tmp = path.with_extension("json.tmp");
+    // A name of this process's own: two `ar login`s at once each rename a whole file.
+    let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);

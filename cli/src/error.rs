@@ -1,5 +1,6 @@
 //! What can go wrong, and the exit code a script sees for it: 0 ok, 1 refused by the server,
-//! 2 a usage mistake, 3 the server unreachable (or failing), 4 not logged in or not allowed.
+//! 2 a usage mistake, 3 the server unreachable (or failing), 4 not logged in or the token (or
+//! password) refused. A 403 (logged in, not allowed) is a refusal: 1.
 
 use std::process::ExitCode;
 

@@ -142,39 +142,46 @@ fn kind_of(v: &Value) -> &'static str {
 /// The body's fields that hold numbers; everything else a `--set` writes is text unless it
 /// replaces a number or a boolean (the API's quantities, names, commands and env values are
 /// all strings, and `0.1` or `4` typed on a command line are meant as such).
-const NUMBER_FIELDS: [&str; 2] = ["replicas", "waitingToleranceSeconds"];
+const NUMBER_FIELDS: [&str; 1] = ["replicas"];
 
 fn value_for(existing: Option<&Value>, key: &str, quantity: bool, raw: &str) -> Value {
     let text = || Value::String(raw.to_owned());
     if quantity || matches!(existing, Some(Value::String(_))) {
         return text();
     }
+    // A list of words (`[python, train.py, --lr, 0.10]`) keeps each word exactly as typed.
+    if let Ok(words) = serde_norway::from_str::<Vec<String>>(raw)
+        && raw.trim_start().starts_with('[')
+    {
+        return Value::Array(words.into_iter().map(Value::String).collect());
+    }
     let Ok(parsed) = serde_norway::from_str::<Value>(raw) else {
         return text();
     };
     let typed_scalar = NUMBER_FIELDS.contains(&key) || matches!(existing, Some(Value::Number(_) | Value::Bool(_)));
     match parsed {
-        Value::Array(_) | Value::Object(_) => numbers_as_text(parsed),
-        Value::Bool(_) if typed_scalar || existing.is_none() => parsed,
+        Value::Array(_) | Value::Object(_) => scalars_as_text(parsed),
+        Value::Bool(_) if typed_scalar => parsed,
         Value::Number(_) if typed_scalar => parsed,
         Value::Null if matches!(raw.trim(), "null" | "~") => parsed,
         _ => text(),
     }
 }
 
-/// A list or object typed on the command line: its numbers become text, except in the
-/// fields that hold numbers.
-fn numbers_as_text(value: Value) -> Value {
+/// A list or object typed on the command line: its numbers and booleans become text, except
+/// in the fields that hold numbers.
+fn scalars_as_text(value: Value) -> Value {
     match value {
         Value::Number(n) => Value::String(n.to_string()),
-        Value::Array(items) => Value::Array(items.into_iter().map(numbers_as_text).collect()),
+        Value::Bool(b) => Value::String(b.to_string()),
+        Value::Array(items) => Value::Array(items.into_iter().map(scalars_as_text).collect()),
         Value::Object(map) => Value::Object(
             map.into_iter()
                 .map(|(k, v)| {
                     let v = if NUMBER_FIELDS.contains(&k.as_str()) {
                         v
                     } else {
-                        numbers_as_text(v)
+                        scalars_as_text(v)
                     };
                     (k, v)
                 })
@@ -189,21 +196,27 @@ pub fn to_body(doc: Value) -> Result<JobBody, JobFileError> {
     serde_json::from_value(doc).map_err(|e| JobFileError::NotAJob(e.to_string()))
 }
 
-/// The default `Idempotency-Key`: the body's hash and the ten-minute window the command runs
-/// in, so running the same command again soon after (a timeout, a lost connection, a script
-/// re-run) answers the first job, while the same file submitted later or changed by `--set`
-/// makes a new one. `--again` or an explicit key overrides it.
-pub fn default_key(body: &JobBody, unix_seconds: i64) -> String {
+/// The default `Idempotency-Key`: the body's hash (after `--set`) and a stamp — the job
+/// file's modification time, or for a body read from standard input the ten-minute window
+/// the command runs in. Running the same command again (a timeout, a lost connection, a
+/// script re-run) answers the first job, for as long as the server remembers keys (24 h);
+/// an edited file, another `--set`, or `--again` makes a new one.
+pub fn default_key(body: &JobBody, stamp: i64) -> String {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
     let hash: String = Sha256::digest(&bytes)
         .iter()
         .take(16)
         .map(|b| format!("{b:02x}"))
         .collect();
-    format!("ar-{hash}-{}", unix_seconds.div_euclid(WINDOW_SECONDS))
+    format!("ar-{hash}-{stamp}")
 }
 
-/// The window within which the same body submitted again is one job.
+/// The stamp of a body read from standard input: the ten-minute window of `unix_seconds`.
+pub fn window_stamp(unix_seconds: i64) -> i64 {
+    unix_seconds.div_euclid(WINDOW_SECONDS)
+}
+
+/// The window within which the same body from standard input is one job.
 pub const WINDOW_SECONDS: i64 = 600;
 
 #[cfg(test)]
@@ -250,6 +263,8 @@ tasks:
         set(&mut d, "scheduleType=backfill").unwrap();
         set(&mut d, "tasks.0.shmSize=2Gi").unwrap();
         set(&mut d, "tasks.0.nodeNames=[7, node-b]").unwrap();
+        set(&mut d, "tasks.0.env.1.name=RESUME").unwrap();
+        set(&mut d, "tasks.0.env.1.value=true").unwrap();
         to_body(d.clone()).expect("what --set wrote is a job body");
         assert_eq!(d["name"], "sweep-1");
         assert_eq!(d["tasks"][0]["replicas"], 2);
@@ -259,6 +274,13 @@ tasks:
         assert_eq!(d["tasks"][0]["env"][0], json!({"name": "LR", "value": "0.1"}));
         assert_eq!(d["scheduleType"], "backfill");
         assert_eq!(d["tasks"][0]["nodeNames"], json!(["7", "node-b"]));
+        assert_eq!(d["tasks"][0]["env"][1]["value"], "true");
+        set(&mut d, "tasks.0.command=[python, x.py, --lr, 0.10, 1e-3, 0x10, true]").unwrap();
+        assert_eq!(
+            d["tasks"][0]["command"],
+            json!(["python", "x.py", "--lr", "0.10", "1e-3", "0x10", "true"]),
+            "each word as typed"
+        );
         set(&mut d, "tasks.0.replicas=three").unwrap();
         assert_eq!(
             d["tasks"][0]["replicas"], "three",
@@ -310,10 +332,12 @@ tasks:
         set(&mut other, "name=other").unwrap();
         let other = to_body(other).unwrap();
         let t = 1_800_000_000 - 1_800_000_000 % WINDOW_SECONDS;
-        assert_eq!(default_key(&body, t), default_key(&body, t + WINDOW_SECONDS - 1));
-        assert_ne!(default_key(&body, t), default_key(&body, t + WINDOW_SECONDS));
-        assert_ne!(default_key(&body, t), default_key(&other, t));
-        let key = default_key(&body, t);
+        assert_eq!(window_stamp(t), window_stamp(t + WINDOW_SECONDS - 1));
+        assert_ne!(window_stamp(t), window_stamp(t + WINDOW_SECONDS));
+        assert_eq!(default_key(&body, 7), default_key(&body, 7));
+        assert_ne!(default_key(&body, 7), default_key(&body, 8));
+        assert_ne!(default_key(&body, 7), default_key(&other, 7));
+        let key = default_key(&body, i64::MIN);
         assert!(key.len() <= 255 && key.bytes().all(|b| b.is_ascii_graphic()), "{key}");
     }
 }

@@ -80,6 +80,16 @@ impl Style {
     }
 }
 
+/// The locale key of a phase's name. `Activating` (the create in flight) reads as `Pending`,
+/// as in the web UI: to its owner the job is on its way into the cluster either way.
+pub fn phase_key(phase: JobPhase) -> String {
+    let shown = match phase {
+        JobPhase::Activating => JobPhase::Pending,
+        other => other,
+    };
+    format!("phase.{}", shown.as_str())
+}
+
 /// The width a terminal gives `text`, ANSI colour sequences not counted.
 pub fn width(text: &str) -> usize {
     let mut plain = String::with_capacity(text.len());
@@ -172,6 +182,21 @@ mod tests {
         assert_eq!(plain.phase(JobPhase::Running, "Running"), "Running");
         let colour = Style { color: true };
         assert_eq!(width(&colour.phase(JobPhase::Running, "Running")), 7);
+    }
+
+    /// Every phase, schedule type and kind `ar` may print has its name in all four languages
+    /// (the keys are built at run time, so the compile-time check of the UI does not see them).
+    #[test]
+    fn every_name_ar_prints_has_a_text_in_every_language() {
+        use anteroom_shared::scheduling::{JobKind, ScheduleType};
+        let mut keys: Vec<String> = JobPhase::ALL.iter().map(|p| phase_key(*p)).collect();
+        keys.extend(ScheduleType::ALL.iter().map(|t| format!("scheduleType.{}", t.as_str())));
+        keys.extend(JobKind::ALL.iter().map(|k| format!("kind.{}", k.as_str())));
+        for locale in crate::i18n::LOCALES {
+            for key in &keys {
+                assert!(crate::i18n::I18n::new(locale).lookup(key).is_some(), "{locale}: {key}");
+            }
+        }
     }
 
     #[test]

@@ -220,7 +220,7 @@ async fn submit_from_yaml_preview_and_a_retried_submit_make_one_job() {
     assert_eq!(again["job"]["id"], first["job"]["id"]);
     assert_eq!(again["replayed"], true);
     let text = ar.run(&["submit", "-f", &job, "--set", "name=sweep-1"]).await.ok();
-    assert!(text.stdout.contains("this is job"), "{text:?}");
+    assert!(text.stderr.contains("this is job"), "{text:?}");
     assert_eq!(jobs_total(&ar).await, 1);
 
     // `--again`, or another body, is another job; `-q` prints just its id.
@@ -296,8 +296,9 @@ async fn a_held_job_says_why_watch_sees_it_start_after_a_cancel() {
     };
     std::fs::copy(ar.home.path().join("config.json"), ja.home.path().join("config.json")).unwrap();
     let why_ja = ja.run(&["why", &held]).await.ok();
-    assert!(!why_ja.stdout.contains("Your quota"), "{why_ja:?}");
-    assert!(why_ja.stdout.contains("default"), "{why_ja:?}");
+    let quota_ja = anteroom_cli::i18n::I18n::new("ja").tf("reason.quota", &[("queue", "default")]);
+    assert!(!quota_ja.contains("Your quota"));
+    assert!(why_ja.stdout.contains(&quota_ja), "{why_ja:?}");
     let quota = ar.run(&["quota", "--json"]).await.ok().json();
     assert_eq!(quota["jobs"]["prequeued"], 1);
 

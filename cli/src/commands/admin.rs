@@ -7,7 +7,7 @@ use reqwest::Method;
 use serde_json::Value;
 
 use crate::args::{AdminCommand, AdminQueue as QueueCommand, AdminQuota, AdminSettings};
-use crate::client::Repeat;
+use crate::client::{Repeat, segment};
 use crate::error::{CliError, CliResult};
 use crate::{Ctx, jobfile, output};
 
@@ -34,7 +34,7 @@ pub async fn admin(ctx: &Ctx, command: AdminCommand) -> CliResult<()> {
         AdminCommand::Queue(QueueCommand::Ls) => queue_list(ctx).await,
         AdminCommand::Queue(QueueCommand::Apply { file }) => queue_apply(ctx, &file).await,
         AdminCommand::Queue(QueueCommand::Rm { name }) => {
-            ctx.api.delete(&format!("{QUEUES}/{name}")).await?;
+            ctx.api.delete(&format!("{QUEUES}/{}", segment(&name))).await?;
             done(ctx, &ctx.i18n.tf("cli.admin.queueDeleted", &[("queue", &name)]));
             Ok(())
         }
@@ -186,7 +186,12 @@ async fn queue_apply(ctx: &Ctx, file: &std::path::Path) -> CliResult<()> {
     let queues: Vec<AdminQueue> = ctx.api.get(QUEUES, &[]).await?;
     let answer: AdminQueue = if queues.iter().any(|q| q.name == body.name) {
         ctx.api
-            .send_json(Method::PUT, &format!("{QUEUES}/{}", body.name), &body, Repeat::Safe)
+            .send_json(
+                Method::PUT,
+                &format!("{QUEUES}/{}", segment(&body.name)),
+                &body,
+                Repeat::Safe,
+            )
             .await?
     } else {
         ctx.api.send_json(Method::POST, QUEUES, &body, Repeat::Once).await?

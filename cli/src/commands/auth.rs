@@ -38,6 +38,13 @@ pub async fn login(ctx: &Ctx, args: LoginArgs) -> CliResult<()> {
             }
         })?
     };
+    if crate::client::is_cleartext_remote(ctx.api.base()) {
+        eprintln!(
+            "{}",
+            ctx.style
+                .red(&ctx.i18n.tf("cli.login.cleartext", &[("url", ctx.api.base())]))
+        );
+    }
     let anonymous = Api::new(ctx.api.base(), None)?;
     let answer: LoginResponse = anonymous
         .send_json(
@@ -78,15 +85,15 @@ pub async fn login(ctx: &Ctx, args: LoginArgs) -> CliResult<()> {
 /// Ends the user's tokens on the server, then forgets the saved one. A token the server no
 /// longer accepts is forgotten all the same.
 pub async fn logout(ctx: &Ctx) -> CliResult<()> {
-    if ctx.saved.token.is_some() {
-        match ctx
-            .api
-            .send(Repeat::Safe, || ctx.api.request(Method::POST, "/api/v1/auth/logout"))
-            .await
-        {
-            Ok(_) | Err(CliError::Api { status: 401, .. }) => {}
-            Err(e) => return Err(e),
-        }
+    // No token for this server (perhaps one for another, left alone): nothing to end.
+    ctx.require_login()?;
+    match ctx
+        .api
+        .send(Repeat::Safe, || ctx.api.request(Method::POST, "/api/v1/auth/logout"))
+        .await
+    {
+        Ok(_) | Err(CliError::Api { status: 401, .. }) => {}
+        Err(e) => return Err(e),
     }
     let saved = Saved {
         token: None,

@@ -28,6 +28,12 @@ pub fn list_query(args: &ListArgs) -> Vec<(&'static str, String)> {
                 .map(|p| p.as_str().to_owned()),
         );
     }
+    // `Activating` reads as `Pending` (as in the UI), so asking for one asks for both.
+    if phases.iter().any(|p| p == "Pending") && !phases.iter().any(|p| p == "Activating") {
+        phases.push("Activating".to_owned());
+    }
+    phases.sort();
+    phases.dedup();
     query.extend(phases.into_iter().map(|p| ("phase", p)));
     query.extend(args.queue.iter().map(|q| ("queue", q.clone())));
     query.extend(args.kind.iter().map(|k| ("kind", k.clone())));
@@ -109,7 +115,7 @@ fn job_table(ctx: &Ctx, jobs: &[Job], standings: &[Option<JobDetail>], wide: boo
         .iter()
         .zip(standings)
         .map(|(job, standing)| {
-            let phase = i.t(&format!("phase.{}", job.phase.as_str()));
+            let phase = i.t(&output::phase_key(job.phase));
             let mut row = vec![
                 job.id.to_string(),
                 job.name.clone(),
@@ -178,7 +184,7 @@ pub async fn why(ctx: &Ctx, id: i64) -> CliResult<()> {
     }
     let i = &ctx.i18n;
     let job = &detail.job;
-    let phase = i.t(&format!("phase.{}", job.phase.as_str()));
+    let phase = i.t(&output::phase_key(job.phase));
     println!(
         "{} {}  ·  {}  ·  {}  ·  {}",
         ctx.style.bold(&format!("#{}", job.id)),
@@ -225,6 +231,7 @@ pub async fn cancel(ctx: &Ctx, ids: &[i64]) -> CliResult<()> {
     let mut last_error = None;
     for &id in ids {
         match ctx.api.delete(&format!("/api/v1/jobs/{id}")).await {
+            // (a repeat of a cancel whose answer was lost counts as done: see `Repeat::Delete`)
             Ok(()) => {
                 if !ctx.json {
                     println!("{}", ctx.i18n.tf("cli.cancel.done", &[("id", &id.to_string())]));

@@ -14,9 +14,19 @@ use crate::{Ctx, jobfile, reasons};
 /// The header the server sets on an answer repeated for a key it has seen.
 pub const REPLAYED_HEADER: &str = "idempotent-replayed";
 
-/// Reads the file (or stdin), applies the `--set`s, and gives the job body.
-pub fn body_of(ctx: &Ctx, args: &SubmitArgs) -> CliResult<JobBody> {
+/// Reads the file (or stdin), applies the `--set`s, and gives the job body with the stamp of
+/// its default `Idempotency-Key` (the file's modification time; for stdin, the window).
+pub fn body_of(ctx: &Ctx, args: &SubmitArgs) -> CliResult<(JobBody, i64)> {
     let path = args.file.display().to_string();
+    let stamp = if path == "-" {
+        jobfile::window_stamp(chrono::Utc::now().timestamp())
+    } else {
+        std::fs::metadata(&args.file)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as i64)
+    };
     let text = if path == "-" {
         let mut text = String::new();
         std::io::stdin()
@@ -42,12 +52,19 @@ pub fn body_of(ctx: &Ctx, args: &SubmitArgs) -> CliResult<JobBody> {
     for assignment in &args.set {
         jobfile::set(&mut doc, assignment).map_err(bad)?;
     }
-    jobfile::to_body(doc).map_err(bad)
+    Ok((jobfile::to_body(doc).map_err(bad)?, stamp))
 }
 
 /// `ar submit`.
 pub async fn submit(ctx: &Ctx, args: SubmitArgs) -> CliResult<()> {
-    let body = body_of(ctx, &args)?;
+    let (body, stamp) = body_of(ctx, &args)?;
+    if let Some(key) = &args.idempotency_key
+        && (key.is_empty() || key.len() > 255 || !key.bytes().all(|b| b.is_ascii_graphic()))
+    {
+        return Err(CliError::Usage(
+            "--idempotency-key: 1 to 255 visible ASCII characters".into(),
+        ));
+    }
     ctx.require_login()?;
     if args.preview {
         let preview: Preview = ctx
@@ -70,7 +87,7 @@ pub async fn submit(ctx: &Ctx, args: SubmitArgs) -> CliResult<()> {
     let key = match (&args.idempotency_key, args.again) {
         (Some(key), _) => key.clone(),
         (None, true) => format!("ar-again-{}", now.timestamp_nanos_opt().unwrap_or_default()),
-        (None, false) => jobfile::default_key(&body, now.timestamp()),
+        (None, false) => jobfile::default_key(&body, stamp),
     };
     // Keyed, so safe to send again when no answer came: the server answers the first job.
     let response = ctx
@@ -94,12 +111,13 @@ pub async fn submit(ctx: &Ctx, args: SubmitArgs) -> CliResult<()> {
         return Ok(());
     }
     let id = answer.job.id.to_string();
+    if replayed {
+        // On stderr: `-q` keeps stdout to the id, and a script still sees why no job is new.
+        eprintln!("{}", ctx.i18n.tf("cli.submit.replayed", &[("id", &id)]));
+    }
     if args.quiet {
         println!("{id}");
         return Ok(());
-    }
-    if replayed {
-        println!("{}", ctx.i18n.tf("cli.submit.replayed", &[("id", &id)]));
     }
     match answer.admission.decision {
         Decision::Activated => println!(
