@@ -14,6 +14,9 @@ pub struct Cli {
     /// The server (default: the one `ar login` saved).
     #[arg(long, global = true, env = "ANTEROOM_URL", value_name = "URL")]
     pub url: Option<String>,
+    /// Also trust this certificate authority (PEM) for https:// (an internal CA).
+    #[arg(long, global = true, env = "ANTEROOM_CACERT", value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
     /// Print the API's JSON instead of text (for scripts).
     #[arg(long, global = true)]
     pub json: bool,

@@ -39,6 +39,12 @@ pub enum Repeat {
 impl Api {
     /// A client of `base` (`http://host:8080`, with or without a trailing slash).
     pub fn new(base: &str, token: Option<String>) -> CliResult<Self> {
+        Self::trusting(base, token, None)
+    }
+
+    /// A client that also trusts `extra_root` (an internal certificate authority, PEM), beside
+    /// the usual public roots.
+    pub fn trusting(base: &str, token: Option<String>, extra_root: Option<&[u8]>) -> CliResult<Self> {
         let base = normalise(base);
         let parsed =
             reqwest::Url::parse(&base).map_err(|e| CliError::Usage(format!("the server URL {base:?}: {e}")))?;
@@ -47,17 +53,34 @@ impl Api {
                 "the server URL must be http:// or https:// and name a host, not {base:?}"
             )));
         }
-        let http = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
-            .user_agent(concat!("ar/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| CliError::Usage(e.to_string()))?;
+            .user_agent(concat!("ar/", env!("CARGO_PKG_VERSION")));
+        if let Some(pem) = extra_root {
+            let roots = reqwest::Certificate::from_pem_bundle(pem)
+                .map_err(|e| CliError::Usage(format!("--cacert: not PEM certificates: {e}")))?;
+            if roots.is_empty() {
+                return Err(CliError::Usage("--cacert: no certificate in the file".into()));
+            }
+            for root in roots {
+                builder = builder.add_root_certificate(root);
+            }
+        }
+        let http = builder.build().map_err(|e| CliError::Usage(e.to_string()))?;
         Ok(Self {
             http,
             base,
             token,
             backoff: Duration::from_millis(500),
         })
+    }
+
+    /// The same client without the token (to log in).
+    pub fn without_token(&self) -> Self {
+        Self {
+            token: None,
+            ..self.clone()
+        }
     }
 
     /// The same client with another pause between attempts.
@@ -362,6 +385,12 @@ mod tests {
             "{refused:?}"
         );
         assert_eq!(first.await.unwrap().len(), 1);
+    }
+
+    #[test]
+    fn an_extra_authority_must_be_a_certificate() {
+        let refused = Api::trusting("https://h", None, Some(b"not a certificate"));
+        assert!(matches!(refused, Err(CliError::Usage(_))), "{:?}", refused.err());
     }
 
     #[test]

@@ -114,8 +114,15 @@ pub async fn run(cli: Cli, i18n: I18n) -> CliResult<()> {
         .clone()
         .filter(|_| saved.url.as_deref() == Some(url.as_str()));
     let saved = config::Saved { token, ..saved };
+    let extra_root = match &cli.cacert {
+        Some(path) => Some(std::fs::read(path).map_err(|source| CliError::File {
+            path: path.display().to_string(),
+            source,
+        })?),
+        None => None,
+    };
     let ctx = Ctx {
-        api: Api::new(&url, saved.token.clone())?,
+        api: Api::trusting(&url, saved.token.clone(), extra_root.as_deref())?,
         i18n,
         style: Style::detect(),
         json: cli.json,

@@ -6,7 +6,7 @@ use anteroom_shared::api::{LoginRequest, LoginResponse, User};
 use reqwest::Method;
 
 use crate::args::LoginArgs;
-use crate::client::{Api, Repeat};
+use crate::client::Repeat;
 use crate::config::{self, Saved};
 use crate::error::{CliError, CliResult};
 use crate::{Ctx, output};
@@ -45,7 +45,7 @@ pub async fn login(ctx: &Ctx, args: LoginArgs) -> CliResult<()> {
                 .red(&ctx.i18n.tf("cli.login.cleartext", &[("url", ctx.api.base())]))
         );
     }
-    let anonymous = Api::new(ctx.api.base(), None)?;
+    let anonymous = ctx.api.without_token();
     let answer: LoginResponse = anonymous
         .send_json(
             Method::POST,
