@@ -105,14 +105,13 @@ pub async fn run(cli: Cli, i18n: I18n) -> CliResult<()> {
     let url = cli
         .url
         .clone()
-        .filter(|u| !u.is_empty())
+        .filter(|u| !u.trim().is_empty())
         .or_else(|| saved.url.clone())
+        .map(|u| client::normalise(&u))
         .ok_or_else(|| CliError::Usage(i18n.t("cli.error.noServer")))?;
-    // A token saved for another server is not sent to this one.
-    let token = saved
-        .token
-        .clone()
-        .filter(|_| saved.url.as_deref() == Some(url.as_str()));
+    // A token saved for another server is not sent to this one (URLs compared normalised).
+    let same_server = saved.url.as_deref().map(client::normalise).as_deref() == Some(url.as_str());
+    let token = saved.token.clone().filter(|_| same_server);
     let saved = config::Saved { token, ..saved };
     let extra_root = match &cli.cacert {
         Some(path) => Some(std::fs::read(path).map_err(|source| CliError::File {

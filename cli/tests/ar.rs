@@ -143,6 +143,14 @@ async fn login_keeps_a_private_token_and_logout_ends_it() {
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let token = saved["token"].as_str().unwrap().to_owned();
     assert_eq!(ar.run(&["whoami", "--json"]).await.ok().json()["username"], "ann");
+    // The same server written with a trailing slash is the same server.
+    let slash = format!("{}/", ar.url);
+    ar.run(&["--url", &slash, "whoami"]).await.ok();
+    // Another server gets no token, and logging out of it leaves this one's alone.
+    let other = ar.run(&["--url", "http://127.0.0.1:1", "logout"]).await;
+    assert_eq!(other.code, 4, "{other:?}");
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(kept["token"], saved["token"]);
 
     ar.run(&["logout"]).await.ok();
     assert_eq!(ar.run(&["whoami"]).await.code, 4, "the saved token is forgotten");

@@ -176,10 +176,17 @@ async fn queue_list(ctx: &Ctx) -> CliResult<()> {
 
 async fn queue_apply(ctx: &Ctx, file: &std::path::Path) -> CliResult<()> {
     let path = file.display().to_string();
-    let text = std::fs::read_to_string(file).map_err(|source| CliError::File {
-        path: path.clone(),
-        source,
-    })?;
+    let text = if path == "-" {
+        std::io::read_to_string(std::io::stdin()).map_err(|source| CliError::File {
+            path: "stdin".into(),
+            source,
+        })?
+    } else {
+        std::fs::read_to_string(file).map_err(|source| CliError::File {
+            path: path.clone(),
+            source,
+        })?
+    };
     let body: QueueBody = jobfile::parse(&text)
         .map_err(|e| CliError::Usage(format!("{path}: {e}")))
         .and_then(|v| serde_json::from_value(v).map_err(|e| CliError::Usage(format!("{path}: {e}"))))?;

@@ -39,7 +39,10 @@ mod tests {
         for command in [
             "login", "submit", "ls", "why", "watch", "cancel", "logs", "queues", "quota", "admin",
         ] {
-            assert!(text.contains(command), "{command} missing from the man page");
+            assert!(
+                text.contains(&format!("ar\\-{command}(1)")),
+                "{command} missing from the man page's commands"
+            );
         }
     }
 }
