@@ -2,24 +2,7 @@
 //! from the same locale files as the UI (`i18n/*.json`, compiled in), so no user-visible text
 //! lives outside them.
 
-use std::collections::HashMap;
-use std::sync::OnceLock;
-
-/// The locales, in the order a tie is broken.
-pub const LOCALES: [&str; 4] = ["en", "zh", "ja", "ko"];
-
-fn files() -> &'static HashMap<&'static str, serde_json::Value> {
-    static FILES: OnceLock<HashMap<&'static str, serde_json::Value>> = OnceLock::new();
-    FILES.get_or_init(|| {
-        let parse = |text: &str| serde_json::from_str(text).expect("the locale files are JSON (checked by tests)");
-        HashMap::from([
-            ("en", parse(include_str!("../../i18n/en.json"))),
-            ("zh", parse(include_str!("../../i18n/zh.json"))),
-            ("ja", parse(include_str!("../../i18n/ja.json"))),
-            ("ko", parse(include_str!("../../i18n/ko.json"))),
-        ])
-    })
-}
+pub use anteroom_shared::i18n::LOCALES;
 
 /// The first locale of `Accept-Language` (`ja-JP,ja;q=0.9,en;q=0.8`) that Anteroom speaks, by
 /// its quality; English otherwise.
@@ -44,15 +27,7 @@ pub fn negotiate(accept_language: Option<&str>) -> &'static str {
 
 /// The text of `key` (`notebook.simulatedTitle`) in `locale`, else in English, else the key.
 pub fn text(locale: &str, key: &str) -> String {
-    let lookup = |locale: &str| {
-        key.split('.')
-            .try_fold(files().get(locale)?, |v, part| v.get(part))
-            .and_then(|v| v.as_str())
-            .map(str::to_owned)
-    };
-    lookup(locale)
-        .or_else(|| lookup("en"))
-        .unwrap_or_else(|| key.to_owned())
+    anteroom_shared::i18n::text_or_english(locale, key).map_or_else(|| key.to_owned(), str::to_owned)
 }
 
 #[cfg(test)]

@@ -2,24 +2,7 @@
 //! compiled in): the CLI's own words live under `cli.*`, and the names of phases, reasons and
 //! API error codes are the UI's, so a job reads the same in the browser and in a terminal.
 
-use std::collections::HashMap;
-use std::sync::OnceLock;
-
-/// The languages Anteroom speaks.
-pub const LOCALES: [&str; 4] = ["en", "zh", "ja", "ko"];
-
-fn files() -> &'static HashMap<&'static str, serde_json::Value> {
-    static FILES: OnceLock<HashMap<&'static str, serde_json::Value>> = OnceLock::new();
-    FILES.get_or_init(|| {
-        let parse = |text: &str| serde_json::from_str(text).expect("the locale files are JSON (checked by tests)");
-        HashMap::from([
-            ("en", parse(include_str!("../../i18n/en.json"))),
-            ("zh", parse(include_str!("../../i18n/zh.json"))),
-            ("ja", parse(include_str!("../../i18n/ja.json"))),
-            ("ko", parse(include_str!("../../i18n/ko.json"))),
-        ])
-    })
-}
+pub use anteroom_shared::i18n::LOCALES;
 
 /// The locale a POSIX environment asks for: the first set of `LC_ALL`, `LC_MESSAGES`, `LANG`
 /// (`ja_JP.UTF-8` → `ja`); English for `C`, `POSIX`, anything unknown, or nothing set.
@@ -61,13 +44,7 @@ impl I18n {
 
     /// The text of a key, in this language, else English.
     pub fn lookup(&self, key: &str) -> Option<String> {
-        let find = |locale: &str| {
-            key.split('.')
-                .try_fold(files().get(locale)?, |v, part| v.get(part))
-                .and_then(|v| v.as_str())
-                .map(str::to_owned)
-        };
-        find(self.locale).or_else(|| find("en"))
+        anteroom_shared::i18n::text_or_english(self.locale, key).map(str::to_owned)
     }
 
     /// The text of a key (the key itself when no file has it: a test keeps that from happening
@@ -175,10 +152,7 @@ mod tests {
         assert!(keys.len() > 30, "found only {} keys", keys.len());
         for locale in LOCALES {
             for key in &keys {
-                let found = key
-                    .split('.')
-                    .try_fold(&files()[locale], |v, part| v.get(part))
-                    .and_then(|v| v.as_str());
+                let found = anteroom_shared::i18n::lookup(locale, key);
                 assert!(found.is_some(), "i18n/{locale}.json lacks {key}");
             }
         }

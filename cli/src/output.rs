@@ -90,6 +90,15 @@ pub fn phase_key(phase: JobPhase) -> String {
     format!("phase.{}", shown.as_str())
 }
 
+/// A resource list as one cell, the way `--set` and `ar admin quota set` take it:
+/// `cpu=8,memory=32Gi,nvidia.com/a100=1`.
+pub fn resources(list: &anteroom_shared::scheduling::ResourceList) -> String {
+    list.iter()
+        .map(|(name, q)| format!("{name}={q}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// The width a terminal gives `text`, ANSI colour sequences not counted.
 pub fn width(text: &str) -> usize {
     let mut plain = String::with_capacity(text.len());

@@ -155,14 +155,8 @@ async fn login_keeps_a_private_token_and_logout_ends_it() {
     ar.run(&["logout"]).await.ok();
     assert_eq!(ar.run(&["whoami"]).await.code, 4, "the saved token is forgotten");
     // And the server no longer takes the old token either.
-    let res = app
-        .client
-        .get(app.url("/api/v1/auth/me"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 401);
+    let (status, _) = anteroom_tests::api::call(&app, "GET", "/api/v1/auth/me", &token, None).await;
+    assert_eq!(status, 401);
 }
 
 #[tokio::test]

@@ -4,5 +4,6 @@
 //! feature.
 
 pub mod api;
+pub mod i18n;
 pub mod names;
 pub mod scheduling;

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::args::{AdminCommand, AdminQueue as QueueCommand, AdminQuota, AdminSettings};
 use crate::client::{Repeat, segment};
+use crate::commands::queues::{QueueRow, queue_table};
 use crate::error::{CliError, CliResult};
 use crate::{Ctx, jobfile, output};
 
@@ -92,11 +93,7 @@ async fn quota_list(ctx: &Ctx) -> CliResult<()> {
         .map(|r| {
             vec![
                 r.queue.clone(),
-                r.limits
-                    .iter()
-                    .map(|(n, q)| format!("{n}={q}"))
-                    .collect::<Vec<_>>()
-                    .join(","),
+                output::resources(&r.limits),
                 r.max_active_jobs.map(|n| n.to_string()).unwrap_or_default(),
             ]
         })
@@ -147,30 +144,14 @@ async fn queue_list(ctx: &Ctx) -> CliResult<()> {
         ctx.print_json(&queues);
         return Ok(());
     }
-    let i = &ctx.i18n;
-    let headers = [
-        i.t("cli.queues.name"),
-        i.t("cli.queues.parent"),
-        i.t("cli.queues.open"),
-        i.t("cli.admin.members"),
-        i.t("cli.queues.capacity"),
-    ];
-    let rows: Vec<Vec<String>> = queues
-        .iter()
-        .map(|q| {
-            vec![
-                q.name.clone(),
-                q.parent.clone().unwrap_or_default(),
-                i.t(if q.open { "cli.yes" } else { "cli.no" }),
-                q.members.join(","),
-                q.capacity
-                    .as_ref()
-                    .map(|c| c.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(","))
-                    .unwrap_or_else(|| i.t("cli.queues.unlimited")),
-            ]
-        })
-        .collect();
-    print!("{}", output::table(&headers, &rows));
+    let rows = queues.iter().map(|q| QueueRow {
+        name: &q.name,
+        parent: q.parent.as_deref(),
+        open: q.open,
+        fourth: q.members.join(","),
+        capacity: q.capacity.as_ref(),
+    });
+    print!("{}", queue_table(ctx, "cli.admin.members", rows));
     Ok(())
 }
 

@@ -21,15 +21,8 @@ pub async fn login(ctx: &Ctx, args: LoginArgs) -> CliResult<()> {
         None => prompt_line(&format!("{}: ", ctx.i18n.t("cli.login.username")))?,
     };
     let password = if args.password_stdin {
-        let mut line = String::new();
-        std::io::stdin()
-            .lock()
-            .read_line(&mut line)
-            .map_err(|source| CliError::File {
-                path: "stdin".into(),
-                source,
-            })?;
-        line.trim_end_matches(['\n', '\r']).to_owned()
+        // Only the line ending is cut: a password may begin or end with spaces.
+        stdin_line()?.trim_end_matches(['\n', '\r']).to_owned()
     } else {
         rpassword::prompt_password(format!("{}: ", ctx.i18n.t("cli.login.password"))).map_err(|source| {
             CliError::File {
@@ -130,6 +123,11 @@ pub async fn whoami(ctx: &Ctx) -> CliResult<()> {
 
 fn prompt_line(prompt: &str) -> CliResult<String> {
     eprint!("{prompt}");
+    Ok(stdin_line()?.trim().to_owned())
+}
+
+/// One line of standard input, its ending included.
+fn stdin_line() -> CliResult<String> {
     let mut line = String::new();
     std::io::stdin()
         .lock()
@@ -138,5 +136,5 @@ fn prompt_line(prompt: &str) -> CliResult<String> {
             path: "stdin".into(),
             source,
         })?;
-    Ok(line.trim().to_owned())
+    Ok(line)
 }

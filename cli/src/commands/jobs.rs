@@ -125,7 +125,11 @@ fn job_table(ctx: &Ctx, jobs: &[Job], standings: &[Option<JobDetail>], wide: boo
                 waited(job, now),
             ];
             if wide {
-                row.extend([job.owner.clone(), resources(job), output::local_time(job.submitted_at)]);
+                row.extend([
+                    job.owner.clone(),
+                    output::resources(&job.resources),
+                    output::local_time(job.submitted_at),
+                ]);
             }
             let reason = match standing.as_ref().and_then(|d| d.prequeue.as_ref()) {
                 Some(p) if wide => format!(
@@ -161,14 +165,6 @@ fn waited(job: &Job, now: chrono::DateTime<Utc>) -> String {
     }
     let since = job.waiting_since.unwrap_or(job.submitted_at);
     output::duration((now - since).num_seconds())
-}
-
-fn resources(job: &Job) -> String {
-    job.resources
-        .iter()
-        .map(|(name, q)| format!("{name}={q}"))
-        .collect::<Vec<_>>()
-        .join(",")
 }
 
 /// `ar why ID`.

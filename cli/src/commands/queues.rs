@@ -2,19 +2,11 @@
 
 use anteroom_shared::api::prequeue::ResourceSummary;
 use anteroom_shared::api::queues::Queue;
-use anteroom_shared::scheduling::{Quantity, ResourceList};
+use anteroom_shared::scheduling::Quantity;
 
 use crate::Ctx;
 use crate::error::CliResult;
 use crate::output;
-
-fn list(resources: &ResourceList) -> String {
-    resources
-        .iter()
-        .map(|(name, q)| format!("{name}={q}"))
-        .collect::<Vec<_>>()
-        .join(",")
-}
 
 /// `ar queues`.
 pub async fn queues(ctx: &Ctx) -> CliResult<()> {
@@ -24,31 +16,56 @@ pub async fn queues(ctx: &Ctx) -> CliResult<()> {
         ctx.print_json(&queues);
         return Ok(());
     }
+    let rows = queues.iter().map(|q| QueueRow {
+        name: &q.name,
+        parent: q.parent.as_deref(),
+        open: q.open,
+        fourth: output::resources(&q.used),
+        capacity: q.capacity.as_ref(),
+    });
+    print!("{}", queue_table(ctx, "cli.queues.used", rows));
+    Ok(())
+}
+
+/// One queue as `ar queues` and `ar admin queue ls` show it; the fourth column is the
+/// queue's use for users, its members for admins.
+pub struct QueueRow<'a> {
+    /// The queue.
+    pub name: &'a str,
+    /// Its parent.
+    pub parent: Option<&'a str>,
+    /// Open to everyone.
+    pub open: bool,
+    /// The fourth column's cell.
+    pub fourth: String,
+    /// Its capacity (absent: unlimited).
+    pub capacity: Option<&'a anteroom_shared::scheduling::ResourceList>,
+}
+
+/// The table of queues, the fourth column headed by the text of `fourth_header`.
+pub fn queue_table<'a>(ctx: &Ctx, fourth_header: &str, queues: impl Iterator<Item = QueueRow<'a>>) -> String {
     let i = &ctx.i18n;
     let headers = [
         i.t("cli.queues.name"),
         i.t("cli.queues.parent"),
         i.t("cli.queues.open"),
-        i.t("cli.queues.used"),
+        i.t(fourth_header),
         i.t("cli.queues.capacity"),
     ];
     let rows: Vec<Vec<String>> = queues
-        .iter()
         .map(|q| {
             vec![
-                q.name.clone(),
-                q.parent.clone().unwrap_or_default(),
+                q.name.to_owned(),
+                q.parent.unwrap_or_default().to_owned(),
                 i.t(if q.open { "cli.yes" } else { "cli.no" }),
-                list(&q.used),
+                q.fourth,
                 q.capacity
-                    .as_ref()
-                    .map(list)
+                    .map(output::resources)
                     .unwrap_or_else(|| i.t("cli.queues.unlimited")),
             ]
         })
         .collect();
-    print!("{}", output::table(&headers, &rows));
-    Ok(())
+    output::table(&headers, &rows)
 }
 
 /// `ar quota`: the caller's normal jobs in a queue against their quota, and the queue
@@ -112,8 +129,8 @@ pub async fn quota(ctx: &Ctx, queue: &str) -> CliResult<()> {
                 "cli.quota.capacity",
                 &[
                     ("queue", &capacity.queue),
-                    ("used", &list(&capacity.used)),
-                    ("capacity", &list(&capacity.capacity)),
+                    ("used", &output::resources(&capacity.used)),
+                    ("capacity", &output::resources(&capacity.capacity)),
                 ]
             )
         );
