@@ -2,7 +2,10 @@
 //! 2 a usage mistake, 3 the server unreachable (or failing), 4 not logged in or the token (or
 //! password) refused. A 403 (logged in, not allowed) is a refusal: 1.
 
+use std::io::Write as _;
 use std::process::ExitCode;
+
+use crate::i18n::I18n;
 
 /// The exit codes, one per kind of failure a script may want to tell apart.
 pub mod exit {
@@ -85,6 +88,68 @@ impl CliError {
 
 /// The result of a command.
 pub type CliResult<T = ()> = Result<T, CliError>;
+
+/// A failure on stderr: in the user's language when the API's code has a text, always with the
+/// code and the server's own sentence; with `--json`, the API's error object.
+pub fn report(e: &CliError, i18n: I18n, json: bool) {
+    let mut err = std::io::stderr().lock();
+    if json {
+        let body = match e {
+            CliError::Api {
+                code, message, details, ..
+            } => {
+                serde_json::json!({"error": {"code": code, "message": message, "details": details}, "exitCode": e.exit_code()})
+            }
+            other => {
+                serde_json::json!({"error": {"code": local_code(other), "message": other.to_string()}, "exitCode": e.exit_code()})
+            }
+        };
+        let _ = writeln!(err, "{body}");
+        return;
+    }
+    let text = match e {
+        CliError::Api {
+            code, message, details, ..
+        } => {
+            let mut text = match i18n.lookup(&format!("error.{code}")) {
+                Some(local) if local != *message => format!("{local}\n  {code}: {message}"),
+                _ => format!("{code}: {message}"),
+            };
+            for field in details
+                .as_ref()
+                .and_then(|d| d.get("fields"))
+                .and_then(|f| f.as_array())
+                .into_iter()
+                .flatten()
+            {
+                let name = field.get("field").and_then(|v| v.as_str()).unwrap_or_default();
+                let problem = field.get("message").and_then(|v| v.as_str()).unwrap_or_default();
+                text.push_str(&format!("\n  - {name}: {problem}"));
+            }
+            if code == "unauthorized" {
+                text.push_str(&format!("\n{}", i18n.t("cli.error.loginAgain")));
+            }
+            text
+        }
+        CliError::NotLoggedIn => i18n.t("cli.error.notLoggedIn"),
+        CliError::Unreachable { url, reason } => {
+            format!("{}\n  {reason}", i18n.tf("cli.error.unreachable", &[("url", url)]))
+        }
+        other => other.to_string(),
+    };
+    let _ = writeln!(err, "ar: {text}");
+}
+
+/// A stable code for failures that did not come from the server.
+fn local_code(e: &CliError) -> &'static str {
+    match e {
+        CliError::Usage(_) => "usage",
+        CliError::NotLoggedIn => "not_logged_in",
+        CliError::Unreachable { .. } => "unreachable",
+        CliError::File { .. } => "file",
+        CliError::Api { .. } => "api",
+    }
+}
 
 #[cfg(test)]
 mod tests {

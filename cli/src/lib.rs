@@ -9,6 +9,7 @@ pub mod args;
 pub mod client;
 pub mod commands;
 pub mod config;
+pub mod context;
 pub mod error;
 pub mod i18n;
 pub mod jobfile;
@@ -16,48 +17,16 @@ pub mod output;
 pub mod reasons;
 pub mod sse;
 
-use std::io::Write as _;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser as _;
 
 use crate::args::{Cli, Command};
 use crate::client::Api;
-use crate::error::{CliError, CliResult};
+use crate::context::Ctx;
+use crate::error::{CliError, CliResult, report};
 use crate::i18n::I18n;
 use crate::output::Style;
-
-/// What every command gets: the server, the user's language, how to print.
-pub struct Ctx {
-    /// The API client (with the saved token, if any).
-    pub api: Api,
-    /// The user's language.
-    pub i18n: I18n,
-    /// Colours or not.
-    pub style: Style,
-    /// `--json`: the API's answers for scripts.
-    pub json: bool,
-    /// The saved state's file.
-    pub config_path: PathBuf,
-    /// The saved state.
-    pub saved: config::Saved,
-}
-
-impl Ctx {
-    /// The token, or [`CliError::NotLoggedIn`] before any request is sent.
-    pub fn require_login(&self) -> CliResult<()> {
-        if self.saved.token.is_none() {
-            return Err(CliError::NotLoggedIn);
-        }
-        Ok(())
-    }
-
-    /// Prints a value as JSON on stdout.
-    pub fn print_json<T: serde::Serialize>(&self, value: &T) {
-        println!("{}", serde_json::to_string_pretty(value).unwrap_or_default());
-    }
-}
 
 /// The process: parse, run one command, print a failure on stderr, exit with its code.
 pub fn main() -> ExitCode {
@@ -129,66 +98,4 @@ pub async fn run(cli: Cli, i18n: I18n) -> CliResult<()> {
         saved,
     };
     commands::dispatch(&ctx, cli.command).await
-}
-
-/// A failure on stderr: in the user's language when the API's code has a text, always with the
-/// code and the server's own sentence; with `--json`, the API's error object.
-pub fn report(e: &CliError, i18n: I18n, json: bool) {
-    let mut err = std::io::stderr().lock();
-    if json {
-        let body = match e {
-            CliError::Api {
-                code, message, details, ..
-            } => {
-                serde_json::json!({"error": {"code": code, "message": message, "details": details}, "exitCode": e.exit_code()})
-            }
-            other => {
-                serde_json::json!({"error": {"code": local_code(other), "message": other.to_string()}, "exitCode": e.exit_code()})
-            }
-        };
-        let _ = writeln!(err, "{body}");
-        return;
-    }
-    let text = match e {
-        CliError::Api {
-            code, message, details, ..
-        } => {
-            let mut text = match i18n.lookup(&format!("error.{code}")) {
-                Some(local) if local != *message => format!("{local}\n  {code}: {message}"),
-                _ => format!("{code}: {message}"),
-            };
-            for field in details
-                .as_ref()
-                .and_then(|d| d.get("fields"))
-                .and_then(|f| f.as_array())
-                .into_iter()
-                .flatten()
-            {
-                let name = field.get("field").and_then(|v| v.as_str()).unwrap_or_default();
-                let problem = field.get("message").and_then(|v| v.as_str()).unwrap_or_default();
-                text.push_str(&format!("\n  - {name}: {problem}"));
-            }
-            if code == "unauthorized" {
-                text.push_str(&format!("\n{}", i18n.t("cli.error.loginAgain")));
-            }
-            text
-        }
-        CliError::NotLoggedIn => i18n.t("cli.error.notLoggedIn"),
-        CliError::Unreachable { url, reason } => {
-            format!("{}\n  {reason}", i18n.tf("cli.error.unreachable", &[("url", url)]))
-        }
-        other => other.to_string(),
-    };
-    let _ = writeln!(err, "ar: {text}");
-}
-
-/// A stable code for failures that did not come from the server.
-fn local_code(e: &CliError) -> &'static str {
-    match e {
-        CliError::Usage(_) => "usage",
-        CliError::NotLoggedIn => "not_logged_in",
-        CliError::Unreachable { .. } => "unreachable",
-        CliError::File { .. } => "file",
-        CliError::Api { .. } => "api",
-    }
 }

@@ -9,8 +9,9 @@ use serde_json::Value;
 use crate::args::{AdminCommand, AdminQueue as QueueCommand, AdminQuota, AdminSettings};
 use crate::client::{Repeat, segment};
 use crate::commands::queues::{QueueRow, queue_table};
+use crate::context::Ctx;
 use crate::error::{CliError, CliResult};
-use crate::{Ctx, jobfile, output};
+use crate::{jobfile, output};
 
 const QUOTAS: &str = "/api/v1/admin/queue-quotas";
 const QUEUES: &str = "/api/v1/admin/queues";

@@ -8,8 +8,9 @@ use reqwest::Method;
 use crate::args::LoginArgs;
 use crate::client::Repeat;
 use crate::config::{self, Saved};
+use crate::context::Ctx;
 use crate::error::{CliError, CliResult};
-use crate::{Ctx, output};
+use crate::output;
 
 /// Logs in and saves the server, the user and the token.
 pub async fn login(ctx: &Ctx, args: LoginArgs) -> CliResult<()> {

@@ -6,9 +6,10 @@ use anteroom_shared::scheduling::JobPhase;
 use chrono::Utc;
 
 use crate::args::ListArgs;
+use crate::context::Ctx;
 use crate::error::CliResult;
 use crate::output::{self, Format};
-use crate::{Ctx, reasons};
+use crate::reasons;
 
 /// How many job details `ar ls` reads at once for the reasons of waiting jobs.
 const DETAIL_READS_AT_ONCE: usize = 8;
@@ -235,7 +236,7 @@ pub async fn cancel(ctx: &Ctx, ids: &[i64]) -> CliResult<()> {
             }
             Err(e) => {
                 if let Some(previous) = last_error.replace(e) {
-                    crate::report(&previous, ctx.i18n, ctx.json);
+                    crate::error::report(&previous, ctx.i18n, ctx.json);
                 }
             }
         }

@@ -4,9 +4,9 @@ use std::io::Write as _;
 
 use reqwest::Method;
 
-use crate::Ctx;
 use crate::args::LogsArgs;
 use crate::client::Repeat;
+use crate::context::Ctx;
 use crate::error::{CliError, CliResult};
 
 /// `ar logs`.

@@ -10,8 +10,8 @@ pub mod queues;
 pub mod submit;
 pub mod watch;
 
-use crate::Ctx;
 use crate::args::Command;
+use crate::context::Ctx;
 use crate::error::CliResult;
 
 /// Runs a command that talks to the server.

@@ -4,7 +4,7 @@ use anteroom_shared::api::prequeue::ResourceSummary;
 use anteroom_shared::api::queues::Queue;
 use anteroom_shared::scheduling::Quantity;
 
-use crate::Ctx;
+use crate::context::Ctx;
 use crate::error::CliResult;
 use crate::output;
 

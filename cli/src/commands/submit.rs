@@ -8,8 +8,9 @@ use reqwest::Method;
 
 use crate::args::SubmitArgs;
 use crate::client::Repeat;
+use crate::context::Ctx;
 use crate::error::{CliError, CliResult};
-use crate::{Ctx, jobfile, reasons};
+use crate::{jobfile, reasons};
 
 /// The header the server sets on an answer repeated for a key it has seen.
 pub const REPLAYED_HEADER: &str = "idempotent-replayed";

@@ -11,8 +11,9 @@ use reqwest::Method;
 
 use crate::args::WatchArgs;
 use crate::client::Repeat;
+use crate::context::Ctx;
 use crate::error::{CliError, CliResult};
-use crate::{Ctx, output, sse};
+use crate::{output, sse};
 
 /// The longest pause between two reconnections.
 const MAX_PAUSE: Duration = Duration::from_secs(10);
