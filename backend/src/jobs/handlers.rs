@@ -173,15 +173,12 @@ fn submitted_answer(submitted: jobs::Submitted) -> Response {
     let mut response = (StatusCode::CREATED, Json(submitted.response)).into_response();
     if submitted.replayed {
         response.headers_mut().insert(
-            axum::http::HeaderName::from_static(REPLAYED_HEADER),
+            axum::http::HeaderName::from_static(anteroom_shared::api::jobs::IDEMPOTENT_REPLAYED_HEADER),
             axum::http::HeaderValue::from_static("true"),
         );
     }
     response
 }
-
-/// The header of an answer repeated for an `Idempotency-Key` seen before.
-pub const REPLAYED_HEADER: &str = "idempotent-replayed";
 
 /// A JSON body read within `request_timeout_seconds` (503 `timeout` past it), for the routes
 /// the generic deadline skips.

@@ -3,7 +3,7 @@
 
 use std::io::Read as _;
 
-use anteroom_shared::api::jobs::{Decision, JobBody, Preview, SubmitResponse};
+use anteroom_shared::api::jobs::{Decision, IDEMPOTENT_REPLAYED_HEADER, JobBody, Preview, SubmitResponse};
 use reqwest::Method;
 
 use crate::args::SubmitArgs;
@@ -11,9 +11,6 @@ use crate::client::Repeat;
 use crate::context::Ctx;
 use crate::error::{CliError, CliResult};
 use crate::{jobfile, reasons};
-
-/// The header the server sets on an answer repeated for a key it has seen.
-pub const REPLAYED_HEADER: &str = "idempotent-replayed";
 
 /// Reads the file (or stdin), applies the `--set`s, and gives the job body with the stamp of
 /// its default `Idempotency-Key` (the file's modification time; for stdin, the window).
@@ -102,7 +99,7 @@ pub async fn submit(ctx: &Ctx, args: SubmitArgs) -> CliResult<()> {
         .await?;
     let replayed = response
         .headers()
-        .get(REPLAYED_HEADER)
+        .get(IDEMPOTENT_REPLAYED_HEADER)
         .is_some_and(|v| v.as_bytes() == b"true");
     let answer: SubmitResponse = ctx.api.json(response).await?;
     if ctx.json {

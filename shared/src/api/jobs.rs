@@ -289,6 +289,10 @@ pub struct Admission {
     pub reasons: Vec<WaitReason>,
 }
 
+/// The header of a `POST /api/v1/jobs` answer that repeats the first answer to its
+/// `Idempotency-Key` (value `true`): nothing was created this time.
+pub const IDEMPOTENT_REPLAYED_HEADER: &str = "idempotent-replayed";
+
 /// `POST /api/v1/jobs` answer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
