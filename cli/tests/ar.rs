@@ -303,6 +303,28 @@ async fn a_held_job_says_why_watch_sees_it_start_after_a_cancel() {
     assert!(why_ja.stdout.contains(&quota_ja), "{why_ja:?}");
     let quota = ar.run(&["quota", "--json"]).await.ok().json();
     assert_eq!(quota["jobs"]["prequeued"], 1);
+    let quota = ar.run(&["quota"]).await.ok();
+    assert!(quota.stdout.contains("1 waiting in the prequeue"), "{quota:?}");
+    let queues = ar.run(&["queues", "--json"]).await.ok().json();
+    assert_eq!(queues[0]["name"], "default");
+    let yaml = ar.run(&["ls", "-o", "yaml"]).await.ok();
+    let yaml: Value = serde_norway::from_str(&yaml.stdout).unwrap();
+    assert_eq!(yaml["total"], 2);
+    // The first job's pod writes its (simulated) log; `ar logs` copies it.
+    // (polled: a pod still waiting for its node has written nothing yet)
+    let started = format!("pod ar-{first}-main-0 started");
+    let mut logs = ar.run(&["logs", &first]).await.ok();
+    for _ in 0..100 {
+        if logs.stdout.contains(&started) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        logs = ar.run(&["logs", &first]).await.ok();
+    }
+    assert!(logs.stdout.contains(&started), "{logs:?}");
+    let no_pod = ar.run(&["logs", &held]).await;
+    assert_eq!(no_pod.code, 1, "a waiting job has no pod: {no_pod:?}");
+    assert!(no_pod.stderr.contains("pod_not_found"), "{no_pod:?}");
 
     // Watch the held job; cancel the first; the watcher starts the held one.
     let mut watch = ar
