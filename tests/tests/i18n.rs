@@ -71,3 +71,158 @@ fn every_key_the_ui_uses_exists() {
     }
     assert!(used > 10, "found the keys used by the UI");
 }
+
+/// The `{names}` of a text.
+fn placeholders(text: &str) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    let mut rest = text;
+    while let Some(start) = rest.find('{') {
+        let after = &rest[start + 1..];
+        let Some(end) = after.find('}') else { break };
+        out.insert(after[..end].to_string());
+        rest = &after[end + 1..];
+    }
+    out
+}
+
+/// One `tf(KEY, &[("name", …), …])` call of the sources: where, the key, the names passed.
+#[derive(Debug)]
+struct Call {
+    at: String,
+    key: String,
+    names: std::collections::BTreeSet<String>,
+}
+
+/// The `t` and `tf` calls with a literal key (`k!("…")` in the UI, `"…"` in `ar`) and a literal list
+/// of arguments; the count of the others (a key or a list held in a variable), which cannot be
+/// checked from the text.
+fn tf_calls(dir: &std::path::Path) -> (Vec<Call>, usize) {
+    let (mut calls, mut unchecked) = (Vec::new(), 0);
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        if p.is_dir() {
+            stack.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        if p.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        // A text read without arguments (`t(KEY)`) passes none.
+        for (i, _) in text.match_indices(".t(") {
+            let rest = &text[i + 3..];
+            let key = if let Some(r) = rest.strip_prefix("k!(\"") {
+                &r[..r.find('"').unwrap()]
+            } else if let Some(r) = rest.strip_prefix('"') {
+                &r[..r.find('"').unwrap()]
+            } else {
+                continue;
+            };
+            calls.push(Call {
+                at: format!("{}:{}", p.display(), text[..i].matches('\n').count() + 1),
+                key: key.to_owned(),
+                names: Default::default(),
+            });
+        }
+        for (i, _) in text.match_indices(".tf(") {
+            let line = text[..i].matches('\n').count() + 1;
+            let at = format!("{}:{line}", p.display());
+            let rest = text[i + 4..].trim_start();
+            let (key, rest) = if let Some(r) = rest.strip_prefix("k!(\"") {
+                let end = r.find('"').unwrap();
+                (&r[..end], r[end + 1..].trim_start().strip_prefix(')').unwrap_or(""))
+            } else if let Some(r) = rest.strip_prefix('"') {
+                let end = r.find('"').unwrap();
+                (&r[..end], &r[end + 1..])
+            } else {
+                unchecked += 1;
+                continue;
+            };
+            let Some(list) = rest.trim_start().strip_prefix(',').map(str::trim_start) else {
+                unchecked += 1;
+                continue;
+            };
+            let Some(list) = list.strip_prefix("&[") else {
+                unchecked += 1;
+                continue;
+            };
+            // The list's text up to its closing bracket (strings skipped whole).
+            let (mut depth, mut in_string, mut escaped, mut end) = (1, false, false, list.len());
+            for (j, c) in list.char_indices() {
+                match (in_string, escaped, c) {
+                    (true, true, _) => escaped = false,
+                    (true, false, '\\') => escaped = true,
+                    (true, false, '"') => in_string = false,
+                    (true, ..) => {}
+                    (false, _, '"') => in_string = true,
+                    (false, _, '[') => depth += 1,
+                    (false, _, ']') => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = j;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let list = &list[..end];
+            let mut names = std::collections::BTreeSet::new();
+            for (j, _) in list.match_indices("(\"") {
+                let r = &list[j + 2..];
+                let name_end = r.find('"').unwrap();
+                let name = &r[..name_end];
+                if !name.is_empty()
+                    && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && r[name_end + 1..].trim_start().starts_with(',')
+                {
+                    names.insert(name.to_owned());
+                }
+            }
+            calls.push(Call {
+                at,
+                key: key.to_owned(),
+                names,
+            });
+        }
+    }
+    (calls, unchecked)
+}
+
+/// Every placeholder a call passes is in the text, and every placeholder of the text is
+/// passed (the four files agree with each other already, so English stands for all): a
+/// mismatch shows a raw `{name}` to the user, or drops a value.
+#[test]
+fn every_placeholder_passed_is_in_the_text_and_every_one_in_the_text_is_passed() {
+    let en = load("en");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for dir in ["frontend/src", "cli/src"] {
+        let (calls, unchecked) = tf_calls(&root.join(dir));
+        assert!(unchecked < 12, "{dir}: {unchecked} calls not checkable from the text");
+        for call in calls {
+            let Some(text) = en.get(&call.key) else {
+                // `ar`'s tests ask for a missing key on purpose; its own keys are checked by
+                // its test, the UI's by `k!` at compile time.
+                assert_eq!(dir, "cli/src", "{}: unknown key {}", call.at, call.key);
+                continue;
+            };
+            let expected = placeholders(text);
+            if call.names != expected {
+                wrong.push(format!(
+                    "{}: {} passes {:?}, its text has {:?}",
+                    call.at, call.key, call.names, expected
+                ));
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 60, "found only {checked} calls");
+    println!("{checked} calls checked");
+    assert!(
+        wrong.is_empty(),
+        "placeholders that do not match:\n{}",
+        wrong.join("\n")
+    );
+}
