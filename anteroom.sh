@@ -101,6 +101,7 @@ ensure_test_tools() {
   fi
   command -v chattr >/dev/null 2>&1 || apt_install e2fsprogs
   ensure_axe_core
+  ensure_binaryen
 }
 
 # axe-core (npm), the accessibility rules the browser tests run against the UI's pages
@@ -119,6 +120,27 @@ ensure_axe_core() {
     [ -s "$pkg/axe.min.js" ] || die "npm did not install $pkg/axe.min.js"
   fi
   export ANTEROOM_AXE_JS="$pkg/axe.min.js"
+}
+
+# binaryen (npm) for `wasm-opt -Oz`, which shrinks the web UI's WASM by two thirds (xtask runs
+# the one ANTEROOM_WASM_OPT names; Debian's binaryen is too old for the module). One exact
+# version, like axe-core. Without npm the UI is served unoptimised, and works the same.
+BINARYEN_VERSION=132.0.0
+ensure_binaryen() {
+  local dir="$HOME/.cache/anteroom/binaryen"
+  local bin="$dir/node_modules/.bin/wasm-opt"
+  if [ ! -x "$bin" ] || ! grep -q "\"version\": \"$BINARYEN_VERSION\"" "$dir/node_modules/binaryen/package.json" 2>/dev/null; then
+    if ! command -v npm >/dev/null 2>&1; then
+      say "npm not found: the web UI is built without wasm-opt (larger download)"
+      return 0
+    fi
+    say "installing binaryen $BINARYEN_VERSION (wasm-opt) into $dir (once)"
+    mkdir -p "$dir"
+    npm install --prefix "$dir" "binaryen@$BINARYEN_VERSION" --save-exact --ignore-scripts \
+      --no-audit --no-fund --loglevel=error >/dev/null || { say "binaryen not installed: the UI stays unoptimised"; return 0; }
+  fi
+  [ -x "$bin" ] && export ANTEROOM_WASM_OPT="$bin"
+  return 0
 }
 
 # schemathesis (PyPI) checks the running API against its own OpenAPI document: every documented
@@ -201,6 +223,7 @@ stop_postgres() {
 
 cmd_run() {
   ensure_rust
+  ensure_binaryen
   say "building Anteroom (the first build takes several minutes; later ones seconds)"
   cargo xtask build
   local data="${ANTEROOM_DATA_DIR:-$ROOT/data}"

@@ -1,7 +1,7 @@
 //! `cargo xtask`: builds the web UI and the server that embeds it, with nothing but cargo and
 //! crates from crates.io (no cargo-leptos, no Node, no downloaded binaries).
 //!
-//! - `cargo xtask ui`: WASM client → wasm-bindgen → (wasm-opt if present) → CSS → index.html,
+//! - `cargo xtask ui`: WASM client → wasm-bindgen → wasm-opt (when present) → CSS → index.html,
 //!   hashed under `frontend/dist/pkg/<hash>/`, each file with a gzip twin.
 //! - `cargo xtask build`: `ui`, then the release server with the UI embedded.
 //! - `cargo xtask run [ARGS]`: `build`, then `anteroom serve ARGS`.
@@ -156,7 +156,7 @@ fn build_ui(ws: &Path) -> Result<String> {
     done(t);
 
     let wasm = staging.join("anteroom_web_bg.wasm");
-    optimise_wasm(&wasm);
+    optimise_wasm(&wasm, &target_dir(ws).join("wasm-opt-cache"));
 
     // The page boots from a file, not an inline script, so the Content-Security-Policy needs no
     // 'unsafe-inline'. Paths are relative to the file itself, so it needs no hash inside.
@@ -224,26 +224,51 @@ fn build_ui(ws: &Path) -> Result<String> {
     Ok(hash)
 }
 
-/// Runs `wasm-opt -Oz` when it is installed and accepts the module (Debian's binaryen is old and
-/// may reject newer WASM features); otherwise keeps the module as it is.
-fn optimise_wasm(wasm: &Path) {
-    let Ok(probe) = Command::new("wasm-opt").arg("--version").output() else {
-        println!("xtask: wasm-opt not installed; skipping (optional: apt-get install binaryen)");
+/// Runs `wasm-opt -Oz` when it is there and accepts the module: the one `ANTEROOM_WASM_OPT`
+/// names (`./anteroom.sh` installs binaryen from npm and sets it), else `wasm-opt` on the PATH
+/// (Debian's binaryen is old and may reject newer WASM features); otherwise the module stays
+/// as it is. The result is kept by the input's hash, so an unchanged UI is not optimised again
+/// (the optimiser takes tens of seconds).
+fn optimise_wasm(wasm: &Path, cache: &Path) {
+    let tool = std::env::var_os("ANTEROOM_WASM_OPT")
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| PathBuf::from("wasm-opt"), PathBuf::from);
+    let Ok(probe) = Command::new(&tool).arg("--version").output() else {
+        println!("xtask: wasm-opt not installed; skipping (./anteroom.sh installs it from npm)");
         return;
     };
     if !probe.status.success() {
         return;
     }
-    let t = step("optimising with wasm-opt -Oz");
+    let Ok(input) = std::fs::read(wasm) else {
+        return;
+    };
+    let mut hasher = Sha256::new();
+    hasher.update(&probe.stdout);
+    hasher.update(&input);
+    let key: String = hasher.finalize().iter().take(12).map(|b| format!("{b:02x}")).collect();
+    let cached = cache.join(format!("{key}.wasm"));
+    if std::fs::copy(&cached, wasm).is_ok() {
+        println!("xtask: wasm-opt -Oz: unchanged module, optimised before");
+        return;
+    }
+    let t = step(&format!("optimising with {} -Oz", tool.display()));
     let out = wasm.with_extension("opt.wasm");
-    let result = Command::new("wasm-opt")
-        .args(["-Oz", "--all-features", "--strip-debug"])
+    let result = Command::new(&tool)
+        // The features the module declares (its target_features section), no others: with
+        // `--all-features` the optimiser may use instructions browsers do not run.
+        .args(["-Oz", "--strip-debug"])
         .arg(wasm)
         .arg("-o")
         .arg(&out)
         .output();
     match result {
         Ok(o) if o.status.success() => {
+            // Only the newest result is kept.
+            let _ = std::fs::remove_dir_all(cache);
+            if std::fs::create_dir_all(cache).is_ok() {
+                let _ = std::fs::copy(&out, &cached);
+            }
             let _ = std::fs::rename(&out, wasm);
             done(t);
         }
