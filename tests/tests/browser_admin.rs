@@ -190,6 +190,48 @@ async fn browser_an_admin_saves_prequeue_settings_a_quota_and_a_sub_queue_and_se
         nodes.as_array().unwrap().iter().any(|n| n["schedulable"] == false),
         "{nodes}"
     );
+    // A request that fails leaves the switch as the server has it (off), not as clicked.
+    let toggle = "[data-testid=node] [data-testid=schedulable-toggle]";
+    b.wait_until(
+        "the switch shows the cordon",
+        &format!("!document.querySelector('{toggle}').checked && !document.querySelector('{toggle}').disabled"),
+    )
+    .await
+    .unwrap();
+    b.client
+        .execute(
+            // (the client passes a Request: its method is on the first argument)
+            "const f = window.fetch; window.fetch = (u, o) => (((o && o.method) || (u && u.method)) === 'PUT') ? Promise.reject(new TypeError('offline')) : f(u, o);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    b.click(toggle).await;
+    b.wait_for("[data-testid=toast][data-tone=error]").await.unwrap();
+    b.wait_until(
+        "the switch went back to off",
+        &format!("!document.querySelector('{toggle}').checked && !document.querySelector('{toggle}').disabled"),
+    )
+    .await
+    .unwrap();
+    let (_, nodes) = call(&app, "GET", "/api/v1/cluster/nodes", &admin, None).await;
+    assert!(
+        nodes.as_array().unwrap().iter().any(|n| n["schedulable"] == false),
+        "nothing changed on the server: {nodes}"
+    );
+    // The failure is announced at once (role=alert) and stays past the six seconds a success
+    // stays, until dismissed.
+    let error = "[role=alert] [data-testid=toast][data-tone=error]";
+    b.wait_for(error).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(6500)).await;
+    b.wait_for(error).await.expect("the failure is still shown");
+    b.click(&format!("{error} button")).await;
+    b.wait_until(
+        "the failure is dismissed",
+        &format!("!document.querySelector('{error}')"),
+    )
+    .await
+    .unwrap();
     b.assert_clean("/admin/cluster").await;
     b.close().await;
 }

@@ -1,5 +1,6 @@
-//! Toasts: a short message after a save or a submit, announced to screen readers, gone after
-//! six seconds or when dismissed.
+//! Toasts: a short message after a save or a submit. A success is announced politely and goes
+//! after six seconds; a failure is announced at once (`role=alert`) and stays until dismissed,
+//! so that nobody misses why something did not happen (the newest few are kept).
 
 use std::time::Duration;
 
@@ -45,12 +46,24 @@ impl Toasts {
     pub fn show(&self, tone: Tone, text: String) {
         self.next.update_value(|n| *n += 1);
         let id = self.next.get_value();
-        self.list.update(|l| l.push(Toast { id, tone, text }));
-        let list = self.list;
-        set_timeout(
-            move || list.update(|l| l.retain(|t| t.id != id)),
-            Duration::from_secs(6),
-        );
+        self.list.update(|l| {
+            l.push(Toast { id, tone, text });
+            // Failures stay until dismissed, the newest few.
+            let errors = l.iter().filter(|t| t.tone == Tone::Error).count();
+            let mut drop = errors.saturating_sub(KEPT_ERRORS);
+            l.retain(|t| {
+                let gone = drop > 0 && t.tone == Tone::Error;
+                drop -= usize::from(gone);
+                !gone
+            });
+        });
+        if tone == Tone::Success {
+            let list = self.list;
+            set_timeout(
+                move || list.update(|l| l.retain(|t| t.id != id)),
+                Duration::from_secs(6),
+            );
+        }
     }
 
     /// Shows a success message.
@@ -64,19 +77,46 @@ impl Toasts {
     }
 }
 
+/// How many failures stay on screen at most (the oldest go first).
+const KEPT_ERRORS: usize = 3;
+
 /// The toasts of the app.
 pub fn use_toasts() -> Toasts {
     expect_context::<Toasts>()
 }
 
-/// Where toasts appear (bottom right), as a polite live region.
+/// Where toasts appear (bottom right): successes in a polite live region, failures in an
+/// assertive one.
 #[component]
 pub fn ToastRegion() -> impl IntoView {
+    view! {
+        <div class="fixed bottom-4 right-4 z-50 flex w-96 max-w-full flex-col gap-2">
+            <ToastList tone=Tone::Success />
+            <ToastList tone=Tone::Error />
+        </div>
+    }
+}
+
+/// The toasts of one tone, in their live region.
+#[component]
+fn ToastList(tone: Tone) -> impl IntoView {
     let toasts = use_toasts();
     let i18n = use_i18n();
+    let (role, live, testid) = match tone {
+        Tone::Success => ("status", "polite", "toasts-success"),
+        Tone::Error => ("alert", "assertive", "toasts-error"),
+    };
+    let shown = move || {
+        toasts
+            .list
+            .get()
+            .into_iter()
+            .filter(|t| t.tone == tone)
+            .collect::<Vec<_>>()
+    };
     view! {
-        <div class="fixed bottom-4 right-4 z-50 flex w-96 max-w-full flex-col gap-2" role="status" aria-live="polite">
-            <For each=move || toasts.list.get() key=|t| t.id let:toast>
+        <div class="flex flex-col gap-2" role=role aria-live=live data-testid=testid>
+            <For each=shown key=|t| t.id let:toast>
                 {
                     let class = match toast.tone {
                         Tone::Success => "flex items-start gap-3 rounded border border-emerald-300 bg-emerald-50 p-3 text-sm text-emerald-950 shadow",

@@ -43,25 +43,33 @@ fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
     let i18n = use_i18n();
     let toasts = use_toasts();
     let name = node.name.clone();
-    let schedulable = node.schedulable;
+    // What the server says; the switch shows it, not what was clicked: a refused or failed
+    // request puts the switch back (the browser flips a checkbox before anyone asks).
+    let schedulable = RwSignal::new(node.schedulable);
     let busy = RwSignal::new(false);
     let toggle = {
         let name = name.clone();
-        move |_| {
+        move |ev: leptos::ev::Event| {
+            let input = event_target::<web_sys::HtmlInputElement>(&ev);
+            let want = input.checked();
             let name = name.clone();
             busy.set(true);
             leptos::task::spawn_local(async move {
-                match crate::api::set_schedulable(&name, !schedulable).await {
-                    Ok(n) => toasts.success(i18n.tf(
-                        if n.schedulable {
-                            k!("cluster.nowSchedulable")
-                        } else {
-                            k!("cluster.nowCordoned")
-                        },
-                        &[("name", &n.name)],
-                    )),
+                match crate::api::set_schedulable(&name, want).await {
+                    Ok(n) => {
+                        schedulable.set(n.schedulable);
+                        toasts.success(i18n.tf(
+                            if n.schedulable {
+                                k!("cluster.nowSchedulable")
+                            } else {
+                                k!("cluster.nowCordoned")
+                            },
+                            &[("name", &n.name)],
+                        ));
+                    }
                     Err(f) => toasts.error(i18n.failure(&f)),
                 }
+                input.set_checked(schedulable.get_untracked());
                 busy.set(false);
                 reload.try_update(|r| *r += 1);
             });
@@ -75,7 +83,7 @@ fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
                 <h2 class="font-semibold">{node.name.clone()}</h2>
                 <span class="rounded border border-slate-300 px-1.5 text-xs">{move || i18n.t(if node.ready { k!("cluster.ready") } else { k!("cluster.notReady") })}</span>
                 <label class="ml-auto flex items-center gap-2 text-sm" for=switch_for>
-                    <input type="checkbox" role="switch" id=switch_id.clone() prop:checked=schedulable on:change=toggle disabled=move || busy.get()
+                    <input type="checkbox" role="switch" id=switch_id.clone() prop:checked=move || schedulable.get() on:change=toggle disabled=move || busy.get()
                         data-testid="schedulable-toggle" />
                     {move || i18n.t(k!("cluster.schedulable"))}
                 </label>
