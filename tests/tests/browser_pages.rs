@@ -54,10 +54,36 @@ async fn every_page_in(lang: &str) {
     assert_eq!(status, 201, "{answer}");
 
     let b = Browser::start("en-US,en").await;
+    // The login page first (once logged in, it goes on to the jobs), in the language chosen
+    // there; the choice is kept.
+    b.client.goto(&app.url("/login")).await.unwrap();
+    b.wait_for("#login-username").await.unwrap();
+    b.select("#lang-select", lang).await;
+    b.wait_until(
+        "the language is applied",
+        &format!("document.documentElement.lang === '{lang}'"),
+    )
+    .await
+    .unwrap();
+    let title = b.text("[data-testid=page-title]").await;
+    if lang == "en" {
+        assert_eq!(title, "Log in");
+    } else {
+        assert_ne!(title, "Log in", "/login in {lang} still shows English");
+    }
+    b.assert_clean(&format!("/login in {lang}")).await;
+    b.screenshot(&format!("login-{lang}")).await;
     b.login(&app.url(""), "admin", ADMIN_PASSWORD).await;
+    // A logged-in visit to /login goes on to the jobs.
+    b.client.goto(&app.url("/login")).await.unwrap();
+    b.wait_until(
+        "/login goes on to the jobs",
+        "location.pathname === '/jobs' && !!document.querySelector('[data-testid=whoami]')",
+    )
+    .await
+    .unwrap();
     let job_page = format!("/jobs/{held}");
     let pages = [
-        ("login", "/login", "Log in"),
         ("jobs", "/jobs", "My jobs"),
         ("new-job", "/jobs/new", "New job"),
         ("job-detail", job_page.as_str(), "held-2"),

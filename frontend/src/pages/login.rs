@@ -1,5 +1,6 @@
 //! `/login`: username and password; on success the server sets the session cookie and the
 //! user goes where they were sent from (or their jobs); a refusal is shown in their language.
+//! Someone already logged in goes there at once.
 
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_query_map};
@@ -38,6 +39,26 @@ pub fn Login() -> impl IntoView {
     let pending = RwSignal::new(false);
     let navigate = use_navigate();
     let query = use_query_map();
+    // Logged in (already, or by this form): on to the page asked for. Replacing the entry, so
+    // Back does not return to a login form for someone logged in.
+    {
+        let navigate = navigate.clone();
+        Effect::new(move |_| {
+            if let crate::auth::SessionState::User(_) = auth.state() {
+                let origin = web_sys::window()
+                    .and_then(|w| w.location().origin().ok())
+                    .unwrap_or_default();
+                let next = safe_next(query.get_untracked().get("next"), &origin);
+                navigate(
+                    &next,
+                    leptos_router::NavigateOptions {
+                        replace: true,
+                        ..Default::default()
+                    },
+                );
+            }
+        });
+    }
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         if pending.get_untracked() {
@@ -46,17 +67,10 @@ pub fn Login() -> impl IntoView {
         pending.set(true);
         failure.set(None);
         let (user, pass) = (username.get_untracked(), password.get_untracked());
-        let navigate = navigate.clone();
-        let origin = web_sys::window()
-            .and_then(|w| w.location().origin().ok())
-            .unwrap_or_default();
-        let next = safe_next(query.get_untracked().get("next"), &origin);
         leptos::task::spawn_local(async move {
             match crate::api::login(&user, &pass).await {
-                Ok(answer) => {
-                    auth.logged_in(answer.user);
-                    navigate(&next, Default::default());
-                }
+                // The effect above goes on to the page asked for.
+                Ok(answer) => auth.logged_in(answer.user),
                 Err(f) => failure.set(Some(f)),
             }
             pending.set(false);
