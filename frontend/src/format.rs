@@ -30,6 +30,8 @@ thread_local! {
     static FORMATTERS: RefCell<HashMap<String, Function>> = RefCell::new(HashMap::new());
     /// Plural rules made so far, by locale.
     static PLURALS: RefCell<HashMap<Locale, Intl::PluralRules>> = RefCell::new(HashMap::new());
+    /// Relative-time formatters made so far, by locale.
+    static RELATIVE: RefCell<HashMap<Locale, Intl::RelativeTimeFormat>> = RefCell::new(HashMap::new());
 }
 
 /// The `format` function of the formatter `key` names, made by `make` the first time.
@@ -77,6 +79,60 @@ pub fn datetime(locale: Locale, at: DateTime<Utc>) -> String {
     });
     let date = Date::new(&JsValue::from_f64(at.timestamp_millis() as f64));
     call_format(format, &date)
+}
+
+/// Date and time to the second with the time zone ("Nov 26, 2026, 14:03:07 GMT+9"), for where
+/// a relative time needs its exact moment beside it.
+pub fn datetime_with_zone(locale: Locale, at: DateTime<Utc>) -> String {
+    let format = formatter(format!("datetime-zone {}", locale.code()), || {
+        Intl::DateTimeFormat::new(
+            &locales(locale),
+            &options(&[
+                ("year", JsValue::from_str("numeric")),
+                ("month", JsValue::from_str("short")),
+                ("day", JsValue::from_str("numeric")),
+                ("hour", JsValue::from_str("2-digit")),
+                ("minute", JsValue::from_str("2-digit")),
+                ("second", JsValue::from_str("2-digit")),
+                ("timeZoneName", JsValue::from_str("short")),
+            ]),
+        )
+        .format()
+    });
+    let date = Date::new(&JsValue::from_f64(at.timestamp_millis() as f64));
+    call_format(format, &date)
+}
+
+/// How far `at` is from `now`, as the locale says it ("3 min. ago", "3 分钟前", "in 2 hr."):
+/// the largest unit that fits, whole units; under 45 seconds, "now".
+pub fn relative(locale: Locale, at: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let seconds = (at - now).num_seconds();
+    let (value, unit) = relative_unit(seconds);
+    RELATIVE.with(|r| {
+        let mut r = r.borrow_mut();
+        let format = r.entry(locale).or_insert_with(|| {
+            Intl::RelativeTimeFormat::new(
+                &locales(locale),
+                &options(&[
+                    ("numeric", JsValue::from_str("auto")),
+                    ("style", JsValue::from_str("short")),
+                ]),
+            )
+        });
+        String::from(format.format(value as f64, unit))
+    })
+}
+
+/// The whole units of a span in seconds (negative: past) that a relative time shows.
+pub fn relative_unit(seconds: i64) -> (i64, &'static str) {
+    let span = i64::try_from(seconds.unsigned_abs()).unwrap_or(i64::MAX);
+    let (n, unit) = match span {
+        0..45 => return (0, "second"),
+        45..3_600 => ((span / 60).max(1), "minute"),
+        3_600..86_400 => (span / 3_600, "hour"),
+        _ => (span / 86_400, "day"),
+    };
+    (if seconds < 0 { -n } else { n }, unit)
 }
 
 /// A duration in seconds, as the locale writes "5 min" or "2 h" (the largest unit that fits).

@@ -208,6 +208,30 @@ async fn browser_the_job_list_pages_and_leaves_no_empty_last_page_behind() {
     )
     .await
     .unwrap();
+    // Times read as how long ago, the exact moment with its time zone shown on keyboard focus
+    // (and hover), hidden otherwise.
+    let time = "[data-testid=job-row] [data-testid=time]";
+    let relative = b.text(&format!("{time} time")).await;
+    assert!(relative == "now" || relative.ends_with("ago"), "{relative:?}");
+    let hidden = format!("getComputedStyle(document.querySelector('{time} [data-testid=time-exact]')).visibility");
+    let visibility = |v: serde_json::Value| v.as_str().unwrap_or_default().to_owned();
+    assert_eq!(
+        visibility(b.client.execute(&format!("return {hidden}"), vec![]).await.unwrap()),
+        "hidden"
+    );
+    b.client
+        .execute(&format!("document.querySelector('{time}').focus()"), vec![])
+        .await
+        .unwrap();
+    assert_eq!(
+        visibility(b.client.execute(&format!("return {hidden}"), vec![]).await.unwrap()),
+        "visible"
+    );
+    let exact = b.text(&format!("{time} [data-testid=time-exact]")).await;
+    assert!(
+        (exact.contains("UTC") || exact.contains("GMT")) && exact.chars().any(|c| c.is_ascii_digit()),
+        "the exact time names its zone: {exact:?}"
+    );
     b.click("[data-testid=pager] button:last-child").await;
     b.wait_until(
         "page 2 has one job",

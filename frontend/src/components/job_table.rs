@@ -9,6 +9,7 @@ use leptos::prelude::*;
 use crate::api::JobFilter;
 use crate::components::badges::{PhaseBadge, ScheduleTypeBadge, kind_label, phase_label, schedule_label};
 use crate::components::confirm::use_confirm;
+use crate::components::time::Time;
 use crate::components::toast::use_toasts;
 use crate::components::{
     BUTTON_DANGER, BUTTON_SECONDARY, Empty, ErrorPanel, INPUT, LINK, TABLE, TD, TH, loaded, use_fetch,
@@ -298,8 +299,8 @@ fn JobRow(job: Job, admin: bool) -> impl IntoView {
                 })}
             </td>
             <td class=TD><span class="whitespace-nowrap">{move || resources_text(i18n, &resources)}</span></td>
-            <td class=TD><span class="whitespace-nowrap">{move || format::datetime(i18n.locale(), submitted)}</span></td>
-            <td class=TD><span class="whitespace-nowrap">{move || started.map(|s| format::datetime(i18n.locale(), s)).unwrap_or_else(|| "—".into())}</span></td>
+            <td class=TD><Time at=submitted /></td>
+            <td class=TD>{match started { Some(s) => view! { <Time at=s /> }.into_any(), None => "—".into_any() }}</td>
             <td class=TD>
                 <div class="flex gap-2">
                     {admin.then(|| view! {

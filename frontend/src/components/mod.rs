@@ -9,6 +9,7 @@ pub mod field;
 pub mod job_table;
 pub mod reasons;
 pub mod summary;
+pub mod time;
 pub mod toast;
 
 use std::future::Future;

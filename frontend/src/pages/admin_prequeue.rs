@@ -10,6 +10,7 @@ use leptos::prelude::*;
 use crate::components::badges::ScheduleTypeBadge;
 use crate::components::field::Field;
 use crate::components::reasons::reason_text;
+use crate::components::time::Time;
 use crate::components::toast::use_toasts;
 use crate::components::{BUTTON, CARD, Empty, ErrorPanel, INPUT, LINK, PageHeader, TABLE, TD, TH, show, use_fetch};
 use crate::format;
@@ -364,7 +365,7 @@ fn PrequeuedList() -> impl IntoView {
                                             <td class=TD>{p.job.owner.clone()}</td>
                                             <td class=TD>{p.job.queue.clone()}</td>
                                             <td class=TD><ScheduleTypeBadge schedule_type=p.job.schedule_type /></td>
-                                            <td class=TD><span class="whitespace-nowrap">{move || format::datetime(i18n.locale(), at)}</span></td>
+                                            <td class=TD><Time at=at /></td>
                                             <td class=TD><ul class="list-inside list-disc">{reasons.into_iter().map(|r| view! { <li>{move || reason_text(i18n, &r)}</li> }).collect_view()}</ul></td>
                                         </tr>
                                     }

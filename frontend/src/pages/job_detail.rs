@@ -14,6 +14,7 @@ use crate::components::badges::{PhaseBadge, ScheduleTypeBadge, kind_label};
 use crate::components::confirm::use_confirm;
 use crate::components::job_table::resources_text;
 use crate::components::reasons::Reasons;
+use crate::components::time::Time;
 use crate::components::toast::use_toasts;
 use crate::components::{
     BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, CARD, ErrorPanel, LINK, TABLE, TD, TH, show, use_fetch,
@@ -121,9 +122,9 @@ fn DetailView(detail: Detail, log_choice: diagnosis::LogChoice) -> impl IntoView
             </div>
         }
     };
-    let time = move |t: Option<chrono::DateTime<chrono::Utc>>| {
-        view! { <span>{move || t.map(|t| format::datetime(i18n.locale(), t)).unwrap_or_else(|| "—".into())}</span> }
-            .into_any()
+    let time = move |t: Option<chrono::DateTime<chrono::Utc>>| match t {
+        Some(t) => view! { <Time at=t /> }.into_any(),
+        None => view! { <span>"—"</span> }.into_any(),
     };
     let resources = job.resources.clone();
     let waiting = job.phase == JobPhase::Prequeue;
@@ -239,7 +240,7 @@ fn DetailView(detail: Detail, log_choice: diagnosis::LogChoice) -> impl IntoView
                                     let e = e.clone();
                                     move || event_text(i18n, &e)
                                 }</span>
-                                <span class="ml-2 text-xs text-slate-600">{move || format::datetime(i18n.locale(), at)}</span>
+                                <span class="ml-2 text-xs text-slate-600"><Time at=at /></span>
                                 {target.filter(|t| *t != e.job_id).map(|t| view! { " " <a class=LINK href=format!("/jobs/{t}")>{format!("#{t}")}</a> })}
                                 <p class="text-xs text-slate-600">{e.message.clone()}</p>
                             </li>
