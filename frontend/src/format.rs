@@ -30,8 +30,9 @@ thread_local! {
     static FORMATTERS: RefCell<HashMap<String, Function>> = RefCell::new(HashMap::new());
     /// Plural rules made so far, by locale.
     static PLURALS: RefCell<HashMap<Locale, Intl::PluralRules>> = RefCell::new(HashMap::new());
-    /// Relative-time formatters made so far, by locale.
-    static RELATIVE: RefCell<HashMap<Locale, Intl::RelativeTimeFormat>> = RefCell::new(HashMap::new());
+    /// Relative-time formatters made so far, by locale and whether they may use words
+    /// ("now") rather than numbers.
+    static RELATIVE: RefCell<HashMap<(Locale, bool), Intl::RelativeTimeFormat>> = RefCell::new(HashMap::new());
 }
 
 /// The `format` function of the formatter `key` names, made by `make` the first time.
@@ -108,13 +109,15 @@ pub fn datetime_with_zone(locale: Locale, at: DateTime<Utc>) -> String {
 pub fn relative(locale: Locale, at: DateTime<Utc>, now: DateTime<Utc>) -> String {
     let seconds = (at - now).num_seconds();
     let (value, unit) = relative_unit(seconds);
+    // Words only for "now": "yesterday" for 25 hours ago would name the wrong calendar day.
+    let words = value == 0;
     RELATIVE.with(|r| {
         let mut r = r.borrow_mut();
-        let format = r.entry(locale).or_insert_with(|| {
+        let format = r.entry((locale, words)).or_insert_with(|| {
             Intl::RelativeTimeFormat::new(
                 &locales(locale),
                 &options(&[
-                    ("numeric", JsValue::from_str("auto")),
+                    ("numeric", JsValue::from_str(if words { "auto" } else { "always" })),
                     ("style", JsValue::from_str("short")),
                 ]),
             )

@@ -321,3 +321,46 @@ async fn browser_an_idle_page_whose_session_ends_elsewhere_goes_to_login_through
         "only the refused stream: {errors:?}"
     );
 }
+
+#[tokio::test]
+#[ignore = "needs Chromium"]
+async fn browser_a_job_waiting_for_shared_room_shows_how_long_until_its_tolerance_runs_out() {
+    require_ui();
+    let app = TestApp::builder().start().await;
+    let admin = app.admin_token().await;
+    let dana = app.user_token("dana").await;
+    settings(&app, &admin, json!({"queueQuotaEnabled": true})).await;
+    // The queue's capacity (shared by everyone) is full: dana's job waits for shared room, so
+    // its waiting clock runs (a job held only by its owner's quota has none).
+    let (status, answer) = call(
+        &app,
+        "PUT",
+        "/api/v1/admin/queues/default",
+        &admin,
+        Some(json!({"name": "default", "open": true, "capacity": {"cpu": "2"}})),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    anteroom_tests::api::submit_job(&app, &admin, anteroom_tests::api::job("first", json!({"cpu": "2"}))).await;
+    let (waiting, answer) =
+        anteroom_tests::api::submit_job(&app, &dana, anteroom_tests::api::job("second", json!({"cpu": "2"}))).await;
+    assert_eq!(answer["admission"]["decision"], "prequeued", "{answer}");
+    assert!(answer["job"]["waitingSince"].is_string(), "{answer}");
+
+    let b = Browser::start("en-US,en").await;
+    b.login(&app.url(""), "dana", USER_PASSWORD).await;
+    b.client.goto(&app.url(&format!("/jobs/{waiting}"))).await.unwrap();
+    b.wait_until(
+        "the tolerance left shows",
+        "/then it goes first and may preempt Elastic jobs\\./.test(document.querySelector('[data-testid=tolerance-left]')?.textContent || '')",
+    )
+    .await
+    .unwrap();
+    let left = b.text("[data-testid=tolerance-left]").await;
+    assert!(
+        left.starts_with("5 min") || left.starts_with("4"),
+        "the default tolerance is 300 s: {left:?}"
+    );
+    b.assert_clean("the job page of a waiting job").await;
+    b.close().await;
+}

@@ -243,31 +243,34 @@ fn optimise_wasm(wasm: &Path, cache: &Path) {
     let Ok(input) = std::fs::read(wasm) else {
         return;
     };
+    // The features the module declares (its target_features section), no others: with
+    // `--all-features` the optimiser may use instructions browsers do not run.
+    const FLAGS: [&str; 2] = ["-Oz", "--strip-debug"];
     let mut hasher = Sha256::new();
     hasher.update(&probe.stdout);
+    hasher.update(FLAGS.join(" "));
     hasher.update(&input);
     let key: String = hasher.finalize().iter().take(12).map(|b| format!("{b:02x}")).collect();
     let cached = cache.join(format!("{key}.wasm"));
-    if std::fs::copy(&cached, wasm).is_ok() {
+    // A cached file is whole (it is renamed into place), but check it is a module anyway.
+    if let Ok(module) = std::fs::read(&cached)
+        && module.starts_with(b"\0asm")
+        && std::fs::write(wasm, &module).is_ok()
+    {
         println!("xtask: wasm-opt -Oz: unchanged module, optimised before");
         return;
     }
     let t = step(&format!("optimising with {} -Oz", tool.display()));
     let out = wasm.with_extension("opt.wasm");
-    let result = Command::new(&tool)
-        // The features the module declares (its target_features section), no others: with
-        // `--all-features` the optimiser may use instructions browsers do not run.
-        .args(["-Oz", "--strip-debug"])
-        .arg(wasm)
-        .arg("-o")
-        .arg(&out)
-        .output();
+    let result = Command::new(&tool).args(FLAGS).arg(wasm).arg("-o").arg(&out).output();
     match result {
         Ok(o) if o.status.success() => {
-            // Only the newest result is kept.
+            // Only the newest result is kept; written beside and renamed, so a reader never
+            // finds half a file.
             let _ = std::fs::remove_dir_all(cache);
-            if std::fs::create_dir_all(cache).is_ok() {
-                let _ = std::fs::copy(&out, &cached);
+            let partial = cache.join(format!("{key}.{}.partial", std::process::id()));
+            if std::fs::create_dir_all(cache).is_ok() && std::fs::copy(&out, &partial).is_ok() {
+                let _ = std::fs::rename(&partial, &cached);
             }
             let _ = std::fs::rename(&out, wasm);
             done(t);

@@ -18,8 +18,8 @@ thread_local! {
     static NEXT_ID: Cell<u64> = const { Cell::new(0) };
 }
 
-/// Now, as a signal that moves every 30 seconds.
-fn ticking_now() -> ArcRwSignal<DateTime<Utc>> {
+/// Now, as a signal that moves every 30 seconds (for anything on screen that ages).
+pub fn ticking_now() -> ArcRwSignal<DateTime<Utc>> {
     NOW.with(|now| {
         now.borrow_mut()
             .get_or_insert_with(|| {
@@ -48,7 +48,7 @@ pub fn Time(
     view! {
         <span class="group relative inline-block whitespace-nowrap rounded focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500"
             tabindex="0" aria-describedby=described_by data-testid="time">
-            <time datetime=at.to_rfc3339() class="underline decoration-dotted underline-offset-2">
+            <time datetime=at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true) class="underline decoration-dotted underline-offset-2">
                 {move || format::relative(i18n.locale(), at, now.get())}
             </time>
             <span id=id role="tooltip" data-testid="time-exact"

@@ -1,6 +1,7 @@
 //! Toasts: a short message after a save or a submit. A success is announced politely and goes
 //! after six seconds; a failure is announced at once (`role=alert`) and stays until dismissed,
-//! so that nobody misses why something did not happen (the newest few are kept).
+//! so that nobody misses why something did not happen (the newest few are kept), or until the
+//! user leaves the page it happened on.
 
 use std::time::Duration;
 
@@ -89,8 +90,18 @@ pub fn use_toasts() -> Toasts {
 /// assertive one.
 #[component]
 pub fn ToastRegion() -> impl IntoView {
+    // A failure belongs to the page it happened on: leaving the page clears it.
+    let toasts = use_toasts();
+    let path = leptos_router::hooks::use_location().pathname;
+    Effect::new(move |previous: Option<String>| {
+        let now = path.get();
+        if previous.is_some_and(|p| p != now) {
+            toasts.list.update(|l| l.retain(|t| t.tone != Tone::Error));
+        }
+        now
+    });
     view! {
-        <div class="fixed bottom-4 right-4 z-50 flex w-96 max-w-full flex-col gap-2">
+        <div class="pointer-events-none fixed bottom-4 right-4 z-50 flex w-96 max-w-full flex-col gap-2">
             <ToastList tone=Tone::Success />
             <ToastList tone=Tone::Error />
         </div>
@@ -119,8 +130,8 @@ fn ToastList(tone: Tone) -> impl IntoView {
             <For each=shown key=|t| t.id let:toast>
                 {
                     let class = match toast.tone {
-                        Tone::Success => "flex items-start gap-3 rounded border border-emerald-300 bg-emerald-50 p-3 text-sm text-emerald-950 shadow",
-                        Tone::Error => "flex items-start gap-3 rounded border border-red-300 bg-red-50 p-3 text-sm text-red-950 shadow",
+                        Tone::Success => "pointer-events-auto flex items-start gap-3 rounded border border-emerald-300 bg-emerald-50 p-3 text-sm text-emerald-950 shadow",
+                        Tone::Error => "pointer-events-auto flex items-start gap-3 rounded border border-red-300 bg-red-50 p-3 text-sm text-red-950 shadow",
                     };
                     let icon = match toast.tone {
                         Tone::Success => "✓",

@@ -57,7 +57,8 @@ fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
             leptos::task::spawn_local(async move {
                 match crate::api::set_schedulable(&name, want).await {
                     Ok(n) => {
-                        schedulable.set(n.schedulable);
+                        // (the card may have been rebuilt meanwhile: its signals then are gone)
+                        schedulable.try_set(n.schedulable);
                         toasts.success(i18n.tf(
                             if n.schedulable {
                                 k!("cluster.nowSchedulable")
@@ -69,8 +70,10 @@ fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
                     }
                     Err(f) => toasts.error(i18n.failure(&f)),
                 }
-                input.set_checked(schedulable.get_untracked());
-                busy.set(false);
+                if let Some(now) = schedulable.try_get_untracked() {
+                    input.set_checked(now);
+                }
+                busy.try_set(false);
                 reload.try_update(|r| *r += 1);
             });
         }

@@ -181,12 +181,28 @@ fn DetailView(detail: Detail, log_choice: diagnosis::LogChoice) -> impl IntoView
                     {row(k!("jobs.submitted"), time(Some(job.submitted_at)))}
                     {(job.schedule_type == ScheduleType::Normal).then(|| {
                         let since = job.waiting_since;
+                        let tolerance = job.waiting_tolerance_seconds;
+                        let now = crate::components::time::ticking_now();
+                        // While it waits: how long until its tolerance runs out (then it goes
+                        // first and may preempt), or that it has.
+                        let left = move || {
+                            let (Some(since), Some(tolerance), true) = (since, tolerance, waiting) else {
+                                return None;
+                            };
+                            let left = tolerance - (now.get() - since).num_seconds();
+                            Some(if left > 0 {
+                                i18n.tf(k!("jobs.toleranceLeft"), &[("left", &format::duration(i18n.locale(), left))])
+                            } else {
+                                i18n.t(k!("jobs.tolerancePassed")).to_owned()
+                            })
+                        };
                         row(k!("jobs.waitingSince"), view! {
-                            <span data-testid="waiting-since">{move || match since {
-                                Some(t) => format::datetime(i18n.locale(), t),
-                                None if waiting => i18n.t(k!("jobs.waitingSinceNone")).to_owned(),
-                                None => "—".into(),
+                            <span data-testid="waiting-since">{match since {
+                                Some(t) => view! { <Time at=t /> }.into_any(),
+                                None if waiting => view! { <span>{move || i18n.t(k!("jobs.waitingSinceNone"))}</span> }.into_any(),
+                                None => "—".into_any(),
                             }}</span>
+                            <p class="text-xs text-slate-700" data-testid="tolerance-left">{left}</p>
                         }.into_any())
                     })}
                     {row(k!("page.jobDetail.activated"), time(job.activated_at))}

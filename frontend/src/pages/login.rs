@@ -22,7 +22,7 @@ pub fn safe_next(next: Option<String>, origin: &str) -> String {
         return HOME.into();
     };
     let path = url.pathname();
-    if url.origin() != origin || path.starts_with("//") || path == "/login" {
+    if url.origin() != origin || path.starts_with("//") || path.trim_end_matches('/') == "/login" {
         return HOME.into();
     }
     format!("{path}{}{}", url.search(), url.hash())
