@@ -7,3 +7,4 @@ pub mod api;
 pub mod i18n;
 pub mod names;
 pub mod scheduling;
+pub mod shell_words;

@@ -69,12 +69,28 @@ async fn browser_a_user_submits_normal_and_elastic_jobs_and_sees_a_held_job_star
     .unwrap();
     b.wait_for_text("[data-testid=page-title]", "train-a").await.unwrap();
 
-    // An Elastic job: the schedule type is offered (backfill is on).
+    // An Elastic job: the schedule type is offered (backfill is on). Its command is written as
+    // in a shell: the quoted part stays one word.
     b.client.goto(&app.url("/jobs/new")).await.unwrap();
     fill_custom_job(&b, "elastic-b", "1").await;
+    b.fill("#task0-command", "echo 'unfinished").await;
+    b.click("[data-testid=submit-job]").await;
+    b.wait_for_text(
+        "#task0-command-error",
+        "⚠ A quote is not closed, or the line ends with a backslash.",
+    )
+    .await
+    .unwrap();
+    b.fill("#task0-command", r#"bash -c "sleep 3600 && echo 'done'""#).await;
     b.click("#schedule-backfill").await;
     b.click("[data-testid=submit-job]").await;
     b.wait_for_text("[data-testid=page-title]", "elastic-b").await.unwrap();
+    let (_, mine) = call(&app, "GET", "/api/v1/jobs?scheduleType=backfill", &alice, None).await;
+    assert_eq!(
+        mine["items"][0]["tasks"][0]["command"],
+        json!(["bash", "-c", "sleep 3600 && echo 'done'"]),
+        "{mine}"
+    );
 
     // Both in the list with the right badges; the summary counts the normal job.
     b.click("a[href='/jobs']").await;

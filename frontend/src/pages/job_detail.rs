@@ -231,7 +231,7 @@ fn DetailView(detail: Detail, log_choice: diagnosis::LogChoice) -> impl IntoView
                                         <td class=TD>{t.name.clone()}</td>
                                         <td class=TD>{t.replicas}</td>
                                         <td class=TD><code class="text-xs">{t.image.clone()}</code></td>
-                                        <td class=TD><code class="text-xs">{t.command.join(" ")}</code></td>
+                                        <td class=TD><code class="text-xs">{anteroom_shared::shell_words::join(&t.command)}</code></td>
                                         <td class=TD>{move || resources_text(i18n, &res)}</td>
                                         <td class=TD>{if t.node_names.is_empty() { "—".to_owned() } else { t.node_names.join(", ") }}</td>
                                     </tr>

@@ -29,7 +29,8 @@ impl TaskForm {
     pub(super) fn fill(&self, task: &TaskBody) {
         self.replicas.set(task.replicas.to_string());
         self.image.set(task.image.clone());
-        self.command.set(task.command.join(" "));
+        // Quoted as a shell would need it, so the line reads back as the same words.
+        self.command.set(anteroom_shared::shell_words::join(&task.command));
         let quantity = |name: &str| {
             task.resources
                 .iter()
@@ -196,13 +197,20 @@ pub(super) fn build(
                 }
             },
         };
+        let command = match anteroom_shared::shell_words::split(&form.command.get()) {
+            Ok(words) => words,
+            Err(_) => {
+                errors.push((format!("tasks[{i}].command"), i18n.t(k!("form.commandLine")).to_owned()));
+                Vec::new()
+            }
+        };
         bodies.push(TaskBody {
             env,
             shm_size,
             name: (*task_name).to_owned(),
             replicas,
             image: image.trim().to_owned(),
-            command: form.command.get().split_whitespace().map(str::to_owned).collect(),
+            command,
             resources,
             node_names,
         });
