@@ -2,29 +2,31 @@
 //! outside the browser: the pages the server renders itself and the terminal client. (The web
 //! UI compiles the same files into tables of its own at build time.)
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// The languages Anteroom speaks, in the order a tie is broken.
 pub const LOCALES: [&str; 4] = ["en", "zh", "ja", "ko"];
 
-fn files() -> &'static HashMap<&'static str, serde_json::Value> {
-    static FILES: OnceLock<HashMap<&'static str, serde_json::Value>> = OnceLock::new();
-    FILES.get_or_init(|| {
-        let parse = |text: &str| serde_json::from_str(text).expect("the locale files are JSON (checked by tests)");
-        HashMap::from([
-            ("en", parse(include_str!("../../i18n/en.json"))),
-            ("zh", parse(include_str!("../../i18n/zh.json"))),
-            ("ja", parse(include_str!("../../i18n/ja.json"))),
-            ("ko", parse(include_str!("../../i18n/ko.json"))),
-        ])
-    })
+/// The texts of one language, parsed the first time it is asked for (a terminal command
+/// needs one language, and English as the fallback, not all four).
+fn file(locale: &str) -> Option<&'static serde_json::Value> {
+    const TEXTS: [&str; 4] = [
+        include_str!("../../i18n/en.json"),
+        include_str!("../../i18n/zh.json"),
+        include_str!("../../i18n/ja.json"),
+        include_str!("../../i18n/ko.json"),
+    ];
+    static PARSED: [OnceLock<serde_json::Value>; 4] = [const { OnceLock::new() }; 4];
+    let i = LOCALES.iter().position(|l| *l == locale)?;
+    Some(
+        PARSED[i].get_or_init(|| serde_json::from_str(TEXTS[i]).expect("the locale files are JSON (checked by tests)")),
+    )
 }
 
 /// The text of a dotted key (`reason.quota`) in one language, if that language has it.
 pub fn lookup(locale: &str, key: &str) -> Option<&'static str> {
     key.split('.')
-        .try_fold(files().get(locale)?, |v, part| v.get(part))
+        .try_fold(file(locale)?, |v, part| v.get(part))
         .and_then(|v| v.as_str())
 }
 
