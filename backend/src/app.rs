@@ -99,6 +99,7 @@ pub async fn prepare_with(config: Config, hand_clock: Option<HandClock>) -> anyh
     )
     .await
     .context("creating the first admin")?;
+    let activator = crate::jobs::activator::Activator::start(db.clone(), built.cluster.clone(), clock.clone());
     Ok(Prepared {
         state: AppState {
             db,
@@ -111,7 +112,9 @@ pub async fn prepare_with(config: Config, hand_clock: Option<HandClock>) -> anyh
             settings,
             signals: crate::signals::Signals::default(),
             sequencer,
+            activator,
             clock,
+            session_users: Default::default(),
             stream_slots: Default::default(),
             driven_by_hand,
             checkpointer,

@@ -42,10 +42,17 @@ pub struct AppState {
     /// SQLite only: the task that admits job submissions in batches (one writer, so they take
     /// turns anyway); `None` on PostgreSQL.
     pub sequencer: Option<crate::jobs::admit::Sequencer>,
+    /// The task that creates admitted submissions in the cluster, in groups.
+    pub activator: crate::jobs::activator::Activator,
     /// Where "now" comes from for every job time the prequeue compares (submission,
     /// timeouts, locks, activation): the system clock, or a hand-moved one in tests that drive
     /// the simulated cluster and the watcher step by step.
     pub clock: Arc<dyn Clock>,
+    /// The users of recent requests, so that each request need not read its user's row
+    /// (`users::session_cache`); a write to a user must [`forget`] it.
+    ///
+    /// [`forget`]: crate::users::session_cache::SessionCache::forget
+    pub session_users: Arc<crate::users::session_cache::SessionCache>,
     /// Open event streams per user (`max_streams_per_user`).
     pub stream_slots: Arc<crate::jobs::stream::StreamSlots>,
     /// True when tests drive the watcher and the simulated cluster by hand: then neither the

@@ -152,7 +152,10 @@ async fn logout(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
 ) -> ApiResult<(StatusCode, [(axum::http::HeaderName, String); 1])> {
-    users::end_sessions(&state.db, user.id).await?;
+    let ended = users::end_sessions(&state.db, user.id).await;
+    // Whatever the outcome: the token version may have changed.
+    state.session_users.forget(user.id);
+    ended?;
     tracing::info!(user.id = user.id, "logout");
     // The browser's cookie goes too (its token no longer works anyway).
     Ok((

@@ -77,18 +77,27 @@ fn request_token<'h>(headers: &'h HeaderMap, config: &Config) -> Result<&'h str,
     session_token(headers, config).ok_or_else(|| ApiError::unauthorized("missing bearer token or session cookie"))
 }
 
-/// Checks the caller's token (bearer header, or the session cookie) and reloads its user: a
-/// deleted user, or a token issued before the user's last password change, role change or
-/// logout (an older token version), is refused.
+/// Checks the caller's token (bearer header, or the session cookie) and reloads its user (or
+/// takes it from [`AppState::session_users`], read less than a second ago and not changed
+/// since): a deleted user, or a token issued before the user's last password change, role
+/// change or logout (an older token version), is refused.
 pub async fn authenticate(headers: &HeaderMap, state: &AppState) -> Result<AuthUser, ApiError> {
     let token = request_token(headers, &state.config)?;
     let claims = state
         .tokens
         .verify(token.trim())
         .ok_or_else(|| ApiError::unauthorized("invalid or expired token"))?;
-    let user = users::find_by_id(&state.db_read, claims.user_id)
-        .await?
-        .ok_or_else(|| ApiError::unauthorized("the token's user no longer exists"))?;
+    let user = match state.session_users.get(claims.user_id) {
+        Some(user) => user,
+        None => {
+            let generation = state.session_users.generation();
+            let user = users::find_by_id(&state.db_read, claims.user_id)
+                .await?
+                .ok_or_else(|| ApiError::unauthorized("the token's user no longer exists"))?;
+            state.session_users.keep(user.clone(), generation);
+            user
+        }
+    };
     if user.token_version != claims.version {
         return Err(ApiError::unauthorized(
             "this session has ended (logout, or a password or role change): log in again",

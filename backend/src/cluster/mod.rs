@@ -306,6 +306,9 @@ impl ClusterError {
     }
 }
 
+/// How many creates of one [`Cluster::create_jobs`] call are in flight at once by default.
+pub const CONCURRENT_CREATES: usize = 8;
+
 /// What the rest of Anteroom needs from a cluster.
 #[async_trait]
 pub trait Cluster: Send + Sync + 'static {
@@ -323,6 +326,19 @@ pub trait Cluster: Send + Sync + 'static {
 
     /// Creates the job under `ar-<id>`; succeeds if it already exists and is ours.
     async fn create_job(&self, spec: &JobSpec) -> Result<(), ClusterError>;
+
+    /// Creates several jobs, each as [`Cluster::create_job`] would, answering each in order.
+    /// A cluster that commits its own writes (the simulated one) commits them together; by
+    /// default they go out a few at a time, as independent requests.
+    async fn create_jobs(&self, specs: &[JobSpec]) -> Vec<Result<(), ClusterError>> {
+        use futures::StreamExt;
+        // The futures made first: a closure inside the stream trips async-trait's lifetimes.
+        let creates: Vec<_> = specs.iter().map(|spec| self.create_job(spec)).collect();
+        futures::stream::iter(creates)
+            .buffered(CONCURRENT_CREATES)
+            .collect()
+            .await
+    }
 
     /// Deletes the job whose uid is `cluster_uid`, giving its pods `grace_seconds` to exit;
     /// succeeds if it is not there. An `ar-<id>` of another job with the same id (another uid,

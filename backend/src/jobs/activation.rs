@@ -264,6 +264,155 @@ pub async fn record_created(
     Ok(ActivationOutcome::Activated(row))
 }
 
+/// [`activate_claimed`] for several claimed jobs at once: their creates in one call to the
+/// cluster ([`Cluster::create_jobs`], one transaction in the simulated cluster), the created ones
+/// recorded `Pending` together ([`record_created_all`]). Each job's outcome, in order; a failed
+/// create is recorded for its job alone, as [`activate_claimed`] does.
+pub async fn activate_claimed_all(
+    w: Writer<'_>,
+    cluster: &dyn Cluster,
+    claimed: &[job::Model],
+    terms: ClusterTerms,
+) -> Vec<Result<ActivationOutcome, DbErr>> {
+    let mut outcomes: Vec<Option<Result<ActivationOutcome, DbErr>>> = Vec::with_capacity(claimed.len());
+    let mut specs = Vec::with_capacity(claimed.len());
+    let mut of_spec = Vec::with_capacity(claimed.len());
+    for (i, row) in claimed.iter().enumerate() {
+        match job_spec(row, terms) {
+            Ok(spec) => {
+                specs.push(spec);
+                of_spec.push(i);
+                outcomes.push(None);
+            }
+            Err(e) => outcomes.push(Some(Err(e))),
+        }
+    }
+    let results = cluster.create_jobs(&specs).await;
+    let mut created: Vec<(job::Model, bool)> = Vec::with_capacity(specs.len());
+    let mut of_created = Vec::with_capacity(specs.len());
+    for (n, result) in results.into_iter().enumerate() {
+        let i = of_spec[n];
+        match result {
+            Ok(()) => {
+                created.push((claimed[i].clone(), specs[n].preemptable));
+                of_created.push(i);
+            }
+            Err(e) => {
+                let message = e.to_string();
+                outcomes[i] = Some(record_failure(w, &claimed[i], &message).await);
+            }
+        }
+    }
+    match record_created_all(w, cluster, &created).await {
+        Ok(recorded) => {
+            for (n, outcome) in recorded.into_iter().enumerate() {
+                outcomes[of_created[n]] = Some(Ok(outcome));
+            }
+        }
+        Err(e) => {
+            let message = e.to_string();
+            for i in of_created {
+                outcomes[i] = Some(Err(DbErr::Custom(message.clone())));
+            }
+        }
+    }
+    outcomes
+        .into_iter()
+        .map(|o| o.expect("every claimed job has an outcome"))
+        .collect()
+}
+
+/// Most jobs one statement of [`record_created_all`] marks.
+const RECORD_CHUNK: usize = 200;
+
+/// [`record_created`] for several created jobs in one transaction: `Activating → Pending` by
+/// compare-and-set on the phase and each job's own claim, in one statement a chunk, and their
+/// `activated` events in one more. Each job's outcome, in order: one whose claim no longer
+/// holds is [`ActivationOutcome::Superseded`] (and removed from the cluster again when it was
+/// deleted meanwhile, as [`record_created`] does).
+pub async fn record_created_all(
+    w: Writer<'_>,
+    cluster: &dyn Cluster,
+    created: &[(job::Model, bool)],
+) -> Result<Vec<ActivationOutcome>, DbErr> {
+    if created.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some((txn, now)) = w.begin().await? else {
+        return Ok(created.iter().map(|_| ActivationOutcome::LeaseLost).collect());
+    };
+    let mut recorded: std::collections::HashMap<i64, job::Model> = std::collections::HashMap::new();
+    for preemptable in [false, true] {
+        let group: Vec<&job::Model> = created
+            .iter()
+            .filter(|(_, p)| *p == preemptable)
+            .map(|(row, _)| row)
+            .collect();
+        for chunk in group.chunks(RECORD_CHUNK) {
+            let claims = chunk.iter().fold(sea_orm::Condition::any(), |any, row| {
+                any.add(same_claim(row).add(job::Column::Id.eq(row.id)))
+            });
+            let rows = job::Entity::update_many()
+                .col_expr(job::Column::Phase, Expr::value(JobPhase::Pending.as_str()))
+                .col_expr(job::Column::ClusterPreemptable, Expr::value(preemptable))
+                .col_expr(job::Column::ActivatedAt, Expr::value(now))
+                .col_expr(job::Column::UpdatedAt, Expr::value(now))
+                .col_expr(job::Column::NextAttemptAt, Expr::value(Option::<DateTime<Utc>>::None))
+                .filter(job::Column::Id.is_in(chunk.iter().map(|row| row.id)))
+                .filter(job::Column::Phase.eq(JobPhase::Activating.as_str()))
+                .filter(claims)
+                .exec_with_returning(&txn)
+                .await?;
+            recorded.extend(rows.into_iter().map(|row| (row.id, row)));
+        }
+    }
+    let activated: Vec<events::NewEvent> = created
+        .iter()
+        .filter_map(|(row, _)| recorded.get(&row.id))
+        .map(|row| {
+            let message = format!("created in the cluster as {}", crate::cluster::cluster_name(row.id));
+            events::NewEvent::of(row, EventKind::Activated, message, None, now)
+        })
+        .collect();
+    events::record_each(&txn, activated).await?;
+    // The ones whose claim did not hold: deleted (or given up) meanwhile, or recorded by
+    // another driver.
+    let missed: Vec<i64> = created
+        .iter()
+        .map(|(row, _)| row.id)
+        .filter(|id| !recorded.contains_key(id))
+        .collect();
+    let phases: std::collections::HashMap<i64, Option<JobPhase>> = if missed.is_empty() {
+        Default::default()
+    } else {
+        job::Entity::find()
+            .filter(job::Column::Id.is_in(missed.iter().copied()))
+            .all(&txn)
+            .await?
+            .into_iter()
+            .map(|row| (row.id, JobPhase::from_str(&row.phase).ok()))
+            .collect()
+    };
+    txn.commit().await?;
+    let mut outcomes = Vec::with_capacity(created.len());
+    for (claimed, _) in created {
+        if let Some(row) = recorded.remove(&claimed.id) {
+            outcomes.push(ActivationOutcome::Activated(row));
+            continue;
+        }
+        // As in [`record_created`]: a job deleted meanwhile found nothing in the cluster to
+        // delete yet, so remove what was made; one recorded by another driver is theirs.
+        let now_phase = phases.get(&claimed.id).copied().flatten();
+        if now_phase.is_none_or(|p| p.is_terminal())
+            && let Err(e) = cluster.delete_job(claimed.id, &claimed.uid_in_cluster(), 0).await
+        {
+            tracing::warn!(job = claimed.id, error = %e, "removing a job created after it was deleted failed; the next status resync removes it");
+        }
+        outcomes.push(ActivationOutcome::Superseded);
+    }
+    Ok(outcomes)
+}
+
 /// The claim a driver holds: its claim time (a re-claim by the repair moves it).
 fn same_claim(claimed: &job::Model) -> sea_orm::Condition {
     match claimed.claimed_at {

@@ -47,8 +47,6 @@ pub struct Pending {
     pub request: ResourceList,
     /// The cluster's nodes, read before the lock.
     pub nodes: Vec<NodeSnapshot>,
-    /// The admin's toleration rules, read before the lock.
-    pub rules: Vec<TolerationRuleSpec>,
     /// The volume catalogue, read before the lock when the body names volumes.
     pub catalogue: Vec<anteroom_shared::api::volumes::Volume>,
     /// The idempotency key and the body's hash.
@@ -75,12 +73,21 @@ pub enum Admitted {
     Replay(idempotency_key::Model),
 }
 
-/// Where a decision's figures come from.
+/// Where a decision's figures come from, and where its events go.
 pub(super) enum Reads<'b> {
-    /// The store, for this submission alone (PostgreSQL's one submission per transaction).
+    /// The store, for this submission alone (PostgreSQL's one submission per transaction); its
+    /// events are written at once.
     Store,
-    /// Read once for the batch and kept up to date with it (SQLite's [`Sequencer`]).
-    Batch(&'b mut BatchReads),
+    /// Read once for the batch and kept up to date with it (SQLite's [`Sequencer`]); the
+    /// events are collected, and the batch writes them all in one statement.
+    Batch {
+        /// The batch's figures.
+        figures: &'b mut BatchReads,
+        /// The admin's toleration rules, read once for the batch.
+        rules: &'b [TolerationRuleSpec],
+        /// The events of the batch's submissions so far, in order.
+        events: &'b mut Vec<events::NewEvent>,
+    },
 }
 
 /// Steps 2–8 for one submission inside `txn`, against the queue rows read in it.
@@ -96,7 +103,7 @@ pub(super) async fn admit_one(
     // it, since the first check.
     match &reads {
         Reads::Store => queues::usable_among(txn, rows, &p.user, &p.body.queue).await?,
-        Reads::Batch(batch) => batch.usable(rows, &p.user, &p.body.queue)?,
+        Reads::Batch { figures, .. } => figures.usable(rows, &p.user, &p.body.queue)?,
     }
     if let Some((key, _)) = &p.key
         && let Some(first) = idempotency::find(txn, p.user.id, key, now).await?
@@ -104,9 +111,9 @@ pub(super) async fn admit_one(
         return Ok(Admitted::Replay(first));
     }
     let from_batch = match &mut reads {
-        Reads::Batch(batch) => {
-            let read = batch.snapshot(p, specs, tree, now);
-            batch.fallbacks += usize::from(read.is_none());
+        Reads::Batch { figures, .. } => {
+            let read = figures.snapshot(p, specs, tree, now);
+            figures.fallbacks += usize::from(read.is_none());
             read
         }
         Reads::Store => None,
@@ -127,7 +134,10 @@ pub(super) async fn admit_one(
             .await?
         }
     };
-    let tolerations = tolerations_of(&p.rules, tree, &p.body.queue, &p.request);
+    let tolerations = match &reads {
+        Reads::Batch { rules, .. } => tolerations_of(rules, tree, &p.body.queue, &p.request),
+        Reads::Store => tolerations_of(&crate::tolerations::specs(txn).await?, tree, &p.body.queue, &p.request),
+    };
     let mounts = mounts_of(&p.catalogue, tree, &p.body)?;
     let decision = decide_submission(
         &snapshot,
@@ -135,7 +145,7 @@ pub(super) async fn admit_one(
         &submission(&p.user, &p.body, &p.tasks, &tolerations, prequeued),
         now,
     )?;
-    let row = insert_job(
+    let (row, first_events) = insert_job(
         txn,
         (&p.user, &p.body),
         (&p.tasks, &p.request, &tolerations, &mounts),
@@ -144,8 +154,12 @@ pub(super) async fn admit_one(
         now,
     )
     .await?;
-    if let Reads::Batch(batch) = &mut reads {
-        batch.admitted(&row)?;
+    match &mut reads {
+        Reads::Batch { figures, events, .. } => {
+            figures.admitted(&row)?;
+            events.extend(first_events);
+        }
+        Reads::Store => events::record_each(txn, first_events).await?,
     }
     let (word, reasons) = admission_parts(&decision);
     let admission = Admission {
@@ -318,6 +332,11 @@ pub(super) async fn admit_batch(
         Ok(reads) => reads,
         Err(e) => return fail_all(e),
     };
+    let rules = match crate::tolerations::specs(&txn).await {
+        Ok(rules) => rules,
+        Err(e) => return fail_all(e),
+    };
+    let mut events = Vec::new();
     let mut results = Vec::with_capacity(batch.len());
     for (p, reply) in batch {
         if reply.is_closed() {
@@ -325,12 +344,20 @@ pub(super) async fn admit_batch(
             results.push(Err(JobError::Db(DbErr::Custom("the request was cancelled".into()))));
             continue;
         }
-        match admit_one(&txn, &rows, (&specs, &tree), p, p.clock.now(), Reads::Batch(&mut reads)).await {
+        let reads = Reads::Batch {
+            figures: &mut reads,
+            rules: &rules,
+            events: &mut events,
+        };
+        match admit_one(&txn, &rows, (&specs, &tree), p, p.clock.now(), reads).await {
             // Any database error ends the batch: SQLite may have rolled the transaction back
             // already, and nothing after it may run outside one.
             Err(JobError::Db(e)) | Err(JobError::Queue(crate::queues::QueueError::Db(e))) => return fail_all(e),
             other => results.push(other),
         }
+    }
+    if let Err(e) = events::record_each(&txn, events).await {
+        return fail_all(e);
     }
     match txn.commit().await {
         Ok(()) => (results, reads.fallbacks),
@@ -490,8 +517,8 @@ pub(super) fn admission_parts(decision: &SubmitDecision) -> (Decision, Vec<WaitR
     }
 }
 
-/// Step 8: the row (`Prequeue`, or `Activating` = claimed for the activation that follows) and
-/// its first events.
+/// Step 8: the row (`Prequeue`, or `Activating` = claimed for the activation that follows), and
+/// its first events, for the caller to write (a batch writes all of its events together).
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn insert_job(
     txn: &impl ConnectionTrait,
@@ -505,7 +532,7 @@ pub(super) async fn insert_job(
     decision: &SubmitDecision,
     config: &anteroom_shared::scheduling::PrequeueConfig,
     now: DateTime<Utc>,
-) -> Result<job::Model, DbErr> {
+) -> Result<(job::Model, Vec<events::NewEvent>), DbErr> {
     let normal = body.schedule_type == ScheduleType::Normal;
     let tolerance = normal.then_some(config.normal_job_waiting_tolerance_seconds);
     let reasons = match decision {
@@ -558,10 +585,12 @@ pub(super) async fn insert_job(
     }
     .insert(txn)
     .await?;
-    let mut first = vec![(
+    let mut first = vec![events::NewEvent::of(
+        &row,
         EventKind::Submitted,
         format!("submitted to queue {:?}", row.queue),
         None,
+        now,
     )];
     if let Some(reasons) = reasons {
         let message = reasons
@@ -569,14 +598,15 @@ pub(super) async fn insert_job(
             .map(|r| r.message.as_str())
             .collect::<Vec<_>>()
             .join("; ");
-        first.push((
+        first.push(events::NewEvent::of(
+            &row,
             EventKind::Prequeued,
             format!("waiting in the prequeue: {message}"),
             Some(serde_json::json!({ "reasons": reasons })),
+            now,
         ));
     }
-    events::record_all(txn, &row, first, now).await?;
-    Ok(row)
+    Ok((row, first))
 }
 
 pub(super) fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, DbErr> {

@@ -110,16 +110,67 @@ pub async fn record_all(
     entries: Vec<(EventKind, String, Option<serde_json::Value>)>,
     at: DateTime<Utc>,
 ) -> Result<(), DbErr> {
-    let rows = entries.into_iter().map(|(kind, message, details)| event::ActiveModel {
-        job_id: Set(job.id),
-        owner_id: Set(job.owner_id),
-        kind: Set(kind.as_str().to_string()),
-        message: Set(message),
-        details: Set(details.map(|d| d.to_string())),
-        created_at: Set(at),
-        ..Default::default()
-    });
-    event::Entity::insert_many(rows).exec_without_returning(db).await?;
+    let events = entries
+        .into_iter()
+        .map(|(kind, message, details)| NewEvent::of(job, kind, message, details, at))
+        .collect();
+    record_each(db, events).await
+}
+
+/// An event not yet written: what [`record_each`] appends.
+#[derive(Debug, Clone)]
+pub struct NewEvent {
+    job_id: i64,
+    owner_id: i64,
+    kind: EventKind,
+    message: String,
+    details: Option<serde_json::Value>,
+    at: DateTime<Utc>,
+}
+
+impl NewEvent {
+    /// An event of `job` at `at`.
+    pub fn of(
+        job: &job::Model,
+        kind: EventKind,
+        message: impl Into<String>,
+        details: Option<serde_json::Value>,
+        at: DateTime<Utc>,
+    ) -> Self {
+        NewEvent {
+            job_id: job.id,
+            owner_id: job.owner_id,
+            kind,
+            message: message.into(),
+            details,
+            at,
+        }
+    }
+}
+
+/// Appends events, to one job's timeline or several, in one statement (a few for thousands),
+/// in order: a batch of submissions or activations writes its events together instead of a
+/// statement a job.
+pub async fn record_each(db: &impl ConnectionTrait, events: Vec<NewEvent>) -> Result<(), DbErr> {
+    let mut rows: Vec<event::ActiveModel> = events
+        .into_iter()
+        .map(|e| event::ActiveModel {
+            job_id: Set(e.job_id),
+            owner_id: Set(e.owner_id),
+            kind: Set(e.kind.as_str().to_string()),
+            message: Set(e.message),
+            details: Set(e.details.map(|d| d.to_string())),
+            created_at: Set(e.at),
+            ..Default::default()
+        })
+        .collect();
+    // Six values a row: 500 rows stay far below any store's limit on bound values.
+    while !rows.is_empty() {
+        let rest = rows.split_off(rows.len().min(500));
+        event::Entity::insert_many(std::mem::replace(&mut rows, rest))
+            .exec_without_returning(db)
+            .await?;
+    }
     Ok(())
 }
 

@@ -59,6 +59,7 @@ fn context(state: &AppState) -> Context<'_> {
         settings: &state.settings,
         signals: &state.signals,
         sequencer: state.sequencer.as_ref(),
+        activator: &state.activator,
         clock: &state.clock,
         allowed_images: &state.config.allowed_images,
         request_timeout: state.config.http_limits.request_timeout,

@@ -16,6 +16,7 @@
 //! - `handlers.rs`, `stream.rs`: the HTTP face (REST and Server-Sent Events).
 
 pub mod activation;
+pub mod activator;
 pub mod admit;
 mod batch_reads;
 pub mod diagnosis;
@@ -38,9 +39,7 @@ use std::str::FromStr;
 use anteroom_shared::api::jobs::{
     Job, JobBody, JobDetail, JobEventItem, PrequeueStanding, PrequeuedJob, Preview, SubmitResponse, WaitReason,
 };
-use anteroom_shared::scheduling::{
-    JobKind, JobPhase, PreemptionPolicy, ScheduleType, TaskResources, TolerationRuleSpec,
-};
+use anteroom_shared::scheduling::{JobKind, JobPhase, PreemptionPolicy, ScheduleType, TaskResources};
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
@@ -78,6 +77,8 @@ pub struct Context<'a> {
     /// SQLite: the task that admits submissions in batches; PostgreSQL: `None` (each
     /// submission takes its queue tree's lock in a transaction of its own).
     pub sequencer: Option<&'a admit::Sequencer>,
+    /// The task that activates admitted submissions in groups.
+    pub activator: &'a activator::Activator,
     /// Where "now" comes from for job times (submission, delete, lock, activation).
     pub clock: &'a std::sync::Arc<dyn crate::cluster::clock::Clock>,
     /// Image prefixes a task may use (`allowed_images`); empty: any.
@@ -224,13 +225,14 @@ pub fn wait_reason(reason: &Reason) -> WaitReason {
 }
 
 /// Steps 1–2: the body's rules (its own fields, then its quantities and node names, which need
-/// the cluster's nodes), then the caller's right to the queue. Answers the nodes and the
-/// admin's toleration rules for the decision.
+/// the cluster's nodes), then, when `check_queue`, the caller's right to the queue. Answers
+/// what the decision needs of what it read.
 async fn check_body_and_queue(
     ctx: Context<'_>,
     user: &users::entity::Model,
     body: &JobBody,
     tasks: &[TaskResources],
+    check_queue: bool,
 ) -> Result<Checked, JobError> {
     let problems = validate::problems(body);
     if !problems.is_empty() {
@@ -241,24 +243,24 @@ async fn check_body_and_queue(
     // Outside any transaction: the cluster may be slow, and the simulated one reads the store.
     let nodes = ctx.cluster.nodes().await?;
     crate::prequeue::check_node_names(tasks, &nodes)?;
-    queues::usable(ctx.db_read, user, &body.queue).await?;
+    // The admission checks it again under the lock. Checked here, a queue that does not exist
+    // is answered before the submission waits for its queue tree's turn (PostgreSQL), and a
+    // preview, which takes no turn, is answered at all.
+    if check_queue {
+        queues::usable(ctx.db_read, user, &body.queue).await?;
+    }
     let catalogue = if body.volumes.is_empty() {
         Vec::new()
     } else {
         crate::volumes::list(ctx.db_read).await?
     };
-    Ok(Checked {
-        nodes,
-        rules: crate::tolerations::specs(ctx.db_read).await?,
-        catalogue,
-    })
+    Ok(Checked { nodes, catalogue })
 }
 
-/// What steps 1–2 read for the decision: the cluster's nodes, the toleration rules and (when
-/// the body names volumes) the volume catalogue.
+/// What steps 1–2 read for the decision: the cluster's nodes and (when the body names volumes)
+/// the volume catalogue.
 struct Checked {
     nodes: Vec<NodeSnapshot>,
-    rules: Vec<TolerationRuleSpec>,
     catalogue: Vec<anteroom_shared::api::volumes::Volume>,
 }
 
@@ -267,11 +269,8 @@ pub async fn preview(ctx: Context<'_>, user: &users::entity::Model, body: &JobBo
     let config = ctx.settings.current();
     let body = &validate::with_default_requests(body, &config.default_requests);
     let tasks = task_resources(body);
-    let Checked {
-        nodes,
-        rules,
-        catalogue,
-    } = check_body_and_queue(ctx, user, body, &tasks).await?;
+    let Checked { nodes, catalogue } = check_body_and_queue(ctx, user, body, &tasks, true).await?;
+    let rules = crate::tolerations::specs(ctx.db_read).await?;
     let now = ctx.clock.now();
     let (specs, tree) = queues::tree(ctx.db_read).await?;
     admit::mounts_of(&catalogue, &tree, body)?;
@@ -320,15 +319,15 @@ pub async fn submit(
         {
             return Ok(Err(first));
         }
-        check_body_and_queue(ctx, user, body, &tasks).await.map(Ok)
+        // Under SQLite's batched admission the queue is checked first under the lock, from the
+        // batch's queue rows (`admit::admit_one`): checking it before would only cost a read.
+        check_body_and_queue(ctx, user, body, &tasks, ctx.sequencer.is_none())
+            .await
+            .map(Ok)
     })
     .await
     .map_err(|_| JobError::Timeout)??;
-    let Checked {
-        nodes,
-        rules,
-        catalogue,
-    } = match checked {
+    let Checked { nodes, catalogue } = match checked {
         Ok(checked) => checked,
         Err(first) => return replay(ctx, &first, &hash).await.map(Submitted::replayed),
     };
@@ -339,7 +338,6 @@ pub async fn submit(
         tasks,
         request,
         nodes,
-        rules,
         catalogue,
         key: key.map(|k| (k.to_owned(), hash.clone())),
         config: config.clone(),
@@ -373,21 +371,13 @@ pub async fn submit(
     // 9); a job left `Activating` is the watcher's to finish.
     let row = match decision {
         SubmitDecision::Activated => {
-            // Detached: a client that hangs up now must not leave its job half-activated.
-            let (db, cluster, claimed) = (ctx.db.clone(), ctx.cluster.clone(), row.clone());
-            let clock = ctx.clock.clone();
+            // The activation task owns it (with the other jobs admitted meanwhile): a client that
+            // hangs up now does not leave its job half-activated.
             let terms = activation::ClusterTerms::of(&config);
-            let task = tokio::spawn(async move {
-                let w = activation::Writer {
-                    db: &db,
-                    clock: clock.as_ref(),
-                    fence: None,
-                };
-                activation::activate_claimed(w, cluster.as_ref(), &claimed, terms).await
-            });
+            let activated = ctx.activator.activate(row.clone(), terms);
             // A slow or hung cluster: answer with the job as stored (`Activating`); the task
             // goes on, and the watcher repairs the job if it never finishes.
-            let Ok(joined) = tokio::time::timeout(ctx.request_timeout, task).await else {
+            let Ok(outcome) = tokio::time::timeout(ctx.request_timeout, activated).await else {
                 tracing::warn!(
                     job = row.id,
                     "the cluster create is taking long; answering with the job as stored"
@@ -399,12 +389,11 @@ pub async fn submit(
                     admission,
                 }));
             };
-            let outcome = joined.map_err(|e| DbErr::Custom(format!("activation task: {e}")));
             match outcome {
-                Ok(Ok(ActivationOutcome::Activated(activated))) => activated,
-                Ok(Ok(ActivationOutcome::CreateFailed { job, .. })) => job,
-                Ok(Ok(ActivationOutcome::Superseded | ActivationOutcome::LeaseLost)) => current(ctx.db, row).await,
-                Ok(Err(e)) | Err(e) => {
+                Ok(ActivationOutcome::Activated(activated)) => activated,
+                Ok(ActivationOutcome::CreateFailed { job, .. }) => job,
+                Ok(ActivationOutcome::Superseded | ActivationOutcome::LeaseLost) => current(ctx.db, row).await,
+                Err(e) => {
                     tracing::error!(job = row.id, error = %e, "recording an activation failed; the watcher will repair it");
                     row
                 }

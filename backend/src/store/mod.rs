@@ -48,7 +48,9 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
         }
     }
     let mut opts = ConnectOptions::new(url.to_owned());
-    opts.sqlx_logging(false).connect_timeout(WAIT).acquire_timeout(WAIT);
+    statements_logged_at_debug(&mut opts)
+        .connect_timeout(WAIT)
+        .acquire_timeout(WAIT);
     if is_sqlite(url) {
         // No ping before each use: the connection is a file, and the ping is a hop to sqlx's
         // SQLite thread on every statement batch. The checkpoint pragmas: [`checkpoint`].
@@ -79,7 +81,7 @@ pub async fn connect_read(url: &str, writer: &DatabaseConnection) -> Result<Data
         return Ok(writer.clone());
     }
     let mut opts = ConnectOptions::new(url.to_owned());
-    opts.sqlx_logging(false)
+    statements_logged_at_debug(&mut opts)
         .connect_timeout(WAIT)
         .acquire_timeout(WAIT)
         .max_connections(READ_CONNECTIONS)
@@ -91,6 +93,14 @@ pub async fn connect_read(url: &str, writer: &DatabaseConnection) -> Result<Data
                 .busy_timeout(WAIT)
         });
     Database::connect(opts).await
+}
+
+/// Every statement is logged at DEBUG under `sqlx::query`, which the default filter
+/// (`sqlx=warn`) leaves out at the cost of one level check; `ANTEROOM_LOG=info,sqlx::query=debug`
+/// shows each statement with its time, which is how `docs/performance.md` counts the
+/// statements of a request.
+fn statements_logged_at_debug(opts: &mut ConnectOptions) -> &mut ConnectOptions {
+    opts.sqlx_logging(true).sqlx_logging_level(log::LevelFilter::Debug)
 }
 
 fn is_sqlite(url: &str) -> bool {

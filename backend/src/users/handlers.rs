@@ -164,7 +164,10 @@ async fn update_user(
         password_hash,
         display_name: body.display_name,
     };
-    match users::update(&state.db, id, changes).await? {
+    let changed = users::update(&state.db, id, changes).await;
+    // Whatever the outcome (a failed commit may still have happened): requests read it again.
+    state.session_users.forget(id);
+    match changed? {
         AdminChange::Done(user) => {
             tracing::info!(by = admin.id, user.id = id, "user changed");
             if password_changed && let Err(e) = users::forget_generated_password(&state.config.data_dir, &user) {
@@ -198,7 +201,10 @@ async fn delete_user(
     AuthUser(admin): AuthUser,
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<StatusCode> {
-    match users::delete(&state.db, id).await? {
+    let deleted = users::delete(&state.db, id).await;
+    // Whatever the outcome (a failed commit may still have happened): requests read it again.
+    state.session_users.forget(id);
+    match deleted? {
         AdminChange::Done(()) => {
             tracing::info!(by = admin.id, user.id = id, "user deleted");
             Ok(StatusCode::NO_CONTENT)

@@ -3,6 +3,7 @@
 pub mod entity;
 pub mod handlers;
 pub mod password;
+pub mod session_cache;
 
 use anteroom_shared::api::{Role, User};
 use chrono::Utc;

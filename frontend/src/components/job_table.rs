@@ -350,6 +350,9 @@ mod tests {
             "OOMKilled, exit code 137"
         );
         let ja = I18n::fixed(Locale::Ja);
-        assert_eq!(failure_reason(ja, &failure("Vanished", None)), "クラスターから消えました");
+        assert_eq!(
+            failure_reason(ja, &failure("Vanished", None)),
+            "クラスターから消えました"
+        );
     }
 }

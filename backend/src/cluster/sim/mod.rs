@@ -310,19 +310,48 @@ impl Cluster for SimulatedCluster {
     }
 
     async fn create_job(&self, spec: &JobSpec) -> Result<(), ClusterError> {
+        self.create_jobs(std::slice::from_ref(spec))
+            .await
+            .pop()
+            .expect("one answer per spec")
+    }
+
+    /// All of them in one change, so in one transaction of the store: creates that arrive
+    /// together (the submissions of a busy minute) commit together instead of one after the
+    /// other under the lock.
+    async fn create_jobs(&self, specs: &[JobSpec]) -> Vec<Result<(), ClusterError>> {
         let created = self
-            .apply(|state, now, changes| state.create(spec, now, changes))
-            .await?
-            .map_err(ClusterError::Rejected)?;
-        if let state::Created::NameTaken { found } = created {
-            return Err(ClusterError::NameTakenByAnotherJob {
-                object: spec.cluster_name(),
-                found,
-                expected: spec.cluster_uid.clone(),
-            });
-        }
+            .apply(|state, now, changes| {
+                specs
+                    .iter()
+                    .map(|spec| state.create(spec, now, changes))
+                    .collect::<Vec<_>>()
+            })
+            .await;
+        let created = match created {
+            Ok(created) => created,
+            // One failed write fails them all; the error is told to each.
+            Err(e) => {
+                let message = e.to_string();
+                return specs
+                    .iter()
+                    .map(|_| Err(ClusterError::Unavailable(message.clone())))
+                    .collect();
+            }
+        };
         self.wake.notify_one();
-        Ok(())
+        specs
+            .iter()
+            .zip(created)
+            .map(|(spec, created)| match created.map_err(ClusterError::Rejected)? {
+                state::Created::NameTaken { found } => Err(ClusterError::NameTakenByAnotherJob {
+                    object: spec.cluster_name(),
+                    found,
+                    expected: spec.cluster_uid.clone(),
+                }),
+                state::Created::New | state::Created::AlreadyExists => Ok(()),
+            })
+            .collect()
     }
 
     async fn delete_job(&self, id: JobId, cluster_uid: &str, grace_seconds: u32) -> Result<(), ClusterError> {
