@@ -21,7 +21,7 @@ use anteroom_shared::scheduling::{
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr,
-    EntityTrait, PaginatorTrait, QueryFilter, QuerySelect, Set,
+    EntityTrait, FromQueryResult, NotSet, PaginatorTrait, QueryFilter, QuerySelect, Set, Statement, TryIntoModel,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -87,7 +87,74 @@ pub(super) enum Reads<'b> {
         rules: &'b [TolerationRuleSpec],
         /// The events of the batch's submissions so far, in order.
         events: &'b mut Vec<events::NewEvent>,
+        /// The batch's job rows, numbered and written together.
+        rows: &'b mut BatchRows,
     },
+}
+
+/// The job rows of a batch of submissions (SQLite's [`Sequencer`]), written together in
+/// multi-row statements instead of one statement a submission. Each row gets its id when it
+/// is decided — the next the table would give: the batch's transaction holds SQLite's only
+/// write lock, and `jobs` never reuses an id (AUTOINCREMENT), so the ids are exactly those of
+/// writing each row at once — and the decisions after it see it under that id. Anything that
+/// reads the jobs table before the end of the batch (a decision that falls back to the store)
+/// writes them first ([`BatchRows::write`]).
+pub(super) struct BatchRows {
+    next_id: i64,
+    unwritten: Vec<job::ActiveModel>,
+    /// The rows written so far, as the store returned them, by id.
+    written: std::collections::HashMap<i64, job::Model>,
+}
+
+#[derive(FromQueryResult)]
+struct NextId {
+    next: i64,
+}
+
+/// Most rows one statement of [`BatchRows::write`] inserts (about 30 values a row).
+const ROWS_PER_INSERT: usize = 100;
+
+impl BatchRows {
+    /// Starts numbering after the largest id the table has given (inside the batch's write
+    /// transaction).
+    pub(super) async fn start(txn: &DatabaseTransaction) -> Result<BatchRows, DbErr> {
+        let sql = "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0), \
+                   coalesce((SELECT max(id) FROM jobs), 0)) + 1 AS next";
+        let next = NextId::find_by_statement(Statement::from_string(DbBackend::Sqlite, sql))
+            .one(txn)
+            .await?
+            .map_or(1, |r| r.next);
+        Ok(BatchRows {
+            next_id: next,
+            unwritten: Vec::new(),
+            written: std::collections::HashMap::new(),
+        })
+    }
+
+    /// Numbers `row` and keeps it to write; the row as it will be stored.
+    fn add(&mut self, mut row: job::ActiveModel) -> Result<job::Model, DbErr> {
+        row.id = Set(self.next_id);
+        self.next_id += 1;
+        let model = row.clone().try_into_model()?;
+        self.unwritten.push(row);
+        Ok(model)
+    }
+
+    /// Writes the rows kept so far.
+    pub(super) async fn write(&mut self, txn: &DatabaseTransaction) -> Result<(), DbErr> {
+        while !self.unwritten.is_empty() {
+            let rest = self.unwritten.split_off(self.unwritten.len().min(ROWS_PER_INSERT));
+            let rows = std::mem::replace(&mut self.unwritten, rest);
+            let stored = job::Entity::insert_many(rows).exec_with_returning(txn).await?;
+            self.written.extend(stored.into_iter().map(|row| (row.id, row)));
+        }
+        Ok(())
+    }
+
+    /// Row `id` as the store returned it, once written.
+    pub(super) fn take_written(&mut self, id: i64) -> Option<job::Model> {
+        self.written.remove(&id)
+    }
 }
 
 /// Steps 2–8 for one submission inside `txn`, against the queue rows read in it.
@@ -121,6 +188,10 @@ pub(super) async fn admit_one(
     let (snapshot, prequeued) = match from_batch {
         Some(read) => read,
         None => {
+            if let Reads::Batch { rows, .. } = &mut reads {
+                // The store is read: it must hold the batch's rows so far.
+                rows.write(txn).await?;
+            }
             decision_snapshot(
                 txn,
                 p.config.clone(),
@@ -145,22 +216,28 @@ pub(super) async fn admit_one(
         &submission(&p.user, &p.body, &p.tasks, &tolerations, prequeued),
         now,
     )?;
-    let (row, first_events) = insert_job(
-        txn,
+    let (new_row, reasons) = job_row(
         (&p.user, &p.body),
         (&p.tasks, &p.request, &tolerations, &mounts),
         &decision,
         &p.config,
         now,
-    )
-    .await?;
-    match &mut reads {
-        Reads::Batch { figures, events, .. } => {
+    )?;
+    let row = match &mut reads {
+        Reads::Batch {
+            figures, events, rows, ..
+        } => {
+            let row = rows.add(new_row)?;
             figures.admitted(&row)?;
-            events.extend(first_events);
+            events.extend(first_events(&row, reasons, now));
+            row
         }
-        Reads::Store => events::record_each(txn, first_events).await?,
-    }
+        Reads::Store => {
+            let row = new_row.insert(txn).await?;
+            events::record_each(txn, first_events(&row, reasons, now)).await?;
+            row
+        }
+    };
     let (word, reasons) = admission_parts(&decision);
     let admission = Admission {
         decision: word,
@@ -337,6 +414,10 @@ pub(super) async fn admit_batch(
         Err(e) => return fail_all(e),
     };
     let mut events = Vec::new();
+    let mut new_rows = match BatchRows::start(&txn).await {
+        Ok(rows) => rows,
+        Err(e) => return fail_all(e),
+    };
     let mut results = Vec::with_capacity(batch.len());
     for (p, reply) in batch {
         if reply.is_closed() {
@@ -348,6 +429,7 @@ pub(super) async fn admit_batch(
             figures: &mut reads,
             rules: &rules,
             events: &mut events,
+            rows: &mut new_rows,
         };
         match admit_one(&txn, &rows, (&specs, &tree), p, p.clock.now(), reads).await {
             // Any database error ends the batch: SQLite may have rolled the transaction back
@@ -356,8 +438,20 @@ pub(super) async fn admit_batch(
             other => results.push(other),
         }
     }
+    // The rows first: the events refer to them.
+    if let Err(e) = new_rows.write(&txn).await {
+        return fail_all(e);
+    }
     if let Err(e) = events::record_each(&txn, events).await {
         return fail_all(e);
+    }
+    // Each answer carries its row as the store returned it.
+    for result in &mut results {
+        if let Ok(Admitted::New { row, .. }) = result
+            && let Some(stored) = new_rows.take_written(row.id)
+        {
+            **row = stored;
+        }
     }
     match txn.commit().await {
         Ok(()) => (results, reads.fallbacks),
@@ -517,11 +611,10 @@ pub(super) fn admission_parts(decision: &SubmitDecision) -> (Decision, Vec<WaitR
     }
 }
 
-/// Step 8: the row (`Prequeue`, or `Activating` = claimed for the activation that follows), and
-/// its first events, for the caller to write (a batch writes all of its events together).
-#[allow(clippy::too_many_arguments)]
-pub(super) async fn insert_job(
-    txn: &impl ConnectionTrait,
+/// Step 8: the row (`Prequeue`, or `Activating` = claimed for the activation that follows),
+/// not yet written, with its wait reasons when prequeued ([`first_events`] turns them into its
+/// first events).
+pub(super) fn job_row(
     (user, body): (&users::entity::Model, &JobBody),
     (tasks, request, tolerations, mounts): (
         &[TaskResources],
@@ -532,7 +625,7 @@ pub(super) async fn insert_job(
     decision: &SubmitDecision,
     config: &anteroom_shared::scheduling::PrequeueConfig,
     now: DateTime<Utc>,
-) -> Result<(job::Model, Vec<events::NewEvent>), DbErr> {
+) -> Result<(job::ActiveModel, Option<Vec<WaitReason>>), DbErr> {
     let normal = body.schedule_type == ScheduleType::Normal;
     let tolerance = normal.then_some(config.normal_job_waiting_tolerance_seconds);
     let reasons = match decision {
@@ -581,10 +674,19 @@ pub(super) async fn insert_job(
         cluster_uid: Set(Some(job::new_cluster_uid())),
         tolerations: Set(crate::tolerations::encode(tolerations)?),
         volumes: Set(crate::volumes::encode(mounts)?),
-        ..Default::default()
-    }
-    .insert(txn)
-    .await?;
+        cluster_preemptable: Set(None),
+        failure: Set(None),
+        id: NotSet,
+    };
+    Ok((row, reasons))
+}
+
+/// A new job's first events: `submitted`, and `prequeued` with its reasons.
+pub(super) fn first_events(
+    row: &job::Model,
+    reasons: Option<Vec<WaitReason>>,
+    now: DateTime<Utc>,
+) -> Vec<events::NewEvent> {
     let mut first = vec![events::NewEvent::of(
         &row,
         EventKind::Submitted,
@@ -606,7 +708,7 @@ pub(super) async fn insert_job(
             now,
         ));
     }
-    Ok((row, first))
+    first
 }
 
 pub(super) fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, DbErr> {

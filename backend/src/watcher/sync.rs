@@ -202,6 +202,53 @@ async fn write_status(
     Ok(if finished { Applied::Finished } else { Applied::Updated })
 }
 
+/// Most statuses one statement of [`write_statuses_together`] writes.
+const WRITE_CHUNK: usize = 200;
+
+/// Writes statuses that end nothing (phase, nodes, start), each over its row read as
+/// `current` by compare-and-set on the phase as [`write_status`] does, in one statement a
+/// chunk; the ids of the jobs written. Each job at most once.
+async fn write_statuses_together(
+    txn: &impl sea_orm::ConnectionTrait,
+    statuses: &[&JobStatus],
+    writes: &[(usize, JobPhase, String)],
+) -> Result<std::collections::HashSet<i64>, DbErr> {
+    use sea_orm::sea_query::{CaseStatement, Condition, Query};
+    let mut written = std::collections::HashSet::new();
+    let now = Utc::now();
+    for chunk in writes.chunks(WRITE_CHUNK) {
+        let (mut phase, mut nodes, mut started) = (CaseStatement::new(), CaseStatement::new(), CaseStatement::new());
+        let mut rows = Condition::any();
+        for (k, current, node_list) in chunk {
+            let status = statuses[*k];
+            let this = job::Column::Id.eq(status.job_id);
+            phase = phase.case(this.clone(), status.phase.as_str());
+            nodes = nodes.case(this.clone(), node_list.as_str());
+            started = started.case(this.clone(), Expr::value(status.started_at));
+            // Compare-and-set: a delete or another observation may have moved it meanwhile.
+            rows = rows.add(Condition::all().add(this).add(job::Column::Phase.eq(current.as_str())));
+        }
+        let update = Query::update()
+            .table(job::Entity)
+            .value(job::Column::Phase, phase.finally(Expr::col(job::Column::Phase)))
+            .value(job::Column::Nodes, nodes.finally(Expr::col(job::Column::Nodes)))
+            .value(
+                job::Column::StartedAt,
+                started.finally(Expr::col(job::Column::StartedAt)),
+            )
+            .value(job::Column::UpdatedAt, Expr::value(now))
+            .and_where(job::Column::Id.is_in(chunk.iter().map(|(k, ..)| statuses[*k].job_id)))
+            .cond_where(rows)
+            .returning_col(job::Column::Id)
+            .to_owned();
+        let statement = txn.get_database_backend().build(&update);
+        for row in txn.query_all_raw(statement).await? {
+            written.insert(row.try_get_by_index::<i64>(0)?);
+        }
+    }
+    Ok(written)
+}
+
 /// Most statuses read and written together.
 const BATCH: usize = 500;
 
@@ -316,16 +363,41 @@ async fn apply_statuses(db: &DatabaseConnection, statuses: &[&JobStatus]) -> Res
     let txn = crate::store::write_transaction(db).await?;
     let mut missed = std::collections::HashSet::new();
     let mut again = Vec::new();
-    for (k, row, current, nodes) in writes {
-        let id = statuses[k].job_id;
-        if missed.contains(&id) {
-            again.push(k);
-            continue;
+    // In rounds: each job's first write, then its second…, so a job's writes keep their order
+    // and each round's job ids are distinct.
+    let mut rest = writes;
+    while !rest.is_empty() {
+        let mut in_round = std::collections::HashSet::new();
+        let (round, later): (Vec<_>, Vec<_>) = rest
+            .into_iter()
+            .partition(|(k, ..)| in_round.insert(statuses[*k].job_id));
+        rest = later;
+        let mut together = Vec::new();
+        for (k, row, current, nodes) in round {
+            let id = statuses[k].job_id;
+            if missed.contains(&id) {
+                again.push(k);
+            } else if statuses[k].phase.is_terminal() {
+                // An end writes its event too: one by one (jobs end far less often than
+                // they start in a burst).
+                out[k] = write_status(&txn, statuses[k], &row, current, nodes).await?;
+                if out[k] == Applied::Nothing {
+                    missed.insert(id);
+                    again.push(k);
+                }
+            } else {
+                together.push((k, current, nodes));
+            }
         }
-        out[k] = write_status(&txn, statuses[k], &row, current, nodes).await?;
-        if out[k] == Applied::Nothing {
-            missed.insert(id);
-            again.push(k);
+        let written = write_statuses_together(&txn, statuses, &together).await?;
+        for (k, ..) in together {
+            let id = statuses[k].job_id;
+            if written.contains(&id) {
+                out[k] = Applied::Updated;
+            } else {
+                missed.insert(id);
+                again.push(k);
+            }
         }
     }
     txn.commit().await?;
@@ -528,5 +600,71 @@ async fn delete_orphan(cluster: &dyn crate::cluster::Cluster, event: &JobEvent) 
         .await
     {
         tracing::warn!(job = status.job_id, error = %e, "deleting an orphaned job failed; the next resync retries");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sea_orm::{ConnectionTrait, TransactionTrait};
+
+    /// Jobs `a`, `b`, `c`… in the given phases, ids 1, 2, 3….
+    async fn jobs_in(db: &DatabaseConnection, phases: &[&str]) {
+        for (i, phase) in phases.iter().enumerate() {
+            db.execute_unprepared(&format!(
+                "INSERT INTO jobs (name, kind, queue, owner_id, owner_name, schedule_type, preemption_policy, phase, \
+                 tasks, resources, request_milli, explicit_nodes, single_node, nodes, submitted_at, updated_at, attempts) \
+                 VALUES ('j{i}', 'custom', 'default', 1, 'ada', 'normal', 'Never', '{phase}', '[]', '{{}}', '', '', \
+                 true, '[]', '2026-11-01 00:00:00+00:00', '2026-11-01 00:00:00+00:00', 0)"
+            ))
+            .await
+            .unwrap();
+        }
+    }
+
+    fn running(id: i64, node: &str, at: DateTime<Utc>) -> JobStatus {
+        JobStatus {
+            job_id: id,
+            phase: JobPhase::Running,
+            nodes: vec![node.to_owned()],
+            observed_at: at,
+            started_at: Some(at),
+            failure: None,
+            cluster_uid: None,
+            failed_pod: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn statuses_written_together_each_land_on_their_own_row_by_compare_and_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::store::test_database(dir.path()).await;
+        jobs_in(&db, &["Pending", "Deleted", "Pending"]).await;
+        let at = chrono::DateTime::parse_from_rfc3339("2026-11-02T10:00:00Z")
+            .unwrap()
+            .to_utc();
+        let statuses = [running(1, "n1", at), running(2, "n2", at), running(3, "n3", at)];
+        let statuses: Vec<&JobStatus> = statuses.iter().collect();
+        // Job 2 was read as Pending, and deleted since: its write must miss.
+        let writes: Vec<(usize, JobPhase, String)> = (0..3)
+            .map(|k| (k, JobPhase::Pending, serde_json::to_string(&statuses[k].nodes).unwrap()))
+            .collect();
+        let txn = db.begin().await.unwrap();
+        let written = write_statuses_together(&txn, &statuses, &writes).await.unwrap();
+        txn.commit().await.unwrap();
+        assert_eq!(written, [1, 3].into_iter().collect());
+        let rows = job::Entity::find().all(&db).await.unwrap();
+        let seen: Vec<(i64, &str, &str, Option<DateTime<Utc>>)> = rows
+            .iter()
+            .map(|r| (r.id, r.phase.as_str(), r.nodes.as_str(), r.started_at))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (1, "Running", r#"["n1"]"#, Some(at)),
+                (2, "Deleted", "[]", None),
+                (3, "Running", r#"["n3"]"#, Some(at)),
+            ]
+        );
     }
 }

@@ -110,6 +110,16 @@ pub struct SimState {
     /// then skips the pass, so thousands of pending jobs that cannot fit do not cost every
     /// tick. `false` (the default, and after a load) runs the pass.
     pub placement_settled: bool,
+    /// Jobs created since the last placement pass while it was settled, in creation order: a
+    /// create frees nothing, so the pending jobs before them would still not fit, and the next
+    /// pass tries only these (at thousands of pending jobs, a pass over all of them for each
+    /// create was most of a busy simulated cluster's work).
+    pub created_since_pass: Vec<JobId>,
+    /// No job ends its termination, completes or passes its retention before this instant:
+    /// until then a step skips looking at every job for what is due (at thousands of jobs,
+    /// those passes were most of a busy step). Lowered by every change that sets such a time;
+    /// `None` (the default, and after a load): unknown, the next step looks.
+    pub next_due: Option<DateTime<Utc>>,
     /// What running and terminating jobs hold on each node, kept by every change that starts
     /// or ends a job's pods (equal to [`NodeUsage::of_jobs`] at all times; a state built by
     /// filling `jobs` directly calls [`SimState::recount_usage`]).
@@ -220,7 +230,9 @@ impl SimState {
         };
         changes.events.push(JobEvent::Status(job.status(now)));
         self.jobs.insert(spec.id, Arc::new(job));
-        self.placement_settled = false;
+        if self.placement_settled {
+            self.created_since_pass.push(spec.id);
+        }
         changes.upserted.insert(spec.id);
         Ok(Created::New)
     }
@@ -264,12 +276,14 @@ impl SimState {
                 job.finishes_at = None;
                 changes.upserted.insert(id);
                 changes.events.push(JobEvent::Status(job.status(now)));
+                self.due_by(gone_at);
             }
             SimPhase::Terminating => {
                 if job.gone_at.is_none_or(|t| gone_at < t) {
                     // Same phase and nodes: nothing to announce, only the end moves closer.
                     job.gone_at = Some(gone_at);
                     changes.upserted.insert(id);
+                    self.due_by(gone_at);
                 }
             }
         }
@@ -319,9 +333,44 @@ impl SimState {
         }
     }
 
+    /// Something will be due at `at`: [`SimState::next_due`] is at most that.
+    fn due_by(&mut self, at: DateTime<Utc>) {
+        self.next_due = self.next_due.map(|due| due.min(at));
+    }
+
+    /// The earliest instant at which a termination ends, a job completes or a finished job
+    /// passes its retention; `None` when nothing is timed.
+    fn earliest_due(&self, timing: Timing) -> Option<DateTime<Utc>> {
+        let jobs = self.jobs.values().filter_map(|j| match j.phase {
+            SimPhase::Terminating => j.gone_at,
+            SimPhase::Running => j.finishes_at,
+            _ => None,
+        });
+        let retained = self
+            .finished
+            .values()
+            .filter_map(|f| after(f.finished_at, timing.finished_retention_seconds));
+        jobs.chain(retained).min()
+    }
+
     /// Advances the simulation to `now`: terminations end, jobs complete, pending jobs are
     /// placed.
     pub fn step(&mut self, now: DateTime<Utc>, timing: Timing, changes: &mut Changes) {
+        if self.next_due.is_some_and(|due| due > now) {
+            debug_assert!(
+                self.earliest_due(timing).is_none_or(|t| t > now),
+                "a job was due before the kept next_due"
+            );
+        } else {
+            self.end_what_is_due(now, timing, changes);
+            // Nothing left is due before this; placements below lower it.
+            self.next_due = Some(self.earliest_due(timing).unwrap_or(DateTime::<Utc>::MAX_UTC));
+        }
+        self.place_pending(now, timing, changes);
+    }
+
+    /// Steps 1–3 of [`SimState::step`]: what is due by `now` ends.
+    fn end_what_is_due(&mut self, now: DateTime<Utc>, timing: Timing, changes: &mut Changes) {
         // 1. Terminating jobs whose grace ended leave the cluster.
         let gone: Vec<JobId> = self
             .jobs
@@ -367,26 +416,44 @@ impl SimState {
         for id in expired {
             self.remove(id, now, changes);
         }
+    }
 
-        // 4. Pending jobs in creation order; one that does not fit is skipped, not waited for.
-        if self.placement_settled {
-            return;
-        }
+    /// Step 4 of [`SimState::step`]: pending jobs in creation order; one that does not fit is
+    /// skipped, not waited for.
+    fn place_pending(&mut self, now: DateTime<Utc>, timing: Timing, changes: &mut Changes) {
+        let created = std::mem::take(&mut self.created_since_pass);
+        let mut pending: Vec<(DateTime<Utc>, JobId)> = if self.placement_settled {
+            created
+                .into_iter()
+                .filter_map(|id| self.jobs.get(&id).filter(|j| j.phase == SimPhase::Pending))
+                .map(|j| (j.created_at, j.spec.id))
+                .collect()
+        } else {
+            self.jobs
+                .values()
+                .filter(|j| j.phase == SimPhase::Pending)
+                .map(|j| (j.created_at, j.spec.id))
+                .collect()
+        };
         self.placement_settled = true;
-        let mut pending: Vec<(DateTime<Utc>, JobId)> = self
-            .jobs
-            .values()
-            .filter(|j| j.phase == SimPhase::Pending)
-            .map(|j| (j.created_at, j.spec.id))
-            .collect();
         if pending.is_empty() {
             return;
         }
         pending.sort();
         let mut nodes = self.node_snapshots();
+        // The shapes that did not fit in this pass. Free capacity only shrinks during a pass, so
+        // a job shaped like one of them is not tried again until the next pass: a full cluster
+        // with thousands of pending jobs of a few shapes costs a placement a shape, not a job
+        // (issue 25: retrying each was the largest cost of a busy simulated cluster).
+        let mut did_not_fit = std::collections::HashSet::new();
         for (_, id) in pending {
             let job = self.jobs.get(&id).expect("listed above");
+            let shape = placement_shape(&job.spec);
+            if did_not_fit.contains(&shape) {
+                continue;
+            }
             let Some(pods) = place(&job.spec, &nodes) else {
+                did_not_fit.insert(shape);
                 continue;
             };
             for pod in &pods {
@@ -403,8 +470,26 @@ impl SimState {
             self.usage.hold(job);
             changes.upserted.insert(id);
             changes.events.push(JobEvent::Status(job.status(now)));
+            if let Some(ends) = job.finishes_at {
+                self.due_by(ends);
+            }
         }
     }
+}
+
+/// What decides where a job's pods may go, hashed: each task's replicas, requests, pinned nodes
+/// and tolerations. Two jobs of one shape fit or not alike on the same free capacity (a hash
+/// collision between two shapes at worst delays a job to the next pass).
+fn placement_shape(spec: &JobSpec) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for task in &spec.tasks {
+        task.replicas.hash(&mut hasher);
+        task.resources.hash(&mut hasher);
+        task.node_names.hash(&mut hasher);
+        task.tolerations.hash(&mut hasher);
+    }
+    hasher.finish()
 }
 
 #[cfg(test)]

@@ -518,3 +518,33 @@ fn unreadable_counts_send_their_owner_to_the_store() {
     assert!(got[2].contains(" Activated "), "{}", got[2]);
     assert!(got[3].starts_with("refused"), "{}", got[3]);
 }
+
+/// A batch numbers its rows itself (`admit::BatchRows`): after the newest job was deleted, its
+/// id is not given again, as the table would not give it (AUTOINCREMENT).
+#[test]
+fn a_batch_numbers_its_jobs_after_every_id_ever_given() {
+    let newest = StoredJob {
+        owner: 0,
+        queue: 0,
+        phase: 4, // Completed
+        normal: true,
+        cpu: 1,
+        waiting: None,
+    };
+    let limits = Limits {
+        open_cpu: 8,
+        team_cpu: 8,
+        team_jobs: None,
+        team_capacity: None,
+    };
+    // Only the batched store loses its newest job; the reference keeps it. A finished job
+    // changes no decision, so the two agree exactly when the new ids do.
+    let (got, _) = check_tampered(
+        vec![newest.clone(), newest],
+        vec![fixed(), fixed()],
+        limits,
+        Some("DELETE FROM jobs WHERE id = (SELECT max(id) FROM jobs)"),
+    );
+    assert!(got[0].contains("id: 3,"), "{}", got[0]);
+    assert!(got[1].contains("id: 4,"), "{}", got[1]);
+}

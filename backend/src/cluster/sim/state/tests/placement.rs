@@ -278,3 +278,33 @@ fn a_step_skips_the_placement_pass_until_something_could_let_a_pending_job_fit()
     s.step(t0() + Duration::seconds(12), TIMING, &mut c);
     assert_eq!(s.jobs[&5].phase, SimPhase::Running);
 }
+
+/// After a settled pass, a create frees nothing: the next pass tries only the new jobs, which
+/// start if they fit, while the older pending ones wait for room as before.
+#[test]
+fn jobs_created_after_a_settled_pass_are_placed_alone_and_the_waiting_ones_keep_waiting() {
+    let mut s = default_cluster();
+    let a100 = |id| {
+        JobBuilder::new(id, JobKind::Jupyter)
+            .task("main", 1, "1", Some(("nvidia.com/a100", "8")))
+            .build()
+    };
+    // Two take the two A100 nodes; the third waits.
+    run(&mut s, &[a100(1), a100(2), a100(3)], t0());
+    assert_eq!(s.jobs[&3].phase, SimPhase::Pending);
+    assert!(s.placement_settled);
+    // A small job and another big one arrive: the small one starts, the big one waits too.
+    let small = JobBuilder::new(4, JobKind::Custom).task("main", 1, "1", None).build();
+    run(&mut s, &[small, a100(5)], t0());
+    assert_eq!(s.jobs[&4].phase, SimPhase::Running);
+    assert_eq!(s.jobs[&3].phase, SimPhase::Pending);
+    assert_eq!(s.jobs[&5].phase, SimPhase::Pending);
+    assert!(s.created_since_pass.is_empty());
+    // Room frees (job 1 deleted and gone): the full pass gives it to the oldest waiting job.
+    let mut c = Changes::default();
+    let uid = s.jobs[&1].spec.cluster_uid.clone();
+    s.delete(1, &uid, 0, t0(), TIMING, &mut c);
+    s.step(t0(), TIMING, &mut c);
+    assert_eq!(s.jobs[&3].phase, SimPhase::Running);
+    assert_eq!(s.jobs[&5].phase, SimPhase::Pending);
+}
