@@ -688,7 +688,7 @@ pub(super) fn first_events(
     now: DateTime<Utc>,
 ) -> Vec<events::NewEvent> {
     let mut first = vec![events::NewEvent::of(
-        &row,
+        row,
         EventKind::Submitted,
         format!("submitted to queue {:?}", row.queue),
         None,
@@ -701,7 +701,7 @@ pub(super) fn first_events(
             .collect::<Vec<_>>()
             .join("; ");
         first.push(events::NewEvent::of(
-            &row,
+            row,
             EventKind::Prequeued,
             format!("waiting in the prequeue: {message}"),
             Some(serde_json::json!({ "reasons": reasons })),
