@@ -396,12 +396,21 @@ async fn list_jobs(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
     query: JobListQuery,
-) -> ApiResult<Json<Page<Job>>> {
+) -> ApiResult<Response> {
     let mut filter = query.filter;
     filter.users.clear();
     filter.owner = Some(user.id);
-    let (items, total) = jobs::list(&state.db_read, &filter, query.page.offset(), query.page.page_size).await?;
-    Ok(Json(page_of(items, total, query.page)))
+    job_page(&state, &filter, query.page).await
+}
+
+/// One page of jobs as `Page<Job>`: written by SQLite itself ([`jobs::list_json`]), or read
+/// into rows and serialised here (PostgreSQL).
+async fn job_page(state: &AppState, filter: &jobs::JobFilter, page: PageRequest) -> ApiResult<Response> {
+    if let Some(json) = jobs::list_json(&state.db_read, filter, page.page, page.page_size).await? {
+        return Ok(([(axum::http::header::CONTENT_TYPE, "application/json")], json).into_response());
+    }
+    let (items, total) = jobs::list(&state.db_read, filter, page.offset(), page.page_size).await?;
+    Ok(Json(page_of(items, total, page)).into_response())
 }
 
 /// Every job, newest first; filters as for a user's list plus `user`.
@@ -421,9 +430,8 @@ async fn list_jobs(
         (status = 422, description = "`validation_failed`: a filter or the page is out of range", body = ErrorBody),
     )
 )]
-async fn admin_list_jobs(State(state): State<AppState>, query: JobListQuery) -> ApiResult<Json<Page<Job>>> {
-    let (items, total) = jobs::list(&state.db_read, &query.filter, query.page.offset(), query.page.page_size).await?;
-    Ok(Json(page_of(items, total, query.page)))
+async fn admin_list_jobs(State(state): State<AppState>, query: JobListQuery) -> ApiResult<Response> {
+    job_page(&state, &query.filter, query.page).await
 }
 
 /// A job with its timeline and, while prequeued, its position and reasons. Another user's job

@@ -31,7 +31,7 @@ pub mod stream;
 pub mod summary;
 pub mod validate;
 
-pub use reads::{JobFilter, detail, list, position, prequeued, visible};
+pub use reads::{JOB_JSON_FIELDS, JobFilter, detail, list, list_json, position, prequeued, visible};
 pub use scheduling_row::SchedulingRow;
 
 use std::str::FromStr;

@@ -71,6 +71,25 @@ impl Server {
         bail!("the server did not come up")
     }
 
+    /// The CPU time the server process has used so far (user and system), from
+    /// `/proc/<pid>/stat`: what a request costs the server, whatever else the machine does.
+    fn cpu(&self) -> Duration {
+        let Some(pid) = self.child.id() else {
+            return Duration::ZERO;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return Duration::ZERO;
+        };
+        // The fields after the command's closing parenthesis; utime and stime are 14 and 15.
+        let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+        // Fields counted from the state (field 3) at index 0.
+        let total = ticks(11) + ticks(12);
+        // In clock ticks of USER_HZ, which Linux fixes at 100 a second for /proc.
+        Duration::from_millis(total * 10)
+    }
+
     async fn stop(mut self) {
         let _ = self.child.kill().await;
     }
@@ -93,6 +112,28 @@ impl Server {
         let status = res.status().as_u16();
         let text = res.text().await?;
         Ok((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
+    }
+
+    /// [`Server::call`] for the measured requests: the body is read, not parsed (the load tool
+    /// shares the two cores with the server, and parsing every answer cost it a fifth of them
+    /// for the list).
+    async fn measured(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: &str,
+        body: Option<&Value>,
+    ) -> anyhow::Result<(u16, String)> {
+        let mut req = self
+            .client
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(token);
+        if let Some(body) = body {
+            req = req.json(body);
+        }
+        let res = req.send().await?;
+        let status = res.status().as_u16();
+        Ok((status, res.text().await?))
     }
 
     async fn login(&self, username: &str, password: &str) -> anyhow::Result<String> {
@@ -142,6 +183,8 @@ struct Figures {
     errors: usize,
     seconds: f64,
     latencies: Vec<Duration>,
+    /// The server's CPU time over the measurement.
+    server_cpu: Duration,
 }
 
 impl Figures {
@@ -153,6 +196,7 @@ impl Figures {
             errors: 0,
             seconds: 0.0,
             latencies: Vec::new(),
+            server_cpu: Duration::ZERO,
         };
         for w in workers {
             let (latencies, errors) = w.await.expect("worker");
@@ -166,7 +210,7 @@ impl Figures {
 
     fn row(&mut self, what: &str, concurrency: usize) -> String {
         if self.latencies.is_empty() {
-            return format!("| {what} | {concurrency} | 0 | {} | - | - | - | - |", self.errors);
+            return format!("| {what} | {concurrency} | 0 | {} | - | - | - | - | - |", self.errors);
         }
         self.latencies.sort();
         let pct = |p: f64| {
@@ -174,13 +218,14 @@ impl Figures {
             self.latencies[i].as_secs_f64() * 1000.0
         };
         format!(
-            "| {what} | {concurrency} | {} | {} | {:.0}/s | {:.1} ms | {:.1} ms | {:.1} ms |",
+            "| {what} | {concurrency} | {} | {} | {:.0}/s | {:.1} ms | {:.1} ms | {:.1} ms | {:.0} µs |",
             self.requests,
             self.errors,
             self.requests as f64 / self.seconds,
             pct(0.50),
             pct(0.99),
             self.latencies.last().map_or(0.0, |d| d.as_secs_f64() * 1000.0),
+            self.server_cpu.as_secs_f64() * 1e6 / self.requests as f64,
         )
     }
 }
@@ -189,7 +234,7 @@ impl Figures {
 async fn load<F, Fut>(seconds: u64, concurrency: usize, want: u16, request: F) -> Figures
 where
     F: Fn(usize, usize) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = anyhow::Result<(u16, Value)>> + Send,
+    Fut: std::future::Future<Output = anyhow::Result<(u16, String)>> + Send,
 {
     let request = Arc::new(request);
     let start = Instant::now();
@@ -250,11 +295,12 @@ async fn submissions(binary: &Path, seconds: u64, concurrency: usize, prequeued:
     }
     let tokens = Arc::new(tokens);
     let s = server.clone();
+    let cpu_before = server.cpu();
     let mut figures = load(seconds, concurrency, 201, move |w, n| {
         let (s, tokens) = (s.clone(), tokens.clone());
         async move {
             let token = &tokens[(w + n * concurrency) % tokens.len()];
-            s.call(reqwest::Method::POST, "/api/v1/jobs", token, Some(&job(n)))
+            s.measured(reqwest::Method::POST, "/api/v1/jobs", token, Some(&job(n)))
                 .await
         }
     })
@@ -264,6 +310,7 @@ async fn submissions(binary: &Path, seconds: u64, concurrency: usize, prequeued:
     } else {
         "POST /api/v1/jobs, activated"
     };
+    figures.server_cpu = server.cpu().saturating_sub(cpu_before);
     let row = figures.row(what, concurrency);
     if let Ok(server) = Arc::try_unwrap(server) {
         server.stop().await;
@@ -306,6 +353,7 @@ async fn sweep(binary: &Path, count: usize, concurrency: usize) -> anyhow::Resul
         "the first job: {first}"
     );
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(1));
+    let cpu_before = server.cpu();
     let start = Instant::now();
     let mut workers = Vec::new();
     for _ in 0..concurrency {
@@ -335,6 +383,7 @@ async fn sweep(binary: &Path, count: usize, concurrency: usize) -> anyhow::Resul
         }));
     }
     let mut figures = Figures::gather(workers, start).await;
+    figures.server_cpu = server.cpu().saturating_sub(cpu_before);
     anyhow::ensure!(
         figures.errors == 0,
         "{} of the sweep's submissions failed",
@@ -395,10 +444,11 @@ async fn floor(binary: &Path, seconds: u64, concurrency: usize) -> anyhow::Resul
     let (_, tokens) = server.accounts().await?;
     let tokens = Arc::new(tokens);
     let s = server.clone();
+    let cpu_before = server.cpu();
     let mut figures = load(seconds, concurrency, 200, move |w, _| {
         let (s, tokens) = (s.clone(), tokens.clone());
         async move {
-            s.call(
+            s.measured(
                 reqwest::Method::GET,
                 "/api/v1/prequeue/status",
                 &tokens[w % tokens.len()],
@@ -408,6 +458,7 @@ async fn floor(binary: &Path, seconds: u64, concurrency: usize) -> anyhow::Resul
         }
     })
     .await;
+    figures.server_cpu = server.cpu().saturating_sub(cpu_before);
     let row = figures.row("GET /api/v1/prequeue/status (auth only)", concurrency);
     if let Ok(server) = Arc::try_unwrap(server) {
         server.stop().await;
@@ -433,14 +484,16 @@ async fn list_page(binary: &Path, seconds: u64, concurrency: usize) -> anyhow::R
         .await?;
     anyhow::ensure!(page["total"] == 100_000, "seeded jobs not seen: {}", page["total"]);
     let s = server.clone();
+    let cpu_before = server.cpu();
     let mut figures = load(seconds, concurrency, 200, move |_, _| {
         let (s, token) = (s.clone(), token.clone());
         async move {
-            s.call(reqwest::Method::GET, "/api/v1/jobs?page=50&pageSize=50", &token, None)
+            s.measured(reqwest::Method::GET, "/api/v1/jobs?page=50&pageSize=50", &token, None)
                 .await
         }
     })
     .await;
+    figures.server_cpu = server.cpu().saturating_sub(cpu_before);
     let row = figures.row("GET /api/v1/jobs?page=50 (100,000 jobs)", concurrency);
     if let Ok(server) = Arc::try_unwrap(server) {
         server.stop().await;
@@ -458,8 +511,8 @@ async fn main() -> anyhow::Result<()> {
     let seconds: u64 = args.get(2).map_or(Ok(10), |s| s.parse())?;
     let concurrency: usize = args.get(3).map_or(Ok(16), |s| s.parse())?;
     let mut rows = vec![
-        "| what | concurrency | answered | errors | rate | p50 | p99 | max |".to_string(),
-        "|---|---|---|---|---|---|---|---|".to_string(),
+        "| what | concurrency | answered | errors | rate | p50 | p99 | max | server CPU a request |".to_string(),
+        "|---|---|---|---|---|---|---|---|---|".to_string(),
     ];
     // `ONLY=floor,activated,prequeued,list,sweep` runs some of them (to profile one at a time).
     let only = std::env::var("ONLY").unwrap_or_default();
