@@ -125,8 +125,9 @@ pub const JOB_JSON_FIELDS: &[(&str, &str)] = &[
 ];
 
 /// SQLite: one page of jobs, newest first, as the API's JSON (`Page<Job>`), written by SQLite
-/// in one statement ([`JOB_JSON_FIELDS`]) instead of read into rows, decoded and written out
-/// again: that round trip was most of a list request's time (issue 25; docs/performance.md).
+/// in one statement ([`JOB_JSON_FIELDS`]) with its total, instead of read into rows, decoded
+/// and written out again: that round trip, and a second hand-over to the database thread for
+/// the count, were most of a list request's time (issue 25; docs/performance.md).
 /// Page `page` (1-based) of `page_size`. `None` on PostgreSQL: [`list`] there.
 pub async fn list_json(
     db: &impl ConnectionTrait,
@@ -137,35 +138,51 @@ pub async fn list_json(
     if db.get_database_backend() != DbBackend::Sqlite {
         return Ok(None);
     }
-    let total = total_of(db, filter).await?;
+    let (total_sql, mut values) = total_statement(filter);
     let offset = page.saturating_sub(1).saturating_mul(page_size);
     let ids = DbBackend::Sqlite.build(&page_ids(filter, offset, page_size));
+    values.extend(ids.values.map(|v| v.0).unwrap_or_default());
     let object = JOB_JSON_FIELDS
         .iter()
         .map(|(field, expression)| format!("'{field}', {expression}"))
         .collect::<Vec<_>>()
         .join(", ");
     let sql = format!(
-        "SELECT json_group_array(json_object({object}) ORDER BY id DESC) AS items FROM jobs WHERE id IN ({})",
+        "SELECT ({total_sql}) AS total, (SELECT json_group_array(json_object({object}) ORDER BY id DESC) \
+         FROM jobs WHERE id IN ({})) AS items",
         ids.sql
     );
-    let statement = Statement {
-        sql,
-        values: ids.values,
-        db_backend: DbBackend::Sqlite,
-    };
-    let items = Items::find_by_statement(statement)
+    let row = ItemsAndTotal::find_by_statement(Statement::from_sql_and_values(DbBackend::Sqlite, sql, values))
         .one(db)
-        .await?
-        .map_or_else(|| "[]".to_owned(), |row| row.items);
+        .await?;
+    let (items, total) = row.map_or_else(
+        || ("[]".to_owned(), 0),
+        |row| (row.items, row.total.unwrap_or(0).max(0)),
+    );
     Ok(Some(format!(
         "{{\"items\":{items},\"total\":{total},\"page\":{page},\"pageSize\":{page_size}}}"
     )))
 }
 
+/// SQLite: the statement that counts the jobs a filter selects, to be run as a subquery — from
+/// the kept counts when it can ([`counts_statement`]), else over the rows.
+fn total_statement(filter: &JobFilter) -> (String, Vec<sea_orm::Value>) {
+    if let Some(counted) = counts_statement(filter) {
+        return counted;
+    }
+    let count = DbBackend::Sqlite.build(
+        &matching(filter)
+            .select_only()
+            .expr(sea_orm::sea_query::Expr::cust("COUNT(*)"))
+            .into_query(),
+    );
+    (count.sql, count.values.map(|v| v.0).unwrap_or_default())
+}
+
 #[derive(FromQueryResult)]
-struct Items {
+struct ItemsAndTotal {
     items: String,
+    total: Option<i64>,
 }
 
 #[derive(FromQueryResult)]
@@ -178,12 +195,27 @@ struct Total {
 /// owner ever had. `None` when the filter names more, or on PostgreSQL (no counts there):
 /// count the rows.
 async fn counted_total(db: &impl ConnectionTrait, filter: &JobFilter) -> Result<Option<u64>, DbErr> {
+    if db.get_database_backend() != DbBackend::Sqlite {
+        return Ok(None);
+    }
+    let Some((sql, values)) = counts_statement(filter) else {
+        return Ok(None);
+    };
+    let row = Total::find_by_statement(Statement::from_sql_and_values(DbBackend::Sqlite, sql, values))
+        .one(db)
+        .await?;
+    Ok(Some(row.and_then(|r| r.total).unwrap_or(0).max(0) as u64))
+}
+
+/// The statement [`counted_total`] runs: `None` when the filter names more than owner and
+/// phases.
+fn counts_statement(filter: &JobFilter) -> Option<(String, Vec<sea_orm::Value>)> {
     let plain = filter.users.is_empty()
         && filter.schedule_types.is_empty()
         && filter.kinds.is_empty()
         && filter.queues.is_empty();
-    if db.get_database_backend() != DbBackend::Sqlite || !plain {
-        return Ok(None);
+    if !plain {
+        return None;
     }
     let mut conditions = Vec::new();
     let mut values: Vec<sea_orm::Value> = Vec::new();
@@ -199,10 +231,7 @@ async fn counted_total(db: &impl ConnectionTrait, filter: &JobFilter) -> Result<
     if !conditions.is_empty() {
         sql = format!("{sql} WHERE {}", conditions.join(" AND "));
     }
-    let row = Total::find_by_statement(Statement::from_sql_and_values(DbBackend::Sqlite, sql, values))
-        .one(db)
-        .await?;
-    Ok(Some(row.and_then(|r| r.total).unwrap_or(0).max(0) as u64))
+    Some((sql, values))
 }
 
 /// The job `id` if `actor` may see it: its owner or an admin. Anyone else gets `NotFound`, as
