@@ -184,6 +184,10 @@ pub struct JobFilter {
     pub queues: Vec<String>,
     /// Owners (admin list only).
     pub users: Vec<String>,
+    /// Only names containing this (`q`); empty: any name.
+    pub search: String,
+    /// The order (`sort`).
+    pub sort: anteroom_shared::api::jobs::JobSort,
 }
 
 /// Rows per page of the job lists.
@@ -203,6 +207,10 @@ impl JobFilter {
                 q.push_str(&format!("&{name}={}", encode(v)));
             }
         }
+        if !self.search.trim().is_empty() {
+            q.push_str(&format!("&q={}", encode(self.search.trim())));
+        }
+        q.push_str(&format!("&sort={}", encode(&self.sort.as_param())));
         q
     }
 }
@@ -357,6 +365,23 @@ fn idempotency_key(text: &str) -> String {
 /// `POST /api/v1/jobs/preview`: the decision a submit would get now; nothing is written.
 pub async fn preview(body: &JobBody) -> Result<Preview, ApiFailure> {
     post("/api/v1/jobs/preview", body).await
+}
+
+/// `POST /api/v1/jobs/delete`: several jobs at once.
+pub async fn delete_jobs(ids: Vec<i64>) -> Result<anteroom_shared::api::jobs::BulkResult, ApiFailure> {
+    post("/api/v1/jobs/delete", &anteroom_shared::api::jobs::BulkDeleteBody { ids }).await
+}
+
+/// `PUT /api/v1/admin/jobs/lock`: lock (or unlock, `None`) several jobs at once.
+pub async fn lock_jobs(
+    ids: Vec<i64>,
+    until: Option<chrono::DateTime<chrono::Utc>>,
+) -> Result<anteroom_shared::api::jobs::BulkResult, ApiFailure> {
+    put(
+        "/api/v1/admin/jobs/lock",
+        &anteroom_shared::api::jobs::BulkLockBody { ids, until },
+    )
+    .await
 }
 
 /// `PUT /api/v1/admin/jobs/{id}/lock`.

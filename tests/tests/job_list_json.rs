@@ -5,6 +5,7 @@
 //! shared memory — under every filter and on every page.
 
 use anteroom::jobs::{self, JobFilter};
+use anteroom_shared::api::jobs::{JobSort, JobSortField};
 use anteroom_shared::api::Page;
 use anteroom_shared::api::jobs::Job;
 use anteroom_shared::scheduling::{JobKind, JobPhase, ScheduleType};
@@ -107,6 +108,7 @@ async fn the_list_sqlite_writes_says_what_the_rows_say() {
                     schedule_types,
                     kinds,
                     queues: vec!["default".to_owned()],
+                    ..JobFilter::default()
                 };
                 for (page, size) in [(1, 50), (1, 2), (2, 2), (9, 2)] {
                     seen += assert_same(&d, &filter, page, size).await;
@@ -120,4 +122,23 @@ async fn the_list_sqlite_writes_says_what_the_rows_say() {
         }
     }
     assert!(seen > 50, "the filters saw {seen} jobs in all");
+
+    // Every order, with and without a search, across page boundaries.
+    let mut sorted = 0;
+    for field in JobSortField::ALL {
+        for descending in [false, true] {
+            for (owner, search) in [(None, None), (Some(ann_id), None), (None, Some("In")), (None, Some("%"))] {
+                let filter = JobFilter {
+                    owner,
+                    name_contains: search.map(str::to_owned),
+                    sort: JobSort { field, descending },
+                    ..JobFilter::default()
+                };
+                for (page, size) in [(1, 3), (2, 3), (3, 3), (1, 50)] {
+                    sorted += assert_same(&d, &filter, page, size).await;
+                }
+            }
+        }
+    }
+    assert!(sorted > 100, "the orders saw {sorted} jobs in all");
 }

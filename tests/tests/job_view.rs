@@ -1,9 +1,13 @@
 //! The watcher's job view (issue 25, point 2): kept between rounds from the store's change
 //! log, it must equal a full read of the store after every kind of write — submissions held
 //! and activated, deletes, the cluster's status changes as time passes, rounds (claims,
-//! activations, waiting clocks, reasons), locks, quota and settings changes, and a restart
-//! that forgets it — on SQLite and PostgreSQL.
+//! activations, waiting clocks, reasons), locks, quota and settings changes, rounds killed
+//! halfway (the process living on, or restarted), and a restart that forgets it — on SQLite
+//! and PostgreSQL.
 
+use std::sync::Arc;
+
+use anteroom::watcher::{FaultPoint, WatcherError};
 use anteroom_tests::api::{call, quota, settings};
 use anteroom_tests::driven::{Driven, timed_job};
 use proptest::prelude::*;
@@ -31,6 +35,11 @@ enum Step {
     Quota { cpu: u8 },
     /// The watcher forgets its view, as a restarted process would.
     Restart,
+    /// An admin turns queue quotas and elastic jobs on or off.
+    Settings { quotas: bool, backfill: bool },
+    /// A round is killed at one of its fault points (`point` picks which); the process lives
+    /// on with its view, or (`forget`) dies and a new one starts without it.
+    Crash { point: u8, forget: bool },
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -43,11 +52,13 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (any::<u16>(), any::<bool>()).prop_map(|(pick, locked)| Step::Lock { pick, locked }),
         1 => (1u8..8).prop_map(|cpu| Step::Quota { cpu }),
         1 => Just(Step::Restart),
+        1 => (any::<bool>(), any::<bool>()).prop_map(|(quotas, backfill)| Step::Settings { quotas, backfill }),
+        1 => (0u8..4, any::<bool>()).prop_map(|(point, forget)| Step::Crash { point, forget }),
     ]
 }
 
 async fn history(database_url: Option<String>, steps: Vec<Step>) {
-    let d = Driven::start(database_url, "").await;
+    let mut d = Driven::start(database_url, "").await;
     let admin = d.app.admin_token().await;
     settings(
         &d.app,
@@ -123,6 +134,32 @@ async fn history(database_url: Option<String>, steps: Vec<Step>) {
                 assert_eq!(status, 200, "{answer}");
             }
             Step::Restart => d.watcher.forget_job_view().await,
+            Step::Settings { quotas, backfill } => {
+                settings(
+                    &d.app,
+                    &admin,
+                    json!({"queueQuotaEnabled": quotas, "backfillEnabled": backfill}),
+                )
+                .await;
+            }
+            Step::Crash { point, forget } => {
+                let point = [
+                    FaultPoint::AfterClaim,
+                    FaultPoint::AfterCreate,
+                    FaultPoint::AfterPending,
+                    FaultPoint::MidPreemption,
+                ][usize::from(*point)];
+                d.watcher.faults = Some(Arc::new(move |p| p == point));
+                // Killed there, or over before it (nothing to activate or preempt).
+                match d.try_round(&d.watcher).await {
+                    Ok(_) | Err(WatcherError::Injected(_)) => {}
+                    Err(e) => panic!("a round failed: {e}"),
+                }
+                d.watcher.faults = None;
+                if *forget {
+                    d.watcher.forget_job_view().await;
+                }
+            }
             Step::Delete { .. } | Step::Lock { .. } => {}
         }
         // The lease term of the last round (time passing may have let it lapse and be taken
@@ -136,7 +173,10 @@ async fn history(database_url: Option<String>, steps: Vec<Step>) {
         assert_counts_kept(&d.app.state.db, n, step).await;
     }
     // The view was kept, not re-read every time (unless every step forgot it).
-    let restarts = steps.iter().filter(|s| matches!(s, Step::Restart)).count();
+    let restarts = steps
+        .iter()
+        .filter(|s| matches!(s, Step::Restart | Step::Crash { forget: true, .. }))
+        .count();
     assert!(
         incremental + restarts >= steps.len(),
         "{incremental} incremental refreshes of {}",

@@ -486,3 +486,71 @@ both_driven!(
     reused_id,
     a_job_whose_id_a_restored_database_reused_never_takes_the_lost_jobs_object
 );
+
+async fn a_group_of_activations_records_each_job_by_its_own_claim(db: Option<String>) {
+    use anteroom::jobs::activation::{self, ActivationOutcome, Writer};
+    use anteroom::jobs::entity::job;
+    let d = Driven::start(db, "").await;
+    let (_, jobs) = prequeued_jobs(&d, 4).await;
+    let una = d.app.token("una", anteroom_tests::USER_PASSWORD).await;
+    let mut claimed = Vec::new();
+    for id in &jobs {
+        let row = activation::claim(&d.app.state.db, *id, (None, Some(300)), d.clock.now())
+            .await
+            .unwrap()
+            .expect("a prequeued job can be claimed");
+        claimed.push(row);
+    }
+    // While the group's creates are in flight: the owner deletes the second job (nothing to
+    // delete in the cluster yet) ...
+    let (status, _) = call(&d.app, "DELETE", &format!("/api/v1/jobs/{}", jobs[1]), &una, None).await;
+    assert_eq!(status, 204);
+    // ... and the third one's name is taken in the cluster by another job (a restored
+    // database's lost job: same name, another uid), so its create fails.
+    let mut lost = activation::job_spec(&claimed[2], TERMS).unwrap();
+    lost.cluster_uid = "0a1b2c3d4e5f60718293a4b5c6d7e8f9".to_owned();
+    d.sim.create_job(&lost).await.unwrap();
+
+    let w = Writer {
+        db: &d.app.state.db,
+        clock: d.clock.as_ref(),
+        fence: None,
+    };
+    let outcomes = activation::activate_claimed_all(w, d.sim.as_ref(), &claimed, TERMS).await;
+    let outcomes: Vec<ActivationOutcome> = outcomes.into_iter().map(Result::unwrap).collect();
+    assert!(
+        matches!(&outcomes[0], ActivationOutcome::Activated(row) if row.id == jobs[0] && row.phase == "Pending"),
+        "{outcomes:?}"
+    );
+    assert!(matches!(outcomes[1], ActivationOutcome::Superseded), "{outcomes:?}");
+    assert!(
+        matches!(&outcomes[2], ActivationOutcome::CreateFailed { job, .. } if job.id == jobs[2]),
+        "{outcomes:?}"
+    );
+    assert!(
+        matches!(&outcomes[3], ActivationOutcome::Activated(row) if row.id == jobs[3]),
+        "{outcomes:?}"
+    );
+
+    let phases = phases(&d).await;
+    assert_eq!(phases[&jobs[0]], "Pending");
+    assert_eq!(phases[&jobs[1]], "Deleted");
+    assert_eq!(phases[&jobs[2]], "Activating", "retried later");
+    assert_eq!(phases[&jobs[3]], "Pending");
+    let failed = job::Entity::find_by_id(jobs[2]).one(&d.app.state.db).await.unwrap().unwrap();
+    assert_eq!(failed.attempts, 1);
+    let activated = activations(&d).await;
+    assert_eq!(activated.get(&jobs[0]), Some(&1));
+    assert_eq!(activated.get(&jobs[1]), None);
+    assert_eq!(activated.get(&jobs[2]), None);
+    assert_eq!(activated.get(&jobs[3]), Some(&1));
+    // The deleted job's object, created after its delete, was removed again.
+    d.sim.step().await.unwrap();
+    let there = in_cluster(&d).await;
+    assert!(there.contains(&jobs[0]) && there.contains(&jobs[3]), "{there:?}");
+    assert!(!there.contains(&jobs[1]), "the deleted job was left in the cluster: {there:?}");
+}
+both_driven!(
+    group_activation,
+    a_group_of_activations_records_each_job_by_its_own_claim
+);

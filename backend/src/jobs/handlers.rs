@@ -4,7 +4,8 @@
 use std::str::FromStr;
 
 use anteroom_shared::api::jobs::{
-    Job, JobBody, JobDetail, LimitCheck, LimitCheckBody, LockBody, PrequeuedJob, Preview, ResubmitBody, SubmitResponse,
+    BulkDeleteBody, BulkFailure, BulkLockBody, BulkResult, Job, JobBody, JobDetail, JobSort, LimitCheck, LimitCheckBody,
+    LockBody, MAX_BULK_JOBS, PrequeuedJob, Preview, ResubmitBody, SubmitResponse,
 };
 use anteroom_shared::api::prequeue::ResourceSummary;
 use anteroom_shared::api::{ErrorBody, Page};
@@ -35,6 +36,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(submit_job, list_jobs))
         .routes(routes!(preview_job))
         .routes(routes!(get_job, delete_job))
+        .routes(routes!(delete_jobs))
         .routes(routes!(super::diagnosis::job_pods))
         .routes(routes!(super::diagnosis::job_logs))
         .routes(routes!(resubmit_job))
@@ -48,6 +50,7 @@ pub fn admin_router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(admin_list_jobs))
         .routes(routes!(lock_job))
+        .routes(routes!(lock_jobs))
         .routes(routes!(admin_prequeue))
 }
 
@@ -305,7 +308,18 @@ struct JobListParams {
     /// Queues (any of; at most 32).
     #[param(max_items = 32)]
     queue: Option<Vec<String>>,
+    /// Only jobs whose name contains this (letters' case ignored; at most 100 characters;
+    /// blank: every name).
+    #[param(max_length = 100)]
+    q: Option<String>,
+    /// The order: `submittedAt`, `name`, `phase`, `queue` or `owner`, with `-` before it for
+    /// descending (default `-submittedAt`, newest first); ties in submission order.
+    #[param(pattern = "^-?(submittedAt|name|phase|queue|owner)$")]
+    sort: Option<String>,
 }
+
+/// Longest `q` of a job list, in characters.
+pub const MAX_SEARCH_CHARS: usize = 100;
 
 /// A job list's query, parsed by hand: serde's form decoder cannot collect repeated keys.
 /// Unknown parameters are ignored; a value that does not parse, or a filter repeated more than
@@ -349,6 +363,21 @@ impl<S: Send + Sync> FromRequestParts<S> for JobListQuery {
                 "kind" => parse(&key, &value, &mut filter.kinds, &mut errors),
                 "queue" => filter.queues.push(value.into_owned()),
                 "user" => filter.users.push(value.into_owned()),
+                "q" if value.chars().count() > MAX_SEARCH_CHARS => errors.push(FieldError::new(
+                    "q",
+                    format!("at most {MAX_SEARCH_CHARS} characters"),
+                )),
+                "q" => {
+                    let text = value.trim();
+                    filter.name_contains = (!text.is_empty()).then(|| text.to_owned());
+                }
+                "sort" => match JobSort::parse(&value) {
+                    Some(sort) => filter.sort = sort,
+                    None => errors.push(FieldError::new(
+                        "sort",
+                        format!("unknown value {value:?}: a field (submittedAt, name, phase, queue, owner), `-` before it for descending"),
+                    )),
+                },
                 _ => {}
             }
         }
@@ -485,6 +514,117 @@ async fn delete_job(
     task.await
         .map_err(|e| ApiError::internal(anyhow::anyhow!("the delete task failed: {e}")))??;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// The ids of a bulk request: 1 to [`MAX_BULK_JOBS`], none twice.
+fn check_bulk_ids(ids: &[i64]) -> Result<(), ApiError> {
+    let problem = if ids.is_empty() {
+        Some("name at least one job".to_owned())
+    } else if ids.len() > MAX_BULK_JOBS {
+        Some(format!("at most {MAX_BULK_JOBS} jobs at once; got {}", ids.len()))
+    } else {
+        let mut seen = std::collections::HashSet::with_capacity(ids.len());
+        ids.iter()
+            .find(|id| !seen.insert(**id))
+            .map(|id| format!("job {id} is named twice"))
+    };
+    match problem {
+        Some(message) => Err(ApiError::validation(vec![FieldError::new("ids", message)])),
+        None => Ok(()),
+    }
+}
+
+/// Each id through `one`, in order, to the end: what it changed, and each refusal with the
+/// code and message its own request would have answered.
+async fn each_job<F, Fut, T>(ids: Vec<i64>, one: F) -> BulkResult
+where
+    F: Fn(i64) -> Fut,
+    Fut: std::future::Future<Output = Result<T, JobError>>,
+{
+    let mut result = BulkResult {
+        done: Vec::with_capacity(ids.len()),
+        failed: Vec::new(),
+    };
+    for id in ids {
+        match one(id).await {
+            Ok(_) => result.done.push(id),
+            Err(e) => {
+                let e = ApiError::from(e);
+                if e.status.is_server_error() {
+                    tracing::error!(job = id, code = e.code, error = %e.message, "a job of a bulk request failed");
+                }
+                result.failed.push(BulkFailure {
+                    id,
+                    code: e.code.to_owned(),
+                    message: e.message,
+                });
+            }
+        }
+    }
+    result
+}
+
+/// Deletes several jobs, each as `DELETE /api/v1/jobs/{id}` would (the caller's own; an
+/// admin's, any): a sweep of fifty is one request and one confirmation, not fifty. Each job
+/// is deleted or refused on its own; the answer says which.
+#[utoipa::path(
+    post,
+    path = "/api/v1/jobs/delete",
+    tag = "jobs",
+    security(("bearer" = [])),
+    request_body = BulkDeleteBody,
+    responses(
+        (status = 200, description = "The jobs deleted, and each other one with its error (`job_not_found`, `already_finished`)", body = BulkResult),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 422, description = "`validation_failed`: no ids, more than 500, or one twice", body = ErrorBody),
+    )
+)]
+async fn delete_jobs(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    ApiJson(body): ApiJson<BulkDeleteBody>,
+) -> ApiResult<Json<BulkResult>> {
+    check_bulk_ids(&body.ids)?;
+    // Detached, as one delete is: a client that hangs up does not stop it halfway through a
+    // job.
+    let task = tokio::spawn(async move {
+        let state = &state;
+        let user = &user;
+        each_job(body.ids, |id| jobs::delete(context(state), user, id)).await
+    });
+    let result = task
+        .await
+        .map_err(|e| ApiError::internal(anyhow::anyhow!("the delete task failed: {e}")))?;
+    Ok(Json(result))
+}
+
+/// Locks several jobs against preemption until a time, or unlocks them (`null`), each as
+/// `PUT /api/v1/admin/jobs/{id}/lock` would.
+#[utoipa::path(
+    put,
+    path = "/api/v1/admin/jobs/lock",
+    tag = "jobs",
+    security(("bearer" = [])),
+    request_body = BulkLockBody,
+    responses(
+        (status = 200, description = "The jobs locked (or unlocked), and each other one with its error (`job_not_found`, `already_finished`)", body = BulkResult),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
+        (status = 422, description = "`validation_failed`: no ids, more than 500, or one twice", body = ErrorBody),
+    )
+)]
+async fn lock_jobs(
+    State(state): State<AppState>,
+    AuthUser(admin): AuthUser,
+    ApiJson(body): ApiJson<BulkLockBody>,
+) -> ApiResult<Json<BulkResult>> {
+    check_bulk_ids(&body.ids)?;
+    let until = body.until;
+    let state = &state;
+    let admin = &admin;
+    Ok(Json(
+        each_job(body.ids, |id| jobs::lock(context(state), admin, id, until)).await,
+    ))
 }
 
 /// Locks a job against preemption until a time, or unlocks it (`null`).
