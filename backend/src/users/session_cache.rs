@@ -26,6 +26,13 @@ pub struct SessionCache {
     generation: AtomicU64,
 }
 
+/// A read of a user about to begin: see [`SessionCache::generation`].
+#[derive(Debug, Clone, Copy)]
+pub struct ReadTicket {
+    generation: u64,
+    began: Instant,
+}
+
 /// Most users kept: past it, the cache starts again empty (a flood of distinct users cannot
 /// grow it).
 const MAX_USERS: usize = 10_000;
@@ -34,9 +41,14 @@ impl SessionCache {
     /// How long a user read from the store answers for it.
     pub const TTL: Duration = Duration::from_secs(1);
 
-    /// The generation to pass to [`SessionCache::keep`] for a row read after this call.
-    pub fn generation(&self) -> u64 {
-        self.generation.load(Ordering::Acquire)
+    /// What to pass to [`SessionCache::keep`] for a row read after this call: the generation,
+    /// and the moment the read began, from which the row's second counts (a read that waited
+    /// for a connection is not kept for longer).
+    pub fn generation(&self) -> ReadTicket {
+        ReadTicket {
+            generation: self.generation.load(Ordering::Acquire),
+            began: Instant::now(),
+        }
     }
 
     /// User `id`, if read less than [`SessionCache::TTL`] ago and not changed here since.
@@ -49,18 +61,18 @@ impl SessionCache {
     }
 
     /// Keeps `user`, read from the store after [`SessionCache::generation`] answered
-    /// `generation`; dropped if a change was made since (the row may be older than it).
-    pub fn keep(&self, user: entity::Model, generation: u64) {
+    /// `ticket`; dropped if a change was made since (the row may be older than it).
+    pub fn keep(&self, user: entity::Model, ticket: ReadTicket) {
         let mut users = self.users.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         // Checked under the lock `forget` takes: a change either bumped it already, or will
         // remove this entry after it is stored.
-        if self.generation.load(Ordering::Acquire) != generation {
+        if self.generation.load(Ordering::Acquire) != ticket.generation {
             return;
         }
         if users.len() >= MAX_USERS {
             users.clear();
         }
-        users.insert(user.id, (user, Instant::now()));
+        users.insert(user.id, (user, ticket.began));
     }
 
     /// User `id` changed (after the change committed): the next request reads it again.
@@ -109,5 +121,17 @@ mod tests {
         // A row read after the change is kept.
         cache.keep(user(1, 1), cache.generation());
         assert_eq!(cache.get(1).map(|u| u.token_version), Some(1));
+    }
+
+    #[test]
+    fn a_row_counts_its_second_from_when_its_read_began() {
+        let cache = SessionCache::default();
+        let mut ticket = cache.generation();
+        // The read waited two seconds for a connection: the row is already too old to answer.
+        ticket.began = Instant::now()
+            .checked_sub(Duration::from_secs(2))
+            .expect("the machine has been up for two seconds");
+        cache.keep(user(1, 0), ticket);
+        assert!(cache.get(1).is_none(), "a row older than the TTL answered");
     }
 }

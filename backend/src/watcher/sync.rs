@@ -8,7 +8,7 @@ use anteroom_shared::api::pods::JobFailure;
 use anteroom_shared::scheduling::JobPhase;
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter};
+use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 
 use crate::cluster::{JobEvent, JobStatus, is_same_job};
 use crate::jobs::encode_failure;
@@ -297,8 +297,9 @@ pub async fn apply_all(db: &DatabaseConnection, events: &[JobEvent]) -> Vec<Resu
 /// The statuses of [`apply_all`]: decided in order against their rows read at once (a row is
 /// updated in memory by each status planned for it, so a job seen `Pending` then `Running` in
 /// one batch is compared as the store will have it), then written in one transaction, each by
-/// compare-and-set as [`apply`] does, in job id order (each job's statuses in their order), so
-/// that on PostgreSQL it locks rows in the order preemption does and the two cannot deadlock.
+/// compare-and-set as [`apply`] does, each job's statuses in their order. On PostgreSQL the
+/// transaction first locks every row it writes in id order, the order preemption locks its
+/// victims in, so the two cannot deadlock.
 ///
 /// A write whose compare-and-set misses (the row moved since it was read: a delete) and every
 /// later status of that job are applied again one by one after the commit, reading the row as
@@ -361,6 +362,22 @@ async fn apply_statuses(db: &DatabaseConnection, statuses: &[&JobStatus]) -> Res
     // Stable: a job's statuses keep their order.
     writes.sort_by_key(|(k, ..)| statuses[*k].job_id);
     let txn = crate::store::write_transaction(db).await?;
+    if txn.get_database_backend() == sea_orm::DbBackend::Postgres {
+        // The writes below go in rounds and an `UPDATE … IN` locks rows in the order it finds
+        // them: take every row's lock first, in id order, as preemption does, so the two
+        // cannot deadlock.
+        let mut ids: Vec<i64> = writes.iter().map(|(k, ..)| statuses[*k].job_id).collect();
+        ids.dedup();
+        job::Entity::find()
+            .select_only()
+            .column(job::Column::Id)
+            .filter(job::Column::Id.is_in(ids))
+            .order_by_asc(job::Column::Id)
+            .lock_exclusive()
+            .into_tuple::<i64>()
+            .all(&txn)
+            .await?;
+    }
     let mut missed = std::collections::HashSet::new();
     let mut again = Vec::new();
     // In rounds: each job's first write, then its second…, so a job's writes keep their order
