@@ -194,24 +194,86 @@ pub struct JobFilter {
 pub const PAGE_SIZE: u64 = 50;
 
 impl JobFilter {
-    fn query(&self, page: u64) -> String {
-        let mut q = format!("?page={page}&pageSize={PAGE_SIZE}");
-        for (name, values) in [
+    /// The repeatable filters by their names in a query (the API's and the page's URL).
+    fn repeated(&self) -> [(&'static str, &Vec<String>); 5] {
+        [
             ("phase", &self.phases),
             ("scheduleType", &self.schedule_types),
             ("kind", &self.kinds),
             ("queue", &self.queues),
             ("user", &self.users),
-        ] {
+        ]
+    }
+
+    /// The API's query for page `page`. `Pending` takes `Activating` too: the list shows an
+    /// activating job as pending.
+    fn query(&self, page: u64) -> String {
+        let mut q = format!("?page={page}&pageSize={PAGE_SIZE}");
+        for (name, values) in self.repeated() {
             for v in values {
                 q.push_str(&format!("&{name}={}", encode(v)));
             }
+        }
+        if self.phases.iter().any(|p| p == "Pending") && !self.phases.iter().any(|p| p == "Activating") {
+            q.push_str("&phase=Activating");
         }
         if !self.search.trim().is_empty() {
             q.push_str(&format!("&q={}", encode(self.search.trim())));
         }
         q.push_str(&format!("&sort={}", encode(&self.sort.as_param())));
         q
+    }
+
+    /// The page's own URL query for this filter at page `page`: only what differs from the
+    /// default list, so a plain list has a plain URL; read back by [`JobFilter::from_url`].
+    pub fn url_query(&self, page: u64) -> String {
+        let mut parts = Vec::new();
+        for (name, values) in self.repeated() {
+            parts.extend(values.iter().map(|v| format!("{name}={}", encode(v))));
+        }
+        if !self.search.trim().is_empty() {
+            parts.push(format!("q={}", encode(self.search.trim())));
+        }
+        if self.sort != anteroom_shared::api::jobs::JobSort::default() {
+            parts.push(format!("sort={}", encode(&self.sort.as_param())));
+        }
+        if page > 1 {
+            parts.push(format!("page={page}"));
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", parts.join("&"))
+        }
+    }
+
+    /// The filter and page a list's URL asks for; `all(name)` answers every value of a query
+    /// parameter. What it cannot read (a phase, kind, sort or page that does not parse) is
+    /// left out: an edited or old link still shows a list.
+    pub fn from_url(all: impl Fn(&str) -> Vec<String>) -> (JobFilter, u64) {
+        use std::str::FromStr;
+        let first = |name: &str| all(name).into_iter().next();
+        let known = |name: &str, parses: fn(&str) -> bool| -> Vec<String> {
+            all(name).into_iter().filter(|v| parses(v)).collect()
+        };
+        let filter = JobFilter {
+            phases: known("phase", |v| anteroom_shared::scheduling::JobPhase::from_str(v).is_ok()),
+            schedule_types: known("scheduleType", |v| {
+                anteroom_shared::scheduling::ScheduleType::from_str(v).is_ok()
+            }),
+            kinds: known("kind", |v| anteroom_shared::scheduling::JobKind::from_str(v).is_ok()),
+            queues: all("queue"),
+            users: all("user"),
+            search: first("q").unwrap_or_default(),
+            sort: first("sort")
+                .and_then(|s| anteroom_shared::api::jobs::JobSort::parse(&s))
+                .unwrap_or_default(),
+        };
+        let page = first("page")
+            .and_then(|p| p.parse::<u64>().ok())
+            .filter(|p| *p >= 1)
+            .unwrap_or(1);
+        (filter, page)
     }
 }
 
@@ -369,7 +431,11 @@ pub async fn preview(body: &JobBody) -> Result<Preview, ApiFailure> {
 
 /// `POST /api/v1/jobs/delete`: several jobs at once.
 pub async fn delete_jobs(ids: Vec<i64>) -> Result<anteroom_shared::api::jobs::BulkResult, ApiFailure> {
-    post("/api/v1/jobs/delete", &anteroom_shared::api::jobs::BulkDeleteBody { ids }).await
+    post(
+        "/api/v1/jobs/delete",
+        &anteroom_shared::api::jobs::BulkDeleteBody { ids },
+    )
+    .await
 }
 
 /// `PUT /api/v1/admin/jobs/lock`: lock (or unlock, `None`) several jobs at once.

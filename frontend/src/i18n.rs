@@ -100,9 +100,15 @@ impl I18n {
     /// API's English message for a code the UI was not taught (a test keeps that from
     /// happening for every code the API answers).
     pub fn failure(&self, failure: &crate::api::ApiFailure) -> String {
-        match key_named(&format!("error.{}", failure.code)) {
+        self.error_text(&failure.code, &failure.message)
+    }
+
+    /// The text of an API error code (`error.{code}`), or the server's message for a code this
+    /// build does not know.
+    pub fn error_text(&self, code: &str, message: &str) -> String {
+        match key_named(&format!("error.{code}")) {
             Some(key) => self.t(key).to_owned(),
-            None => failure.message.clone(),
+            None => message.to_owned(),
         }
     }
 }

@@ -198,7 +198,7 @@ async fn browser_the_job_list_pages_and_leaves_no_empty_last_page_behind() {
     b.login(&app.url(""), "admin", ADMIN_PASSWORD).await;
     b.client.goto(&app.url("/jobs")).await.unwrap();
     // Running jobs only, so a deleted job leaves the filtered list.
-    b.select("#filter-phase", "Running").await;
+    b.toggle_filter("filter-phase", "Running").await;
     b.wait_for_text("[data-testid=page-of]", "Page 1 of 2 · 51 jobs")
         .await
         .unwrap();
@@ -271,6 +271,123 @@ async fn browser_the_job_list_pages_and_leaves_no_empty_last_page_behind() {
     )
     .await
     .unwrap();
+    let errors = b.console_errors().await;
+    b.close().await;
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+}
+
+#[tokio::test]
+#[ignore = "needs Chromium"]
+async fn browser_a_list_keeps_its_filters_in_its_url_and_deletes_selected_jobs_at_once() {
+    require_ui();
+    let app = TestApp::builder().start().await;
+    let una = app.user_token("una").await;
+    for name in ["alpha-1", "beta-1", "alpha-2", "beta-2"] {
+        submit_job(
+            &app,
+            &una,
+            anteroom_tests::api::job(name, json!({"cpu": "100m", "memory": "64Mi"})),
+        )
+        .await;
+    }
+    let (gone, _) = submit_job(
+        &app,
+        &una,
+        anteroom_tests::api::job("alpha-gone", json!({"cpu": "100m"})),
+    )
+    .await;
+    call(&app, "DELETE", &format!("/api/v1/jobs/{gone}"), &una, None).await;
+    let b = Browser::start("en-US,en").await;
+    b.login(&app.url(""), "una", anteroom_tests::USER_PASSWORD).await;
+    b.client.goto(&app.url("/jobs")).await.unwrap();
+    let rows = "Array.from(document.querySelectorAll('[data-testid=job-row]')).map(r => r.dataset.name).join(',')";
+    let shows = |names: &str| format!("{rows} === '{names}'");
+    b.wait_until(
+        "every job, newest first",
+        &shows("alpha-gone,beta-2,alpha-2,beta-1,alpha-1"),
+    )
+    .await
+    .unwrap();
+
+    // Two phases at once, a search, a sort: each is a step in the URL.
+    b.toggle_filter("filter-phase", "Running").await;
+    b.toggle_filter("filter-phase", "Pending").await;
+    b.wait_until("the unfinished jobs", &shows("beta-2,alpha-2,beta-1,alpha-1"))
+        .await
+        .unwrap();
+    assert_eq!(b.text("[data-testid=filter-phase-summary]").await, "Pending, Running");
+    b.fill("#filter-search", "alpha\n").await;
+    b.wait_until("the alphas", &shows("alpha-2,alpha-1")).await.unwrap();
+    b.click("[data-testid=sort-name]").await;
+    b.wait_until("by name", &shows("alpha-1,alpha-2")).await.unwrap();
+    assert_eq!(b.path().await, "/jobs?phase=Running&phase=Pending&q=alpha&sort=name");
+    b.click("[data-testid=sort-name]").await;
+    b.wait_until("by name, the other way", &shows("alpha-2,alpha-1"))
+        .await
+        .unwrap();
+
+    // Back undoes them one by one, the controls with them.
+    b.client.back().await.unwrap();
+    b.wait_until("by name again", &shows("alpha-1,alpha-2")).await.unwrap();
+    b.client.back().await.unwrap();
+    b.wait_until("newest first again", &shows("alpha-2,alpha-1"))
+        .await
+        .unwrap();
+    b.client.back().await.unwrap();
+    b.wait_until("no search", &shows("beta-2,alpha-2,beta-1,alpha-1"))
+        .await
+        .unwrap();
+    b.wait_until(
+        "the search box is empty again",
+        "document.querySelector('#filter-search').value === ''",
+    )
+    .await
+    .unwrap();
+    assert_eq!(b.path().await, "/jobs?phase=Running&phase=Pending");
+
+    // A link carries a list: opened anew, it shows the same.
+    b.client.goto(&app.url("/jobs?q=beta&sort=name")).await.unwrap();
+    b.wait_until("the betas by name", &shows("beta-1,beta-2"))
+        .await
+        .unwrap();
+    b.wait_until(
+        "the search box says what the link searched",
+        "document.querySelector('#filter-search').value === 'beta'",
+    )
+    .await
+    .unwrap();
+
+    // Selected, deleted with one confirmation naming how many.
+    b.click("[data-testid=select-page]").await;
+    b.wait_for_text("[data-testid=selected-count]", "2 jobs selected")
+        .await
+        .unwrap();
+    b.assert_clean("/jobs with rows selected").await;
+    b.click("[data-testid=delete-selected]").await;
+    b.wait_until(
+        "one confirmation naming how many",
+        "document.querySelector('[data-testid=confirm-dialog]')?.textContent.includes('Delete 2 jobs? Running jobs are stopped.')",
+    )
+    .await
+    .unwrap();
+    b.click("[data-testid=confirm-yes]").await;
+    b.wait_for_text(
+        "[data-testid=toast][data-tone=success] [data-testid=toast-text]",
+        "2 jobs deleted.",
+    )
+    .await
+    .unwrap();
+    b.wait_until(
+        "both deleted, and nothing left selected",
+        "Array.from(document.querySelectorAll('[data-testid=job-row] [data-testid=phase-badge]')).every(b => b.dataset.value === 'Deleted') && !document.querySelector('[data-testid=bulk-actions]')",
+    )
+    .await
+    .unwrap();
+    let (_, list) = call(&app, "GET", "/api/v1/jobs?phase=Deleted&q=beta", &una, None).await;
+    assert_eq!(list["total"], 2, "{list}");
+    let (_, list) = call(&app, "GET", "/api/v1/jobs?phase=Running&phase=Pending", &una, None).await;
+    assert_eq!(list["total"], 2, "the alphas still run: {list}");
+    b.screenshot("user-jobs-filtered-en").await;
     let errors = b.console_errors().await;
     b.close().await;
     assert!(errors.is_empty(), "console errors: {errors:?}");

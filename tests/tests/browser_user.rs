@@ -115,14 +115,14 @@ async fn browser_a_user_submits_normal_and_elastic_jobs_and_sees_a_held_job_star
     b.assert_clean("/jobs").await;
     b.screenshot("user-jobs-en").await;
     // The schedule-type filter asks the API for Elastic jobs only.
-    b.select("#filter-schedule", "backfill").await;
+    b.toggle_filter("filter-schedule", "backfill").await;
     b.wait_until(
         "only the Elastic job is listed",
         "document.querySelectorAll('[data-testid=job-row]').length === 1 && !!document.querySelector('[data-name=elastic-b]')",
     )
     .await
     .unwrap();
-    b.select("#filter-schedule", "").await;
+    b.toggle_filter("filter-schedule", "backfill").await;
     b.wait_for("[data-name=train-a]").await.unwrap();
 
     // A job the quota holds: the preview says why, with the bar of the quota over its limit.

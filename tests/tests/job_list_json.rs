@@ -5,9 +5,9 @@
 //! shared memory — under every filter and on every page.
 
 use anteroom::jobs::{self, JobFilter};
-use anteroom_shared::api::jobs::{JobSort, JobSortField};
 use anteroom_shared::api::Page;
 use anteroom_shared::api::jobs::Job;
+use anteroom_shared::api::jobs::{JobSort, JobSortField};
 use anteroom_shared::scheduling::{JobKind, JobPhase, ScheduleType};
 use anteroom_tests::api::{call, quota, settings, submit_job};
 use anteroom_tests::driven::{Driven, gpu_job, timed_job};
@@ -137,7 +137,12 @@ async fn the_list_sqlite_writes_says_what_the_rows_say() {
     let mut sorted = 0;
     for field in JobSortField::ALL {
         for descending in [false, true] {
-            for (owner, search) in [(None, None), (Some(ann_id), None), (None, Some("In")), (None, Some("%"))] {
+            for (owner, search) in [
+                (None, None),
+                (Some(ann_id), None),
+                (None, Some("In")),
+                (None, Some("%")),
+            ] {
                 let filter = JobFilter {
                     owner,
                     name_contains: search.map(str::to_owned),

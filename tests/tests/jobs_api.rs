@@ -507,7 +507,11 @@ async fn a_list_is_searched_and_sorted_and_its_jobs_deleted_and_locked_together(
         ["beta-train", "alpha-eval", "gamma-train", "delta-x"]
     );
     let found = list("q=TRAIN&sort=name").await;
-    assert_eq!(names(&found), ["beta-train", "gamma-train"], "another user's job is not searched");
+    assert_eq!(
+        names(&found),
+        ["beta-train", "gamma-train"],
+        "another user's job is not searched"
+    );
     assert_eq!(found["total"], 2);
     // Pages of a sorted list follow on without a gap or a repeat.
     let first = names(&list("sort=name&pageSize=3&page=1").await);
@@ -526,7 +530,10 @@ async fn a_list_is_searched_and_sorted_and_its_jobs_deleted_and_locked_together(
         ("sort=id", "sort"),
         ("sort=--name", "sort"),
         ("sort=", "sort"),
-        ("q=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "q"),
+        (
+            "q=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "q",
+        ),
     ] {
         let (status, body) = call(&app, "GET", &format!("/api/v1/jobs?{query}"), &vic, None).await;
         assert_eq!((status.as_u16(), code(&body)), (422, "validation_failed"), "{query}");
@@ -540,7 +547,10 @@ async fn a_list_is_searched_and_sorted_and_its_jobs_deleted_and_locked_together(
     assert_eq!(answer["done"], json!([ids["beta-train"], ids["alpha-eval"]]));
     let failed = answer["failed"].as_array().unwrap();
     assert_eq!(failed.len(), 2, "{answer}");
-    assert_eq!((failed[0]["id"].as_i64(), failed[0]["code"].as_str()), (Some(other), Some("job_not_found")));
+    assert_eq!(
+        (failed[0]["id"].as_i64(), failed[0]["code"].as_str()),
+        (Some(other), Some("job_not_found"))
+    );
     assert_eq!(failed[1]["code"], "job_not_found");
     let (_, theirs) = call(&app, "GET", &format!("/api/v1/jobs/{other}"), &wyn, None).await;
     assert!(!theirs["phase"].as_str().unwrap().contains("Deleted"), "{theirs}");
@@ -565,7 +575,11 @@ async fn a_list_is_searched_and_sorted_and_its_jobs_deleted_and_locked_together(
         let (status, body) = call(&app, "POST", "/api/v1/jobs/delete", &vic, Some(bad.clone())).await;
         assert_eq!(status, 422, "{bad}: {body}");
     }
-    assert_eq!(list("phase=Deleted").await["total"], 2, "a refused request deleted nothing");
+    assert_eq!(
+        list("phase=Deleted").await["total"],
+        2,
+        "a refused request deleted nothing"
+    );
 
     // Locked and unlocked together, by admins only.
     let pair = json!([ids["gamma-train"], ids["delta-x"]]);
@@ -588,10 +602,17 @@ async fn a_list_is_searched_and_sorted_and_its_jobs_deleted_and_locked_together(
     .await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["done"], pair);
-    assert_eq!(answer["failed"][0]["code"], "already_finished", "a deleted job cannot be locked");
+    assert_eq!(
+        answer["failed"][0]["code"], "already_finished",
+        "a deleted job cannot be locked"
+    );
     let locked = list("sort=name&phase=Running&phase=Pending").await;
     assert!(
-        locked["items"].as_array().unwrap().iter().all(|j| j["lockedUntil"] == "2099-01-01T00:00:00Z"),
+        locked["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|j| j["lockedUntil"] == "2099-01-01T00:00:00Z"),
         "{locked}"
     );
     let (_, answer) = call(
@@ -605,8 +626,15 @@ async fn a_list_is_searched_and_sorted_and_its_jobs_deleted_and_locked_together(
     assert_eq!(answer["done"], pair);
     let unlocked = list("sort=name&phase=Running&phase=Pending").await;
     assert!(
-        unlocked["items"].as_array().unwrap().iter().all(|j| j["lockedUntil"].is_null()),
+        unlocked["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|j| j["lockedUntil"].is_null()),
         "{unlocked}"
     );
 }
-both!(search_sort_bulk, a_list_is_searched_and_sorted_and_its_jobs_deleted_and_locked_together);
+both!(
+    search_sort_bulk,
+    a_list_is_searched_and_sorted_and_its_jobs_deleted_and_locked_together
+);

@@ -537,7 +537,11 @@ async fn a_group_of_activations_records_each_job_by_its_own_claim(db: Option<Str
     assert_eq!(phases[&jobs[1]], "Deleted");
     assert_eq!(phases[&jobs[2]], "Activating", "retried later");
     assert_eq!(phases[&jobs[3]], "Pending");
-    let failed = job::Entity::find_by_id(jobs[2]).one(&d.app.state.db).await.unwrap().unwrap();
+    let failed = job::Entity::find_by_id(jobs[2])
+        .one(&d.app.state.db)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(failed.attempts, 1);
     let activated = activations(&d).await;
     assert_eq!(activated.get(&jobs[0]), Some(&1));
@@ -548,7 +552,10 @@ async fn a_group_of_activations_records_each_job_by_its_own_claim(db: Option<Str
     d.sim.step().await.unwrap();
     let there = in_cluster(&d).await;
     assert!(there.contains(&jobs[0]) && there.contains(&jobs[3]), "{there:?}");
-    assert!(!there.contains(&jobs[1]), "the deleted job was left in the cluster: {there:?}");
+    assert!(
+        !there.contains(&jobs[1]),
+        "the deleted job was left in the cluster: {there:?}"
+    );
 }
 both_driven!(
     group_activation,

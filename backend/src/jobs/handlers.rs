@@ -4,8 +4,8 @@
 use std::str::FromStr;
 
 use anteroom_shared::api::jobs::{
-    BulkDeleteBody, BulkFailure, BulkLockBody, BulkResult, Job, JobBody, JobDetail, JobSort, LimitCheck, LimitCheckBody,
-    LockBody, MAX_BULK_JOBS, PrequeuedJob, Preview, ResubmitBody, SubmitResponse,
+    BulkDeleteBody, BulkFailure, BulkLockBody, BulkResult, Job, JobBody, JobDetail, JobSort, LimitCheck,
+    LimitCheckBody, LockBody, MAX_BULK_JOBS, PrequeuedJob, Preview, ResubmitBody, SubmitResponse,
 };
 use anteroom_shared::api::prequeue::ResourceSummary;
 use anteroom_shared::api::{ErrorBody, Page};

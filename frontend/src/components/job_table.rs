@@ -1,16 +1,20 @@
-//! The job table of `/jobs` and `/admin/jobs`: filters by phase, schedule type, kind, queue
-//! (and owner for admins), badges, resources, times, and the actions (delete after
-//! confirmation; lock and unlock for admins). It refetches on every job event.
+//! The job table of `/jobs` and `/admin/jobs`: search by name, filters of several values by
+//! phase, schedule type, kind, queue (and owner for admins), sortable columns and pages, all
+//! in the URL; badges, resources, times, and the actions, on a row or on the selected rows
+//! (delete after one confirmation; lock for a chosen time and unlock for admins). It
+//! refetches on every job event.
 
-use anteroom_shared::api::jobs::Job;
+use anteroom_shared::api::jobs::{Job, JobSort, JobSortField};
 use anteroom_shared::scheduling::{JobKind, JobPhase, ResourceList, ScheduleType};
 use leptos::prelude::*;
+use leptos_router::NavigateOptions;
+use leptos_router::hooks::{use_location, use_navigate, use_query_map};
 
 use crate::api::JobFilter;
 use crate::components::badges::{PhaseBadge, ScheduleTypeBadge, kind_label, phase_label, schedule_label};
 use crate::components::confirm::use_confirm;
 use crate::components::time::Time;
-use crate::components::toast::use_toasts;
+use crate::components::toast::{Toasts, use_toasts};
 use crate::components::{
     BUTTON_DANGER, BUTTON_SECONDARY, Empty, ErrorPanel, INPUT, LINK, TABLE, TD, TH, loaded, use_fetch,
 };
@@ -46,24 +50,90 @@ pub fn resources_text(i18n: I18n, resources: &ResourceList) -> String {
         .join(" · ")
 }
 
-fn select_filter(
-    i18n: I18n,
+/// How long a lock from the list lasts, by the admin's choice: (value, label, hours; `None`
+/// until unlocked).
+const LOCK_DURATIONS: [(&str, Key, Option<i64>); 5] = [
+    ("hour", k!("jobs.lockFor.hour"), Some(1)),
+    ("day", k!("jobs.lockFor.day"), Some(24)),
+    ("week", k!("jobs.lockFor.week"), Some(24 * 7)),
+    ("month", k!("jobs.lockFor.month"), Some(24 * 30)),
+    ("always", k!("jobs.lockFor.always"), None),
+];
+
+/// The end of a lock of the duration `choice` (a [`LOCK_DURATIONS`] value) starting now.
+fn lock_until(choice: &str) -> chrono::DateTime<chrono::Utc> {
+    let hours = LOCK_DURATIONS
+        .iter()
+        .find(|(value, ..)| *value == choice)
+        .and_then(|(_, _, hours)| *hours);
+    // "Until unlocked": ten years, as far as anyone will wait.
+    format::now() + chrono::Duration::hours(hours.unwrap_or(24 * 3650))
+}
+
+/// One filter of several values: a disclosure button naming what is chosen, opening a group
+/// of checkboxes.
+#[component]
+fn MultiFilter(
+    /// The element id (`filter-phase`); the checkboxes' group is `{id}-options`.
     id: &'static str,
+    /// The filter's name.
     label: Key,
-    options: Vec<(String, Key)>,
-    set: impl Fn(Vec<String>) + 'static,
+    /// Each choice: its value and its text.
+    options: Signal<Vec<(String, String)>>,
+    /// The values chosen.
+    chosen: Signal<Vec<String>>,
+    /// Called with the new choice.
+    set: Callback<Vec<String>>,
 ) -> impl IntoView {
+    let i18n = use_i18n();
+    let summary = move || {
+        let chosen = chosen.get();
+        let texts: Vec<String> = options
+            .get()
+            .into_iter()
+            .filter(|(v, _)| chosen.contains(v))
+            .map(|(_, text)| text)
+            .collect();
+        match texts.len() {
+            0 => i18n.t(k!("filter.all")).to_owned(),
+            1 | 2 => texts.join(i18n.t(k!("filter.separator"))),
+            n => i18n.tp(k!("filter.chosen.one"), k!("filter.chosen.other"), n as u64, &[]),
+        }
+    };
     view! {
-        <label class="flex flex-col gap-1 text-xs font-medium text-slate-700" for=id>
-            {move || i18n.t(label)}
-            <select id=id class=format!("{INPUT} w-44") on:change=move |ev| {
-                let v = event_target_value(&ev);
-                set(if v.is_empty() { Vec::new() } else { vec![v] });
-            }>
-                <option value="">{move || i18n.t(k!("filter.all"))}</option>
-                {options.into_iter().map(|(value, key)| view! { <option value=value>{move || i18n.t(key)}</option> }).collect_view()}
-            </select>
-        </label>
+        <div class="flex flex-col gap-1 text-xs font-medium text-slate-700">
+            <span id=format!("{id}-label")>{move || i18n.t(label)}</span>
+            <details class="relative" data-testid=id>
+                <summary id=id class=format!("{INPUT} w-44 cursor-pointer truncate") aria-describedby=format!("{id}-label")
+                    data-testid=format!("{id}-summary")>
+                    {summary}
+                </summary>
+                <fieldset class="absolute z-10 mt-1 w-56 space-y-1 rounded border border-slate-300 bg-white p-2 shadow-lg"
+                    id=format!("{id}-options")>
+                    <legend class="sr-only">{move || i18n.t(label)}</legend>
+                    <For each=move || options.get() key=|(v, text)| (v.clone(), text.clone()) let:option>
+                        {
+                            let (value, text) = option;
+                            let v = value.clone();
+                            let checked = move || chosen.with(|c| c.contains(&v));
+                            let v = value.clone();
+                            view! {
+                                <label class="flex items-center gap-2 text-sm font-normal text-slate-800">
+                                    <input type="checkbox" value=value.clone() prop:checked=checked on:change=move |ev| {
+                                        let on = event_target_checked(&ev);
+                                        let mut now = chosen.get_untracked();
+                                        now.retain(|c| *c != v);
+                                        if on { now.push(v.clone()); }
+                                        set.run(now);
+                                    } />
+                                    {text}
+                                </label>
+                            }
+                        }
+                    </For>
+                </fieldset>
+            </details>
+        </div>
     }
 }
 
@@ -76,8 +146,43 @@ enum TableState {
     Rows,
 }
 
-/// The table with its filters. `admin` adds the owner column and filter, the lock action, and
-/// lists everyone's jobs.
+/// The phases a list filters by, in their life's order.
+const FILTER_PHASES: [JobPhase; 9] = [
+    JobPhase::Prequeue,
+    JobPhase::Pending,
+    JobPhase::Running,
+    JobPhase::Completed,
+    JobPhase::Failed,
+    JobPhase::Preempted,
+    JobPhase::Aborted,
+    JobPhase::Terminated,
+    JobPhase::Deleted,
+];
+
+/// The toast after a bulk request: what it did, and why it did not do the rest.
+fn tell_bulk(i18n: I18n, toasts: Toasts, result: &anteroom_shared::api::jobs::BulkResult, done: (Key, Key)) {
+    if !result.done.is_empty() {
+        toasts.success(i18n.tp(done.0, done.1, result.done.len() as u64, &[]));
+    }
+    if !result.failed.is_empty() {
+        let mut reasons: Vec<String> = result
+            .failed
+            .iter()
+            .map(|f| i18n.error_text(&f.code, &f.message))
+            .collect();
+        reasons.dedup();
+        toasts.error(i18n.tp(
+            k!("jobs.bulkRefused.one"),
+            k!("jobs.bulkRefused.other"),
+            result.failed.len() as u64,
+            &[("reasons", &reasons.join(" "))],
+        ));
+    }
+}
+
+/// The table with its filters, search, sort and pages, all kept in the page's URL (Back
+/// restores them, a link shares them), and the actions on selected rows. `admin` adds the
+/// owner column and filter, the lock actions, and lists everyone's jobs.
 #[component]
 pub fn JobTable(
     /// Everyone's jobs, with the owner column and filter and the lock action.
@@ -86,17 +191,35 @@ pub fn JobTable(
 ) -> impl IntoView {
     let i18n = use_i18n();
     let live = use_live();
-    let filter = RwSignal::new(JobFilter::default());
-    let owner = RwSignal::new(String::new());
-    let page = RwSignal::new(1u64);
-    // A new filter starts again at the first page.
-    Effect::new(move |previous: Option<JobFilter>| {
-        let f = filter.get();
-        if previous.is_some_and(|p| p != f) {
-            page.set(1);
-        }
-        f
-    });
+    let confirm = use_confirm();
+    let toasts = use_toasts();
+    let query = use_query_map();
+    let location = use_location();
+    let navigate = StoredValue::new_local(use_navigate());
+    // The URL is the list's state: the filters, search, sort and page.
+    let from_url = Memo::new(move |_| query.with(|q| JobFilter::from_url(|name| q.get_all(name).unwrap_or_default())));
+    let filter = Memo::new(move |_| from_url.get().0);
+    let page = Memo::new(move |_| from_url.get().1);
+    // A new entry in the history for each change (Back undoes it); `replace` for a correction.
+    let go = move |f: JobFilter, p: u64, replace: bool| {
+        let url = format!("{}{}", location.pathname.get_untracked(), f.url_query(p));
+        navigate.with_value(|n| {
+            n(
+                &url,
+                NavigateOptions {
+                    replace,
+                    scroll: false,
+                    ..Default::default()
+                },
+            )
+        });
+    };
+    // A filter changed from a control starts again at the first page.
+    let set_filter = move |change: &dyn Fn(&mut JobFilter)| {
+        let mut f = filter.get_untracked();
+        change(&mut f);
+        go(f, 1, false);
+    };
     let jobs = use_fetch(move || {
         live.version();
         let f = filter.get();
@@ -119,69 +242,185 @@ pub fn JobTable(
     let total = Memo::new(move |_| jobs.get().and_then(|r| r.ok()).map_or(0, |p| p.total));
     let pages = Memo::new(move |_| total.get().div_ceil(crate::api::PAGE_SIZE).max(1));
     // Deleting the last job of the last page leaves that page empty: go back to the last page
-    // that has jobs.
+    // that has jobs (in place of this one in the history).
     Effect::new(move |_| {
         let last = pages.get();
-        if page.get_untracked() > last {
-            page.set(last);
+        if jobs.with(|j| matches!(j, Some(Ok(_)))) && page.get_untracked() > last {
+            go(filter.get_untracked(), last, true);
         }
     });
+    // The rows selected for a bulk action: only unfinished jobs of this page, forgotten when
+    // the page or the filter changes.
+    let selected = RwSignal::new(std::collections::BTreeSet::<i64>::new());
+    Effect::new(move |_| {
+        from_url.track();
+        selected.set(Default::default());
+    });
+    Effect::new(move |_| {
+        let here: std::collections::BTreeSet<i64> = rows
+            .get()
+            .iter()
+            .filter(|j| !j.phase.is_terminal())
+            .map(|j| j.id)
+            .collect();
+        if selected.with_untracked(|s| s.iter().any(|id| !here.contains(id))) {
+            selected.update(|s| s.retain(|id| here.contains(id)));
+        }
+    });
+    let selectable = Memo::new(move |_| {
+        rows.get()
+            .iter()
+            .filter(|j| !j.phase.is_terminal())
+            .map(|j| j.id)
+            .collect::<Vec<_>>()
+    });
+    let lock_for = RwSignal::new("always".to_owned());
+    let delete_selected = move |_| {
+        let ids: Vec<i64> = selected.get_untracked().into_iter().collect();
+        let text = i18n.tp(
+            k!("jobs.confirmDeleteMany.one"),
+            k!("jobs.confirmDeleteMany.other"),
+            ids.len() as u64,
+            &[],
+        );
+        confirm.ask(text, move || {
+            let ids = ids.clone();
+            leptos::task::spawn_local(async move {
+                match crate::api::delete_jobs(ids).await {
+                    Ok(result) => {
+                        tell_bulk(
+                            i18n,
+                            toasts,
+                            &result,
+                            (k!("jobs.deletedMany.one"), k!("jobs.deletedMany.other")),
+                        );
+                        selected.set(Default::default());
+                    }
+                    Err(f) => toasts.error(i18n.failure(&f)),
+                }
+                live.changed();
+            });
+        });
+    };
+    let lock_selected = move |lock: bool| {
+        let ids: Vec<i64> = selected.get_untracked().into_iter().collect();
+        let until = lock.then(|| lock_until(&lock_for.get_untracked()));
+        leptos::task::spawn_local(async move {
+            match crate::api::lock_jobs(ids, until).await {
+                Ok(result) => {
+                    let done = if lock {
+                        (k!("jobs.lockedMany.one"), k!("jobs.lockedMany.other"))
+                    } else {
+                        (k!("jobs.unlockedMany.one"), k!("jobs.unlockedMany.other"))
+                    };
+                    tell_bulk(i18n, toasts, &result, done);
+                }
+                Err(f) => toasts.error(i18n.failure(&f)),
+            }
+            live.changed();
+        });
+    };
     let queues = use_fetch(crate::api::queues);
-    let phases: Vec<(String, Key)> = [
-        JobPhase::Prequeue,
-        JobPhase::Pending,
-        JobPhase::Running,
-        JobPhase::Completed,
-        JobPhase::Failed,
-        JobPhase::Preempted,
-        JobPhase::Aborted,
-        JobPhase::Terminated,
-        JobPhase::Deleted,
-    ]
-    .into_iter()
-    .map(|p| (p.as_str().to_owned(), phase_label(p)))
-    .collect();
-    let types: Vec<(String, Key)> = [ScheduleType::Normal, ScheduleType::Backfill]
-        .into_iter()
-        .map(|t| (t.as_str().to_owned(), schedule_label(t)))
-        .collect();
-    let kinds: Vec<(String, Key)> = JobKind::ALL
-        .iter()
-        .map(|k| (k.as_str().to_owned(), kind_label(*k)))
-        .collect();
+    let phase_options = Signal::derive(move || {
+        FILTER_PHASES
+            .iter()
+            .map(|p| (p.as_str().to_owned(), i18n.t(phase_label(*p)).to_owned()))
+            .collect::<Vec<_>>()
+    });
+    let type_options = Signal::derive(move || {
+        [ScheduleType::Normal, ScheduleType::Backfill]
+            .iter()
+            .map(|t| (t.as_str().to_owned(), i18n.t(schedule_label(*t)).to_owned()))
+            .collect::<Vec<_>>()
+    });
+    let kind_options = Signal::derive(move || {
+        JobKind::ALL
+            .iter()
+            .map(|k| (k.as_str().to_owned(), i18n.t(kind_label(*k)).to_owned()))
+            .collect::<Vec<_>>()
+    });
+    let queue_options = Signal::derive(move || {
+        loaded(queues)
+            .into_iter()
+            .map(|q| (q.name.clone(), q.name))
+            .collect::<Vec<_>>()
+    });
+    let search = RwSignal::new(String::new());
+    Effect::new(move |_| search.set(filter.with(|f| f.search.clone())));
+    let owner = RwSignal::new(String::new());
+    Effect::new(move |_| owner.set(filter.with(|f| f.users.join(" "))));
     view! {
         <section class="space-y-3" aria-labelledby="jobs-table-title">
             <h2 id="jobs-table-title" class="sr-only">{move || i18n.t(k!("jobs.table"))}</h2>
             <div class="flex flex-wrap items-end gap-3" role="search" data-testid="job-filters">
-                {select_filter(i18n, "filter-phase", k!("jobs.phase"), phases, move |v| filter.update(|f| {
-                    // Activating shows as Pending, so the Pending filter takes both.
-                    f.phases = v.clone();
-                    if v.iter().any(|p| p == "Pending") { f.phases.push("Activating".into()); }
-                }))}
-                {select_filter(i18n, "filter-schedule", k!("jobs.scheduleType"), types, move |v| filter.update(|f| f.schedule_types = v))}
-                {select_filter(i18n, "filter-kind", k!("jobs.kind"), kinds, move |v| filter.update(|f| f.kinds = v))}
-                <label class="flex flex-col gap-1 text-xs font-medium text-slate-700" for="filter-queue">
-                    {move || i18n.t(k!("jobs.queue"))}
-                    <select id="filter-queue" class=format!("{INPUT} w-44") on:change=move |ev| {
-                        let v = event_target_value(&ev);
-                        filter.update(|f| f.queues = if v.is_empty() { Vec::new() } else { vec![v] });
-                    }>
-                        <option value="">{move || i18n.t(k!("filter.all"))}</option>
-                        {move || loaded(queues).into_iter()
-                            .map(|q| view! { <option value=q.name.clone()>{q.name.clone()}</option> }).collect_view()}
-                    </select>
+                <label class="flex flex-col gap-1 text-xs font-medium text-slate-700" for="filter-search">
+                    {move || i18n.t(k!("jobs.search"))}
+                    <input id="filter-search" class=format!("{INPUT} w-52") type="search" bind:value=search
+                        maxlength="100" on:change=move |_| {
+                            let text = search.get_untracked().trim().to_owned();
+                            set_filter(&|f| f.search = text.clone());
+                        } />
                 </label>
+                <MultiFilter id="filter-phase" label=k!("jobs.phase") options=phase_options
+                    chosen=Signal::derive(move || filter.with(|f| f.phases.clone()))
+                    set=Callback::new(move |v: Vec<String>| set_filter(&|f| f.phases = v.clone())) />
+                <MultiFilter id="filter-schedule" label=k!("jobs.scheduleType") options=type_options
+                    chosen=Signal::derive(move || filter.with(|f| f.schedule_types.clone()))
+                    set=Callback::new(move |v: Vec<String>| set_filter(&|f| f.schedule_types = v.clone())) />
+                <MultiFilter id="filter-kind" label=k!("jobs.kind") options=kind_options
+                    chosen=Signal::derive(move || filter.with(|f| f.kinds.clone()))
+                    set=Callback::new(move |v: Vec<String>| set_filter(&|f| f.kinds = v.clone())) />
+                <MultiFilter id="filter-queue" label=k!("jobs.queue") options=queue_options
+                    chosen=Signal::derive(move || filter.with(|f| f.queues.clone()))
+                    set=Callback::new(move |v: Vec<String>| set_filter(&|f| f.queues = v.clone())) />
                 {admin.then(|| view! {
                     <label class="flex flex-col gap-1 text-xs font-medium text-slate-700" for="filter-owner">
-                        {move || i18n.t(k!("jobs.owner"))}
+                        {move || i18n.t(k!("jobs.owners"))}
                         <input id="filter-owner" class=format!("{INPUT} w-44") type="search" bind:value=owner
                             on:change=move |_| {
-                                let o = owner.get_untracked().trim().to_owned();
-                                filter.update(|f| f.users = if o.is_empty() { Vec::new() } else { vec![o] });
+                                let names: Vec<String> = owner
+                                    .get_untracked()
+                                    .split([' ', ','])
+                                    .filter(|n| !n.is_empty())
+                                    .map(str::to_owned)
+                                    .collect();
+                                set_filter(&|f| f.users = names.clone());
                             } />
+                    </label>
+                    <label class="flex flex-col gap-1 text-xs font-medium text-slate-700" for="lock-for">
+                        {move || i18n.t(k!("jobs.lockDuration"))}
+                        <select id="lock-for" class=format!("{INPUT} w-40") on:change=move |ev| lock_for.set(event_target_value(&ev))>
+                            {LOCK_DURATIONS.iter().map(|(value, key, _)| view! {
+                                <option value=*value selected=move || lock_for.get() == *value>{move || i18n.t(*key)}</option>
+                            }).collect_view()}
+                        </select>
                     </label>
                 })}
             </div>
+            <Show when=move || selected.with(|s| !s.is_empty())>
+                <div class="flex flex-wrap items-center gap-3 rounded border border-violet-200 bg-violet-50 px-3 py-2 text-sm"
+                    role="region" aria-label=move || i18n.t(k!("jobs.bulkActions")) data-testid="bulk-actions">
+                    <span data-testid="selected-count">{move || {
+                        let n = selected.with(|s| s.len()) as u64;
+                        i18n.tp(k!("jobs.selected.one"), k!("jobs.selected.other"), n, &[])
+                    }}</span>
+                    <button type="button" class=BUTTON_DANGER data-testid="delete-selected" on:click=delete_selected>
+                        {move || i18n.t(k!("jobs.deleteSelected"))}
+                    </button>
+                    {admin.then(|| view! {
+                        <button type="button" class=BUTTON_SECONDARY data-testid="lock-selected" on:click=move |_| lock_selected(true)>
+                            {move || i18n.t(k!("jobs.lockSelected"))}
+                        </button>
+                        <button type="button" class=BUTTON_SECONDARY data-testid="unlock-selected" on:click=move |_| lock_selected(false)>
+                            {move || i18n.t(k!("jobs.unlockSelected"))}
+                        </button>
+                    })}
+                    <button type="button" class=BUTTON_SECONDARY data-testid="clear-selection"
+                        on:click=move |_| selected.set(Default::default())>
+                        {move || i18n.t(k!("jobs.clearSelection"))}
+                    </button>
+                </div>
+            </Show>
             // The table's frame stays while only its rows change, and rows are keyed by what
             // they show: a live update replaces changed rows only, so keyboard focus on another
             // row's button survives it.
@@ -194,28 +433,45 @@ pub fn JobTable(
                         <table class=TABLE data-testid="jobs-table">
                             <thead class="bg-slate-50">
                                 <tr>
-                                    <th scope="col" class=TH>{move || i18n.t(k!("jobs.name"))}</th>
+                                    <th scope="col" class=TH>
+                                        <input type="checkbox" data-testid="select-page"
+                                            aria-label=move || i18n.t(k!("jobs.selectPage"))
+                                            disabled=move || selectable.with(|s| s.is_empty())
+                                            prop:checked=move || {
+                                                let all = selectable.get();
+                                                !all.is_empty() && selected.with(|s| all.iter().all(|id| s.contains(id)))
+                                            }
+                                            on:change=move |ev| {
+                                                let all = selectable.get_untracked();
+                                                if event_target_checked(&ev) {
+                                                    selected.update(|s| s.extend(all));
+                                                } else {
+                                                    selected.set(Default::default());
+                                                }
+                                            } />
+                                    </th>
+                                    <SortHeader field=JobSortField::Name label=k!("jobs.name") filter=filter go=go />
                                     <th scope="col" class=TH>{move || i18n.t(k!("jobs.kind"))}</th>
-                                    <th scope="col" class=TH>{move || i18n.t(k!("jobs.queue"))}</th>
-                                    {admin.then(|| view! { <th scope="col" class=TH>{move || i18n.t(k!("jobs.owner"))}</th> })}
+                                    <SortHeader field=JobSortField::Queue label=k!("jobs.queue") filter=filter go=go />
+                                    {admin.then(|| view! { <SortHeader field=JobSortField::Owner label=k!("jobs.owner") filter=filter go=go /> })}
                                     <th scope="col" class=TH>{move || i18n.t(k!("jobs.scheduleType"))}</th>
-                                    <th scope="col" class=TH>{move || i18n.t(k!("jobs.phase"))}</th>
+                                    <SortHeader field=JobSortField::Phase label=k!("jobs.phase") filter=filter go=go />
                                     <th scope="col" class=TH>{move || i18n.t(k!("jobs.resources"))}</th>
-                                    <th scope="col" class=TH>{move || i18n.t(k!("jobs.submitted"))}</th>
+                                    <SortHeader field=JobSortField::SubmittedAt label=k!("jobs.submitted") filter=filter go=go />
                                     <th scope="col" class=TH>{move || i18n.t(k!("jobs.started"))}</th>
                                     <th scope="col" class=TH>{move || i18n.t(k!("jobs.actions"))}</th>
                                 </tr>
                             </thead>
                             <tbody class="divide-y divide-slate-100">
                                 <For each=move || rows.get() key=|j| (j.id, j.phase, j.locked_until, j.started_at) let:job>
-                                    <JobRow job=job admin=admin />
+                                    <JobRow job=job admin=admin selected=selected lock_for=lock_for />
                                 </For>
                             </tbody>
                         </table>
                     </div>
                     <nav class="flex items-center gap-3 text-sm" aria-label=move || i18n.t(k!("jobs.pages")) data-testid="pager">
                         <button type="button" class=BUTTON_SECONDARY disabled=move || { page.get() <= 1 }
-                            on:click=move |_| page.update(|p| *p = p.saturating_sub(1).max(1))>
+                            on:click=move |_| go(filter.get_untracked(), page.get_untracked().saturating_sub(1).max(1), false)>
                             {move || i18n.t(k!("jobs.previous"))}
                         </button>
                         <span data-testid="page-of">{move || {
@@ -228,7 +484,7 @@ pub fn JobTable(
                             format!("{of} · {}", i18n.tp(k!("jobs.total.one"), k!("jobs.total.other"), total, &[]))
                         }}</span>
                         <button type="button" class=BUTTON_SECONDARY disabled=move || { page.get() >= pages.get() }
-                            on:click=move |_| page.update(|p| *p += 1)>
+                            on:click=move |_| go(filter.get_untracked(), page.get_untracked() + 1, false)>
                             {move || i18n.t(k!("jobs.next"))}
                         </button>
                     </nav>
@@ -238,8 +494,60 @@ pub fn JobTable(
     }
 }
 
+/// A column header that sorts the list by its field: once ascending (submission: newest
+/// first), again the other way; `aria-sort` says which.
 #[component]
-fn JobRow(job: Job, admin: bool) -> impl IntoView {
+fn SortHeader(
+    field: JobSortField,
+    label: Key,
+    filter: Memo<JobFilter>,
+    go: impl Fn(JobFilter, u64, bool) + Copy + 'static,
+) -> impl IntoView {
+    let i18n = use_i18n();
+    let sort = move || filter.with(|f| f.sort);
+    let aria = move || {
+        let s = sort();
+        match (s.field == field, s.descending) {
+            (false, _) => "none",
+            (true, false) => "ascending",
+            (true, true) => "descending",
+        }
+    };
+    let arrow = move || match aria() {
+        "ascending" => "▲",
+        "descending" => "▼",
+        _ => "",
+    };
+    view! {
+        <th scope="col" class=TH aria-sort=aria>
+            <button type="button" class="inline-flex items-center gap-1 uppercase hover:text-slate-900 focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500"
+                data-testid=format!("sort-{}", field.as_str())
+                on:click=move |_| {
+                    let now = sort();
+                    let descending = if now.field == field {
+                        !now.descending
+                    } else {
+                        // Submission: newest first is what people look for first.
+                        field == JobSortField::SubmittedAt
+                    };
+                    let mut f = filter.get_untracked();
+                    f.sort = JobSort { field, descending };
+                    go(f, 1, false);
+                }>
+                {move || i18n.t(label)}
+                <span aria-hidden="true">{arrow}</span>
+            </button>
+        </th>
+    }
+}
+
+#[component]
+fn JobRow(
+    job: Job,
+    admin: bool,
+    selected: RwSignal<std::collections::BTreeSet<i64>>,
+    lock_for: RwSignal<String>,
+) -> impl IntoView {
     let i18n = use_i18n();
     let confirm = use_confirm();
     let toasts = use_toasts();
@@ -268,12 +576,8 @@ fn JobRow(job: Job, admin: bool) -> impl IntoView {
         }
     };
     let toggle_lock = move |_| {
+        let until = (!locked).then(|| lock_until(&lock_for.get_untracked()));
         leptos::task::spawn_local(async move {
-            let until = if locked {
-                None
-            } else {
-                Some(format::now() + chrono::Duration::days(3650))
-            };
             match crate::api::lock_job(id, until).await {
                 Ok(_) => toasts.success(
                     i18n.t(if locked { k!("jobs.unlocked") } else { k!("jobs.locked") })
@@ -284,8 +588,18 @@ fn JobRow(job: Job, admin: bool) -> impl IntoView {
             live.changed();
         });
     };
+    let select_label = i18n.tf(k!("jobs.select"), &[("name", &name)]);
     view! {
         <tr data-testid="job-row" data-job-id=id.to_string() data-name=name.clone()>
+            <td class=TD>
+                <input type="checkbox" data-testid="select-job" disabled=finished
+                    aria-label=select_label
+                    prop:checked=move || selected.with(|s| s.contains(&id))
+                    on:change=move |ev| {
+                        let on = event_target_checked(&ev);
+                        selected.update(|s| { if on { s.insert(id); } else { s.remove(&id); } });
+                    } />
+            </td>
             <td class=TD><a class=LINK href=format!("/jobs/{id}")>{name.clone()}</a></td>
             <td class=TD>{move || i18n.t(kind_label(job.kind))}</td>
             <td class=TD>{job.queue.clone()}</td>

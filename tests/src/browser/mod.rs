@@ -205,6 +205,28 @@ impl Browser {
             .unwrap_or_else(|e| panic!("selecting {value} in {css}: {e}"));
     }
 
+    /// Checks or unchecks (`toggles`) the choice `value` of a job list's filter of several
+    /// values (`filter-phase`), opening its list of choices and closing it again.
+    pub async fn toggle_filter(&self, filter: &str, value: &str) {
+        self.click(&format!("#{filter}")).await;
+        self.click(&format!("[data-testid={filter}] input[value='{value}']"))
+            .await;
+        self.click(&format!("#{filter}")).await;
+    }
+
+    /// The path and query of the page shown (`/jobs?phase=Running`).
+    pub async fn path(&self) -> String {
+        let url = self
+            .client
+            .current_url()
+            .await
+            .unwrap_or_else(|e| panic!("the URL: {e}"));
+        match url.query() {
+            Some(q) => format!("{}?{q}", url.path()),
+            None => url.path().to_owned(),
+        }
+    }
+
     /// Logs in through the login page at `base` and waits for the page it lands on.
     pub async fn login(&self, base: &str, username: &str, password: &str) {
         self.client
