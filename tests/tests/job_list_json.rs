@@ -92,6 +92,12 @@ async fn the_list_sqlite_writes_says_what_the_rows_say() {
     d.advance(20).await;
     let (_, detail) = call(&d.app, "GET", &format!("/api/v1/jobs/{done}"), &ann, None).await;
     assert_eq!(detail["phase"], "Completed", "{detail}");
+    // The end is told with its phase, for the timeline to say in each language.
+    let last = detail["events"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        (last["kind"].as_str(), &last["details"]),
+        (Some("finished"), &json!({"phase": "Completed"}))
+    );
 
     let (_, me) = call(&d.app, "GET", "/api/v1/auth/me", &ann, None).await;
     let ann_id = me["id"].as_i64().unwrap();

@@ -38,6 +38,12 @@ async fn a_job_that_fits_is_activated_and_shows_its_timeline(app: TestApp) {
         .map(|e| e["kind"].as_str().unwrap())
         .collect();
     assert_eq!(kinds, ["submitted", "activated"]);
+    // What the UI says in each language comes from these, not from the English message.
+    assert_eq!(detail["events"][0]["details"], json!({"queue": "default"}));
+    assert_eq!(
+        detail["events"][1]["details"],
+        json!({"clusterName": format!("ar-{id}")})
+    );
     assert_eq!(detail["prequeue"], Value::Null);
     let statuses = app.state.cluster.job_statuses().await.unwrap();
     assert!(statuses.iter().any(|s| s.job_id == id), "the job exists in the cluster");

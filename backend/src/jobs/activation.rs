@@ -256,7 +256,7 @@ pub async fn record_created(
         &row,
         EventKind::Activated,
         format!("created in the cluster as {}", crate::cluster::cluster_name(row.id)),
-        None,
+        Some(serde_json::json!({ "clusterName": crate::cluster::cluster_name(row.id) })),
         now,
     )
     .await?;
@@ -371,7 +371,8 @@ pub async fn record_created_all(
         .filter_map(|(row, _)| recorded.get(&row.id))
         .map(|row| {
             let message = format!("created in the cluster as {}", crate::cluster::cluster_name(row.id));
-            events::NewEvent::of(row, EventKind::Activated, message, None, now)
+            let details = serde_json::json!({ "clusterName": crate::cluster::cluster_name(row.id) });
+            events::NewEvent::of(row, EventKind::Activated, message, Some(details), now)
         })
         .collect();
     events::record_each(&txn, activated).await?;

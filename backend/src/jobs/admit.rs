@@ -691,7 +691,7 @@ pub(super) fn first_events(
         row,
         EventKind::Submitted,
         format!("submitted to queue {:?}", row.queue),
-        None,
+        Some(serde_json::json!({ "queue": row.queue })),
         now,
     )];
     if let Some(reasons) = reasons {

@@ -115,7 +115,7 @@ async fn record_created(db: &DatabaseConnection, row: &job::Model) -> Result<boo
             "created in the cluster as {} (seen by status sync)",
             crate::cluster::cluster_name(row.id)
         ),
-        None,
+        Some(serde_json::json!({ "clusterName": crate::cluster::cluster_name(row.id) })),
         now,
     )
     .await?;
@@ -197,7 +197,11 @@ async fn write_status(
                     "failure": status.failed_pod,
                 })),
             ),
-            (phase, _) => (EventKind::Finished, format!("finished: {phase}"), None),
+            (phase, _) => (
+                EventKind::Finished,
+                format!("finished: {phase}"),
+                Some(serde_json::json!({ "phase": phase })),
+            ),
         };
         events::record(txn, row, kind, message, details, Utc::now()).await?;
     }
@@ -484,7 +488,7 @@ async fn apply_gone(db: &DatabaseConnection, id: i64, observed_at: DateTime<Utc>
         &row,
         EventKind::Failed,
         "the job vanished from the cluster",
-        None,
+        Some(serde_json::json!({ "code": "vanished" })),
         Utc::now(),
     )
     .await?;

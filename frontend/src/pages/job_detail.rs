@@ -4,8 +4,9 @@
 //! again**. Updates live.
 
 mod diagnosis;
+mod timeline;
 
-use anteroom_shared::api::jobs::{JobDetail as Detail, JobEventItem};
+use anteroom_shared::api::jobs::JobDetail as Detail;
 use anteroom_shared::scheduling::{JobKind, JobPhase, PreemptionPolicy, ScheduleType};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_params_map};
@@ -20,7 +21,7 @@ use crate::components::{
     BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, CARD, ErrorPanel, LINK, TABLE, TD, TH, show, use_fetch,
 };
 use crate::format;
-use crate::i18n::{I18n, k, key_named, use_i18n};
+use crate::i18n::{k, use_i18n};
 use crate::live::use_live;
 
 /// The job page.
@@ -54,13 +55,6 @@ pub fn JobDetail() -> impl IntoView {
             }.into_any(),
             _ => show(detail, move |d: &Detail| view! { <DetailView detail=d.clone() log_choice=log_choice /> }).into_any(),
         }}
-    }
-}
-
-fn event_text(i18n: I18n, e: &JobEventItem) -> String {
-    match key_named(&format!("event.{}", e.kind)) {
-        Some(key) => i18n.t(key).to_owned(),
-        None => e.kind.clone(),
     }
 }
 
@@ -248,17 +242,22 @@ fn DetailView(detail: Detail, log_choice: diagnosis::LogChoice) -> impl IntoView
                 <ol class="space-y-2 border-l-2 border-slate-200 pl-4" data-testid="timeline">
                     {detail.events.iter().map(|e| {
                         let e = e.clone();
+                        let queue = detail.job.queue.clone();
                         let at = e.created_at;
                         let target = e.details.as_ref().and_then(|d| d.get("jobId").or_else(|| d.get("beneficiary"))).and_then(|v| v.as_i64());
                         view! {
                             <li class="text-sm" data-testid="timeline-event" data-kind=e.kind.clone()>
                                 <span class="font-medium">{
                                     let e = e.clone();
-                                    move || event_text(i18n, &e)
+                                    move || timeline::event_title(i18n, &e)
                                 }</span>
                                 <span class="ml-2 text-xs text-slate-600"><Time at=at /></span>
                                 {target.filter(|t| *t != e.job_id).map(|t| view! { " " <a class=LINK href=format!("/jobs/{t}")>{format!("#{t}")}</a> })}
-                                <p class="text-xs text-slate-600">{e.message.clone()}</p>
+                                <p class="text-xs text-slate-600" data-testid="timeline-detail">{
+                                    let e = e.clone();
+                                    let queue = queue.clone();
+                                    move || timeline::event_description(i18n, &queue, &e, |at| format::datetime(i18n.locale(), at))
+                                }</p>
                             </li>
                         }
                     }).collect_view()}

@@ -374,9 +374,14 @@ pub struct JobEventItem {
     pub kind: String,
     /// English text, written by Anteroom (never the cluster's own words).
     pub message: String,
-    /// Structured context (reasons, the lock, attempts…). An event caused by the cluster
-    /// (`activation_failed`, `failed`) has a stable `code` (`cluster_create_failed`,
-    /// `cluster_failed`) and, for admins only, `clusterError`: the cluster's own text.
+    /// Structured context, from which the UI says the event in each language: `submitted`
+    /// `{queue}`, `prequeued` `{reasons}`, `activated` `{clusterName}`, `activation_failed`
+    /// `{attempts, maxAttempts}`, `failed` `{code}` (`cluster_failed` with `failure`,
+    /// `cluster_create_failed` with `attempts`, `vanished`), `finished` `{phase}`, `deleted`
+    /// `{by, phase}`, `locked`/`unlocked` `{by, until}`, `preempted` `{beneficiary,
+    /// beneficiaryName, node, graceSeconds}`, `preempted_for` `{victims, node, deficit}` (events
+    /// written by older versions may lack some). An event caused by the cluster also has, for
+    /// admins only, `clusterError`: the cluster's own text.
     #[serde(default)]
     pub details: Option<serde_json::Value>,
     /// When it happened.
