@@ -7,6 +7,68 @@ use anteroom_tests::browser::{Browser, require_ui};
 use anteroom_tests::{ADMIN_PASSWORD, TestApp};
 use serde_json::json;
 
+/// Latin-letter words a page in Chinese, Japanese or Korean may show: product and technical
+/// names, units, and what this test itself seeds (job, queue, volume and template names).
+const LATIN_ALLOWED: &[&str] = &[
+    // Product and technical names, kept as written in every language.
+    "Anteroom",
+    "Jupyter",
+    "WebIDE",
+    "PyTorch",
+    "TensorFlow",
+    "Kubernetes",
+    "Volcano",
+    "CPU",
+    "GPU",
+    "API",
+    "Pod",
+    "PVC",
+    "NFS",
+    "PersistentVolumeClaim",
+    "Equal",
+    "Exists",
+    "UTC",
+    "shell",
+    // Units.
+    "Gi",
+    "Mi",
+    "Ki",
+    "Ti",
+    "m",
+    // The command and environment examples of the submit form (code, not words).
+    "bash",
+    "c",
+    "python",
+    "train",
+    "py",
+    "echo",
+    "done",
+    "dev",
+    "shm",
+    "NAME",
+    "value",
+    // What the test and the first start seed: users, queues, jobs, images, nodes, models,
+    // volumes, templates.
+    "Administrator",
+    "admin",
+    "default",
+    "Default",
+    "held",
+    "running",
+    "main",
+    "busybox",
+    "sleep",
+    "pytorch",
+    "base",
+    "datasets",
+    "data",
+    "ImageNet",
+    "nvidia",
+    "com",
+    "a100",
+    "v100",
+];
+
 /// Every page in `lang`: translated (not the English title, the job page aside), clean,
 /// screenshotted as `<page>-<lang>.png`.
 async fn every_page_in(lang: &str) {
@@ -32,7 +94,7 @@ async fn every_page_in(lang: &str) {
         &admin,
         Some(
             json!({"name": "datasets", "source": {"pvc": {"claimName": "datasets"}}, "mountPath": "/data",
-            "readOnly": true, "description": "ImageNet and friends"}),
+            "readOnly": true, "description": "ImageNet 2012"}),
         ),
     )
     .await;
@@ -45,7 +107,7 @@ async fn every_page_in(lang: &str) {
         "/api/v1/templates",
         &admin,
         Some(
-            json!({"name": "pytorch-base", "description": "PyTorch with the datasets", "published": true,
+            json!({"name": "pytorch-base", "description": "PyTorch 2.5 + datasets", "published": true,
             "defaultForKind": true, "body": {"kind": "custom", "tasks": [{"name": "main", "replicas": 1,
             "image": "pytorch/pytorch:2.5", "resources": {"cpu": "4", "memory": "16Gi"}}], "volumes": ["datasets"]}}),
         ),
@@ -121,6 +183,11 @@ async fn every_page_in(lang: &str) {
             assert_ne!(title, english, "{path} in {lang} still shows English");
         }
         b.assert_clean(&format!("{path} in {lang}")).await;
+        if lang != "en" {
+            // Nothing in English by accident: no Latin-letter word but names, units and data.
+            let stray = b.latin_words(LATIN_ALLOWED).await;
+            assert!(stray.is_empty(), "{path} in {lang} shows untranslated words: {stray:?}");
+        }
         b.screenshot(&format!("{name}-{lang}")).await;
     }
     b.close().await;

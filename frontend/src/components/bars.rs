@@ -65,7 +65,10 @@ pub fn CapacityBar(
 ) -> impl IntoView {
     let i18n = crate::i18n::use_i18n();
     let (u, c) = (crate::format::value(&used), crate::format::value(&capacity));
-    let short = crate::format::resource_short(&resource).to_owned();
+    let name = {
+        let resource = resource.clone();
+        move || crate::format::resource_name(i18n, &resource)
+    };
     let colour = vendor_colour(&resource);
     let label = {
         let resource = resource.clone();
@@ -74,7 +77,7 @@ pub fn CapacityBar(
             i18n.tf(
                 crate::i18n::k!("summary.capacityBar"),
                 &[
-                    ("resource", crate::format::resource_short(&resource)),
+                    ("resource", &crate::format::resource_name(i18n, &resource)),
                     ("used", &crate::format::amount(l, &resource, u)),
                     ("capacity", &crate::format::amount(l, &resource, c)),
                 ],
@@ -83,7 +86,7 @@ pub fn CapacityBar(
     };
     view! {
         <div class="grid grid-cols-[8rem_1fr_16rem] items-center gap-2 text-xs" data-testid="capacity-bar" data-resource=resource>
-            <span>{short}</span>
+            <span>{name}</span>
             {
                 let label = label.clone();
                 move || view! { <UsageBar solid=u scale=c over={u > c} label=label() colour=colour /> }

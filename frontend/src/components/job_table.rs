@@ -40,12 +40,12 @@ pub fn failure_reason(i18n: crate::i18n::I18n, failure: &anteroom_shared::api::p
     }
 }
 
-/// The resources of a job for a table cell: `8 cpu · 32 Gi · 1 a100`.
+/// The resources of a job for a table cell, in the reader's language:
+/// `8 CPU · 32 Gi memory · 1 × a100`.
 pub fn resources_text(i18n: I18n, resources: &ResourceList) -> String {
-    let l = i18n.locale();
     resources
         .iter()
-        .map(|(name, q)| format!("{} {}", format::quantity(l, name, &q), format::resource_short(name)))
+        .map(|(name, q)| format::resource_amount(i18n, name, &q))
         .collect::<Vec<_>>()
         .join(" · ")
 }

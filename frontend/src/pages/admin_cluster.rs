@@ -83,7 +83,7 @@ fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
     view! {
         <li class=format!("{CARD} space-y-3") data-testid="node" data-node=node.name.clone()>
             <div class="flex flex-wrap items-center gap-3">
-                <h2 class="font-semibold">{node.name.clone()}</h2>
+                <h2 class="font-semibold" translate="no">{node.name.clone()}</h2>
                 <span class="rounded border border-slate-300 px-1.5 text-xs">{move || i18n.t(if node.ready { k!("cluster.ready") } else { k!("cluster.notReady") })}</span>
                 <label class="ml-auto flex items-center gap-2 text-sm" for=switch_for>
                     <input type="checkbox" role="switch" id=switch_id.clone() prop:checked=move || schedulable.get() on:change=toggle disabled=move || busy.get()
@@ -103,7 +103,7 @@ fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
                         move || {
                             let l = i18n.locale();
                             i18n.tf(k!("cluster.bar"), &[
-                                ("resource", format::resource_short(&res)),
+                                ("resource", &format::resource_name(i18n, &res)),
                                 ("used", &format::amount(l, &res, u)),
                                 ("allocatable", &format::amount(l, &res, a)),
                                 ("free", &format::amount(l, &res, f)),
@@ -112,7 +112,7 @@ fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
                     };
                     view! {
                         <div class="grid grid-cols-[8rem_1fr_18rem] items-center gap-2 text-xs" data-testid="node-resource" data-resource=res.clone()>
-                            <span>{format::resource_short(&res).to_owned()}</span>
+                            <span>{let r = res.clone(); move || format::resource_name(i18n, &r)}</span>
                             { let label = label.clone(); move || view! { <UsageBar solid=u scale=a label=label() colour=vendor_colour(&bar_res) /> } }
                             <span class="text-slate-700">{label}</span>
                         </div>

@@ -267,6 +267,44 @@ impl Browser {
         assert!(errors.is_empty(), "{page}: console errors: {errors:?}");
     }
 
+    /// The Latin-letter words the page shows people — its text and the `placeholder`,
+    /// `aria-label`, `title` and `alt` of its elements — except inside `translate="no"` (user
+    /// data, product names) and the language menu: on a page in Chinese, Japanese or Korean,
+    /// each is English left untranslated unless `allowed` names it. Each word once, in order.
+    pub async fn latin_words(&self, allowed: &[&str]) -> Vec<String> {
+        let script = r#"
+            const out = [];
+            const skip = el => el.closest('[translate=no], script, style, #lang-select, noscript');
+            const add = text => { for (const w of (text || '').match(/[A-Za-z][A-Za-z0-9'’]*/g) || []) out.push(w); };
+            const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+            for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+                const el = n.parentElement;
+                if (!el || skip(el) || !el.checkVisibility()) continue;
+                add(n.textContent);
+            }
+            for (const el of document.body.querySelectorAll('[placeholder], [aria-label], [title], [alt]')) {
+                if (skip(el)) continue;
+                for (const a of ['placeholder', 'aria-label', 'title', 'alt']) add(el.getAttribute(a));
+            }
+            return out;
+        "#;
+        let words = self
+            .client
+            .execute(script, vec![])
+            .await
+            .unwrap_or_else(|e| panic!("reading the page's words: {e}"));
+        let mut seen = std::collections::BTreeSet::new();
+        words
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|w| w.as_str())
+            .filter(|w| !allowed.contains(w))
+            .filter(|w| seen.insert(w.to_string()))
+            .map(str::to_owned)
+            .collect()
+    }
+
     /// Ends the session (Chromium exits) and stops chromedriver.
     pub async fn close(mut self) {
         let _ = self.client.clone().close().await;
