@@ -45,12 +45,13 @@ pub fn Layout(children: Children) -> impl IntoView {
                         </nav>
                     </Show>
                     <div class="ml-auto flex items-center gap-3">
+                        <LiveIndicator />
                         <LanguageSwitcher />
                         {move || match auth.user() {
                             Some(user) => {
                                 let navigate = navigate.clone();
                                 view! {
-                                <span class="text-sm text-slate-300" data-testid="whoami">{user.display_name.clone()}</span>
+                                <span class="text-sm text-slate-300" data-testid="whoami" translate="no">{user.display_name.clone()}</span>
                                 <button type="button" class="rounded px-2 py-1 text-sm text-slate-200 hover:bg-slate-700 hover:text-white focus:outline-none focus-visible:ring-2 focus-visible:ring-sky-400"
                                     data-testid="logout"
                                     on:click=move |_| {
@@ -121,5 +122,27 @@ fn LanguageSwitcher() -> impl IntoView {
                     .collect_view()}
             </select>
         </label>
+    }
+}
+
+/// Whether the page's lists update by themselves: "Live" while the event stream is open,
+/// "Reconnecting…" while it is not (announced politely); nothing when logged out.
+#[component]
+fn LiveIndicator() -> impl IntoView {
+    use crate::live::StreamState;
+    let i18n = use_i18n();
+    let live = crate::live::use_live();
+    let on = move || live.state() == StreamState::Live;
+    view! {
+        <span class="flex items-center gap-1.5 text-xs text-slate-300" role="status" data-testid="live-state"
+            hidden=move || live.state() == StreamState::Off
+            data-state=move || if on() { "live" } else { "reconnecting" }>
+            <span aria-hidden="true" class=move || if on() {
+                "h-2 w-2 rounded-full bg-emerald-400"
+            } else {
+                "h-2 w-2 rounded-full bg-amber-400"
+            }></span>
+            {move || i18n.t(if on() { k!("live.on") } else { k!("live.reconnecting") })}
+        </span>
     }
 }

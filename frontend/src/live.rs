@@ -29,6 +29,24 @@ const STREAM: &str = "/api/v1/jobs/events/stream";
 pub struct Live {
     version: RwSignal<u64>,
     scheduled: RwSignal<bool>,
+    /// The jobs the burst being coalesced touched; `None`: anything may have changed (a
+    /// reconnect's catch-up, a change made from this page).
+    pending: StoredValue<Option<std::collections::BTreeSet<i64>>>,
+    /// The jobs the last bump touched (`None`: anything).
+    touched: RwSignal<Option<std::collections::BTreeSet<i64>>>,
+    /// The stream's state, for the indicator in the header.
+    state: RwSignal<StreamState>,
+}
+
+/// Whether live updates arrive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamState {
+    /// No stream (logged out, or the page hidden).
+    Off,
+    /// Open: changes arrive as they happen.
+    Live,
+    /// Dropped: the browser (or, after an error status, this page) is connecting again.
+    Reconnecting,
 }
 
 impl Live {
@@ -37,6 +55,9 @@ impl Live {
         let live = Live {
             version: RwSignal::new(0),
             scheduled: RwSignal::new(false),
+            pending: StoredValue::new(Some(Default::default())),
+            touched: RwSignal::new(None),
+            state: RwSignal::new(StreamState::Off),
         };
         provide_context(live);
         let auth = use_auth();
@@ -72,8 +93,19 @@ impl Live {
             let open = source.with_value(|s| s.is_some());
             if logged_in && !open {
                 if let Ok(es) = EventSource::new(STREAM) {
-                    let on_job = Closure::<dyn FnMut(MessageEvent)>::new(move |_ev: MessageEvent| live.changed());
+                    let on_job = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+                        let job = ev
+                            .data()
+                            .as_string()
+                            .and_then(|d| serde_json::from_str::<anteroom_shared::api::jobs::JobEventItem>(&d).ok())
+                            .map(|e| e.job_id);
+                        match job {
+                            Some(id) => live.job_changed(id),
+                            None => live.changed(),
+                        }
+                    });
                     let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_ev: web_sys::Event| {
+                        live.state.set(StreamState::Live);
                         // Catch up on anything that happened while disconnected.
                         live.changed();
                     });
@@ -83,6 +115,7 @@ impl Live {
                     // after the session ended elsewhere, a 503) closes the stream for good: then
                     // drop it, ask who the session is, and open a new one 5 s later.
                     let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_ev: web_sys::Event| {
+                        live.state.set(StreamState::Reconnecting);
                         let closed = source.with_value(|s| {
                             s.as_ref()
                                 .is_some_and(|(es, ..)| es.ready_state() == EventSource::CLOSED)
@@ -116,6 +149,11 @@ impl Live {
                     }
                 });
             }
+            if !logged_in {
+                live.state.set(StreamState::Off);
+            } else if !open && live.state.get_untracked() == StreamState::Off {
+                live.state.set(StreamState::Reconnecting);
+            }
         });
         live
     }
@@ -125,24 +163,114 @@ impl Live {
         self.version.get()
     }
 
-    /// Something changed: bump the version once the burst is over.
+    /// A version that moves only when job `id` (read reactively) may have changed: what a
+    /// page about one job refetches on, so other jobs' events (an admin sees everyone's) cost
+    /// it nothing.
+    pub fn job_version(&self, id: impl Fn() -> Option<i64> + Send + Sync + 'static) -> Memo<u64> {
+        let live = *self;
+        Memo::new(move |previous: Option<&u64>| {
+            let version = live.version.get();
+            let mine = match (id(), live.touched.get()) {
+                (_, None) | (None, _) => true,
+                (Some(id), Some(jobs)) => jobs.contains(&id),
+            };
+            match previous {
+                Some(previous) if !mine => *previous,
+                _ => version,
+            }
+        })
+    }
+
+    /// Whether live updates arrive (reactive).
+    pub fn state(&self) -> StreamState {
+        self.state.get()
+    }
+
+    /// Anything may have changed: bump the version once the burst is over.
     pub fn changed(&self) {
+        self.pending.set_value(None);
+        self.schedule();
+    }
+
+    /// Job `id` changed: bump the version once the burst is over.
+    pub fn job_changed(&self, id: i64) {
+        self.note_job(id);
+        self.schedule();
+    }
+
+    fn note_job(&self, id: i64) {
+        self.pending.update_value(|p| {
+            if let Some(jobs) = p {
+                jobs.insert(id);
+            }
+        });
+    }
+
+    fn schedule(&self) {
         if self.scheduled.get_untracked() {
             return;
         }
         self.scheduled.set(true);
         let live = *self;
-        set_timeout(
-            move || {
-                live.scheduled.set(false);
-                live.version.update(|v| *v += 1);
-            },
-            Duration::from_millis(300),
-        );
+        set_timeout(move || live.flush(), Duration::from_millis(300));
+    }
+
+    /// The burst is over: what it touched becomes the new version.
+    fn flush(&self) {
+        self.scheduled.set(false);
+        let jobs = self
+            .pending
+            .try_update_value(|p| p.replace(Default::default()))
+            .flatten();
+        self.touched.set(jobs);
+        self.version.update(|v| *v += 1);
+    }
+
+    #[cfg(test)]
+    fn detached() -> Live {
+        Live {
+            version: RwSignal::new(0),
+            scheduled: RwSignal::new(false),
+            pending: StoredValue::new(Some(Default::default())),
+            touched: RwSignal::new(None),
+            state: RwSignal::new(StreamState::Off),
+        }
     }
 }
 
 /// The live context.
 pub fn use_live() -> Live {
     expect_context::<Live>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_s_version_moves_for_its_own_events_and_for_a_catch_up_only() {
+        let owner = Owner::new();
+        owner.with(|| {
+            let live = Live::detached();
+            let seven = live.job_version(|| Some(7));
+            let first = seven.get_untracked();
+            // Another job's events: the version stays.
+            live.note_job(8);
+            live.note_job(9);
+            live.flush();
+            assert_eq!(seven.get_untracked(), first, "moved for jobs 8 and 9");
+            // A burst with this job in it: it moves.
+            live.note_job(8);
+            live.note_job(7);
+            live.flush();
+            let second = seven.get_untracked();
+            assert_ne!(second, first);
+            // A catch-up (anything may have changed): it moves.
+            live.pending.set_value(None);
+            live.flush();
+            assert_ne!(seven.get_untracked(), second);
+            // Every list follows every burst.
+            assert_eq!(live.version.get_untracked(), 3);
+        });
+    }
 }

@@ -375,6 +375,10 @@ async fn browser_a_list_keeps_its_filters_in_its_url_and_deletes_selected_jobs_a
     )
     .await
     .unwrap();
+    // The header says the list updates by itself.
+    b.wait_for_text("[data-testid=live-state][data-state=live]", "Live")
+        .await
+        .unwrap();
 
     // Two phases at once, a search, a sort: each is a step in the URL.
     b.toggle_filter("filter-phase", "Running").await;

@@ -30,8 +30,10 @@ pub fn JobDetail() -> impl IntoView {
     let params = use_params_map();
     let live = use_live();
     let id = move || params.read().get("id").and_then(|s| s.parse::<i64>().ok());
+    // Refetched when this job's events arrive, not at every job's.
+    let version = live.job_version(id);
     let detail = use_fetch(move || {
-        live.version();
+        version.get();
         let id = id();
         async move {
             match id {
