@@ -149,6 +149,13 @@ async fn browser_an_admin_saves_prequeue_settings_a_quota_and_a_sub_queue_and_se
     )
     .await
     .unwrap();
+    // A real tree: the sub-queue sits in a list inside its parent's item.
+    b.wait_until(
+        "the sub-queue is nested in its parent's list item",
+        "document.querySelector('[data-queue=team-a-sub]').parentElement.closest('li').parentElement.closest('li')?.querySelector(':scope > [data-testid=queue-row]')?.dataset.queue === 'team-a'",
+    )
+    .await
+    .unwrap();
     let (_, queues) = call(&app, "GET", "/api/v1/admin/queues", &admin, None).await;
     let sub = queues
         .as_array()

@@ -40,6 +40,26 @@ pub fn tree_order(queues: &[AdminQueue]) -> Vec<(usize, AdminQueue)> {
     out
 }
 
+/// The indices in `order` (from [`tree_order`]) of the direct children of the queue at `at`
+/// (`None`: the roots): the entries one level deeper that follow it before the next entry at
+/// its level or above.
+pub fn children_in(order: &[(usize, AdminQueue)], at: Option<usize>) -> Vec<usize> {
+    let (start, depth) = match at {
+        Some(i) => (i + 1, order[i].0 + 1),
+        None => (0, 0),
+    };
+    let mut children = Vec::new();
+    for (j, (d, _)) in order.iter().enumerate().skip(start) {
+        if *d < depth {
+            break;
+        }
+        if *d == depth {
+            children.push(j);
+        }
+    }
+    children
+}
+
 /// What the editor is doing.
 #[derive(Clone, Debug, PartialEq)]
 enum Editing {
@@ -78,20 +98,27 @@ pub fn AdminQueues() -> impl IntoView {
             {move || match queues.get() {
                 None => view! { <crate::auth::Loading /> }.into_any(),
                 Some(Err(f)) => view! { <ErrorPanel failure=f /> }.into_any(),
-                Some(Ok(list)) => view! {
-                    <ul class="space-y-2" data-testid="queue-tree" aria-label=move || i18n.t(k!("queue.tree"))>
-                        {tree_order(&list).into_iter().map(|(depth, q)| view! { <QueueRow depth=depth queue=q editing=editing /> }).collect_view()}
-                    </ul>
-                }.into_any(),
+                Some(Ok(list)) => {
+                    // Nested lists: a screen reader says each queue's level and how many
+                    // siblings it has, as the indentation shows it.
+                    let order = std::sync::Arc::new(tree_order(&list));
+                    view! {
+                        <ul class="space-y-2" data-testid="queue-tree" aria-label=move || i18n.t(k!("queue.tree"))>
+                            {children_in(&order, None).into_iter().map(|i| view! { <QueueRow order=order.clone() at=i editing=editing /> }).collect_view()}
+                        </ul>
+                    }.into_any()
+                }
             }}
         </section>
     }
 }
 
+/// A queue's card and, below it, the list of its children.
 #[component]
-fn QueueRow(depth: usize, queue: AdminQueue, editing: RwSignal<Editing>) -> impl IntoView {
+fn QueueRow(order: std::sync::Arc<Vec<(usize, AdminQueue)>>, at: usize, editing: RwSignal<Editing>) -> AnyView {
     let i18n = use_i18n();
-    let indent = format!("{}rem", depth as f64 * 1.5);
+    let (depth, queue) = order[at].clone();
+    let children = children_in(&order, Some(at));
     let q = queue.clone();
     let capacity = queue.capacity.clone().unwrap_or_default();
     let row_name = queue.name.clone();
@@ -100,7 +127,8 @@ fn QueueRow(depth: usize, queue: AdminQueue, editing: RwSignal<Editing>) -> impl
     let edit_name = queue.name.clone();
     let used = queue.used.clone();
     view! {
-        <li class=CARD style:margin-left=indent data-testid="queue-row" data-queue=row_name data-depth=depth.to_string()>
+        <li>
+          <div class=CARD data-testid="queue-row" data-queue=row_name data-depth=depth.to_string()>
             <div class="flex flex-wrap items-center gap-3">
                 {(depth > 0).then(|| view! { <span aria-hidden="true" class="text-slate-500">"└"</span> })}
                 <span class="font-semibold">{queue.name.clone()}</span>
@@ -124,8 +152,15 @@ fn QueueRow(depth: usize, queue: AdminQueue, editing: RwSignal<Editing>) -> impl
                     </div>
                 }.into_any()
             }}
+          </div>
+          {(!children.is_empty()).then(|| view! {
+              <ul class="mt-2 ml-6 space-y-2">
+                  {children.into_iter().map(|i| view! { <QueueRow order=order.clone() at=i editing=editing /> }).collect_view()}
+              </ul>
+          })}
         </li>
     }
+    .into_any()
 }
 
 #[component]
@@ -339,6 +374,12 @@ mod tests {
         ]);
         let flat: Vec<(usize, &str)> = order.iter().map(|(d, q)| (*d, q.name.as_str())).collect();
         assert_eq!(flat, [(0, "default"), (0, "root"), (1, "a"), (2, "a1"), (1, "b")]);
+        // Nested: the roots, then each one's direct children.
+        assert_eq!(children_in(&order, None), [0, 1]);
+        assert_eq!(children_in(&order, Some(1)), [2, 4]);
+        assert_eq!(children_in(&order, Some(2)), [3]);
+        assert_eq!(children_in(&order, Some(3)), Vec::<usize>::new());
+        assert_eq!(children_in(&order, Some(0)), Vec::<usize>::new());
     }
 
     #[test]
