@@ -41,7 +41,7 @@ pub struct Live {
 /// Whether live updates arrive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StreamState {
-    /// No stream (logged out, or the page hidden).
+    /// No stream yet (logged out, the page hidden, or the first connection not open yet).
     Off,
     /// Open: changes arrive as they happen.
     Live,
@@ -149,10 +149,9 @@ impl Live {
                     }
                 });
             }
+            // Nothing shown until the first connection opens (no "reconnecting" at every load).
             if !logged_in {
                 live.state.set(StreamState::Off);
-            } else if !open && live.state.get_untracked() == StreamState::Off {
-                live.state.set(StreamState::Reconnecting);
             }
         });
         live

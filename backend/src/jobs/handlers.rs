@@ -516,23 +516,24 @@ async fn delete_job(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// The ids of a bulk request: 1 to [`MAX_BULK_JOBS`], none twice.
-fn check_bulk_ids(ids: &[i64]) -> Result<(), ApiError> {
+/// The ids of a bulk request, each once in the order first named: 1 to [`MAX_BULK_JOBS`].
+fn bulk_ids(ids: Vec<i64>) -> Result<Vec<i64>, ApiError> {
     let problem = if ids.is_empty() {
         Some("name at least one job".to_owned())
     } else if ids.len() > MAX_BULK_JOBS {
         Some(format!("at most {MAX_BULK_JOBS} jobs at once; got {}", ids.len()))
     } else {
-        let mut seen = std::collections::HashSet::with_capacity(ids.len());
-        ids.iter()
-            .find(|id| !seen.insert(**id))
-            .map(|id| format!("job {id} is named twice"))
+        None
     };
-    match problem {
-        Some(message) => Err(ApiError::validation(vec![FieldError::new("ids", message)])),
-        None => Ok(()),
+    if let Some(message) = problem {
+        return Err(ApiError::validation(vec![FieldError::new("ids", message)]));
     }
+    let mut seen = std::collections::HashSet::with_capacity(ids.len());
+    Ok(ids.into_iter().filter(|id| seen.insert(*id)).collect())
 }
+
+/// How many jobs of a bulk request are worked on at once.
+const BULK_AT_ONCE: usize = 8;
 
 /// Each id through `one`, in order, to the end: what it changed, and each refusal with the
 /// code and message its own request would have answered.
@@ -541,12 +542,20 @@ where
     F: Fn(i64) -> Fut,
     Fut: std::future::Future<Output = Result<T, JobError>>,
 {
+    use futures::StreamExt;
     let mut result = BulkResult {
         done: Vec::with_capacity(ids.len()),
         failed: Vec::new(),
     };
-    for id in ids {
-        match one(id).await {
+    // A few at a time (each may wait on the cluster), answered in the order given.
+    let mut outcomes = futures::stream::iter(ids)
+        .map(|id| {
+            let run = one(id);
+            async move { (id, run.await) }
+        })
+        .buffered(BULK_AT_ONCE);
+    while let Some((id, outcome)) = outcomes.next().await {
+        match outcome {
             Ok(_) => result.done.push(id),
             Err(e) => {
                 let e = ApiError::from(e);
@@ -576,7 +585,7 @@ where
     responses(
         (status = 200, description = "The jobs deleted, and each other one with its error (`job_not_found`, `already_finished`)", body = BulkResult),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
-        (status = 422, description = "`validation_failed`: no ids, more than 500, or one twice", body = ErrorBody),
+        (status = 422, description = "`validation_failed`: no ids, or more than 500", body = ErrorBody),
     )
 )]
 async fn delete_jobs(
@@ -584,13 +593,13 @@ async fn delete_jobs(
     AuthUser(user): AuthUser,
     ApiJson(body): ApiJson<BulkDeleteBody>,
 ) -> ApiResult<Json<BulkResult>> {
-    check_bulk_ids(&body.ids)?;
+    let ids = bulk_ids(body.ids)?;
     // Detached, as one delete is: a client that hangs up does not stop it halfway through a
     // job.
     let task = tokio::spawn(async move {
         let state = &state;
         let user = &user;
-        each_job(body.ids, |id| jobs::delete(context(state), user, id)).await
+        each_job(ids, |id| jobs::delete(context(state), user, id)).await
     });
     let result = task
         .await
@@ -610,7 +619,7 @@ async fn delete_jobs(
         (status = 200, description = "The jobs locked (or unlocked), and each other one with its error (`job_not_found`, `already_finished`)", body = BulkResult),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
-        (status = 422, description = "`validation_failed`: no ids, more than 500, or one twice", body = ErrorBody),
+        (status = 422, description = "`validation_failed`: no ids, or more than 500", body = ErrorBody),
     )
 )]
 async fn lock_jobs(
@@ -618,13 +627,18 @@ async fn lock_jobs(
     AuthUser(admin): AuthUser,
     ApiJson(body): ApiJson<BulkLockBody>,
 ) -> ApiResult<Json<BulkResult>> {
-    check_bulk_ids(&body.ids)?;
-    let until = body.until;
-    let state = &state;
-    let admin = &admin;
-    Ok(Json(
-        each_job(body.ids, |id| jobs::lock(context(state), admin, id, until)).await,
-    ))
+    let ids = bulk_ids(body.ids)?;
+    // Detached, as the deletes are: a client that hangs up does not stop it halfway.
+    let task = tokio::spawn(async move {
+        let until = body.until;
+        let state = &state;
+        let admin = &admin;
+        each_job(ids, |id| jobs::lock(context(state), admin, id, until)).await
+    });
+    let result = task
+        .await
+        .map_err(|e| ApiError::internal(anyhow::anyhow!("the lock task failed: {e}")))?;
+    Ok(Json(result))
 }
 
 /// Locks a job against preemption until a time, or unlocks it (`null`).

@@ -68,17 +68,20 @@ fn escape_like(text: &str) -> String {
 }
 
 /// The column a list is sorted by before its tie-break on the id; `None` for the submission
-/// order, which is the ids' own. Names and usernames ignore letters' case on SQLite
-/// (`NOCASE`); PostgreSQL's collation already orders them so.
+/// order, which is the ids' own. Compared byte by byte on both stores (PostgreSQL's
+/// `COLLATE "C"`; SQLite's default), so a list has one order whichever store holds it (a
+/// locale's collation would put `a1` before `a-2`); the names are lowercase ASCII.
 fn sort_column(sort: JobSort, backend: DbBackend) -> Option<&'static str> {
-    let sqlite = backend == DbBackend::Sqlite;
+    let postgres = backend == DbBackend::Postgres;
     match sort.field {
         JobSortField::SubmittedAt => None,
-        JobSortField::Name if sqlite => Some("name COLLATE NOCASE"),
+        JobSortField::Name if postgres => Some("name COLLATE \"C\""),
         JobSortField::Name => Some("name"),
+        JobSortField::Phase if postgres => Some("phase COLLATE \"C\""),
         JobSortField::Phase => Some("phase"),
+        JobSortField::Queue if postgres => Some("queue COLLATE \"C\""),
         JobSortField::Queue => Some("queue"),
-        JobSortField::Owner if sqlite => Some("owner_name COLLATE NOCASE"),
+        JobSortField::Owner if postgres => Some("owner_name COLLATE \"C\""),
         JobSortField::Owner => Some("owner_name"),
     }
 }

@@ -88,12 +88,15 @@ fn MultiFilter(
     let i18n = use_i18n();
     let summary = move || {
         let chosen = chosen.get();
-        let texts: Vec<String> = options
-            .get()
-            .into_iter()
+        let options = options.get();
+        // In the choices' order; a value the choices lack (a link naming a queue not listed
+        // here, or before the list came) as written, so a filter never hides behind "All".
+        let mut texts: Vec<String> = options
+            .iter()
             .filter(|(v, _)| chosen.contains(v))
-            .map(|(_, text)| text)
+            .map(|(_, text)| text.clone())
             .collect();
+        texts.extend(chosen.iter().filter(|c| !options.iter().any(|(v, _)| v == *c)).cloned());
         match texts.len() {
             0 => i18n.t(k!("filter.all")).to_owned(),
             1 | 2 => texts.join(i18n.t(k!("filter.separator"))),
@@ -104,7 +107,7 @@ fn MultiFilter(
         <div class="flex flex-col gap-1 text-xs font-medium text-slate-700">
             <span id=format!("{id}-label")>{move || i18n.t(label)}</span>
             <details class="relative" data-testid=id>
-                <summary id=id class=format!("{INPUT} w-44 cursor-pointer truncate") aria-describedby=format!("{id}-label")
+                <summary id=id class=format!("{INPUT} w-44 cursor-pointer truncate") aria-labelledby=format!("{id}-label {id}")
                     data-testid=format!("{id}-summary")>
                     {summary}
                 </summary>
@@ -165,12 +168,14 @@ fn tell_bulk(i18n: I18n, toasts: Toasts, result: &anteroom_shared::api::jobs::Bu
         toasts.success(i18n.tp(done.0, done.1, result.done.len() as u64, &[]));
     }
     if !result.failed.is_empty() {
-        let mut reasons: Vec<String> = result
-            .failed
-            .iter()
-            .map(|f| i18n.error_text(&f.code, &f.message))
-            .collect();
-        reasons.dedup();
+        // Each reason once, in the order first met.
+        let mut reasons: Vec<String> = Vec::new();
+        for f in &result.failed {
+            let text = i18n.error_text(&f.code, &f.message);
+            if !reasons.contains(&text) {
+                reasons.push(text);
+            }
+        }
         toasts.error(i18n.tp(
             k!("jobs.bulkRefused.one"),
             k!("jobs.bulkRefused.other"),
@@ -275,6 +280,8 @@ pub fn JobTable(
             .collect::<Vec<_>>()
     });
     let lock_for = RwSignal::new("always".to_owned());
+    // A bulk request in flight: its buttons wait (a second click would only be refused).
+    let busy = RwSignal::new(false);
     let delete_selected = move |_| {
         let ids: Vec<i64> = selected.get_untracked().into_iter().collect();
         let text = i18n.tp(
@@ -285,8 +292,11 @@ pub fn JobTable(
         );
         confirm.ask(text, move || {
             let ids = ids.clone();
+            busy.set(true);
             leptos::task::spawn_local(async move {
-                match crate::api::delete_jobs(ids).await {
+                let answer = crate::api::delete_jobs(ids).await;
+                busy.try_set(false);
+                match answer {
                     Ok(result) => {
                         tell_bulk(
                             i18n,
@@ -305,8 +315,11 @@ pub fn JobTable(
     let lock_selected = move |lock: bool| {
         let ids: Vec<i64> = selected.get_untracked().into_iter().collect();
         let until = lock.then(|| lock_until(&lock_for.get_untracked()));
+        busy.set(true);
         leptos::task::spawn_local(async move {
-            match crate::api::lock_jobs(ids, until).await {
+            let answer = crate::api::lock_jobs(ids, until).await;
+            busy.try_set(false);
+            match answer {
                 Ok(result) => {
                     let done = if lock {
                         (k!("jobs.lockedMany.one"), k!("jobs.lockedMany.other"))
@@ -404,14 +417,14 @@ pub fn JobTable(
                         let n = selected.with(|s| s.len()) as u64;
                         i18n.tp(k!("jobs.selected.one"), k!("jobs.selected.other"), n, &[])
                     }}</span>
-                    <button type="button" class=BUTTON_DANGER data-testid="delete-selected" on:click=delete_selected>
+                    <button type="button" class=BUTTON_DANGER data-testid="delete-selected" on:click=delete_selected disabled=move || busy.get()>
                         {move || i18n.t(k!("jobs.deleteSelected"))}
                     </button>
                     {admin.then(|| view! {
-                        <button type="button" class=BUTTON_SECONDARY data-testid="lock-selected" on:click=move |_| lock_selected(true)>
+                        <button type="button" class=BUTTON_SECONDARY data-testid="lock-selected" on:click=move |_| lock_selected(true) disabled=move || busy.get()>
                             {move || i18n.t(k!("jobs.lockSelected"))}
                         </button>
-                        <button type="button" class=BUTTON_SECONDARY data-testid="unlock-selected" on:click=move |_| lock_selected(false)>
+                        <button type="button" class=BUTTON_SECONDARY data-testid="unlock-selected" on:click=move |_| lock_selected(false) disabled=move || busy.get()>
                             {move || i18n.t(k!("jobs.unlockSelected"))}
                         </button>
                     })}
@@ -588,7 +601,10 @@ fn JobRow(
             live.changed();
         });
     };
-    let select_label = i18n.tf(k!("jobs.select"), &[("name", &name)]);
+    let select_label = {
+        let name = name.clone();
+        move || i18n.tf(k!("jobs.select"), &[("name", &name)])
+    };
     view! {
         <tr data-testid="job-row" data-job-id=id.to_string() data-name=name.clone()>
             <td class=TD>

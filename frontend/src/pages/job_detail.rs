@@ -30,10 +30,16 @@ pub fn JobDetail() -> impl IntoView {
     let params = use_params_map();
     let live = use_live();
     let id = move || params.read().get("id").and_then(|s| s.parse::<i64>().ok());
-    // Refetched when this job's events arrive, not at every job's.
+    // Refetched when this job's events arrive, not at every job's; while it waits, at every
+    // job's (its position and the usage in its reasons move with the others).
     let version = live.job_version(id);
+    let waiting = RwSignal::new(false);
     let detail = use_fetch(move || {
-        version.get();
+        if waiting.get() {
+            live.version();
+        } else {
+            version.get();
+        }
         let id = id();
         async move {
             match id {
@@ -44,6 +50,12 @@ pub fn JobDetail() -> impl IntoView {
                     details: None,
                 }),
             }
+        }
+    });
+    Effect::new(move |_| {
+        let prequeued = detail.with(|d| matches!(d, Some(Ok(d)) if d.prequeue.is_some()));
+        if waiting.get_untracked() != prequeued {
+            waiting.set(prequeued);
         }
     });
     let log_choice = diagnosis::LogChoice::new();

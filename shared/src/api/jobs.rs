@@ -451,7 +451,7 @@ pub struct JobSort {
 pub enum JobSortField {
     /// When it was submitted (its id's order).
     SubmittedAt,
-    /// Its name, letters' case ignored.
+    /// Its name (byte order: names are lowercase ASCII).
     Name,
     /// Its phase's name.
     Phase,
@@ -520,7 +520,7 @@ pub const MAX_BULK_JOBS: usize = 500;
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BulkDeleteBody {
-    /// 1–500 distinct job ids.
+    /// 1–500 job ids; one named twice counts once.
     #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 500))]
     pub ids: Vec<i64>,
 }
@@ -531,7 +531,7 @@ pub struct BulkDeleteBody {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BulkLockBody {
-    /// 1–500 distinct job ids.
+    /// 1–500 job ids; one named twice counts once.
     #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 500))]
     pub ids: Vec<i64>,
     /// Never preempted before this; `null` unlocks.

@@ -267,13 +267,17 @@ impl Browser {
         assert!(errors.is_empty(), "{page}: console errors: {errors:?}");
     }
 
-    /// The Latin-letter words the page shows people — its text and the `placeholder`,
+    /// The Latin-letter words the page shows people (closed `<details>` opened for the look)
+    /// — its text and the `placeholder`,
     /// `aria-label`, `title` and `alt` of its elements — except inside `translate="no"` (user
     /// data, product names) and the language menu: on a page in Chinese, Japanese or Korean,
     /// each is English left untranslated unless `allowed` names it. Each word once, in order.
     pub async fn latin_words(&self, allowed: &[&str]) -> Vec<String> {
         let script = r#"
             const out = [];
+            // Closed disclosures (a list's filter choices) are read too, then closed again.
+            const closed = Array.from(document.querySelectorAll('details:not([open])'));
+            closed.forEach(d => d.open = true);
             const skip = el => el.closest('[translate=no], script, style, #lang-select, noscript');
             const add = text => { for (const w of (text || '').match(/[A-Za-z][A-Za-z0-9'’]*/g) || []) out.push(w); };
             const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
@@ -286,6 +290,7 @@ impl Browser {
                 if (skip(el)) continue;
                 for (const a of ['placeholder', 'aria-label', 'title', 'alt']) add(el.getAttribute(a));
             }
+            closed.forEach(d => d.open = false);
             return out;
         "#;
         let words = self
