@@ -19,6 +19,7 @@ pub mod activation;
 pub mod activator;
 pub mod admit;
 mod batch_reads;
+mod bulk;
 pub mod diagnosis;
 pub mod entity;
 pub mod events;

@@ -101,16 +101,7 @@ impl Server {
         token: &str,
         body: Option<&Value>,
     ) -> anyhow::Result<(u16, Value)> {
-        let mut req = self
-            .client
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(token);
-        if let Some(body) = body {
-            req = req.json(body);
-        }
-        let res = req.send().await?;
-        let status = res.status().as_u16();
-        let text = res.text().await?;
+        let (status, text) = self.measured(method, path, token, body).await?;
         Ok((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
     }
 
