@@ -9,6 +9,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
+pub use crate::field_rule::Rule;
+
 /// An error answer: status, stable code, English message, optional details, and — for 5xx —
 /// the hidden cause that gets logged.
 #[derive(Debug)]
@@ -78,7 +80,7 @@ impl ApiError {
     }
 
     /// 422 `validation_failed` from (field, problem) pairs, as every domain's checks give them.
-    pub fn from_problems<P: Into<String>>(problems: impl IntoIterator<Item = (String, P)>) -> Self {
+    pub fn from_problems<P: Into<Rule>>(problems: impl IntoIterator<Item = (String, P)>) -> Self {
         Self::validation(
             problems
                 .into_iter()
@@ -132,16 +134,27 @@ impl ApiError {
 pub struct FieldError {
     /// Dotted path of the field, e.g. `tasks[0].resources.cpu`.
     pub field: String,
-    /// What is wrong with it.
+    /// What is wrong with it, in English.
     pub message: String,
+    /// What is wrong with it, as a stable code a client translates (the web UI:
+    /// `fieldError.<code>` with `params`); `invalid` when no finer code exists, then only
+    /// `message` says what.
+    pub code: &'static str,
+    /// The values the code's text names (`{"min": 1, "max": 63}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub params: Option<Value>,
 }
 
 impl FieldError {
     /// A field and what is wrong with it.
-    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn new(field: impl Into<String>, rule: impl Into<Rule>) -> Self {
+        let rule = rule.into();
         Self {
             field: field.into(),
-            message: message.into(),
+            message: rule.message.into_owned(),
+            code: rule.code,
+            params: rule.params,
         }
     }
 }

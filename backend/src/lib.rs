@@ -8,6 +8,7 @@ pub mod cluster;
 pub mod config;
 pub mod error;
 pub mod extract;
+pub mod field_rule;
 pub mod files;
 pub mod healthcheck;
 pub mod http;

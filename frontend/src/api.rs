@@ -40,8 +40,10 @@ impl ApiFailure {
         }
     }
 
-    /// The fields a validation failure names, as `(field, message)`.
-    pub fn fields(&self) -> Vec<(String, String)> {
+    /// The fields a validation failure names, as `(field, what is wrong)` in the language of
+    /// `i18n`: the translation of the field's `code` with its `params`, or the server's English
+    /// text for a code this build was not taught (`invalid` has none).
+    pub fn fields(&self, i18n: crate::i18n::I18n) -> Vec<(String, String)> {
         let Some(list) = self
             .details
             .as_ref()
@@ -52,9 +54,11 @@ impl ApiFailure {
         };
         list.iter()
             .filter_map(|f| {
+                let message = f.get("message").and_then(|m| m.as_str()).unwrap_or_default();
+                let code = f.get("code").and_then(|c| c.as_str()).unwrap_or("invalid");
                 Some((
                     f.get("field")?.as_str()?.to_owned(),
-                    f.get("message").and_then(|m| m.as_str()).unwrap_or_default().to_owned(),
+                    i18n.field_rule(code, f.get("params"), message),
                 ))
             })
             .collect()
@@ -269,12 +273,16 @@ impl JobFilter {
                 .and_then(|s| anteroom_shared::api::jobs::JobSort::parse(&s))
                 .unwrap_or_default(),
         };
-        let page = first("page")
-            .and_then(|p| p.parse::<u64>().ok())
-            .filter(|p| *p >= 1)
-            .unwrap_or(1);
-        (filter, page)
+        (filter, page_from(first("page").as_deref()))
     }
+}
+
+/// The 1-based page a URL's `page` value names (anything else: the first).
+pub fn page_from(value: Option<&str>) -> u64 {
+    value
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|p| *p >= 1)
+        .unwrap_or(1)
 }
 
 /// `GET /api/v1/jobs`: the caller's jobs, newest first.
@@ -489,9 +497,10 @@ pub async fn set_schedulable(name: &str, schedulable: bool) -> Result<ClusterNod
     .await
 }
 
-/// `GET /api/v1/admin/prequeue`: every prequeued job with its position and reasons.
-pub async fn prequeued() -> Result<Page<PrequeuedJob>, ApiFailure> {
-    get("/api/v1/admin/prequeue?page=1&pageSize=500").await
+/// `GET /api/v1/admin/prequeue`: page `page` of the prequeued jobs, in the order the watcher
+/// considers them, with their positions and reasons.
+pub async fn prequeued(page: u64) -> Result<Page<PrequeuedJob>, ApiFailure> {
+    get(&format!("/api/v1/admin/prequeue?page={page}&pageSize={PAGE_SIZE}")).await
 }
 
 /// `GET /api/v1/admin/prequeue-config`.
@@ -577,4 +586,18 @@ pub async fn update_user(id: i64, body: &UpdateUser) -> Result<User, ApiFailure>
 /// `DELETE /api/v1/admin/users/{id}`.
 pub async fn delete_user(id: i64) -> Result<(), ApiFailure> {
     delete(&format!("/api/v1/admin/users/{id}")).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::page_from;
+
+    #[test]
+    fn a_page_is_a_positive_number_or_the_first() {
+        assert_eq!(page_from(Some("3")), 3);
+        assert_eq!(page_from(Some("0")), 1);
+        assert_eq!(page_from(Some("-2")), 1);
+        assert_eq!(page_from(Some("x")), 1);
+        assert_eq!(page_from(None), 1);
+    }
 }

@@ -99,7 +99,7 @@ pub fn use_auth() -> Auth {
 pub fn Loading() -> impl IntoView {
     let i18n = use_i18n();
     view! {
-        <p class="p-4 text-sm text-slate-600" role="status" aria-live="polite" data-testid="loading">
+        <p class="p-4 text-sm text-slate-600 dark:text-slate-300" role="status" aria-live="polite" data-testid="loading">
             {move || i18n.t(k!("common.loading"))}
         </p>
     }
@@ -142,7 +142,7 @@ pub fn RequireAdmin(children: ChildrenFn) -> impl IntoView {
                         view! {
                             <section class="space-y-2" data-testid="forbidden">
                                 <h1 class="text-2xl font-semibold" data-testid="page-title">{move || i18n.t(k!("auth.forbiddenTitle"))}</h1>
-                                <p class="text-slate-700">{move || i18n.t(k!("auth.forbidden"))}</p>
+                                <p class="text-slate-700 dark:text-slate-300">{move || i18n.t(k!("auth.forbidden"))}</p>
                             </section>
                         }
                         .into_any()

@@ -113,6 +113,36 @@ impl I18n {
     }
 }
 
+impl I18n {
+    /// What is wrong with a field, from the API's `code` and `params` (`fieldError.<code>`,
+    /// numbers written the locale's way), or its English `message` for a code this build does
+    /// not know.
+    pub fn field_rule(&self, code: &str, params: Option<&serde_json::Value>, message: &str) -> String {
+        let Some(key) = key_named(&format!("fieldError.{code}")) else {
+            return message.to_owned();
+        };
+        let values: Vec<(String, String)> = params
+            .and_then(|p| p.as_object())
+            .map(|map| {
+                map.iter()
+                    .map(|(name, value)| {
+                        let text = match value {
+                            serde_json::Value::Number(n) => n
+                                .as_f64()
+                                .map_or_else(|| n.to_string(), |n| crate::format::number(self.locale(), n, 0)),
+                            serde_json::Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        };
+                        (name.clone(), text)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let args: Vec<(&str, &str)> = values.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        fill(self.t(key), &args)
+    }
+}
+
 /// Replaces each `{name}` of `text` by its value; unknown placeholders stay as written.
 pub fn fill(text: &str, args: &[(&str, &str)]) -> String {
     let mut out = text.to_owned();

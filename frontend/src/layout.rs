@@ -1,5 +1,5 @@
 //! The frame around every page: header with the product name, navigation (admin links only for
-//! admins), language switcher, who is logged in and the logout button; the toasts and the
+//! admins), language and theme switchers, who is logged in and the logout button; the toasts and the
 //! confirm dialog live here once for every page.
 
 use leptos::prelude::*;
@@ -19,8 +19,8 @@ pub fn Layout(children: Children) -> impl IntoView {
     let confirm = crate::components::confirm::use_confirm();
     let navigate = leptos_router::hooks::use_navigate();
     view! {
-        <div class="min-h-screen bg-slate-50 text-slate-900">
-            <header class="bg-slate-900 text-white" inert=move || confirm.is_open()>
+        <div class="min-h-screen bg-slate-50 dark:bg-slate-950 text-slate-900 dark:text-slate-100">
+            <header class="bg-slate-900 text-white dark:border-b dark:border-slate-800" inert=move || confirm.is_open()>
                 <div class="mx-auto max-w-7xl px-4 py-3 flex flex-wrap items-center gap-4">
                     <a href="/jobs" class="text-lg font-semibold tracking-tight" data-testid="brand">
                         {move || i18n.t(k!("app.name"))}
@@ -47,6 +47,7 @@ pub fn Layout(children: Children) -> impl IntoView {
                     <div class="ml-auto flex items-center gap-3">
                         <LiveIndicator />
                         <LanguageSwitcher />
+                        <ThemeSwitcher />
                         {move || match auth.user() {
                             Some(user) => {
                                 let navigate = navigate.clone();
@@ -77,8 +78,8 @@ pub fn Layout(children: Children) -> impl IntoView {
             <main class="mx-auto max-w-7xl px-4 py-6" inert=move || confirm.is_open()>{children()}</main>
             <ToastRegion />
             <ConfirmDialog />
-            <footer class="mx-auto max-w-7xl px-4 pb-6 text-xs text-slate-600">
-                <a href="/api/docs" rel="external" class="underline hover:text-slate-800">{move || i18n.t(k!("footer.apiDocs"))}</a>
+            <footer class="mx-auto max-w-7xl px-4 pb-6 text-xs text-slate-600 dark:text-slate-400">
+                <a href="/api/docs" rel="external" class="underline hover:text-slate-800 dark:hover:text-slate-200">{move || i18n.t(k!("footer.apiDocs"))}</a>
             </footer>
         </div>
     }
@@ -119,6 +120,40 @@ fn LanguageSwitcher() -> impl IntoView {
                 {Locale::ALL
                     .into_iter()
                     .map(|l| view! { <option value=l.code() selected=move || i18n.locale() == l>{l.native_name()}</option> })
+                    .collect_view()}
+            </select>
+        </label>
+    }
+}
+
+/// The theme select: the system's preference, light or dark; remembered in this browser.
+#[component]
+fn ThemeSwitcher() -> impl IntoView {
+    use crate::theme::{self, ThemeChoice};
+    let i18n = use_i18n();
+    let choice = RwSignal::new(theme::saved());
+    let label = |c: ThemeChoice| match c {
+        ThemeChoice::System => k!("theme.system"),
+        ThemeChoice::Light => k!("theme.light"),
+        ThemeChoice::Dark => k!("theme.dark"),
+    };
+    view! {
+        <label class="flex items-center gap-2 text-sm text-slate-300">
+            <span>{move || i18n.t(k!("theme.label"))}</span>
+            <select
+                id="theme-select"
+                data-testid="theme-select"
+                class="rounded bg-slate-800 px-2 py-1 text-white focus:outline-none focus:ring-2 focus:ring-sky-400"
+                on:change=move |ev| {
+                    let c = ThemeChoice::from_code(&event_target_value(&ev));
+                    theme::choose(c);
+                    choice.set(c);
+                }
+                prop:value=move || choice.get().code()
+            >
+                {ThemeChoice::ALL
+                    .into_iter()
+                    .map(|c| view! { <option value=c.code() selected=move || choice.get() == c>{move || i18n.t(label(c))}</option> })
                     .collect_view()}
             </select>
         </label>

@@ -12,6 +12,7 @@ pub mod layout;
 pub mod live;
 pub mod locale;
 pub mod pages;
+pub mod theme;
 
 use wasm_bindgen::prelude::wasm_bindgen;
 

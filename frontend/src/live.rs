@@ -29,13 +29,20 @@ const STREAM: &str = "/api/v1/jobs/events/stream";
 pub struct Live {
     version: RwSignal<u64>,
     scheduled: RwSignal<bool>,
-    /// The jobs the burst being coalesced touched; `None`: anything may have changed (a
-    /// reconnect's catch-up, a change made from this page).
-    pending: StoredValue<Option<std::collections::BTreeSet<i64>>>,
-    /// The jobs the last bump touched (`None`: anything).
-    touched: RwSignal<Option<std::collections::BTreeSet<i64>>>,
+    /// What the burst being coalesced touched; `None`: anything may have changed (a
+    /// reconnect's catch-up, a change made from this page, an event naming no owner).
+    pending: StoredValue<Option<Touched>>,
+    /// What the last bump touched (`None`: anything).
+    touched: RwSignal<Option<Touched>>,
     /// The stream's state, for the indicator in the header.
     state: RwSignal<StreamState>,
+}
+
+/// The jobs and owners a burst of events touched.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Touched {
+    jobs: std::collections::BTreeSet<i64>,
+    owners: std::collections::BTreeSet<String>,
 }
 
 /// Whether live updates arrive.
@@ -94,13 +101,12 @@ impl Live {
             if logged_in && !open {
                 if let Ok(es) = EventSource::new(STREAM) {
                     let on_job = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
-                        let job = ev
+                        let event = ev
                             .data()
                             .as_string()
-                            .and_then(|d| serde_json::from_str::<anteroom_shared::api::jobs::JobEventItem>(&d).ok())
-                            .map(|e| e.job_id);
-                        match job {
-                            Some(id) => live.job_changed(id),
+                            .and_then(|d| serde_json::from_str::<anteroom_shared::api::jobs::JobEventItem>(&d).ok());
+                        match event {
+                            Some(e) => live.job_changed(e.job_id, e.owner),
                             None => live.changed(),
                         }
                     });
@@ -171,7 +177,26 @@ impl Live {
             let version = live.version.get();
             let mine = match (id(), live.touched.get()) {
                 (_, None) | (None, _) => true,
-                (Some(id), Some(jobs)) => jobs.contains(&id),
+                (Some(id), Some(t)) => t.jobs.contains(&id),
+            };
+            match previous {
+                Some(previous) if !mine => *previous,
+                _ => version,
+            }
+        })
+    }
+
+    /// A version that moves only when a job of one of `owners` (read reactively; empty: any
+    /// owner) may have changed: what a list filtered by owner refetches on, so an admin's list
+    /// of one user's jobs costs nothing when others' jobs change.
+    pub fn owners_version(&self, owners: impl Fn() -> Vec<String> + Send + Sync + 'static) -> Memo<u64> {
+        let live = *self;
+        Memo::new(move |previous: Option<&u64>| {
+            let version = live.version.get();
+            let wanted = owners();
+            let mine = match live.touched.get() {
+                None => true,
+                Some(t) => wanted.is_empty() || wanted.iter().any(|o| t.owners.contains(o)),
             };
             match previous {
                 Some(previous) if !mine => *previous,
@@ -191,17 +216,21 @@ impl Live {
         self.schedule();
     }
 
-    /// Job `id` changed: bump the version once the burst is over.
-    pub fn job_changed(&self, id: i64) {
-        self.note_job(id);
+    /// Job `id` of `owner` changed: bump the version once the burst is over. An event that
+    /// names no owner (an older server) may touch any list.
+    pub fn job_changed(&self, id: i64, owner: Option<String>) {
+        self.note_job(id, owner);
         self.schedule();
     }
 
-    fn note_job(&self, id: i64) {
-        self.pending.update_value(|p| {
-            if let Some(jobs) = p {
-                jobs.insert(id);
+    fn note_job(&self, id: i64, owner: Option<String>) {
+        self.pending.update_value(|p| match (p.as_mut(), owner) {
+            (Some(t), Some(owner)) => {
+                t.jobs.insert(id);
+                t.owners.insert(owner);
             }
+            (Some(_), None) => *p = None,
+            (None, _) => {}
         });
     }
 
@@ -254,13 +283,13 @@ mod tests {
             let seven = live.job_version(|| Some(7));
             let first = seven.get_untracked();
             // Another job's events: the version stays.
-            live.note_job(8);
-            live.note_job(9);
+            live.note_job(8, Some("ann".into()));
+            live.note_job(9, Some("bob".into()));
             live.flush();
             assert_eq!(seven.get_untracked(), first, "moved for jobs 8 and 9");
             // A burst with this job in it: it moves.
-            live.note_job(8);
-            live.note_job(7);
+            live.note_job(8, Some("ann".into()));
+            live.note_job(7, Some("ann".into()));
             live.flush();
             let second = seven.get_untracked();
             assert_ne!(second, first);
@@ -270,6 +299,31 @@ mod tests {
             assert_ne!(seven.get_untracked(), second);
             // Every list follows every burst.
             assert_eq!(live.version.get_untracked(), 3);
+        });
+    }
+
+    #[test]
+    fn an_owner_s_list_moves_for_that_owner_s_events_and_for_unnamed_ones() {
+        let owner = Owner::new();
+        owner.with(|| {
+            let live = Live::detached();
+            let ann = live.owners_version(|| vec!["ann".to_owned()]);
+            let anyone = live.owners_version(Vec::new);
+            let (first, any_first) = (ann.get_untracked(), anyone.get_untracked());
+            live.note_job(1, Some("bob".into()));
+            live.flush();
+            assert_eq!(ann.get_untracked(), first, "ann's list moved for bob's job");
+            assert_ne!(anyone.get_untracked(), any_first, "the unfiltered list stayed");
+            live.note_job(2, Some("bob".into()));
+            live.note_job(3, Some("ann".into()));
+            live.flush();
+            let second = ann.get_untracked();
+            assert_ne!(second, first, "ann's list stayed for ann's job");
+            // An event naming no owner may be anyone's.
+            live.note_job(4, None);
+            live.note_job(5, Some("bob".into()));
+            live.flush();
+            assert_ne!(ann.get_untracked(), second, "ann's list stayed for an unnamed owner");
         });
     }
 }

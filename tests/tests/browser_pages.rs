@@ -1,5 +1,6 @@
 //! Every page of the web UI in every language (translated, no console error or CSP violation,
-//! no serious accessibility violation, a screenshot of each under `<target>/screenshots/`), the
+//! no serious accessibility violation, a screenshot of each under `<target>/screenshots/`, each
+//! in the light and the dark theme), the theme following the system and the choice, the
 //! job list's paging, and the first paint of `/jobs` measured.
 
 use anteroom_tests::api::{call, quota, settings, submit_job, submit_jobs};
@@ -135,6 +136,7 @@ async fn every_page_in(lang: &str) {
     }
     b.assert_clean(&format!("/login in {lang}")).await;
     b.screenshot(&format!("login-{lang}")).await;
+    in_the_dark(&b, &format!("/login in {lang}"), &format!("login-{lang}")).await;
     b.login(&app.url(""), "admin", ADMIN_PASSWORD).await;
     // A logged-in visit to /login goes on to the jobs.
     b.client.goto(&app.url("/login")).await.unwrap();
@@ -189,8 +191,31 @@ async fn every_page_in(lang: &str) {
             assert!(stray.is_empty(), "{path} in {lang} shows untranslated words: {stray:?}");
         }
         b.screenshot(&format!("{name}-{lang}")).await;
+        in_the_dark(&b, &format!("{path} in {lang}"), &format!("{name}-{lang}")).await;
     }
     b.close().await;
+}
+
+/// The page shown, switched to the dark theme through the header's switch: clean there too (axe
+/// checks the contrast of every text against its dark background), screenshotted as
+/// `<shot>-dark.png`; then back to light.
+async fn in_the_dark(b: &Browser, page: &str, shot: &str) {
+    b.select("#theme-select", "dark").await;
+    b.wait_until(
+        &format!("{page} turns dark"),
+        "document.documentElement.className === 'dark'",
+    )
+    .await
+    .unwrap();
+    b.assert_clean(&format!("{page}, dark")).await;
+    b.screenshot(&format!("{shot}-dark")).await;
+    b.select("#theme-select", "light").await;
+    b.wait_until(
+        &format!("{page} turns light"),
+        "document.documentElement.className === ''",
+    )
+    .await
+    .unwrap();
 }
 
 #[tokio::test]
@@ -215,6 +240,69 @@ async fn browser_every_page_in_japanese_is_translated_clean_and_screenshotted() 
 #[ignore = "needs Chromium"]
 async fn browser_every_page_in_korean_is_translated_clean_and_screenshotted() {
     every_page_in("ko").await;
+}
+
+/// The theme follows the system until the user picks one; the pick survives a reload and is
+/// applied before the page is drawn (by the time the document has loaded, before the WASM runs).
+#[tokio::test]
+#[ignore = "needs Chromium"]
+async fn browser_the_theme_follows_the_system_until_one_is_chosen() {
+    require_ui();
+    let app = TestApp::builder().start().await;
+    let class = |b: &Browser| {
+        let client = b.client.clone();
+        async move {
+            client
+                .execute("return document.documentElement.className", vec![])
+                .await
+                .unwrap()
+        }
+    };
+    // A system that prefers light.
+    let light = Browser::start("en-US,en").await;
+    light.client.goto(&app.url("/login")).await.unwrap();
+    assert_eq!(class(&light).await, "", "a light system gets the light theme");
+    light.close().await;
+
+    let b = Browser::start_with("en-US,en", &["--force-dark-mode"]).await;
+    b.client.goto(&app.url("/login")).await.unwrap();
+    assert_eq!(
+        class(&b).await,
+        "dark",
+        "a dark system gets the dark theme before the WASM runs"
+    );
+    b.wait_for("#theme-select").await.unwrap();
+    b.wait_until(
+        "the switch says it follows the system",
+        "document.querySelector('#theme-select').value === 'system'",
+    )
+    .await
+    .unwrap();
+    b.select("#theme-select", "light").await;
+    b.wait_until("light is applied", "document.documentElement.className === ''")
+        .await
+        .unwrap();
+    b.client.refresh().await.unwrap();
+    assert_eq!(
+        class(&b).await,
+        "",
+        "the choice survives a reload, applied before the WASM runs"
+    );
+    b.wait_for("#theme-select").await.unwrap();
+    b.wait_until(
+        "the switch shows the choice",
+        "document.querySelector('#theme-select').value === 'light'",
+    )
+    .await
+    .unwrap();
+    b.select("#theme-select", "system").await;
+    b.wait_until(
+        "following the system again",
+        "document.documentElement.className === 'dark'",
+    )
+    .await
+    .unwrap();
+    b.close().await;
 }
 
 /// The first paint of `/jobs` on loopback, measured (printed, not asserted: no wall-clock

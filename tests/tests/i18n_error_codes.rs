@@ -162,3 +162,87 @@ fn every_error_code_the_api_answers_is_translated_in_every_language() {
     }
     assert!(missing.is_empty(), "untranslated error codes:\n{}", missing.join("\n"));
 }
+
+/// The field rules made in one source file: `Rule::fixed("code", …)` (no parameters) and
+/// `Rule::with("code", …, json!({ "name": … }))` (the parameters its `json!` names).
+fn field_rules_in_source(text: &str, rules: &mut std::collections::BTreeMap<String, BTreeSet<String>>) {
+    for (pattern, with_params) in [("Rule::fixed(", false), ("Rule::with(", true)] {
+        for (at, _) in text.match_indices(pattern) {
+            let args = &text[at + pattern.len()..];
+            let Some(code) = args.trim_start().strip_prefix('"').and_then(|a| a.split('"').next()) else {
+                continue;
+            };
+            if code.is_empty() || !code.bytes().all(|b| b.is_ascii_alphabetic()) {
+                continue;
+            }
+            let mut params = BTreeSet::new();
+            // This call's own `json!({ … })`: the first one, before the next rule is made.
+            let next_rule = args.find("Rule::").unwrap_or(args.len());
+            if with_params && let Some(open) = args[..next_rule].find("json!({") {
+                let body = &args[open..];
+                let body = &body[..body.find("})").unwrap_or(body.len())];
+                // The keys: quoted words followed by a colon (values may be strings too).
+                let quoted: Vec<&str> = body.split('"').collect();
+                for pair in quoted.windows(2).skip(1).step_by(2) {
+                    if pair[1].trim_start().starts_with(':') {
+                        params.insert(pair[0].to_owned());
+                    }
+                }
+            }
+            rules.entry(code.to_owned()).or_default().extend(params);
+        }
+    }
+}
+
+#[test]
+fn every_field_rule_is_translated_in_every_language_with_the_values_it_is_given() {
+    let mut files = Vec::new();
+    rust_files(&root().join("backend/src"), &mut files);
+    let mut rules = std::collections::BTreeMap::new();
+    for file in &files {
+        field_rules_in_source(&std::fs::read_to_string(file).unwrap(), &mut rules);
+    }
+    // The collector must see rules of both kinds, with their parameters, or it proves nothing.
+    assert_eq!(rules.get("nameEnds").map(BTreeSet::len), Some(0), "{rules:?}");
+    assert_eq!(
+        rules.get("lengthBetween"),
+        Some(&["max", "min"].iter().map(|s| s.to_string()).collect()),
+        "{rules:?}"
+    );
+    let placeholders = |text: &str| -> BTreeSet<String> {
+        text.split('{')
+            .skip(1)
+            .filter_map(|s| s.split_once('}').map(|(name, _)| name.to_owned()))
+            .collect()
+    };
+    let mut wrong = Vec::new();
+    for locale in ["en", "zh", "ja", "ko"] {
+        let path = root().join(format!("i18n/{locale}.json"));
+        let table: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for (code, params) in &rules {
+            match table["fieldError"][code].as_str() {
+                None | Some("") => wrong.push(format!("{locale}: fieldError.{code} is missing")),
+                Some(text) => {
+                    let named = placeholders(text);
+                    if !named.is_subset(params) {
+                        wrong.push(format!("{locale}: fieldError.{code} names {named:?}, given {params:?}"));
+                    }
+                    if locale == "en" && &named != params {
+                        wrong.push(format!("en: fieldError.{code} names {named:?}, given {params:?}"));
+                    }
+                }
+            }
+        }
+        // No text for a rule the server no longer makes.
+        for code in table["fieldError"].as_object().into_iter().flat_map(|m| m.keys()) {
+            if !rules.contains_key(code) {
+                wrong.push(format!("{locale}: fieldError.{code} is made by no rule"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "field rules and their texts disagree:\n{}",
+        wrong.join("\n")
+    );
+}

@@ -62,6 +62,8 @@ async fn the_event_stream_resumes_after_a_reconnect_without_losing_an_event(app:
             .collect::<Vec<_>>(),
         ["submitted", "activated", "submitted", "activated"]
     );
+    // Each names its job's owner, so a list of one user's jobs can ignore the others'.
+    assert!(first.iter().all(|(_, e)| e["owner"] == "mia"), "{first:?}");
     let last = first[1].0;
     // Reconnect after the second event: what followed it arrives again, then what came later.
     call(

@@ -88,6 +88,36 @@ async fn every_refusal_answers_its_code_and_writes_nothing(app: TestApp) {
         answer["error"]["details"]["fields"][0]["field"],
         "tasks[0].resources.cpu"
     );
+    // Each field says what is wrong as a code, with the values its text names.
+    let mut bad = job("Upper", json!({"cpu": "1"}));
+    bad["tasks"][0]["replicas"] = json!(0);
+    bad["queue"] = json!("");
+    let (_, answer) = call(&app, "POST", "/api/v1/jobs", &carol, Some(bad)).await;
+    let fields: Vec<(String, String, serde_json::Value)> = answer["error"]["details"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["field"].as_str().unwrap().to_owned(),
+                f["code"].as_str().unwrap().to_owned(),
+                f["params"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("name".into(), "nameCharacters".into(), serde_json::Value::Null),
+            ("queue".into(), "lengthBetween".into(), json!({"min": 1, "max": 63})),
+            (
+                "tasks[0].replicas".into(),
+                "between".into(),
+                json!({"min": 1, "max": 1000})
+            ),
+        ],
+        "{answer}"
+    );
     // A private queue.
     let (status, _) = call(
         &app,
@@ -387,6 +417,12 @@ async fn an_image_outside_the_allowed_prefixes_is_refused_naming_the_task_and_no
             fields[0]["message"]
                 .as_str()
                 .is_some_and(|m| m.contains("registry.example.org/, docker.io/pytorch/")),
+            "{path}: {answer}"
+        );
+        // And as a code with its values, for a client to say in its own language.
+        assert_eq!(fields[0]["code"], "imageNotAllowed", "{path}: {answer}");
+        assert_eq!(
+            fields[0]["params"]["prefixes"], "registry.example.org/, docker.io/pytorch/",
             "{path}: {answer}"
         );
     }

@@ -161,6 +161,7 @@ fn build_ui(ws: &Path) -> Result<String> {
     // The page boots from a file, not an inline script, so the Content-Security-Policy needs no
     // 'unsafe-inline'. Paths are relative to the file itself, so it needs no hash inside.
     std::fs::write(staging.join("boot.js"), BOOT_JS)?;
+    std::fs::write(staging.join("theme.js"), THEME_JS)?;
 
     let t = step("generating CSS (encre-css, Tailwind utilities)");
     let css = generate_css(&ws.join("frontend/src"))?;
@@ -289,8 +290,14 @@ fn generate_css(src: &Path) -> Result<String> {
     for f in files.iter().filter(|f| f.extension().is_some_and(|e| e == "rs")) {
         sources.push(std::fs::read_to_string(f)?);
     }
-    let config = encre_css::Config::default();
-    Ok(encre_css::generate(sources.iter().map(String::as_str), &config))
+    let mut config = encre_css::Config::default();
+    // `dark:` utilities apply under `<html class="dark">`, set by theme.js from the user's
+    // choice or the system's preference (a media query alone could not honour a choice).
+    config.theme.dark_mode = encre_css::config::DarkMode::new_class("html.dark");
+    let mut css = encre_css::generate(sources.iter().map(String::as_str), &config);
+    // Native controls, scrollbars and the canvas beyond the page follow the theme too.
+    css.push_str("\nhtml.dark {\n  color-scheme: dark;\n  background-color: #020617;\n}\n");
+    Ok(css)
 }
 
 fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
@@ -325,6 +332,7 @@ fn index_html(hash: &str) -> String {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Anteroom</title>
 <link rel="icon" href="/favicon.svg" type="image/svg+xml">
+<script src="/pkg/{hash}/theme.js"></script>
 <link rel="stylesheet" href="/pkg/{hash}/app.css">
 </head>
 <body>
@@ -339,6 +347,22 @@ fn index_html(hash: &str) -> String {
 /// Starts the WASM client; loaded by `index.html` as a module script.
 const BOOT_JS: &str = "import init from './anteroom_web.js';\n\
 init({ module_or_path: new URL('./anteroom_web_bg.wasm', import.meta.url) });\n";
+
+/// Applies the colour theme before the first paint, and again when the system's preference
+/// changes: the saved choice (`anteroom.theme`: light or dark), else the system's. A classic
+/// script in `<head>`, so it runs before the body is drawn; the WASM's switch writes the same key.
+const THEME_JS: &str = r#"(function () {
+  var query = window.matchMedia('(prefers-color-scheme: dark)');
+  function apply() {
+    var saved = null;
+    try { saved = window.localStorage.getItem('anteroom.theme'); } catch (e) {}
+    var dark = saved === 'dark' || (saved !== 'light' && query.matches);
+    document.documentElement.className = dark ? 'dark' : '';
+  }
+  apply();
+  query.addEventListener('change', apply);
+})();
+"#;
 
 const FAVICON: &str = r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#0f172a"/><path d="M9 24 16 8l7 16M11.6 18h8.8" stroke="#38bdf8" stroke-width="3" fill="none" stroke-linecap="round" stroke-linejoin="round"/></svg>"##;
 

@@ -41,14 +41,18 @@ impl PageQuery {
         let page = self.page.unwrap_or(1);
         let page_size = self.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
         let mut errors = Vec::new();
+        let between = |max: u64| {
+            crate::field_rule::Rule::with(
+                "between",
+                format!("must be between 1 and {max}"),
+                serde_json::json!({ "min": 1, "max": max }),
+            )
+        };
         if !(1..=MAX_PAGE).contains(&page) {
-            errors.push(FieldError::new("page", format!("must be between 1 and {MAX_PAGE}")));
+            errors.push(FieldError::new("page", between(MAX_PAGE)));
         }
         if !(1..=MAX_PAGE_SIZE).contains(&page_size) {
-            errors.push(FieldError::new(
-                "pageSize",
-                format!("must be between 1 and {MAX_PAGE_SIZE}"),
-            ));
+            errors.push(FieldError::new("pageSize", between(MAX_PAGE_SIZE)));
         }
         if errors.is_empty() {
             Ok(PageRequest { page, page_size })

@@ -188,6 +188,7 @@ pub fn to_api(row: &event::Model, audience: Audience) -> JobEventItem {
         kind: row.kind.clone(),
         message: row.message.clone(),
         details,
+        owner: None,
         created_at: row.created_at,
     }
 }

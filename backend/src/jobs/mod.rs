@@ -134,7 +134,9 @@ pub enum JobError {
 impl From<crate::volumes::MountProblem> for JobError {
     fn from(p: crate::volumes::MountProblem) -> Self {
         match p {
-            crate::volumes::MountProblem::Invalid(problems) => JobError::Invalid(problems),
+            crate::volumes::MountProblem::Invalid(problems) => {
+                JobError::Invalid(problems.into_iter().map(|(field, p)| (field, p.into())).collect())
+            }
             crate::volumes::MountProblem::Forbidden(name) => JobError::VolumeForbidden(name),
         }
     }

@@ -207,6 +207,7 @@ pub async fn job_events_stream(
         audience: events::Audience::of(&user),
         authorized_at: Instant::now(),
         read_at: None,
+        owners: std::collections::HashMap::new(),
         _slot: slot,
     };
     let stream = futures::stream::unfold(feed, |mut feed| async move {
@@ -238,6 +239,8 @@ struct Feed {
     audience: events::Audience,
     authorized_at: Instant,
     read_at: Option<Instant>,
+    /// Usernames of the owners met so far, by id (each event names its job's owner).
+    owners: std::collections::HashMap<i64, String>,
     /// Held while the stream is open (dropped with it).
     _slot: StreamSlot,
 }
@@ -289,6 +292,25 @@ impl Feed {
         }
     }
 
+    /// Looks up the usernames of the owners of `rows` this stream has not met yet (one query;
+    /// a user deleted since stays unnamed). Usernames never change, so they are kept.
+    async fn learn_owners(&mut self, rows: &[super::entity::event::Model]) -> Result<(), sea_orm::DbErr> {
+        let unknown: std::collections::BTreeSet<i64> = rows
+            .iter()
+            .map(|r| r.owner_id)
+            .filter(|id| !self.owners.contains_key(id))
+            .collect();
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        let found = users::entity::Entity::find()
+            .filter(users::entity::Column::Id.is_in(unknown))
+            .all(&self.db)
+            .await?;
+        self.owners.extend(found.into_iter().map(|u| (u.id, u.username)));
+        Ok(())
+    }
+
     /// Reads what is above the floor, queues what was not sent, and raises the floor over
     /// events old enough that nothing can commit below them any more.
     async fn read(&mut self) -> Result<(), sea_orm::DbErr> {
@@ -313,9 +335,11 @@ impl Feed {
             }
             rows.sort_by_key(|r| r.id);
         }
+        self.learn_owners(&rows).await?;
         for row in &rows {
             if self.sent.insert(row.id, row.created_at).is_none() {
-                let item = events::to_api(row, self.audience);
+                let mut item = events::to_api(row, self.audience);
+                item.owner = self.owners.get(&row.owner_id).cloned();
                 let data = serde_json::to_string(&item).unwrap_or_default();
                 self.ready
                     .push_back(Event::default().id(row.id.to_string()).event("job").data(data));

@@ -6,6 +6,9 @@
 use anteroom_shared::api::jobs::{JobBody, TaskBody};
 use anteroom_shared::scheduling::{DefaultRequests, JobKind, ScheduleType};
 
+use serde_json::json;
+
+use crate::field_rule::Rule;
 use crate::queues::{dns_label_problem, resource_name_problem};
 
 /// Tasks in one job.
@@ -34,14 +37,24 @@ pub const MAX_ENV_BYTES: usize = 32 * 1024;
 /// shell and Kubernetes both take; values are plain text (a secret reference is not a value:
 /// a job must not read secrets the cluster holds for others). The variables Anteroom itself
 /// sets are not the user's to override.
-pub fn env_problems(i: usize, env: &[anteroom_shared::api::jobs::EnvVar]) -> Vec<(String, &'static str)> {
+pub fn env_problems(i: usize, env: &[anteroom_shared::api::jobs::EnvVar]) -> Vec<(String, Rule)> {
     let mut out = Vec::new();
     if env.len() > MAX_ENV_VARS {
-        out.push((format!("tasks[{i}].env"), "at most 64 variables"));
+        out.push((
+            format!("tasks[{i}].env"),
+            Rule::with("envTooMany", "at most 64 variables", json!({ "max": MAX_ENV_VARS })),
+        ));
     }
     let total: usize = env.iter().map(|v| v.name.len() + v.value.len()).sum();
     if total > MAX_ENV_BYTES {
-        out.push((format!("tasks[{i}].env"), "at most 32 KiB of names and values in all"));
+        out.push((
+            format!("tasks[{i}].env"),
+            Rule::with(
+                "envTooLarge",
+                "at most 32 KiB of names and values in all",
+                json!({ "kib": MAX_ENV_BYTES / 1024 }),
+            ),
+        ));
     }
     for (j, var) in env.iter().enumerate() {
         let name = var.name.as_bytes();
@@ -54,26 +67,44 @@ pub fn env_problems(i: usize, env: &[anteroom_shared::api::jobs::EnvVar]) -> Vec
         if !valid_name {
             out.push((
                 format!("tasks[{i}].env[{j}].name"),
-                "must be 1 to 128 letters, digits, '_', '.' or '-', starting with a letter or '_'",
+                Rule::fixed(
+                    "envName",
+                    "must be 1 to 128 letters, digits, '_', '.' or '-', starting with a letter or '_'",
+                ),
             ));
         } else if var.name.starts_with("ANTEROOM_") || var.name.starts_with("NVIDIA_") {
             // NVIDIA_*: the container toolkit reads these (visible devices, and MOFED,
             // NVSwitch, GDS… which mount host devices), outside any quota.
-            out.push((format!("tasks[{i}].env[{j}].name"), "is set by Anteroom itself"));
+            out.push((
+                format!("tasks[{i}].env[{j}].name"),
+                Rule::fixed("envReserved", "is set by Anteroom itself"),
+            ));
         } else if env[..j].iter().any(|other| other.name == var.name) {
-            out.push((format!("tasks[{i}].env[{j}].name"), "is set twice"));
+            out.push((
+                format!("tasks[{i}].env[{j}].name"),
+                Rule::fixed("envTwice", "is set twice"),
+            ));
         }
         if var.value.len() > MAX_ENV_VALUE_BYTES {
-            out.push((format!("tasks[{i}].env[{j}].value"), "at most 4 KiB"));
+            out.push((
+                format!("tasks[{i}].env[{j}].value"),
+                Rule::with(
+                    "valueTooLong",
+                    "at most 4 KiB",
+                    json!({ "kib": MAX_ENV_VALUE_BYTES / 1024 }),
+                ),
+            ));
         } else if var.value.contains('\0') {
-            out.push((format!("tasks[{i}].env[{j}].value"), "must not contain NUL"));
+            out.push((format!("tasks[{i}].env[{j}].value"), NO_NUL));
         }
     }
     out
 }
 
 /// One offending field: (`tasks[0].replicas`, what is wrong).
-pub type Problem = (String, String);
+pub type Problem = (String, Rule);
+
+const NO_NUL: Rule = Rule::fixed("noNul", "must not contain NUL");
 
 /// The body with the kind's default CPU and memory (`defaultRequests`) in every task that
 /// names none: what is validated, decided, stored and asked of the cluster. A resource the body
@@ -95,45 +126,72 @@ pub fn with_default_requests(body: &JobBody, defaults: &DefaultRequests) -> JobB
 /// Every problem of the body; empty when it is valid.
 pub fn problems(body: &JobBody) -> Vec<Problem> {
     let mut out: Vec<Problem> = Vec::new();
-    let mut push = |field: String, problem: &str| out.push((field, problem.to_string()));
+    let mut push = |field: String, rule: Rule| out.push((field, rule));
     if let Some(p) = dns_label_problem(&body.name) {
         push("name".into(), p);
     }
     if body.queue.is_empty() || body.queue.len() > 63 {
-        push("queue".into(), "must be 1 to 63 characters");
+        push("queue".into(), crate::queues::length_rule(1, 63));
     }
     if body.schedule_type == ScheduleType::Backfill && body.preemption_policy.is_some() {
         push(
             "preemptionPolicy".into(),
-            "applies to normal jobs only (a backfill job never preempts)",
+            Rule::fixed(
+                "backfillNeverPreempts",
+                "applies to normal jobs only (a backfill job never preempts)",
+            ),
         );
     }
     if body.tasks.is_empty() || body.tasks.len() > MAX_TASKS {
-        push("tasks".into(), "must hold 1 to 64 tasks");
+        push(
+            "tasks".into(),
+            Rule::with(
+                "tasksCount",
+                "must hold 1 to 64 tasks",
+                json!({ "min": 1, "max": MAX_TASKS }),
+            ),
+        );
         return out;
     }
     let total: u64 = body.tasks.iter().map(|t| u64::from(t.replicas)).sum();
     if total > u64::from(MAX_REPLICAS) {
-        push("tasks".into(), "at most 1,000 replicas in all");
+        push(
+            "tasks".into(),
+            Rule::with(
+                "replicasTotal",
+                "at most 1,000 replicas in all",
+                json!({ "max": MAX_REPLICAS }),
+            ),
+        );
     }
     for (i, task) in body.tasks.iter().enumerate() {
         task_problems(i, task, &mut push);
         if body.tasks[..i].iter().any(|t| t.name == task.name) {
-            push(format!("tasks[{i}].name"), "task names must be unique");
+            push(
+                format!("tasks[{i}].name"),
+                Rule::fixed("taskNameTwice", "task names must be unique"),
+            );
         }
     }
     if let Some((field, problem)) = layout_problem(body.kind, &body.tasks) {
-        push(field, &problem);
+        push(field, problem);
     }
     out
 }
 
-fn task_problems(i: usize, task: &TaskBody, push: &mut impl FnMut(String, &str)) {
+fn task_problems(i: usize, task: &TaskBody, push: &mut impl FnMut(String, Rule)) {
     if let Some(p) = dns_label_problem(&task.name) {
         push(format!("tasks[{i}].name"), p);
     }
     if task.replicas == 0 || task.replicas > MAX_REPLICAS {
-        push(format!("tasks[{i}].replicas"), "must be between 1 and 1,000");
+        push(
+            format!("tasks[{i}].replicas"),
+            Rule::with(
+                "between",
+                "must be between 1 and 1,000",
+                json!({ "min": 1, "max": MAX_REPLICAS }),
+            ),
+        );
     }
     let image_ok = !task.image.is_empty()
         && task.image.chars().count() <= MAX_IMAGE_LEN
@@ -141,29 +199,53 @@ fn task_problems(i: usize, task: &TaskBody, push: &mut impl FnMut(String, &str))
     if !image_ok {
         push(
             format!("tasks[{i}].image"),
-            "must be 1 to 512 characters without spaces or control characters",
+            Rule::with(
+                "image",
+                "must be 1 to 512 characters without spaces or control characters",
+                json!({ "max": MAX_IMAGE_LEN }),
+            ),
         );
     }
     let bytes: usize = task.command.iter().map(String::len).sum();
     if task.command.len() > MAX_COMMAND_ARGS || bytes > MAX_COMMAND_BYTES {
-        push(format!("tasks[{i}].command"), "at most 256 arguments and 64 KiB in all");
+        push(
+            format!("tasks[{i}].command"),
+            Rule::with(
+                "commandTooLong",
+                "at most 256 arguments and 64 KiB in all",
+                json!({ "args": MAX_COMMAND_ARGS, "kib": MAX_COMMAND_BYTES / 1024 }),
+            ),
+        );
     }
     if let Some(j) = task.command.iter().position(|a| a.contains('\0')) {
-        push(format!("tasks[{i}].command[{j}]"), "must not contain NUL");
+        push(format!("tasks[{i}].command[{j}]"), NO_NUL);
     }
     if task.resources.len() > MAX_RESOURCES {
-        push(format!("tasks[{i}].resources"), "at most 32 resources");
+        push(
+            format!("tasks[{i}].resources"),
+            Rule::with(
+                "resourcesTooMany",
+                "at most 32 resources",
+                json!({ "max": MAX_RESOURCES }),
+            ),
+        );
     }
-    for (field, problem) in env_problems(i, &task.env) {
-        push(field, problem);
+    for (field, rule) in env_problems(i, &task.env) {
+        push(field, rule);
     }
     if let Some(shm) = task.shm_size {
         if shm.milli() < 0 {
-            push(format!("tasks[{i}].shmSize"), "must be zero (none) or more");
+            push(
+                format!("tasks[{i}].shmSize"),
+                Rule::fixed("notNegative", "must be zero (none) or more"),
+            );
         } else if shm > task.resources.get("memory") {
             push(
                 format!("tasks[{i}].shmSize"),
-                "must not exceed the task's memory, which it is part of",
+                Rule::fixed(
+                    "shmOverMemory",
+                    "must not exceed the task's memory, which it is part of",
+                ),
             );
         }
     }
@@ -178,18 +260,27 @@ fn task_problems(i: usize, task: &TaskBody, push: &mut impl FnMut(String, &str))
         if task.resources.get(name).milli() <= 0 {
             push(
                 format!("tasks[{i}].resources.{name}"),
-                "must be above zero (leave it out for the default of this kind of job)",
+                Rule::fixed(
+                    "aboveZeroOrDefault",
+                    "must be above zero (leave it out for the default of this kind of job)",
+                ),
             );
         }
     }
     if task.node_names.len() > MAX_NODE_NAMES {
-        push(format!("tasks[{i}].nodeNames"), "at most 64 nodes");
+        push(
+            format!("tasks[{i}].nodeNames"),
+            Rule::with("nodeNamesTooMany", "at most 64 nodes", json!({ "max": MAX_NODE_NAMES })),
+        );
     }
     for (j, node) in task.node_names.iter().enumerate() {
         let ok =
             !node.is_empty() && node.len() <= 253 && node.split('.').all(|label| dns_label_problem(label).is_none());
         if !ok {
-            push(format!("tasks[{i}].nodeNames[{j}]"), "must be a node's host name");
+            push(
+                format!("tasks[{i}].nodeNames[{j}]"),
+                Rule::fixed("nodeName", "must be a node's host name"),
+            );
         }
     }
 }
@@ -208,7 +299,11 @@ pub fn image_problems(body: &JobBody, allowed: &[String]) -> Vec<Problem> {
         .map(|(i, _)| {
             (
                 format!("tasks[{i}].image"),
-                format!("must start with one of: {}", allowed.join(", ")),
+                Rule::with(
+                    "imageNotAllowed",
+                    format!("must start with one of: {}", allowed.join(", ")),
+                    json!({ "prefixes": allowed.join(", ") }),
+                ),
             )
         })
         .collect()
@@ -227,29 +322,38 @@ pub fn check_images(body: &JobBody, allowed: &[String]) -> Result<(), super::Job
 /// The task layout each kind requires (`spec/prequeue.md` §1).
 fn layout_problem(kind: JobKind, tasks: &[TaskBody]) -> Option<Problem> {
     let named = |name: &str| tasks.iter().find(|t| t.name == name);
-    let problem = |message: &str| Some(("tasks".to_string(), message.to_string()));
+    let problem = |rule: Rule| Some(("tasks".to_string(), rule));
     match kind {
         JobKind::Jupyter | JobKind::Webide => {
             if tasks.len() != 1 || tasks[0].replicas != 1 {
-                return problem("a jupyter or webide job has exactly one task with one replica");
+                return problem(Rule::fixed(
+                    "layoutNotebook",
+                    "a jupyter or webide job has exactly one task with one replica",
+                ));
             }
         }
         JobKind::Custom => {
             if tasks.len() != 1 {
-                return problem("a custom job has exactly one task");
+                return problem(Rule::fixed("layoutCustom", "a custom job has exactly one task"));
             }
         }
         JobKind::Pytorch => {
             let master_ok = named("master").is_some_and(|t| t.replicas == 1);
             let others_ok = tasks.iter().all(|t| t.name == "master" || t.name == "worker");
             if !master_ok || !others_ok {
-                return problem("a pytorch job has a task master with one replica and optionally a task worker");
+                return problem(Rule::fixed(
+                    "layoutPytorch",
+                    "a pytorch job has a task master with one replica and optionally a task worker",
+                ));
             }
         }
         JobKind::Tensorflow => {
             let ok = tasks.len() == 2 && named("ps").is_some() && named("worker").is_some();
             if !ok {
-                return problem("a tensorflow job has the tasks ps and worker");
+                return problem(Rule::fixed(
+                    "layoutTensorflow",
+                    "a tensorflow job has the tasks ps and worker",
+                ));
             }
         }
     }
@@ -336,9 +440,11 @@ mod tests {
         let many: Vec<EnvVar> = (0..=MAX_ENV_VARS).map(|i| var(&format!("V{i}"), "")).collect();
         assert_eq!(env_problems(0, &many)[0].0, "tasks[0].env");
         let heavy: Vec<EnvVar> = (0..9).map(|i| var(&format!("V{i}"), &"v".repeat(4000))).collect();
+        let rule = &env_problems(0, &heavy)[0].1;
+        assert_eq!(rule.message, "at most 32 KiB of names and values in all");
         assert_eq!(
-            env_problems(0, &heavy)[0].1,
-            "at most 32 KiB of names and values in all"
+            (rule.code, rule.params.clone()),
+            ("envTooLarge", Some(json!({ "kib": 32 })))
         );
     }
 
@@ -446,7 +552,7 @@ mod tests {
         assert_eq!(got.len(), 1, "{got:?}");
         assert_eq!(got[0].0, "tasks[1].image");
         assert!(
-            got[0].1.contains("registry.example.org/, docker.io/pytorch/"),
+            got[0].1.message.contains("registry.example.org/, docker.io/pytorch/"),
             "{got:?}"
         );
         assert!(matches!(

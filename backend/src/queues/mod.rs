@@ -20,6 +20,7 @@ use sea_orm::{
 
 use self::entity::{member, queue};
 use crate::cluster::{Cluster, ClusterError, ClusterQueue};
+use crate::field_rule::Rule;
 use crate::prequeue::{QueueSpec, QueueTree, QueueTreeError};
 use crate::users;
 
@@ -37,7 +38,7 @@ pub enum QueueError {
     Forbidden(String),
     /// A field is invalid (`validation_failed`): (field, problem).
     #[error("{0}: {1}")]
-    Invalid(String, String),
+    Invalid(String, Rule),
     /// A queue of that name exists (`queue_exists`).
     #[error("a queue named {0:?} exists")]
     Exists(String),
@@ -78,19 +79,31 @@ pub enum QueueError {
 
 /// A Kubernetes name (DNS-1123 label): 1–63 of `a-z 0-9 -`, starting and ending with a letter
 /// or digit. Queue, job and task names all follow it, since each names a cluster object.
-pub fn dns_label_problem(name: &str) -> Option<&'static str> {
+pub fn dns_label_problem(name: &str) -> Option<Rule> {
     let bytes = name.as_bytes();
     if bytes.is_empty() || bytes.len() > 63 {
-        return Some("must be 1 to 63 characters");
+        return Some(length_rule(1, 63));
     }
     let ok = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-';
     if !bytes.iter().all(ok) {
-        return Some("may contain only lowercase letters, digits and '-'");
+        return Some(Rule::fixed(
+            "nameCharacters",
+            "may contain only lowercase letters, digits and '-'",
+        ));
     }
     if bytes[0] == b'-' || bytes[bytes.len() - 1] == b'-' {
-        return Some("must start and end with a letter or digit");
+        return Some(Rule::fixed("nameEnds", "must start and end with a letter or digit"));
     }
     None
+}
+
+/// "must be `min` to `max` characters".
+pub fn length_rule(min: usize, max: usize) -> Rule {
+    Rule::with(
+        "lengthBetween",
+        format!("must be {min} to {max} characters"),
+        serde_json::json!({ "min": min, "max": max }),
+    )
 }
 
 /// The queue as the core sees it.
@@ -220,7 +233,7 @@ pub async fn used_by_queue(db: &impl ConnectionTrait) -> Result<BTreeMap<String,
 /// Checks the fields of a create or replace that do not need the database.
 fn check_body(body: &QueueBody) -> Result<(), QueueError> {
     if let Some(problem) = dns_label_problem(&body.name) {
-        return Err(QueueError::Invalid("name".into(), problem.into()));
+        return Err(QueueError::Invalid("name".into(), problem));
     }
     if let Some(display) = &body.display_name
         && let Some(problem) = users::display_name_problem(display)
@@ -244,7 +257,7 @@ fn check_body(body: &QueueBody) -> Result<(), QueueError> {
     {
         return Err(QueueError::Invalid(
             format!("capacity.{name}"),
-            resource_name_problem(name).unwrap_or_default().into(),
+            resource_name_problem(name).unwrap_or_else(|| "invalid".into()),
         ));
     }
     if body.members.len() > 10_000 {
@@ -255,7 +268,7 @@ fn check_body(body: &QueueBody) -> Result<(), QueueError> {
 
 /// A Kubernetes resource name: an optional DNS-subdomain prefix and `/`, then 1–63 of
 /// `A-Z a-z 0-9 - _ .` starting and ending with a letter or digit (`cpu`, `nvidia.com/a100`).
-pub fn resource_name_problem(name: &str) -> Option<&'static str> {
+pub fn resource_name_problem(name: &str) -> Option<Rule> {
     let (prefix, base) = match name.split_once('/') {
         Some((p, b)) => (Some(p), b),
         None => (None, name),
@@ -265,7 +278,10 @@ pub fn resource_name_problem(name: &str) -> Option<&'static str> {
             || prefix.len() > 253
             || !prefix.split('.').all(|label| dns_label_problem(label).is_none()))
     {
-        return Some("the prefix before '/' must be a DNS subdomain");
+        return Some(Rule::fixed(
+            "resourcePrefix",
+            "the prefix before '/' must be a DNS subdomain",
+        ));
     }
     let bytes = base.as_bytes();
     let ok = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.');
@@ -275,7 +291,10 @@ pub fn resource_name_problem(name: &str) -> Option<&'static str> {
         || !bytes[0].is_ascii_alphanumeric()
         || !bytes[bytes.len() - 1].is_ascii_alphanumeric()
     {
-        return Some("must be a Kubernetes resource name such as cpu or nvidia.com/a100");
+        return Some(Rule::fixed(
+            "resourceName",
+            "must be a Kubernetes resource name such as cpu or nvidia.com/a100",
+        ));
     }
     None
 }
@@ -297,7 +316,7 @@ async fn member_ids(db: &impl ConnectionTrait, usernames: &[String]) -> Result<V
             None => {
                 return Err(QueueError::Invalid(
                     format!("members[{i}]"),
-                    format!("no user named {name:?}"),
+                    format!("no user named {name:?}").into(),
                 ));
             }
         }
@@ -352,7 +371,7 @@ pub async fn save(
     {
         return Err(QueueError::Invalid(
             "name".into(),
-            format!("must equal the queue in the path ({path_name:?}): queues are not renamed"),
+            format!("must equal the queue in the path ({path_name:?}): queues are not renamed").into(),
         ));
     }
     let check_existing = |existing: &Option<queue::Model>| match (replace, existing) {

@@ -13,6 +13,7 @@ use sea_orm::{
     Set,
 };
 
+use crate::field_rule::Rule;
 use crate::prequeue::{QueueQuota, QuotaFieldError};
 use crate::queues;
 
@@ -30,7 +31,7 @@ pub enum QuotaError {
     UnknownQueue(String),
     /// Invalid fields, all of them: (field, problem).
     #[error("invalid quota")]
-    Invalid(Vec<(String, String)>),
+    Invalid(Vec<(String, Rule)>),
     /// The database failed.
     #[error(transparent)]
     Db(#[from] DbErr),
@@ -76,21 +77,21 @@ fn validate(body: &QueueQuotaBody) -> Result<(), QuotaError> {
         limits: body.limits.clone(),
         max_active_jobs: body.max_active_jobs,
     };
-    let mut problems: Vec<(String, String)> = Vec::new();
+    let mut problems: Vec<(String, Rule)> = Vec::new();
     for (name, _) in body.limits.iter() {
         if let Some(p) = queues::resource_name_problem(name) {
-            problems.push((format!("limits.{name}"), p.to_string()));
+            problems.push((format!("limits.{name}"), p));
         }
     }
     if let Err(errors) = rule.validate() {
         problems.extend(
             errors
                 .iter()
-                .map(|e: &QuotaFieldError| (e.field().to_string(), e.to_string())),
+                .map(|e: &QuotaFieldError| (e.field().to_string(), e.to_string().into())),
         );
     }
     if body.max_active_jobs.is_some_and(|n| n > i32::MAX as u32) {
-        problems.push(("maxActiveJobs".into(), format!("at most {}", i32::MAX)));
+        problems.push(("maxActiveJobs".into(), format!("at most {}", i32::MAX).into()));
     }
     if problems.is_empty() {
         Ok(())

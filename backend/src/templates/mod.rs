@@ -51,7 +51,7 @@ pub enum TemplateError {
     Forbidden(&'static str),
     /// Invalid fields: (field, problem).
     #[error("invalid template")]
-    Invalid(Vec<(String, String)>),
+    Invalid(Vec<(String, crate::field_rule::Rule)>),
     /// The database failed.
     #[error(transparent)]
     Db(#[from] DbErr),

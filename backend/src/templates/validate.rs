@@ -20,7 +20,7 @@ const PLACEHOLDER_NAME: &str = "template";
 pub fn problems(write: &TemplateWrite, defaults: &DefaultRequests) -> Vec<Problem> {
     let mut out: Vec<Problem> = Vec::new();
     if let Some(p) = dns_label_problem(&write.name) {
-        out.push(("name".into(), p.into()));
+        out.push(("name".into(), p));
     }
     if write.description.chars().count() > MAX_TEMPLATE_DESCRIPTION {
         out.push(("description".into(), "at most 1,024 characters".into()));
@@ -56,11 +56,14 @@ pub fn problems(write: &TemplateWrite, defaults: &DefaultRequests) -> Vec<Proble
             })
             .collect();
         if let Err(e) = job_resources(&tasks) {
-            out.push(in_body((e.field().to_owned(), e.to_string())));
+            out.push(in_body((e.field().to_owned(), e.to_string().into())));
         }
     }
     if job.volumes.len() > MAX_VOLUMES_PER_JOB {
-        out.push(("body.volumes".into(), format!("at most {MAX_VOLUMES_PER_JOB} volumes")));
+        out.push((
+            "body.volumes".into(),
+            format!("at most {MAX_VOLUMES_PER_JOB} volumes").into(),
+        ));
     }
     for (i, name) in job.volumes.iter().enumerate() {
         if job.volumes[..i].contains(name) {

@@ -35,14 +35,14 @@ pub fn UsageBar(
     let solid_w = percent(solid, scale);
     let light_w = percent(light.min((scale - solid).max(0.0)), scale);
     let track = if over {
-        "relative flex h-3 w-full overflow-hidden rounded bg-slate-200 ring-2 ring-red-500"
+        "relative flex h-3 w-full overflow-hidden rounded bg-slate-200 dark:bg-slate-700 ring-2 ring-red-500"
     } else {
-        "relative flex h-3 w-full overflow-hidden rounded bg-slate-200"
+        "relative flex h-3 w-full overflow-hidden rounded bg-slate-200 dark:bg-slate-700"
     };
     let light_class = if over {
         "h-full bg-red-400"
     } else {
-        "h-full bg-violet-300"
+        "h-full bg-violet-300 dark:bg-violet-700"
     };
     view! {
         <div class=track role="img" aria-label=label data-testid="usage-bar">
@@ -91,7 +91,7 @@ pub fn CapacityBar(
                 let label = label.clone();
                 move || view! { <UsageBar solid=u scale=c over={u > c} label=label() colour=colour /> }
             }
-            <span class="text-slate-700">{label}</span>
+            <span class="text-slate-700 dark:text-slate-300">{label}</span>
         </div>
     }
 }

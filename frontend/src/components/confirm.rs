@@ -116,9 +116,9 @@ pub fn ConfirmDialog() -> impl IntoView {
                     _ => {}
                 }>
                 <div role="alertdialog" aria-modal="true" aria-labelledby="confirm-title" aria-describedby="confirm-text"
-                    class="w-full max-w-md space-y-4 rounded bg-white p-5 shadow-lg" data-testid="confirm-dialog">
+                    class="w-full max-w-md space-y-4 rounded bg-white dark:bg-slate-900 p-5 shadow-lg" data-testid="confirm-dialog">
                     <h2 id="confirm-title" class="text-lg font-semibold">{move || i18n.t(k!("confirm.title"))}</h2>
-                    <p id="confirm-text" class="text-slate-700">{move || confirm.pending.get().unwrap_or_default()}</p>
+                    <p id="confirm-text" class="text-slate-700 dark:text-slate-300">{move || confirm.pending.get().unwrap_or_default()}</p>
                     <div class="flex justify-end gap-2">
                         <button type="button" class=BUTTON_SECONDARY node_ref=cancel_ref data-testid="confirm-no" on:click=move |_| confirm.answer(false)>
                             {move || i18n.t(k!("confirm.cancel"))}

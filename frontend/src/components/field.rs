@@ -26,11 +26,11 @@ pub fn Field(
     let hint_id = format!("{id}-hint");
     view! {
         <div class="space-y-1">
-            <label class="block text-sm font-medium text-slate-800" for=id.clone()>{move || i18n.t(label)}</label>
+            <label class="block text-sm font-medium text-slate-800 dark:text-slate-200" for=id.clone()>{move || i18n.t(label)}</label>
             {children()}
-            {hint.map(|h| view! { <p id=hint_id.clone() class="text-xs text-slate-600">{move || i18n.t(h)}</p> })}
+            {hint.map(|h| view! { <p id=hint_id.clone() class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(h)}</p> })}
             // Always present, so an input's `aria-describedby` never names a missing element.
-            <p id=error_id class="text-xs font-medium text-red-700" data-testid="field-error">
+            <p id=error_id class="text-xs font-medium text-red-700 dark:text-red-300" data-testid="field-error">
                 {move || error.get().map(|e| view! { <span aria-hidden="true">"⚠ "</span>{e} })}
             </p>
         </div>

@@ -15,6 +15,7 @@ use self::controls::{MultiFilter, SortHeader};
 use crate::api::JobFilter;
 use crate::components::badges::{PhaseBadge, ScheduleTypeBadge, kind_label, phase_label, schedule_label};
 use crate::components::confirm::use_confirm;
+use crate::components::pager::Pager;
 use crate::components::time::Time;
 use crate::components::toast::{Toasts, use_toasts};
 use crate::components::{
@@ -157,8 +158,11 @@ pub fn JobTable(
         change(&mut f);
         go(f, 1, false);
     };
+    // An admin's list of some users' jobs refetches for their jobs' events only.
+    // Read with `get` (not `track`): a memo never read has not subscribed to what it follows.
+    let changes = live.owners_version(move || filter.with(|f| f.users.clone()));
     let jobs = use_fetch(move || {
-        live.version();
+        changes.get();
         let f = filter.get();
         let p = page.get();
         async move {
@@ -298,7 +302,7 @@ pub fn JobTable(
         <section class="space-y-3" aria-labelledby="jobs-table-title">
             <h2 id="jobs-table-title" class="sr-only">{move || i18n.t(k!("jobs.table"))}</h2>
             <div class="flex flex-wrap items-end gap-3" role="search" data-testid="job-filters">
-                <label class="flex flex-col gap-1 text-xs font-medium text-slate-700" for="filter-search">
+                <label class="flex flex-col gap-1 text-xs font-medium text-slate-700 dark:text-slate-300" for="filter-search">
                     {move || i18n.t(k!("jobs.search"))}
                     <input id="filter-search" class=format!("{INPUT} w-52") type="search" bind:value=search
                         maxlength="100" on:change=move |_| {
@@ -319,7 +323,7 @@ pub fn JobTable(
                     chosen=Signal::derive(move || filter.with(|f| f.queues.clone()))
                     set=Callback::new(move |v: Vec<String>| set_filter(&|f| f.queues = v.clone())) />
                 {admin.then(|| view! {
-                    <label class="flex flex-col gap-1 text-xs font-medium text-slate-700" for="filter-owner">
+                    <label class="flex flex-col gap-1 text-xs font-medium text-slate-700 dark:text-slate-300" for="filter-owner">
                         {move || i18n.t(k!("jobs.owners"))}
                         <input id="filter-owner" class=format!("{INPUT} w-44") type="search" bind:value=owner
                             on:change=move |_| {
@@ -332,7 +336,7 @@ pub fn JobTable(
                                 set_filter(&|f| f.users = names.clone());
                             } />
                     </label>
-                    <label class="flex flex-col gap-1 text-xs font-medium text-slate-700" for="lock-for">
+                    <label class="flex flex-col gap-1 text-xs font-medium text-slate-700 dark:text-slate-300" for="lock-for">
                         {move || i18n.t(k!("jobs.lockDuration"))}
                         <select id="lock-for" class=format!("{INPUT} w-40") on:change=move |ev| lock_for.set(event_target_value(&ev))>
                             {LOCK_DURATIONS.iter().map(|(value, key, _)| view! {
@@ -343,7 +347,7 @@ pub fn JobTable(
                 })}
             </div>
             <Show when=move || selected.with(|s| !s.is_empty())>
-                <div class="flex flex-wrap items-center gap-3 rounded border border-violet-200 bg-violet-50 px-3 py-2 text-sm"
+                <div class="flex flex-wrap items-center gap-3 rounded border border-violet-200 dark:border-violet-800 bg-violet-50 dark:bg-violet-950 px-3 py-2 text-sm"
                     role="region" aria-label=move || i18n.t(k!("jobs.bulkActions")) data-testid="bulk-actions">
                     <span data-testid="selected-count">{move || {
                         let n = selected.with(|s| s.len()) as u64;
@@ -374,9 +378,9 @@ pub fn JobTable(
                 TableState::Failed(f) => view! { <ErrorPanel failure=f /> }.into_any(),
                 TableState::Empty => view! { <Empty text=k!("jobs.empty") /> }.into_any(),
                 TableState::Rows => view! {
-                    <div class="overflow-x-auto rounded border border-slate-200 bg-white">
+                    <div class="overflow-x-auto rounded border border-slate-200 dark:border-slate-700 bg-white dark:bg-slate-900">
                         <table class=TABLE data-testid="jobs-table">
-                            <thead class="bg-slate-50">
+                            <thead class="bg-slate-50 dark:bg-slate-950">
                                 <tr>
                                     <th scope="col" class=TH>
                                         <input type="checkbox" data-testid="select-page"
@@ -407,32 +411,15 @@ pub fn JobTable(
                                     <th scope="col" class=TH>{move || i18n.t(k!("jobs.actions"))}</th>
                                 </tr>
                             </thead>
-                            <tbody class="divide-y divide-slate-100">
+                            <tbody class="divide-y divide-slate-100 dark:divide-slate-800">
                                 <For each=move || rows.get() key=|j| (j.id, j.phase, j.locked_until, j.started_at) let:job>
                                     <JobRow job=job admin=admin selected=selected lock_for=lock_for />
                                 </For>
                             </tbody>
                         </table>
                     </div>
-                    <nav class="flex items-center gap-3 text-sm" aria-label=move || i18n.t(k!("jobs.pages")) data-testid="pager">
-                        <button type="button" class=BUTTON_SECONDARY disabled=move || { page.get() <= 1 }
-                            on:click=move |_| go(filter.get_untracked(), page.get_untracked().saturating_sub(1).max(1), false)>
-                            {move || i18n.t(k!("jobs.previous"))}
-                        </button>
-                        <span data-testid="page-of">{move || {
-                            let (p, pages, total) = (page.get(), pages.get(), total.get());
-                            let l = i18n.locale();
-                            let of = i18n.tf(k!("jobs.pageOf"), &[
-                                ("page", &format::number(l, p as f64, 0)),
-                                ("pages", &format::number(l, pages as f64, 0)),
-                            ]);
-                            format!("{of} · {}", i18n.tp(k!("jobs.total.one"), k!("jobs.total.other"), total, &[]))
-                        }}</span>
-                        <button type="button" class=BUTTON_SECONDARY disabled=move || { page.get() >= pages.get() }
-                            on:click=move |_| go(filter.get_untracked(), page.get_untracked() + 1, false)>
-                            {move || i18n.t(k!("jobs.next"))}
-                        </button>
-                    </nav>
+                    <Pager page=Signal::from(page) pages=Signal::from(pages) total=Signal::from(total)
+                        go=move |p| go(filter.get_untracked(), p, false) />
                 }.into_any(),
             }}
         </section>
@@ -508,9 +495,9 @@ fn JobRow(
             <td class=TD><ScheduleTypeBadge schedule_type=job.schedule_type /></td>
             <td class=TD>
                 <PhaseBadge phase=job.phase />
-                {locked.then(|| view! { <span class="ml-1 text-xs text-slate-700" data-testid="locked">{move || i18n.t(k!("jobs.lockedBadge"))}</span> })}
+                {locked.then(|| view! { <span class="ml-1 text-xs text-slate-700 dark:text-slate-300" data-testid="locked">{move || i18n.t(k!("jobs.lockedBadge"))}</span> })}
                 {job.failure.clone().map(|f| view! {
-                    <p class="mt-1 text-xs text-red-800" data-testid="job-failure">{move || failure_reason(i18n, &f)}</p>
+                    <p class="mt-1 text-xs text-red-800 dark:text-red-200" data-testid="job-failure">{move || failure_reason(i18n, &f)}</p>
                 })}
             </td>
             <td class=TD><span class="whitespace-nowrap">{move || resources_text(i18n, &resources)}</span></td>

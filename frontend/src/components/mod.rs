@@ -7,6 +7,7 @@ pub mod bars;
 pub mod confirm;
 pub mod field;
 pub mod job_table;
+pub mod pager;
 pub mod reasons;
 pub mod summary;
 pub mod time;
@@ -74,7 +75,7 @@ pub fn ErrorPanel(
 ) -> impl IntoView {
     let i18n = use_i18n();
     view! {
-        <p role="alert" class="rounded border border-red-300 bg-red-50 p-3 text-sm text-red-800" data-testid="error">
+        <p role="alert" class="rounded border border-red-300 dark:border-red-700 bg-red-50 dark:bg-red-950 p-3 text-sm text-red-800 dark:text-red-200" data-testid="error">
             {move || i18n.failure(&failure)}
         </p>
     }
@@ -88,7 +89,7 @@ pub fn Empty(
 ) -> impl IntoView {
     let i18n = use_i18n();
     view! {
-        <p class="rounded border border-dashed border-slate-300 bg-white p-6 text-center text-sm text-slate-600" data-testid="empty">
+        <p class="rounded border border-dashed border-slate-300 dark:border-slate-600 bg-white dark:bg-slate-900 p-6 text-center text-sm text-slate-600 dark:text-slate-300" data-testid="empty">
             {move || i18n.t(text)}
         </p>
     }
@@ -110,7 +111,7 @@ pub fn PageHeader(
         <header class="flex flex-wrap items-end justify-between gap-4">
             <div class="space-y-1">
                 <h1 class="text-2xl font-semibold" data-testid="page-title">{move || i18n.t(title)}</h1>
-                <p class="text-slate-600" data-testid="page-description">{move || i18n.t(description)}</p>
+                <p class="text-slate-600 dark:text-slate-300" data-testid="page-description">{move || i18n.t(description)}</p>
             </div>
             {children.map(|c| c())}
         </header>
@@ -120,21 +121,22 @@ pub fn PageHeader(
 /// The classes of a primary button (focus ring visible for keyboard users).
 pub const BUTTON: &str = "inline-flex items-center gap-2 rounded bg-violet-700 px-4 py-2 text-sm font-medium text-white hover:bg-violet-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500 focus-visible:ring-offset-2 disabled:opacity-60";
 /// The classes of a secondary button.
-pub const BUTTON_SECONDARY: &str = "inline-flex items-center gap-2 rounded border border-slate-300 bg-white px-3 py-1.5 text-sm text-slate-800 hover:bg-slate-100 focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500 disabled:opacity-60";
+pub const BUTTON_SECONDARY: &str = "inline-flex items-center gap-2 rounded border border-slate-300 dark:border-slate-600 bg-white dark:bg-slate-900 px-3 py-1.5 text-sm text-slate-800 dark:text-slate-200 hover:bg-slate-100 dark:hover:bg-slate-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500 disabled:opacity-60";
 /// The classes of a destructive button.
-pub const BUTTON_DANGER: &str = "inline-flex items-center gap-2 rounded border border-red-300 bg-white px-3 py-1.5 text-sm text-red-800 hover:bg-red-50 focus:outline-none focus-visible:ring-2 focus-visible:ring-red-500 disabled:opacity-60";
+pub const BUTTON_DANGER: &str = "inline-flex items-center gap-2 rounded border border-red-300 dark:border-red-700 bg-white dark:bg-slate-900 px-3 py-1.5 text-sm text-red-800 dark:text-red-200 hover:bg-red-50 dark:hover:bg-red-950 focus:outline-none focus-visible:ring-2 focus-visible:ring-red-500 disabled:opacity-60";
 /// The classes of a text input or select.
-pub const INPUT: &str = "w-full rounded border border-slate-400 bg-white px-3 py-2 text-sm focus:outline-none focus:ring-2 focus:ring-violet-500 aria-[invalid=true]:border-red-600";
+pub const INPUT: &str = "w-full rounded border border-slate-400 dark:border-slate-500 bg-white dark:bg-slate-900 px-3 py-2 text-sm focus:outline-none focus:ring-2 focus:ring-violet-500 aria-[invalid=true]:border-red-600";
 /// The classes of a card.
-pub const CARD: &str = "rounded border border-slate-200 bg-white p-4 shadow-sm";
+pub const CARD: &str = "rounded border border-slate-200 dark:border-slate-700 bg-white dark:bg-slate-900 p-4 shadow-sm";
 /// The classes of a data table.
-pub const TABLE: &str = "min-w-full divide-y divide-slate-200 text-sm";
+pub const TABLE: &str = "min-w-full divide-y divide-slate-200 dark:divide-slate-700 text-sm";
 /// The classes of a table's header cell.
-pub const TH: &str = "px-3 py-2 text-left text-xs font-semibold uppercase tracking-wide text-slate-600";
+pub const TH: &str =
+    "px-3 py-2 text-left text-xs font-semibold uppercase tracking-wide text-slate-600 dark:text-slate-300";
 /// The classes of a table's cell.
 pub const TD: &str = "px-3 py-2 align-top";
 /// The classes of a link in text.
-pub const LINK: &str = "text-violet-800 underline hover:text-violet-950 focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500";
+pub const LINK: &str = "text-violet-800 dark:text-violet-200 underline hover:text-violet-950 dark:hover:text-violet-50 focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500";
 
 /// The data of a fetch (reactive), or its empty value while it loads or when it failed: for
 /// what only decorates a page (a select's options), whose failure the page shows elsewhere or

@@ -77,7 +77,7 @@ pub fn Reasons(
 ) -> impl IntoView {
     let i18n = use_i18n();
     if reasons.is_empty() {
-        return view! { <p class="text-sm text-slate-600" data-testid="no-reasons">{move || i18n.t(k!("reason.none"))}</p> }.into_any();
+        return view! { <p class="text-sm text-slate-600 dark:text-slate-300" data-testid="no-reasons">{move || i18n.t(k!("reason.none"))}</p> }.into_any();
     }
     view! {
         <ul class="space-y-3" data-testid="reasons">
@@ -107,9 +107,9 @@ fn ReasonItem(reason: WaitReason) -> impl IntoView {
         _ => (None, Vec::new(), None),
     };
     view! {
-        <li class="rounded border border-violet-200 bg-violet-50 p-3" data-testid="reason" data-code=code.clone()>
-            <p class="text-sm text-slate-900">
-                {level.map(|l| view! { <span class="mr-2 rounded bg-white px-1.5 py-0.5 text-xs font-semibold text-violet-900">{move || i18n.t(l)}</span> })}
+        <li class="rounded border border-violet-200 dark:border-violet-800 bg-violet-50 dark:bg-violet-950 p-3" data-testid="reason" data-code=code.clone()>
+            <p class="text-sm text-slate-900 dark:text-slate-100">
+                {level.map(|l| view! { <span class="mr-2 rounded bg-white dark:bg-slate-900 px-1.5 py-0.5 text-xs font-semibold text-violet-900 dark:text-violet-100">{move || i18n.t(l)}</span> })}
                 <span data-testid="reason-text">{text}</span>
                 // The blocker is often another user's job, which only an admin may open.
                 {blocker.filter(|_| crate::auth::use_auth().is_admin()).map(|id| view! {
@@ -153,15 +153,15 @@ fn CheckBar(check: ResourceCheck) -> impl IntoView {
     let colour = vendor_colour(&resource);
     view! {
         <div class="grid grid-cols-[8rem_1fr] items-center gap-2 text-xs" data-testid="reason-bar" data-resource=resource.clone() data-exceeded=over.to_string()>
-            <span class="font-medium text-slate-800">{let r = resource.clone(); move || format::resource_name(i18n, &r)}</span>
+            <span class="font-medium text-slate-800 dark:text-slate-200">{let r = resource.clone(); move || format::resource_name(i18n, &r)}</span>
             <div class="space-y-0.5">
                 {
                     let words = words.clone();
                     move || view! { <UsageBar solid=usage light=request scale=scale over=over label=words() colour=colour /> }
                 }
-                <span class="text-slate-700">
+                <span class="text-slate-700 dark:text-slate-300">
                     {words}
-                    {over.then(|| view! { <strong class="ml-1 text-red-800">{move || i18n.t(k!("reason.exceeded"))}</strong> })}
+                    {over.then(|| view! { <strong class="ml-1 text-red-800 dark:text-red-200">{move || i18n.t(k!("reason.exceeded"))}</strong> })}
                 </span>
             </div>
         </div>

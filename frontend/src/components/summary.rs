@@ -45,7 +45,7 @@ pub fn ResourceSummaryCard() -> impl IntoView {
                             .collect_view()}
                     </select>
                 </label>
-                <button type="button" class="ml-auto rounded px-2 py-1 text-sm text-violet-800 underline focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500"
+                <button type="button" class="ml-auto rounded px-2 py-1 text-sm text-violet-800 dark:text-violet-200 underline focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500"
                     aria-expanded=move || open.get().to_string() aria-controls="summary-body"
                     on:click=move |_| open.update(|o| *o = !*o)>
                     {move || if open.get() { i18n.t(k!("summary.collapse")) } else { i18n.t(k!("summary.expand")) }}
@@ -73,10 +73,10 @@ fn SummaryBody(summary: ResourceSummary) -> impl IntoView {
                 <span data-testid="count-running">{move || i18n.tf(k!("summary.running"), &[("count", &format::number(i18n.locale(), counts.running as f64, 0))])}</span>
                 <span data-testid="count-pending">{move || i18n.tf(k!("summary.pending"), &[("count", &format::number(i18n.locale(), counts.pending as f64, 0))])}</span>
                 <span data-testid="count-prequeued">{move || i18n.tf(k!("summary.prequeued"), &[("count", &format::number(i18n.locale(), counts.prequeued as f64, 0))])}</span>
-                <span class="text-slate-600">{move || if summary.quota_enabled { i18n.t(k!("summary.quotaOn")) } else { i18n.t(k!("summary.quotaOff")) }}</span>
+                <span class="text-slate-600 dark:text-slate-300">{move || if summary.quota_enabled { i18n.t(k!("summary.quotaOn")) } else { i18n.t(k!("summary.quotaOff")) }}</span>
             </p>
             {if summary.resources.is_empty() {
-                view! { <p class="text-sm text-slate-600">{move || i18n.t(k!("summary.nothing"))}</p> }.into_any()
+                view! { <p class="text-sm text-slate-600 dark:text-slate-300">{move || i18n.t(k!("summary.nothing"))}</p> }.into_any()
             } else {
                 view! {
                     <ul class="grid gap-3 md:grid-cols-2">
@@ -106,7 +106,7 @@ fn SummaryBody(summary: ResourceSummary) -> impl IntoView {
                                 <li class="space-y-1" data-testid="summary-resource" data-resource=resource.clone()>
                                     <div class="flex justify-between text-sm">
                                         <span class="font-medium">{let r = resource.clone(); move || format::resource_name(i18n, &r)}</span>
-                                        <span class="text-slate-700" data-testid="summary-value">{
+                                        <span class="text-slate-700 dark:text-slate-300" data-testid="summary-value">{
                                             let resource = resource.clone();
                                             move || match limit {
                                                 Some(lim) => format!("{} / {}", format::amount(i18n.locale(), &resource, running), format::amount(i18n.locale(), &resource, lim)),
@@ -118,7 +118,7 @@ fn SummaryBody(summary: ResourceSummary) -> impl IntoView {
                                         let words = words.clone();
                                         move || view! { <UsageBar solid=running light=pending scale=scale over=over label=words() colour=colour /> }
                                     }
-                                    <p class="text-xs text-slate-600">{words}</p>
+                                    <p class="text-xs text-slate-600 dark:text-slate-300">{words}</p>
                                 </li>
                             }
                         }).collect_view()}
@@ -141,7 +141,7 @@ fn SummaryBody(summary: ResourceSummary) -> impl IntoView {
                     }).collect_view()}
                 </div>
             })}
-            <p class="text-xs text-slate-600">{move || i18n.tf(k!("summary.backfill"), &[("count", &format::number(i18n.locale(), summary.backfill.jobs.running as f64 + summary.backfill.jobs.pending as f64, 0))])}</p>
+            <p class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.tf(k!("summary.backfill"), &[("count", &format::number(i18n.locale(), summary.backfill.jobs.running as f64 + summary.backfill.jobs.pending as f64, 0))])}</p>
         </div>
     }
 }

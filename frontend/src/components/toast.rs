@@ -130,8 +130,8 @@ fn ToastList(tone: Tone) -> impl IntoView {
             <For each=shown key=|t| t.id let:toast>
                 {
                     let class = match toast.tone {
-                        Tone::Success => "pointer-events-auto flex items-start gap-3 rounded border border-emerald-300 bg-emerald-50 p-3 text-sm text-emerald-950 shadow",
-                        Tone::Error => "pointer-events-auto flex items-start gap-3 rounded border border-red-300 bg-red-50 p-3 text-sm text-red-950 shadow",
+                        Tone::Success => "pointer-events-auto flex items-start gap-3 rounded border border-emerald-300 dark:border-emerald-700 bg-emerald-50 dark:bg-emerald-950 p-3 text-sm text-emerald-950 dark:text-emerald-50 shadow",
+                        Tone::Error => "pointer-events-auto flex items-start gap-3 rounded border border-red-300 dark:border-red-700 bg-red-50 dark:bg-red-950 p-3 text-sm text-red-950 dark:text-red-50 shadow",
                     };
                     let icon = match toast.tone {
                         Tone::Success => "✓",

@@ -84,7 +84,7 @@ fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
         <li class=format!("{CARD} space-y-3") data-testid="node" data-node=node.name.clone()>
             <div class="flex flex-wrap items-center gap-3">
                 <h2 class="font-semibold" translate="no">{node.name.clone()}</h2>
-                <span class="rounded border border-slate-300 px-1.5 text-xs">{move || i18n.t(if node.ready { k!("cluster.ready") } else { k!("cluster.notReady") })}</span>
+                <span class="rounded border border-slate-300 dark:border-slate-600 px-1.5 text-xs">{move || i18n.t(if node.ready { k!("cluster.ready") } else { k!("cluster.notReady") })}</span>
                 <label class="ml-auto flex items-center gap-2 text-sm" for=switch_for>
                     <input type="checkbox" role="switch" id=switch_id.clone() prop:checked=move || schedulable.get() on:change=toggle disabled=move || busy.get()
                         data-testid="schedulable-toggle" />
@@ -114,7 +114,7 @@ fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
                         <div class="grid grid-cols-[8rem_1fr_18rem] items-center gap-2 text-xs" data-testid="node-resource" data-resource=res.clone()>
                             <span>{let r = res.clone(); move || format::resource_name(i18n, &r)}</span>
                             { let label = label.clone(); move || view! { <UsageBar solid=u scale=a label=label() colour=vendor_colour(&bar_res) /> } }
-                            <span class="text-slate-700">{label}</span>
+                            <span class="text-slate-700 dark:text-slate-300">{label}</span>
                         </div>
                     }
                 }).collect_view()}

@@ -1,7 +1,7 @@
 //! `/admin/prequeue`: the prequeue settings of `spec/prequeue.md` §3 — two switches, the
 //! integer fields (checked here by the shared crate's `PrequeueConfig::validate`, the server's
 //! own rule, and again by the server), the activation order — one Save, toasts; below, the live
-//! list of prequeued jobs with their positions and reasons.
+//! list of prequeued jobs with their positions and reasons, paged (`?page=` in the URL).
 
 use anteroom_shared::api::jobs::PrequeuedJob;
 use anteroom_shared::scheduling::{ActivationOrder, DefaultQuantity, PrequeueConfig, TaskDefaults};
@@ -9,6 +9,7 @@ use leptos::prelude::*;
 
 use crate::components::badges::ScheduleTypeBadge;
 use crate::components::field::Field;
+use crate::components::pager::Pager;
 use crate::components::reasons::reason_text;
 use crate::components::time::Time;
 use crate::components::toast::use_toasts;
@@ -233,7 +234,7 @@ fn SettingsForm(initial: PrequeueConfig) -> impl IntoView {
             match crate::api::save_prequeue_config(&c).await {
                 Ok(_) => toasts.success(i18n.t(k!("settings.saved")).to_owned()),
                 Err(f) => {
-                    let fields = f.fields();
+                    let fields = f.fields(i18n);
                     if !fields.is_empty() {
                         errors.set(fields);
                     }
@@ -252,7 +253,7 @@ fn SettingsForm(initial: PrequeueConfig) -> impl IntoView {
                 <input type="checkbox" role="switch" id=id class="mt-1 h-4 w-4 accent-violet-700" bind:checked=value aria-describedby=format!("{id}-hint") />
                 <span>
                     <span class="block text-sm font-medium">{move || i18n.t(label)}</span>
-                    <span id=format!("{id}-hint") class="block text-xs text-slate-600">{move || i18n.t(hint)}</span>
+                    <span id=format!("{id}-hint") class="block text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(hint)}</span>
                 </span>
             </label>
         }
@@ -284,7 +285,7 @@ fn SettingsForm(initial: PrequeueConfig) -> impl IntoView {
             </div>
             <fieldset class="space-y-3" aria-describedby="defaultRequests-hint">
                 <legend class="text-sm font-semibold">{move || i18n.t(k!("settings.defaultRequests"))}</legend>
-                <p id="defaultRequests-hint" class="text-xs text-slate-600">{move || i18n.t(k!("settings.defaultRequestsHint"))}</p>
+                <p id="defaultRequests-hint" class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(k!("settings.defaultRequestsHint"))}</p>
                 <div class="grid gap-4 md:grid-cols-2 xl:grid-cols-5">
                     {requests.get_value().into_iter().map(|(kind, label, cpu, memory)| {
                         let input = move |name: &'static str, what: Key, value: RwSignal<String>| {
@@ -293,10 +294,10 @@ fn SettingsForm(initial: PrequeueConfig) -> impl IntoView {
                             let field_label = move || format!("{} · {}", i18n.t(label), i18n.t(what));
                             view! {
                                 <div class="space-y-1">
-                                    <label for=id.clone() class="block text-sm font-medium text-slate-800">{field_label}</label>
+                                    <label for=id.clone() class="block text-sm font-medium text-slate-800 dark:text-slate-200">{field_label}</label>
                                     <input id=id.clone() class=INPUT type="text" bind:value=value
                                         aria-invalid=move || err.get().is_some().to_string() aria-describedby=format!("{id}-error") />
-                                    <p id=format!("{id}-error") class="text-xs font-medium text-red-700" data-testid="field-error">
+                                    <p id=format!("{id}-error") class="text-xs font-medium text-red-700 dark:text-red-300" data-testid="field-error">
                                         {move || err.get().map(|e| view! { <span aria-hidden="true">"⚠ "</span>{e} })}
                                     </p>
                                 </div>
@@ -330,22 +331,48 @@ fn min_message(i18n: crate::i18n::I18n, min: i64) -> String {
 fn PrequeuedList() -> impl IntoView {
     let i18n = use_i18n();
     let live = use_live();
+    let query = leptos_router::hooks::use_query_map();
+    let location = leptos_router::hooks::use_location();
+    let navigate = StoredValue::new_local(leptos_router::hooks::use_navigate());
+    let page = Memo::new(move |_| query.with(|q| crate::api::page_from(q.get("page").as_deref())));
+    let go = move |p: u64, replace: bool| {
+        let url = format!("{}?page={p}", location.pathname.get_untracked());
+        navigate.with_value(|n| {
+            n(
+                &url,
+                leptos_router::NavigateOptions {
+                    replace,
+                    scroll: false,
+                    ..Default::default()
+                },
+            )
+        });
+    };
     let list = use_fetch(move || {
         live.version();
-        crate::api::prequeued()
+        crate::api::prequeued(page.get())
+    });
+    let total = Memo::new(move |_| list.get().and_then(|r| r.ok()).map_or(0, |p| p.total));
+    let pages = Memo::new(move |_| total.get().div_ceil(crate::api::PAGE_SIZE).max(1));
+    // Jobs activated since leave a last page empty: show the last page that has jobs instead.
+    Effect::new(move |_| {
+        let last = pages.get();
+        if list.with(|l| matches!(l, Some(Ok(_)))) && page.get_untracked() > last {
+            go(last, true);
+        }
     });
     view! {
         <section class="space-y-3" aria-labelledby="prequeued-title">
             <h2 id="prequeued-title" class="text-lg font-semibold">{move || i18n.t(k!("settings.prequeuedTitle"))}</h2>
-            {show(list, move |page| {
-                if page.items.is_empty() {
+            {show(list, move |answer| {
+                if answer.items.is_empty() && answer.total == 0 {
                     return view! { <Empty text=k!("settings.prequeuedEmpty") /> }.into_any();
                 }
-                let rows: Vec<PrequeuedJob> = page.items.clone();
+                let rows: Vec<PrequeuedJob> = answer.items.clone();
                 view! {
-                    <div class="overflow-x-auto rounded border border-slate-200 bg-white">
+                    <div class="overflow-x-auto rounded border border-slate-200 dark:border-slate-700 bg-white dark:bg-slate-900">
                         <table class=TABLE data-testid="prequeued-table">
-                            <thead class="bg-slate-50"><tr>
+                            <thead class="bg-slate-50 dark:bg-slate-950"><tr>
                                 <th scope="col" class=TH>{move || i18n.t(k!("settings.position"))}</th>
                                 <th scope="col" class=TH>{move || i18n.t(k!("jobs.name"))}</th>
                                 <th scope="col" class=TH>{move || i18n.t(k!("jobs.owner"))}</th>
@@ -354,7 +381,7 @@ fn PrequeuedList() -> impl IntoView {
                                 <th scope="col" class=TH>{move || i18n.t(k!("jobs.submitted"))}</th>
                                 <th scope="col" class=TH>{move || i18n.t(k!("settings.reasons"))}</th>
                             </tr></thead>
-                            <tbody class="divide-y divide-slate-100">
+                            <tbody class="divide-y divide-slate-100 dark:divide-slate-800">
                                 {rows.into_iter().map(|p| {
                                     let at = p.job.submitted_at;
                                     let reasons = p.reasons.clone();
@@ -373,6 +400,8 @@ fn PrequeuedList() -> impl IntoView {
                             </tbody>
                         </table>
                     </div>
+                    <Pager page=Signal::from(page) pages=Signal::from(pages) total=Signal::from(total)
+                        go=move |p| go(p, false) />
                 }.into_any()
             })}
         </section>

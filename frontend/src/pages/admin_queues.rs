@@ -130,11 +130,11 @@ fn QueueRow(order: std::sync::Arc<Vec<(usize, AdminQueue)>>, at: usize, editing:
         <li>
           <div class=CARD data-testid="queue-row" data-queue=row_name data-depth=depth.to_string()>
             <div class="flex flex-wrap items-center gap-3">
-                {(depth > 0).then(|| view! { <span aria-hidden="true" class="text-slate-500">"└"</span> })}
+                {(depth > 0).then(|| view! { <span aria-hidden="true" class="text-slate-500 dark:text-slate-400">"└"</span> })}
                 <span class="font-semibold">{queue.name.clone()}</span>
-                {(queue.display_name != queue.name && !queue.display_name.is_empty()).then(|| view! { <span class="text-sm text-slate-600">{queue.display_name.clone()}</span> })}
-                <span class="rounded border border-slate-300 px-1.5 text-xs">{move || i18n.t(if q.open { k!("queue.open") } else { k!("queue.closed") })}</span>
-                <span class="text-xs text-slate-600">{move || i18n.tp(k!("queue.members.one"), k!("queue.members.other"), member_count, &[])}</span>
+                {(queue.display_name != queue.name && !queue.display_name.is_empty()).then(|| view! { <span class="text-sm text-slate-600 dark:text-slate-300">{queue.display_name.clone()}</span> })}
+                <span class="rounded border border-slate-300 dark:border-slate-600 px-1.5 text-xs">{move || i18n.t(if q.open { k!("queue.open") } else { k!("queue.closed") })}</span>
+                <span class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.tp(k!("queue.members.one"), k!("queue.members.other"), member_count, &[])}</span>
                 <button type="button" class=format!("{BUTTON_SECONDARY} ml-auto") data-testid="edit-queue"
                     aria-label=move || i18n.tf(k!("queue.editNamed"), &[("name", &edit_name)])
                     on:click=move |_| editing.set(Editing::Queue(for_edit.clone()))>
@@ -142,7 +142,7 @@ fn QueueRow(order: std::sync::Arc<Vec<(usize, AdminQueue)>>, at: usize, editing:
                 </button>
             </div>
             {if capacity.is_empty() {
-                view! { <p class="mt-1 text-xs text-slate-600">{move || i18n.t(k!("queue.noCapacity"))}</p> }.into_any()
+                view! { <p class="mt-1 text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(k!("queue.noCapacity"))}</p> }.into_any()
             } else {
                 view! {
                     <div class="mt-2 space-y-1">
@@ -251,7 +251,7 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
                     done.try_run(());
                 }
                 Err(f) => {
-                    let mut fields = f.fields();
+                    let mut fields = f.fields(i18n);
                     // Tree errors name no field: put them on the one they are about.
                     match f.code.as_str() {
                         "queue_cycle" | "parent_not_found" => fields.push(("parent".into(), i18n.failure(&f))),
@@ -286,7 +286,7 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
     let name_err = error_of("name");
     let parent_err = error_of("parent");
     view! {
-        <form class=format!("{CARD} space-y-4 border-violet-300") on:submit=save novalidate=true data-testid="queue-form">
+        <form class=format!("{CARD} space-y-4 border-violet-300 dark:border-violet-700") on:submit=save novalidate=true data-testid="queue-form">
             <h2 class="text-lg font-semibold">{move || i18n.t(if is_new { k!("queue.new") } else { k!("queue.edit") })}</h2>
             <div class="grid gap-3 md:grid-cols-2">
                 <Field id="queue-name".into() label=k!("queue.name") hint=Some(k!("queue.nameHint")) error=name_err>
@@ -329,7 +329,7 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
                         </button>
                     </div>
                 </For>
-                <p id="queue-capacity-error" class="text-xs font-medium text-red-700" data-testid="field-error">{move || capacity_error.get()}</p>
+                <p id="queue-capacity-error" class="text-xs font-medium text-red-700 dark:text-red-300" data-testid="field-error">{move || capacity_error.get()}</p>
                 <button type="button" class=BUTTON_SECONDARY on:click=move |_| rows.push("cpu".into(), String::new()) data-testid="add-capacity">
                     {move || i18n.t(k!("queue.addCapacity"))}
                 </button>

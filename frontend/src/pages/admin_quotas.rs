@@ -167,7 +167,7 @@ fn QuotaCard(
                     done.try_run(());
                 }
                 Err(f) => {
-                    server_errors.set(f.fields());
+                    server_errors.set(f.fields(i18n));
                     toasts.error(i18n.failure(&f));
                 }
             }
@@ -254,7 +254,7 @@ fn QuotaCard(
                                 <button type="button" class=BUTTON_SECONDARY on:click=move |_| rows.remove(row.id)>
                                     {move || i18n.t(k!("quota.removeRow"))}
                                 </button>
-                                <span id=format!("{rid}-error") class="text-xs font-medium text-red-700">{move || err.get()}</span>
+                                <span id=format!("{rid}-error") class="text-xs font-medium text-red-700 dark:text-red-300">{move || err.get()}</span>
                             </div>
                         }
                     }

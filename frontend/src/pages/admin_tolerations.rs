@@ -41,7 +41,7 @@ pub fn AdminTolerations() -> impl IntoView {
                     {move || i18n.t(k!("toleration.add"))}
                 </button>
             </PageHeader>
-            <p class="rounded border border-sky-200 bg-sky-50 p-3 text-sm text-sky-900" data-testid="toleration-explanation">
+            <p class="rounded border border-sky-200 dark:border-sky-800 bg-sky-50 dark:bg-sky-950 p-3 text-sm text-sky-900 dark:text-sky-100" data-testid="toleration-explanation">
                 {move || i18n.t(k!("toleration.explanation"))}
             </p>
             <Show when=move || adding.get()>
@@ -141,7 +141,7 @@ fn RuleCard(
                 }
                 Err(f) => {
                     let mut fields: Vec<(String, Problem)> = f
-                        .fields()
+                        .fields(i18n)
                         .into_iter()
                         .map(|(field, m)| (field, Problem::of(&m)))
                         .collect();
@@ -214,7 +214,7 @@ fn RuleCard(
             </div>
             <fieldset class="space-y-2" aria-describedby=described("tolerations")>
                 <legend class="text-sm font-medium">{move || i18n.t(k!("toleration.tolerations"))}</legend>
-                <p id=fid("tolerations-hint") class="text-xs text-slate-600">{move || i18n.t(k!("toleration.tolerationsHint"))}</p>
+                <p id=fid("tolerations-hint") class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(k!("toleration.tolerationsHint"))}</p>
                 <For each=move || rows.get() key=|r| r.id let:row>
                     {
                         let problem = row_problem(row);
@@ -255,14 +255,14 @@ fn RuleCard(
                                 <button type="button" class=BUTTON_SECONDARY on:click=move |_| rows.remove(row.id) data-testid="remove-toleration">
                                     {move || i18n.t(k!("toleration.removeRow"))}
                                 </button>
-                                <span id=format!("{rid}-error") class="basis-full text-xs font-medium text-red-700" data-testid="field-error">
+                                <span id=format!("{rid}-error") class="basis-full text-xs font-medium text-red-700 dark:text-red-300" data-testid="field-error">
                                     {move || problem.get().map(|p| view! { <span aria-hidden="true">"⚠ "</span>{i18n.t(p.key())} })}
                                 </span>
                             </div>
                         }
                     }
                 </For>
-                <p id=fid("tolerations-error") class="text-xs font-medium text-red-700" data-testid="field-error">
+                <p id=fid("tolerations-error") class="text-xs font-medium text-red-700 dark:text-red-300" data-testid="field-error">
                     {move || count_err.get().map(|e| view! { <span aria-hidden="true">"⚠ "</span>{e} })}
                 </p>
                 <button type="button" class=BUTTON_SECONDARY on:click=move |_| rows.push(&new_toleration()) data-testid="add-toleration">

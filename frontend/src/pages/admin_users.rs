@@ -28,16 +28,16 @@ pub fn AdminUsers() -> impl IntoView {
             {show(users, move |page| {
                 let rows: Vec<User> = page.items.clone();
                 view! {
-                    <div class="overflow-x-auto rounded border border-slate-200 bg-white">
+                    <div class="overflow-x-auto rounded border border-slate-200 dark:border-slate-700 bg-white dark:bg-slate-900">
                         <table class=TABLE data-testid="users-table">
-                            <thead class="bg-slate-50"><tr>
+                            <thead class="bg-slate-50 dark:bg-slate-950"><tr>
                                 <th scope="col" class=TH>{move || i18n.t(k!("users.username"))}</th>
                                 <th scope="col" class=TH>{move || i18n.t(k!("users.displayName"))}</th>
                                 <th scope="col" class=TH>{move || i18n.t(k!("users.role"))}</th>
                                 <th scope="col" class=TH>{move || i18n.t(k!("users.queues"))}</th>
                                 <th scope="col" class=TH>{move || i18n.t(k!("jobs.actions"))}</th>
                             </tr></thead>
-                            <tbody class="divide-y divide-slate-100">
+                            <tbody class="divide-y divide-slate-100 dark:divide-slate-800">
                                 {rows.into_iter().map(|u| view! { <UserRow user=u reload=reload /> }).collect_view()}
                             </tbody>
                         </table>
@@ -162,7 +162,7 @@ fn NewUser(reload: RwSignal<u64>) -> impl IntoView {
                     reload.try_update(|r| *r += 1);
                 }
                 Err(f) => {
-                    errors.set(f.fields());
+                    errors.set(f.fields(i18n));
                     toasts.error(i18n.failure(&f));
                 }
             }

@@ -115,7 +115,7 @@ fn VolumeCard(volume: Option<Volume>, done: Callback<()>) -> impl IntoView {
                         done.run(());
                     }
                     Err(f) => {
-                        errors.set(f.fields());
+                        errors.set(f.fields(i18n));
                         toasts.error(i18n.failure(&f));
                     }
                 }
@@ -166,7 +166,7 @@ fn VolumeCard(volume: Option<Volume>, done: Callback<()>) -> impl IntoView {
                 {text("mount", "mountPath", k!("volume.mountPath"), mount_path, false)}
             </div>
             <fieldset class="flex flex-wrap gap-4 text-sm">
-                <legend class="mb-1 font-medium text-slate-800">{move || i18n.t(k!("volume.source"))}</legend>
+                <legend class="mb-1 font-medium text-slate-800 dark:text-slate-200">{move || i18n.t(k!("volume.source"))}</legend>
                 <label class="flex items-center gap-2">
                     <input type="radio" name=source_name.clone() prop:checked=move || is_pvc.get() on:change=move |_| is_pvc.set(true) />
                     {move || i18n.t(k!("volume.pvc"))}

@@ -125,7 +125,7 @@ fn DetailView(detail: Detail, log_choice: diagnosis::LogChoice) -> impl IntoView
     let row = |label: crate::i18n::Key, value: AnyView| {
         view! {
             <div class="grid grid-cols-[12rem_1fr] gap-2 py-1 text-sm">
-                <dt class="font-medium text-slate-700">{move || i18n.t(label)}</dt>
+                <dt class="font-medium text-slate-700 dark:text-slate-300">{move || i18n.t(label)}</dt>
                 <dd>{value}</dd>
             </div>
         }
@@ -140,7 +140,7 @@ fn DetailView(detail: Detail, log_choice: diagnosis::LogChoice) -> impl IntoView
         <section class="space-y-6" data-testid="job-detail" data-phase=job.phase.as_str()>
             <header class="flex flex-wrap items-center gap-3">
                 <h1 class="text-2xl font-semibold" data-testid="page-title">{job.name.clone()}</h1>
-                <span class="text-sm text-slate-600" data-testid="job-id">{move || i18n.tf(k!("page.jobDetail.number"), &[("id", &id.to_string())])}</span>
+                <span class="text-sm text-slate-600 dark:text-slate-300" data-testid="job-id">{move || i18n.tf(k!("page.jobDetail.number"), &[("id", &id.to_string())])}</span>
                 <ScheduleTypeBadge schedule_type=job.schedule_type />
                 <PhaseBadge phase=job.phase />
                 <div class="ml-auto flex flex-wrap gap-2">
@@ -161,21 +161,21 @@ fn DetailView(detail: Detail, log_choice: diagnosis::LogChoice) -> impl IntoView
             {waiting.then(|| {
                 let standing = detail.prequeue.clone();
                 view! {
-                    <section class=format!("{CARD} space-y-3 border-violet-300") aria-labelledby="waiting-title" data-testid="prequeue-standing">
+                    <section class=format!("{CARD} space-y-3 border-violet-300 dark:border-violet-700") aria-labelledby="waiting-title" data-testid="prequeue-standing">
                         <h2 id="waiting-title" class="text-lg font-semibold">{move || i18n.t(k!("page.jobDetail.whyWaiting"))}</h2>
                         {match standing {
                             Some(s) => view! {
                                 <p class="text-sm" data-testid="position">{move || i18n.tf(k!("page.jobDetail.position"), &[("position", &format::number(i18n.locale(), s.position as f64, 0))])}</p>
                                 <Reasons reasons=s.reasons.clone() />
                             }.into_any(),
-                            None => view! { <p class="text-sm text-slate-600">{move || i18n.t(k!("page.jobDetail.positionUnknown"))}</p> }.into_any(),
+                            None => view! { <p class="text-sm text-slate-600 dark:text-slate-300">{move || i18n.t(k!("page.jobDetail.positionUnknown"))}</p> }.into_any(),
                         }}
                     </section>
                 }
             })}
             <section class=CARD aria-labelledby="details-title">
                 <h2 id="details-title" class="mb-2 text-lg font-semibold">{move || i18n.t(k!("page.jobDetail.details"))}</h2>
-                <dl class="divide-y divide-slate-100">
+                <dl class="divide-y divide-slate-100 dark:divide-slate-800">
                     {row(k!("jobs.kind"), view! { <span>{move || i18n.t(kind_label(job.kind))}</span> }.into_any())}
                     {row(k!("jobs.queue"), view! { <span>{job.queue.clone()}</span> }.into_any())}
                     {row(k!("jobs.owner"), view! { <span>{job.owner.clone()}</span> }.into_any())}
@@ -210,7 +210,7 @@ fn DetailView(detail: Detail, log_choice: diagnosis::LogChoice) -> impl IntoView
                                 None if waiting => view! { <span>{move || i18n.t(k!("jobs.waitingSinceNone"))}</span> }.into_any(),
                                 None => "—".into_any(),
                             }}</span>
-                            <p class="text-xs text-slate-700" data-testid="tolerance-left">{left}</p>
+                            <p class="text-xs text-slate-700 dark:text-slate-300" data-testid="tolerance-left">{left}</p>
                         }.into_any())
                     })}
                     {row(k!("page.jobDetail.activated"), time(job.activated_at))}
@@ -231,7 +231,7 @@ fn DetailView(detail: Detail, log_choice: diagnosis::LogChoice) -> impl IntoView
                             <th scope="col" class=TH>{move || i18n.t(k!("jobs.resources"))}</th>
                             <th scope="col" class=TH>{move || i18n.t(k!("task.nodeNames"))}</th>
                         </tr></thead>
-                        <tbody class="divide-y divide-slate-100">
+                        <tbody class="divide-y divide-slate-100 dark:divide-slate-800">
                             {job.tasks.iter().map(|t| {
                                 let res = t.resources.clone();
                                 view! {
@@ -253,7 +253,7 @@ fn DetailView(detail: Detail, log_choice: diagnosis::LogChoice) -> impl IntoView
             {in_cluster.then(|| view! { <diagnosis::LogPanel id=id tasks=job.tasks.clone() choice=log_choice /> })}
             <section class=CARD aria-labelledby="timeline-title">
                 <h2 id="timeline-title" class="mb-2 text-lg font-semibold">{move || i18n.t(k!("page.jobDetail.timeline"))}</h2>
-                <ol class="space-y-2 border-l-2 border-slate-200 pl-4" data-testid="timeline">
+                <ol class="space-y-2 border-l-2 border-slate-200 dark:border-slate-700 pl-4" data-testid="timeline">
                     {detail.events.iter().map(|e| {
                         let e = e.clone();
                         let queue = detail.job.queue.clone();
@@ -265,9 +265,9 @@ fn DetailView(detail: Detail, log_choice: diagnosis::LogChoice) -> impl IntoView
                                     let e = e.clone();
                                     move || timeline::event_title(i18n, &e)
                                 }</span>
-                                <span class="ml-2 text-xs text-slate-600"><Time at=at /></span>
+                                <span class="ml-2 text-xs text-slate-600 dark:text-slate-300"><Time at=at /></span>
                                 {target.filter(|t| *t != e.job_id).map(|t| view! { " " <a class=LINK href=format!("/jobs/{t}")>{format!("#{t}")}</a> })}
-                                <p class="text-xs text-slate-600" data-testid="timeline-detail">{
+                                <p class="text-xs text-slate-600 dark:text-slate-300" data-testid="timeline-detail">{
                                     let e = e.clone();
                                     let queue = queue.clone();
                                     move || timeline::event_description(i18n, &queue, &e, |at| format::datetime(i18n.locale(), at))

@@ -79,7 +79,7 @@ pub fn Login() -> impl IntoView {
     view! {
         <section class="mx-auto max-w-sm space-y-4">
             <h1 class="text-2xl font-semibold" data-testid="page-title">{move || i18n.t(k!("page.login.title"))}</h1>
-            <p class="text-slate-600" data-testid="page-description">{move || i18n.t(k!("page.login.description"))}</p>
+            <p class="text-slate-600 dark:text-slate-300" data-testid="page-description">{move || i18n.t(k!("page.login.description"))}</p>
             <form class=format!("{CARD} space-y-4") on:submit=submit>
                 <div class="space-y-1">
                     <label class="block text-sm font-medium" for="login-username">{move || i18n.t(k!("page.login.username"))}</label>
@@ -90,7 +90,7 @@ pub fn Login() -> impl IntoView {
                     <input id="login-password" name="password" type="password" autocomplete="current-password" required class=INPUT bind:value=password />
                 </div>
                 <Show when=move || failure.get().is_some()>
-                    <p role="alert" class="rounded border border-red-300 bg-red-50 p-2 text-sm text-red-800" data-testid="login-error">
+                    <p role="alert" class="rounded border border-red-300 dark:border-red-700 bg-red-50 dark:bg-red-950 p-2 text-sm text-red-800 dark:text-red-200" data-testid="login-error">
                         {move || failure.get().map(|f| i18n.failure(&f)).unwrap_or_default()}
                     </p>
                 </Show>

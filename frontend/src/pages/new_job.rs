@@ -250,7 +250,7 @@ pub fn NewJob() -> impl IntoView {
                     navigate(&format!("/jobs/{}", answer.job.id), Default::default());
                 }
                 Err(f) => {
-                    let fields = f.fields();
+                    let fields = f.fields(i18n);
                     if !fields.is_empty() {
                         errors.set(fields);
                     }
@@ -293,14 +293,14 @@ pub fn NewJob() -> impl IntoView {
             <div class="grid gap-6 lg:grid-cols-[1fr_24rem]">
                 <form class=format!("{CARD} space-y-5") on:submit=submit novalidate=true data-testid="job-form">
                     <fieldset class="space-y-2">
-                        <legend class="text-sm font-medium text-slate-800">{move || i18n.t(k!("jobs.kind"))}</legend>
+                        <legend class="text-sm font-medium text-slate-800 dark:text-slate-200">{move || i18n.t(k!("jobs.kind"))}</legend>
                         <div class="flex flex-wrap gap-3">
                             {JobKind::ALL.iter().map(|kd| {
                                 let kd = *kd;
                                 let id = format!("kind-{}", kd.as_str());
                                 let label_for = id.clone();
                                 view! {
-                                    <label class="flex items-center gap-2 rounded border border-slate-300 px-3 py-1.5 text-sm has-[:checked]:border-violet-600 has-[:checked]:bg-violet-50" for=label_for>
+                                    <label class="flex items-center gap-2 rounded border border-slate-300 dark:border-slate-600 px-3 py-1.5 text-sm has-[:checked]:border-violet-600 has-[:checked]:bg-violet-50 dark:has-[:checked]:bg-violet-950 dark:has-[:checked]:border-violet-400" for=label_for>
                                         <input type="radio" name="kind" id=id value=kd.as_str() prop:checked=move || kind.get() == kd
                                             on:change=move |_| kind.set(kd) class="focus:ring-2 focus:ring-violet-500" />
                                         {move || i18n.t(kind_label(kd))}
@@ -336,8 +336,8 @@ pub fn NewJob() -> impl IntoView {
                         let offered = offered_volumes();
                         (!offered.is_empty()).then(|| view! {
                             <fieldset class="space-y-2" data-testid="volume-picker">
-                                <legend class="text-sm font-medium text-slate-800">{move || i18n.t(k!("newJob.volumes"))}</legend>
-                                <p class="text-xs text-slate-600">{move || i18n.t(k!("newJob.volumesHelp"))}</p>
+                                <legend class="text-sm font-medium text-slate-800 dark:text-slate-200">{move || i18n.t(k!("newJob.volumes"))}</legend>
+                                <p class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(k!("newJob.volumesHelp"))}</p>
                                 {offered.into_iter().map(|v| {
                                     let id = format!("volume-{}", v.name);
                                     let label_for = id.clone();
@@ -355,8 +355,8 @@ pub fn NewJob() -> impl IntoView {
                                             <span>
                                                 <span class="font-medium">{v.name.clone()}</span>" "
                                                 <code class="text-xs">{v.mount_path.clone()}</code>
-                                                {v.read_only.then(|| view! { " "<span class="text-xs text-slate-600">{move || i18n.t(k!("newJob.readOnly"))}</span> })}
-                                                <span class="block text-xs text-slate-600">{v.description.clone()}</span>
+                                                {v.read_only.then(|| view! { " "<span class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(k!("newJob.readOnly"))}</span> })}
+                                                <span class="block text-xs text-slate-600 dark:text-slate-300">{v.description.clone()}</span>
                                             </span>
                                         </label>
                                     }
@@ -366,8 +366,8 @@ pub fn NewJob() -> impl IntoView {
                     }}
                     <Show when=backfill_enabled>
                         <fieldset class="space-y-2" data-testid="schedule-type">
-                            <legend class="text-sm font-medium text-slate-800">{move || i18n.t(k!("jobs.scheduleType"))}</legend>
-                            <p class="text-xs text-slate-600">{move || i18n.t(k!("newJob.scheduleHelp"))}</p>
+                            <legend class="text-sm font-medium text-slate-800 dark:text-slate-200">{move || i18n.t(k!("jobs.scheduleType"))}</legend>
+                            <p class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(k!("newJob.scheduleHelp"))}</p>
                             {[ScheduleType::Normal, ScheduleType::Backfill].into_iter().map(|t| {
                                 let id = format!("schedule-{}", t.as_str());
                                 let label_for = id.clone();
@@ -381,13 +381,13 @@ pub fn NewJob() -> impl IntoView {
                                         <span>
                                             <span class="font-medium">{move || i18n.t(schedule_label(t))}</span>
                                             " — "
-                                            <span class="text-slate-600">{move || i18n.t(schedule_description(t))}</span>
+                                            <span class="text-slate-600 dark:text-slate-300">{move || i18n.t(schedule_description(t))}</span>
                                         </span>
                                     </label>
                                 }
                             }).collect_view()}
                             <Show when=move || !kind.get().may_backfill()>
-                                <p class="text-xs text-amber-900" data-testid="backfill-unavailable">{move || i18n.t(k!("newJob.backfillUnavailable"))}</p>
+                                <p class="text-xs text-amber-900 dark:text-amber-100" data-testid="backfill-unavailable">{move || i18n.t(k!("newJob.backfillUnavailable"))}</p>
                             </Show>
                         </fieldset>
                     </Show>
@@ -396,7 +396,7 @@ pub fn NewJob() -> impl IntoView {
                             <input type="checkbox" id="never-preempt" bind:checked=never_preempt />
                             <span>
                                 <span class="font-medium">{move || i18n.t(k!("newJob.neverPreempt"))}</span>
-                                <span class="block text-xs text-slate-600">{move || i18n.t(k!("newJob.neverPreemptHelp"))}</span>
+                                <span class="block text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(k!("newJob.neverPreemptHelp"))}</span>
                             </span>
                         </label>
                     </Show>
@@ -412,17 +412,17 @@ pub fn NewJob() -> impl IntoView {
                 <aside class=format!("{CARD} h-fit space-y-3 lg:sticky lg:top-4") aria-labelledby="preview-title" aria-live="polite" data-testid="preview">
                     <h2 id="preview-title" class="text-lg font-semibold">{move || i18n.t(k!("newJob.previewTitle"))}</h2>
                     {move || match preview.get() {
-                        PreviewState::Idle => view! { <p class="text-sm text-slate-600" data-testid="preview-idle">{move || i18n.t(k!("newJob.previewIdle"))}</p> }.into_any(),
-                        PreviewState::Asking => view! { <p class="text-sm text-slate-600">{move || i18n.t(k!("newJob.previewAsking"))}</p> }.into_any(),
+                        PreviewState::Idle => view! { <p class="text-sm text-slate-600 dark:text-slate-300" data-testid="preview-idle">{move || i18n.t(k!("newJob.previewIdle"))}</p> }.into_any(),
+                        PreviewState::Asking => view! { <p class="text-sm text-slate-600 dark:text-slate-300">{move || i18n.t(k!("newJob.previewAsking"))}</p> }.into_any(),
                         PreviewState::Answer(p) => match p.decision {
                             Decision::Activated => view! {
-                                <p class="rounded border border-emerald-300 bg-emerald-50 p-2 text-sm font-medium text-emerald-900" data-testid="preview-decision" data-decision="activated">
+                                <p class="rounded border border-emerald-300 dark:border-emerald-700 bg-emerald-50 dark:bg-emerald-950 p-2 text-sm font-medium text-emerald-900 dark:text-emerald-100" data-testid="preview-decision" data-decision="activated">
                                     <span aria-hidden="true">"▶ "</span>{move || i18n.t(k!("newJob.startsNow"))}
                                 </p>
                             }.into_any(),
                             Decision::Prequeued => view! {
                                 <div class="space-y-2">
-                                    <p class="rounded border border-violet-300 bg-violet-50 p-2 text-sm font-medium text-violet-900" data-testid="preview-decision" data-decision="prequeued">
+                                    <p class="rounded border border-violet-300 dark:border-violet-700 bg-violet-50 dark:bg-violet-950 p-2 text-sm font-medium text-violet-900 dark:text-violet-100" data-testid="preview-decision" data-decision="prequeued">
                                         <span aria-hidden="true">"⏸ "</span>{move || i18n.t(k!("newJob.willWait"))}
                                     </p>
                                     <Reasons reasons=p.reasons.clone() />
@@ -430,12 +430,15 @@ pub fn NewJob() -> impl IntoView {
                             }.into_any(),
                         },
                         PreviewState::Refused(f) => {
-                            let fields = f.fields();
+                            let fields = f.fields(i18n);
                             view! {
                                 <div class="space-y-2" data-testid="preview-error">
-                                    <p role="alert" class="rounded border border-red-300 bg-red-50 p-2 text-sm text-red-900">{move || i18n.failure(&f)}</p>
-                                    <ul class="list-inside list-disc text-xs text-red-900">
-                                        {fields.into_iter().map(|(field, message)| view! { <li><code>{field}</code>": "{message}</li> }).collect_view()}
+                                    <p role="alert" class="rounded border border-red-300 dark:border-red-700 bg-red-50 dark:bg-red-950 p-2 text-sm text-red-900 dark:text-red-100">{move || i18n.failure(&f)}</p>
+                                    <ul class="list-inside list-disc text-xs text-red-900 dark:text-red-100">
+                                        {fields.into_iter().map(|(field, message)| {
+                                            let label = form::field_label(i18n, kind.get_untracked(), &field);
+                                            view! { <li data-field=field>{label}": "{message}</li> }
+                                        }).collect_view()}
                                     </ul>
                                 </div>
                             }.into_any()

@@ -38,9 +38,9 @@ pub fn Templates() -> impl IntoView {
                         view! { <Empty text=k!("templates.empty") /> }.into_any()
                     } else {
                         view! {
-                            <div class="overflow-x-auto rounded border border-slate-200 bg-white">
+                            <div class="overflow-x-auto rounded border border-slate-200 dark:border-slate-700 bg-white dark:bg-slate-900">
                                 <table class=TABLE data-testid="templates-table">
-                                    <thead class="bg-slate-50"><tr>
+                                    <thead class="bg-slate-50 dark:bg-slate-950"><tr>
                                         <th scope="col" class=TH>{move || i18n.t(k!("templates.name"))}</th>
                                         <th scope="col" class=TH>{move || i18n.t(k!("jobs.kind"))}</th>
                                         <th scope="col" class=TH>{move || i18n.t(k!("templates.image"))}</th>
@@ -48,7 +48,7 @@ pub fn Templates() -> impl IntoView {
                                         <th scope="col" class=TH>{move || i18n.t(k!("templates.status"))}</th>
                                         <th scope="col" class=TH>{move || i18n.t(k!("jobs.actions"))}</th>
                                     </tr></thead>
-                                    <tbody class="divide-y divide-slate-100">
+                                    <tbody class="divide-y divide-slate-100 dark:divide-slate-800">
                                         {list.into_iter().map(|t| view! { <TemplateRow template=t reload=reload /> }).collect_view()}
                                     </tbody>
                                 </table>
@@ -68,7 +68,7 @@ fn KindDefaults(templates: Vec<JobTemplate>) -> impl IntoView {
     view! {
         <section class=format!("{CARD} space-y-2") data-testid="kind-defaults" aria-labelledby="kind-defaults-title">
             <h2 id="kind-defaults-title" class="text-lg font-semibold">{move || i18n.t(k!("templates.kindDefaults"))}</h2>
-            <p class="text-sm text-slate-600">{move || i18n.t(k!("templates.kindDefaultsHelp"))}</p>
+            <p class="text-sm text-slate-600 dark:text-slate-300">{move || i18n.t(k!("templates.kindDefaultsHelp"))}</p>
             <dl class="grid gap-x-6 gap-y-1 text-sm sm:grid-cols-[auto_1fr]">
                 {JobKind::ALL.iter().map(|kind| {
                     let kind = *kind;
@@ -78,7 +78,7 @@ fn KindDefaults(templates: Vec<JobTemplate>) -> impl IntoView {
                         <dd data-testid="kind-default" data-kind=kind.as_str()>
                             {match default {
                                 Some(name) => view! { <span>{name}</span> }.into_any(),
-                                None => view! { <span class="text-slate-500">{move || i18n.t(k!("templates.noDefault"))}</span> }.into_any(),
+                                None => view! { <span class="text-slate-500 dark:text-slate-400">{move || i18n.t(k!("templates.noDefault"))}</span> }.into_any(),
                             }}
                         </dd>
                     }
@@ -201,7 +201,7 @@ fn TemplateRow(template: JobTemplate, reload: RwSignal<u64>) -> impl IntoView {
         <tr data-testid="template-row" data-name=name.clone()>
             <td class=TD>
                 <span class="block font-medium">{name.clone()}</span>
-                {(!template.description.is_empty()).then(|| view! { <span class="block text-slate-600">{template.description.clone()}</span> })}
+                {(!template.description.is_empty()).then(|| view! { <span class="block text-slate-600 dark:text-slate-300">{template.description.clone()}</span> })}
             </td>
             <td class=TD>{move || i18n.t(kind_label(kind))}</td>
             <td class=format!("{TD} font-mono text-xs break-all")>{image}</td>
@@ -209,13 +209,13 @@ fn TemplateRow(template: JobTemplate, reload: RwSignal<u64>) -> impl IntoView {
             <td class=TD>
                 <span class="flex flex-wrap gap-1">
                     {published.then(|| view! {
-                        <span class="rounded bg-sky-100 px-2 py-0.5 text-xs text-sky-900" data-testid="template-published">{move || i18n.t(k!("templates.isPublished"))}</span>
+                        <span class="rounded bg-sky-100 dark:bg-sky-900 px-2 py-0.5 text-xs text-sky-900 dark:text-sky-100" data-testid="template-published">{move || i18n.t(k!("templates.isPublished"))}</span>
                     })}
                     {is_default.then(|| view! {
-                        <span class="rounded bg-violet-100 px-2 py-0.5 text-xs text-violet-900" data-testid="template-default">{move || i18n.t(k!("templates.isDefault"))}</span>
+                        <span class="rounded bg-violet-100 dark:bg-violet-900 px-2 py-0.5 text-xs text-violet-900 dark:text-violet-100" data-testid="template-default">{move || i18n.t(k!("templates.isDefault"))}</span>
                     })}
                     {(!published).then(|| view! {
-                        <span class="rounded bg-slate-100 px-2 py-0.5 text-xs text-slate-700">{move || i18n.t(k!("templates.isPrivate"))}</span>
+                        <span class="rounded bg-slate-100 dark:bg-slate-800 px-2 py-0.5 text-xs text-slate-700 dark:text-slate-300">{move || i18n.t(k!("templates.isPrivate"))}</span>
                     })}
                 </span>
             </td>

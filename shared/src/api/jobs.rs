@@ -386,6 +386,10 @@ pub struct JobEventItem {
     /// admins only, `clusterError`: the cluster's own text.
     #[serde(default)]
     pub details: Option<serde_json::Value>,
+    /// The job's owner (username), on the event stream only: a list filtered by owner
+    /// refetches for that owner's events alone. Absent in a job's timeline (the job says it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
     /// When it happened.
     pub created_at: DateTime<Utc>,
 }

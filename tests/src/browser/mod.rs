@@ -58,6 +58,12 @@ impl Browser {
     /// Chromium or chromedriver is missing: tests that need a browser are
     /// `#[ignore = "needs Chromium"]` and must fail, not pass, when run without one.
     pub async fn start(accept_language: &str) -> Browser {
+        Self::start_with(accept_language, &[]).await
+    }
+
+    /// [`Browser::start`] with more Chromium flags (`--force-dark-mode`: the system prefers
+    /// dark).
+    pub async fn start_with(accept_language: &str, flags: &[&str]) -> Browser {
         let chromium = find(&["/usr/bin/chromium", "/usr/bin/chromium-browser"]);
         let driver_bin = find(&["/usr/bin/chromedriver"]);
         let (Some(chromium), Some(driver_bin)) = (chromium, driver_bin) else {
@@ -90,6 +96,7 @@ impl Browser {
         let profile = tempfile::tempdir().expect("profile dir");
         let mut args: Vec<String> = CHROMIUM_FLAGS.iter().map(|s| s.to_string()).collect();
         args.push(format!("--user-data-dir={}", profile.path().display()));
+        args.extend(flags.iter().map(|f| f.to_string()));
         let caps = json!({
             "browserName": "chrome",
             "goog:chromeOptions": {

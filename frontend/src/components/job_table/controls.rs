@@ -41,14 +41,14 @@ pub(super) fn MultiFilter(
         }
     };
     view! {
-        <div class="flex flex-col gap-1 text-xs font-medium text-slate-700">
+        <div class="flex flex-col gap-1 text-xs font-medium text-slate-700 dark:text-slate-300">
             <span id=format!("{id}-label")>{move || i18n.t(label)}</span>
             <details class="relative" data-testid=id>
                 <summary id=id class=format!("{INPUT} w-44 cursor-pointer truncate") aria-labelledby=format!("{id}-label {id}")
                     data-testid=format!("{id}-summary")>
                     {summary}
                 </summary>
-                <fieldset class="absolute z-10 mt-1 w-56 space-y-1 rounded border border-slate-300 bg-white p-2 shadow-lg"
+                <fieldset class="absolute z-10 mt-1 w-56 space-y-1 rounded border border-slate-300 dark:border-slate-600 bg-white dark:bg-slate-900 p-2 shadow-lg"
                     id=format!("{id}-options")>
                     <legend class="sr-only">{move || i18n.t(label)}</legend>
                     <For each=move || options.get() key=|(v, text)| (v.clone(), text.clone()) let:option>
@@ -58,7 +58,7 @@ pub(super) fn MultiFilter(
                             let checked = move || chosen.with(|c| c.contains(&v));
                             let v = value.clone();
                             view! {
-                                <label class="flex items-center gap-2 text-sm font-normal text-slate-800">
+                                <label class="flex items-center gap-2 text-sm font-normal text-slate-800 dark:text-slate-200">
                                     <input type="checkbox" value=value.clone() prop:checked=checked on:change=move |ev| {
                                         let on = event_target_checked(&ev);
                                         let mut now = chosen.get_untracked();
@@ -103,7 +103,7 @@ pub(super) fn SortHeader(
     };
     view! {
         <th scope="col" class=TH aria-sort=aria>
-            <button type="button" class="inline-flex items-center gap-1 uppercase hover:text-slate-900 focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500"
+            <button type="button" class="inline-flex items-center gap-1 uppercase hover:text-slate-900 dark:hover:text-slate-100 focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500"
                 data-testid=format!("sort-{}", field.as_str())
                 on:click=move |_| {
                     let now = sort();

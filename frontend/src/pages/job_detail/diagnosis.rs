@@ -48,7 +48,7 @@ pub fn FailureLine(
         line
     };
     view! {
-        <p role="status" class="rounded border border-red-300 bg-red-50 p-3 text-sm text-red-900" data-testid="failure-line">
+        <p role="status" class="rounded border border-red-300 dark:border-red-700 bg-red-50 dark:bg-red-950 p-3 text-sm text-red-900 dark:text-red-100" data-testid="failure-line">
             <span class="font-medium">{move || i18n.t(k!("jobs.failure"))}": "</span>
             {text}
         </p>
@@ -79,7 +79,7 @@ pub fn PodsPanel(
                 let p = p.clone();
                 view! {
                     {if p.pods.is_empty() {
-                        view! { <p class="text-sm text-slate-600" data-testid="no-pods">{move || i18n.t(if in_cluster { k!("pods.none") } else { k!("pods.notInCluster") })}</p> }.into_any()
+                        view! { <p class="text-sm text-slate-600 dark:text-slate-300" data-testid="no-pods">{move || i18n.t(if in_cluster { k!("pods.none") } else { k!("pods.notInCluster") })}</p> }.into_any()
                     } else {
                         view! {
                             <div class="overflow-x-auto">
@@ -92,7 +92,7 @@ pub fn PodsPanel(
                                         <th scope="col" class=TH>{move || i18n.t(k!("pods.exitCode"))}</th>
                                         <th scope="col" class=TH>{move || i18n.t(k!("pods.restarts"))}</th>
                                     </tr></thead>
-                                    <tbody class="divide-y divide-slate-100">
+                                    <tbody class="divide-y divide-slate-100 dark:divide-slate-800">
                                         {p.pods.iter().map(|pod| view! {
                                             <tr data-testid="pod-row" data-phase=pod.phase.clone()>
                                                 <td class=TD><code class="text-xs">{pod.name.clone()}</code></td>
@@ -100,7 +100,7 @@ pub fn PodsPanel(
                                                 <td class=TD>{pod.phase.clone()}</td>
                                                 <td class=TD>
                                                     <span class="font-medium">{pod.reason.clone().unwrap_or_default()}</span>
-                                                    {pod.message.clone().map(|m| view! { <p class="text-xs text-slate-600">{m}</p> })}
+                                                    {pod.message.clone().map(|m| view! { <p class="text-xs text-slate-600 dark:text-slate-300">{m}</p> })}
                                                 </td>
                                                 <td class=TD>{pod.exit_code.map(|c| c.to_string()).unwrap_or_else(|| "—".into())}</td>
                                                 <td class=TD>{pod.restarts}</td>
@@ -113,7 +113,7 @@ pub fn PodsPanel(
                     }}
                     <h3 class="text-sm font-semibold">{move || i18n.t(k!("pods.events"))}</h3>
                     {if p.events.is_empty() {
-                        view! { <p class="text-sm text-slate-600">{move || i18n.t(k!("pods.eventsNone"))}</p> }.into_any()
+                        view! { <p class="text-sm text-slate-600 dark:text-slate-300">{move || i18n.t(k!("pods.eventsNone"))}</p> }.into_any()
                     } else {
                         view! {
                             <ul class="space-y-1 text-sm" data-testid="cluster-events">
@@ -123,14 +123,14 @@ pub fn PodsPanel(
                                     let count = e.count;
                                     view! {
                                         <li data-testid="cluster-event" data-reason=e.reason.clone()>
-                                            <span class=if warning { "font-medium text-red-800" } else { "font-medium" }>
+                                            <span class=if warning { "font-medium text-red-800 dark:text-red-200" } else { "font-medium" }>
                                                 {warning.then(|| view! { <span aria-hidden="true">"⚠ "</span><span class="sr-only">{move || i18n.t(k!("pods.warning"))}" "</span> })}
                                                 {e.reason.clone()}
                                             </span>
                                             " "<code class="text-xs">{e.object.clone()}</code>
-                                            {(count > 1).then(|| view! { " "<span class="text-xs text-slate-600">{move || i18n.tf(k!("pods.count"), &[("count", &count.to_string())])}</span> })}
-                                            " "<span class="text-xs text-slate-600">{move || last.map(|t| format::datetime(i18n.locale(), t)).unwrap_or_default()}</span>
-                                            <p class="text-xs text-slate-700">{e.message.clone()}</p>
+                                            {(count > 1).then(|| view! { " "<span class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.tf(k!("pods.count"), &[("count", &count.to_string())])}</span> })}
+                                            " "<span class="text-xs text-slate-600 dark:text-slate-300">{move || last.map(|t| format::datetime(i18n.locale(), t)).unwrap_or_default()}</span>
+                                            <p class="text-xs text-slate-700 dark:text-slate-300">{e.message.clone()}</p>
                                         </li>
                                     }
                                 }).collect_view()}
@@ -233,10 +233,13 @@ pub fn LogPanel(
                 </label>
                 <a class=LINK href=download data-testid="log-download">{move || i18n.t(k!("logs.download"))}</a>
             </div>
-            <p class="text-xs text-slate-600">{move || i18n.tf(k!("logs.lines"), &[("count", &(if follow.get() { FOLLOWED_LINES } else { SHOWN_LINES }).to_string())])}</p>
+            <p class="text-xs text-slate-600 dark:text-slate-300">{move || {
+                let lines = if follow.get() { FOLLOWED_LINES } else { SHOWN_LINES };
+                i18n.tp(k!("logs.lines.one"), k!("logs.lines.other"), lines as u64, &[])
+            }}</p>
             {show(log, move |text: &String| {
                 if text.is_empty() {
-                    view! { <p class="text-sm text-slate-600" data-testid="log-empty">{move || i18n.t(k!("logs.empty"))}</p> }.into_any()
+                    view! { <p class="text-sm text-slate-600 dark:text-slate-300" data-testid="log-empty">{move || i18n.t(k!("logs.empty"))}</p> }.into_any()
                 } else {
                     view! { <LogLines text=text.clone() follow=follow /> }.into_any()
                 }

@@ -97,6 +97,57 @@ pub fn replicas_editable(kind: JobKind, index: usize) -> bool {
     }
 }
 
+/// The words the form uses for the API's field path (`tasks[1].resources.cpu` → "Task worker ·
+/// CPU (cores)"): what a person sees next to the input, not the JSON path. A path the form has
+/// no input for keeps its own spelling.
+pub(super) fn field_label(i18n: I18n, kind: JobKind, path: &str) -> String {
+    let top = |name: &str| match name {
+        "name" => Some(i18n.t(k!("jobs.name"))),
+        "queue" => Some(i18n.t(k!("jobs.queue"))),
+        "kind" => Some(i18n.t(k!("jobs.kind"))),
+        "scheduleType" => Some(i18n.t(k!("jobs.scheduleType"))),
+        "preemptionPolicy" => Some(i18n.t(k!("newJob.neverPreempt"))),
+        "volumes" => Some(i18n.t(k!("newJob.volumes"))),
+        "tasks" => Some(i18n.t(k!("task.name"))),
+        _ => None,
+    };
+    let task_field = |name: &str| match name {
+        "name" => Some(i18n.t(k!("task.name"))),
+        "replicas" => Some(i18n.t(k!("task.replicas"))),
+        "image" => Some(i18n.t(k!("task.image"))),
+        "command" => Some(i18n.t(k!("task.command"))),
+        "env" => Some(i18n.t(k!("task.env"))),
+        "shmSize" => Some(i18n.t(k!("task.shm"))),
+        "nodeNames" => Some(i18n.t(k!("task.nodeNames"))),
+        "resources.cpu" => Some(i18n.t(k!("task.cpu"))),
+        "resources.memory" => Some(i18n.t(k!("task.memory"))),
+        "resources" | "accelerator" => Some(i18n.t(k!("task.accelerator"))),
+        other if other.starts_with("resources.") => Some(i18n.t(k!("task.acceleratorCount"))),
+        _ => None,
+    };
+    let Some(rest) = path.strip_prefix("tasks[") else {
+        let head = path.split(['.', '[']).next().unwrap_or(path);
+        return top(head).map_or_else(|| path.to_owned(), str::to_owned);
+    };
+    let Some((index, field)) = rest.split_once(']') else {
+        return path.to_owned();
+    };
+    let task = index
+        .parse::<usize>()
+        .ok()
+        .and_then(|i| task_names(kind).get(i))
+        .map_or_else(|| index.to_owned(), |n| (*n).to_owned());
+    let task = i18n.tf(k!("newJob.task"), &[("task", &task)]);
+    let field = field.trim_start_matches('.');
+    // `env[2].name`, `command[0]`, `nodeNames[1]`: the input holds the whole list.
+    let base = field.split('[').next().unwrap_or(field);
+    match (field.is_empty(), task_field(base)) {
+        (true, _) => task,
+        (false, Some(label)) => format!("{task} · {label}"),
+        (false, None) => format!("{task} · {field}"),
+    }
+}
+
 /// A form error: the API field and what is wrong, in words.
 pub(super) type FieldErrors = Vec<(String, String)>;
 
