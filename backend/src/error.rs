@@ -69,7 +69,7 @@ impl ApiError {
         self
     }
 
-    /// 422 `validation_failed` naming the fields: `[{field, message}]`.
+    /// 422 `validation_failed` naming the fields: `[{field, message, code, params?}]`.
     pub fn validation(fields: Vec<FieldError>) -> Self {
         let msg = match fields.first() {
             Some(f) if fields.len() == 1 => format!("invalid {}: {}", f.field, f.message),

@@ -29,6 +29,15 @@ impl Rule {
         }
     }
 
+    /// A rule whose English text is made at run time but whose translation names no value.
+    pub fn coded(code: &'static str, message: impl Into<std::borrow::Cow<'static, str>>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            params: None,
+        }
+    }
+
     /// A rule whose text names values (`params`, also written into `message`).
     pub fn with(code: &'static str, message: impl Into<std::borrow::Cow<'static, str>>, params: Value) -> Self {
         Self {

@@ -277,13 +277,17 @@ impl JobFilter {
     }
 }
 
-/// The 1-based page a URL's `page` value names (anything else: the first).
+/// The 1-based page a URL's `page` value names (anything else: the first; beyond the API's
+/// last page number, its last).
 pub fn page_from(value: Option<&str>) -> u64 {
     value
         .and_then(|v| v.parse::<u64>().ok())
         .filter(|p| *p >= 1)
-        .unwrap_or(1)
+        .map_or(1, |p| p.min(MAX_PAGE))
 }
+
+/// The highest page number the API takes (`page` above it is a 422).
+const MAX_PAGE: u64 = 1_000_000;
 
 /// `GET /api/v1/jobs`: the caller's jobs, newest first.
 pub async fn my_jobs(filter: &JobFilter, page: u64) -> Result<Page<Job>, ApiFailure> {
@@ -497,8 +501,8 @@ pub async fn set_schedulable(name: &str, schedulable: bool) -> Result<ClusterNod
     .await
 }
 
-/// `GET /api/v1/admin/prequeue`: page `page` of the prequeued jobs, in the order the watcher
-/// considers them, with their positions and reasons.
+/// `GET /api/v1/admin/prequeue`: page `page` of the prequeued jobs, oldest first, with their
+/// positions in their queues and their reasons.
 pub async fn prequeued(page: u64) -> Result<Page<PrequeuedJob>, ApiFailure> {
     get(&format!("/api/v1/admin/prequeue?page={page}&pageSize={PAGE_SIZE}")).await
 }
@@ -599,5 +603,6 @@ mod tests {
         assert_eq!(page_from(Some("-2")), 1);
         assert_eq!(page_from(Some("x")), 1);
         assert_eq!(page_from(None), 1);
+        assert_eq!(page_from(Some("99999999")), 1_000_000);
     }
 }

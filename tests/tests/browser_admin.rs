@@ -350,3 +350,40 @@ async fn browser_an_admin_sees_the_seeded_toleration_rule_and_adds_one_for_a_que
     b.assert_clean("/admin/tolerations").await;
     b.close().await;
 }
+
+/// The admin prequeue list is paged, the page in the URL: no cap, Back returns to the page
+/// before, and a page past the end (jobs activated since) shows the last one instead.
+#[tokio::test]
+#[ignore = "needs Chromium"]
+async fn browser_the_admin_prequeue_list_pages_every_waiting_job() {
+    require_ui();
+    let app = TestApp::builder().start().await;
+    let admin = app.admin_token().await;
+    anteroom_tests::api::settings(&app, &admin, json!({"queueQuotaEnabled": true})).await;
+    anteroom_tests::api::quota(&app, &admin, "default", json!({"cpu": "1"})).await;
+    // One runs, 54 wait: 50 on the first page, 4 on the second.
+    anteroom_tests::api::submit_jobs(&app, &admin, 55, json!({"cpu": "1", "memory": "64Mi"})).await;
+    let b = Browser::start("en-US,en").await;
+    b.login(&app.url(""), "admin", ADMIN_PASSWORD).await;
+    b.client.goto(&app.url("/admin/prequeue")).await.unwrap();
+    let rows = "document.querySelectorAll('[data-testid=prequeued-row]').length";
+    b.wait_until("the first page", &format!("{rows} === 50")).await.unwrap();
+    b.wait_for_text("[data-testid=page-of]", "Page 1 of 2 · 54 jobs")
+        .await
+        .unwrap();
+    b.click("[data-testid=pager] button:last-child").await;
+    b.wait_until("the second page", &format!("{rows} === 4")).await.unwrap();
+    assert_eq!(b.path().await, "/admin/prequeue?page=2");
+    b.assert_clean("/admin/prequeue?page=2").await;
+    b.client.back().await.unwrap();
+    b.wait_until("Back shows the first page again", &format!("{rows} === 50"))
+        .await
+        .unwrap();
+    assert_eq!(b.path().await, "/admin/prequeue");
+    b.client.goto(&app.url("/admin/prequeue?page=9")).await.unwrap();
+    b.wait_until("a page past the end shows the last one", &format!("{rows} === 4"))
+        .await
+        .unwrap();
+    assert_eq!(b.path().await, "/admin/prequeue?page=2");
+    b.close().await;
+}

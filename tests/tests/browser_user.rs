@@ -380,3 +380,29 @@ async fn browser_a_job_waiting_for_shared_room_shows_how_long_until_its_toleranc
     b.assert_clean("the job page of a waiting job").await;
     b.close().await;
 }
+
+/// A refusal the form cannot foresee (a node the cluster does not have) reads in the user's
+/// language: the field by its label, what is wrong from the API's code and values, never the
+/// API's path or English text.
+#[tokio::test]
+#[ignore = "needs Chromium"]
+async fn browser_a_refused_field_is_named_by_its_label_in_the_users_language() {
+    require_ui();
+    let app = TestApp::builder().start().await;
+    app.user_token("alice").await;
+    let b = Browser::start("zh-CN,zh").await;
+    b.login(&app.url(""), "alice", USER_PASSWORD).await;
+    b.client.goto(&app.url("/jobs/new")).await.unwrap();
+    fill_custom_job(&b, "pinned", "1").await;
+    b.fill("#task0-nodeNames", "gpu-99").await;
+    b.wait_for_text(
+        "[data-testid=preview-error] li[data-field='tasks[0].nodeNames[0]']",
+        "任务 main · 指定节点：gpu-99 不是此集群的节点。",
+    )
+    .await
+    .unwrap();
+    // (Not `assert_clean`: Chromium logs the 422 itself as a console error.)
+    let violations = b.axe_violations().await;
+    assert!(violations.is_empty(), "{violations:?}");
+    b.close().await;
+}

@@ -142,51 +142,107 @@ fn tf_calls(dir: &std::path::Path) -> (Vec<Call>, usize) {
                 unchecked += 1;
                 continue;
             };
-            let Some(list) = list.strip_prefix("&[") else {
+            let Some(names) = arg_names(list) else {
                 unchecked += 1;
                 continue;
             };
-            // The list's text up to its closing bracket (strings skipped whole).
-            let (mut depth, mut in_string, mut escaped, mut end) = (1, false, false, list.len());
-            for (j, c) in list.char_indices() {
-                match (in_string, escaped, c) {
-                    (true, true, _) => escaped = false,
-                    (true, false, '\\') => escaped = true,
-                    (true, false, '"') => in_string = false,
-                    (true, ..) => {}
-                    (false, _, '"') => in_string = true,
-                    (false, _, '[') => depth += 1,
-                    (false, _, ']') => {
-                        depth -= 1;
-                        if depth == 0 {
-                            end = j;
-                            break;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            let list = &list[..end];
-            let mut names = std::collections::BTreeSet::new();
-            for (j, _) in list.match_indices("(\"") {
-                let r = &list[j + 2..];
-                let name_end = r.find('"').unwrap();
-                let name = &r[..name_end];
-                if !name.is_empty()
-                    && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                    && r[name_end + 1..].trim_start().starts_with(',')
-                {
-                    names.insert(name.to_owned());
-                }
-            }
             calls.push(Call {
                 at,
                 key: key.to_owned(),
                 names,
             });
         }
+        // A plural pair (`tp(ONE, OTHER, n, &[…])`): both texts get the list and `{count}`.
+        for (i, _) in text.match_indices(".tp(") {
+            let at = format!("{}:{}", p.display(), text[..i].matches('\n').count() + 1);
+            let rest = call_arguments(text[i + 4..].trim_start());
+            let keys: Vec<&str> = rest
+                .split("k!(\"")
+                .skip(1)
+                .take(2)
+                .filter_map(|r| r.find('"').map(|end| &r[..end]))
+                .collect();
+            let list = rest.find("&[").map(|j| &rest[j..]);
+            let (true, Some(Some(mut names))) = (keys.len() == 2 && rest.starts_with("k!(\""), list.map(arg_names))
+            else {
+                unchecked += 1;
+                continue;
+            };
+            names.insert("count".to_owned());
+            for key in keys {
+                calls.push(Call {
+                    at: at.clone(),
+                    key: key.to_owned(),
+                    names: names.clone(),
+                });
+            }
+        }
     }
     (calls, unchecked)
+}
+
+/// The text of a call's arguments: `text` (what follows its opening parenthesis) up to the
+/// parenthesis that closes it (strings skipped whole).
+fn call_arguments(text: &str) -> &str {
+    let (mut depth, mut in_string, mut escaped) = (1, false, false);
+    for (j, c) in text.char_indices() {
+        match (in_string, escaped, c) {
+            (true, true, _) => escaped = false,
+            (true, false, '\\') => escaped = true,
+            (true, false, '"') => in_string = false,
+            (true, ..) => {}
+            (false, _, '"') => in_string = true,
+            (false, _, '(') => depth += 1,
+            (false, _, ')') => {
+                depth -= 1;
+                if depth == 0 {
+                    return &text[..j];
+                }
+            }
+            _ => {}
+        }
+    }
+    text
+}
+
+/// The names of a literal argument list `&[("name", value), …]` (strings skipped whole), or
+/// `None` when `list` does not start with one.
+fn arg_names(list: &str) -> Option<std::collections::BTreeSet<String>> {
+    let list = list.strip_prefix("&[")?;
+    // The list's text up to its closing bracket (strings skipped whole).
+    let (mut depth, mut in_string, mut escaped, mut end) = (1, false, false, list.len());
+    for (j, c) in list.char_indices() {
+        match (in_string, escaped, c) {
+            (true, true, _) => escaped = false,
+            (true, false, '\\') => escaped = true,
+            (true, false, '"') => in_string = false,
+            (true, ..) => {}
+            (false, _, '"') => in_string = true,
+            (false, _, '[') => depth += 1,
+            (false, _, ']') => {
+                depth -= 1;
+                if depth == 0 {
+                    end = j;
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let list = &list[..end];
+    let mut names = std::collections::BTreeSet::new();
+    for (j, _) in list.match_indices("(\"") {
+        let r = &list[j + 2..];
+        let name_end = r.find('"').unwrap();
+        let name = &r[..name_end];
+        if !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && r[name_end + 1..].trim_start().starts_with(',')
+        {
+            names.insert(name.to_owned());
+        }
+    }
+    Some(names)
 }
 
 /// Every placeholder a call passes is in the text, and every placeholder of the text is

@@ -163,10 +163,11 @@ fn every_error_code_the_api_answers_is_translated_in_every_language() {
     assert!(missing.is_empty(), "untranslated error codes:\n{}", missing.join("\n"));
 }
 
-/// The field rules made in one source file: `Rule::fixed("code", …)` (no parameters) and
+/// The field rules made in one source file: `Rule::fixed("code", …)` and `Rule::coded("code", …)`
+/// (no parameters) and
 /// `Rule::with("code", …, json!({ "name": … }))` (the parameters its `json!` names).
 fn field_rules_in_source(text: &str, rules: &mut std::collections::BTreeMap<String, BTreeSet<String>>) {
-    for (pattern, with_params) in [("Rule::fixed(", false), ("Rule::with(", true)] {
+    for (pattern, with_params) in [("Rule::fixed(", false), ("Rule::coded(", false), ("Rule::with(", true)] {
         for (at, _) in text.match_indices(pattern) {
             let args = &text[at + pattern.len()..];
             let Some(code) = args.trim_start().strip_prefix('"').and_then(|a| a.split('"').next()) else {

@@ -19,6 +19,16 @@ async fn the_event_stream_resumes_after_a_reconnect_without_losing_an_event(app:
     };
     let res = open(None).await.unwrap();
     assert_eq!(res.status(), 200);
+    // An admin's stream carries everyone's events, each naming its job's owner.
+    let admin = app.admin_token().await;
+    let everyone = app
+        .client
+        .get(app.url("/api/v1/jobs/events/stream"))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(everyone.status(), 200);
     assert!(
         res.headers()["content-type"]
             .to_str()
@@ -64,6 +74,9 @@ async fn the_event_stream_resumes_after_a_reconnect_without_losing_an_event(app:
     );
     // Each names its job's owner, so a list of one user's jobs can ignore the others'.
     assert!(first.iter().all(|(_, e)| e["owner"] == "mia"), "{first:?}");
+    let all = read_events_after(everyone, 6, 0).await;
+    let owners: Vec<&str> = all.iter().map(|(_, e)| e["owner"].as_str().unwrap()).collect();
+    assert_eq!(owners, ["mia", "mia", "noah", "noah", "mia", "mia"], "{all:?}");
     let last = first[1].0;
     // Reconnect after the second event: what followed it arrives again, then what came later.
     call(

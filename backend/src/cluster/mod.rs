@@ -309,6 +309,27 @@ impl ClusterError {
 /// How many creates of one [`Cluster::create_jobs`] call are in flight at once by default.
 pub const CONCURRENT_CREATES: usize = 8;
 
+/// How long one create of [`Cluster::create_jobs`] may take by default before it counts as
+/// unavailable. A create that hangs (an API server that accepted the connection and never
+/// answers) would otherwise hold its whole group's answers — the submitters' HTTP responses —
+/// until the client library's own read timeout, minutes later. The create may still land:
+/// creates are idempotent, so the retry adopts it.
+pub const CREATE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// `create` bounded by `limit`: its own answer, or [`ClusterError::Unavailable`] once `limit`
+/// has passed.
+pub async fn bounded_create(
+    create: impl std::future::Future<Output = Result<(), ClusterError>>,
+    limit: std::time::Duration,
+) -> Result<(), ClusterError> {
+    tokio::time::timeout(limit, create).await.unwrap_or_else(|_| {
+        Err(ClusterError::Unavailable(format!(
+            "the create did not answer within {} s",
+            limit.as_secs()
+        )))
+    })
+}
+
 /// What the rest of Anteroom needs from a cluster.
 #[async_trait]
 pub trait Cluster: Send + Sync + 'static {
@@ -329,11 +350,15 @@ pub trait Cluster: Send + Sync + 'static {
 
     /// Creates several jobs, each as [`Cluster::create_job`] would, answering each in order.
     /// A cluster that commits its own writes (the simulated one) commits them together; by
-    /// default they go out a few at a time, as independent requests.
+    /// default they go out a few at a time, as independent requests, each bounded by
+    /// [`CREATE_TIMEOUT`].
     async fn create_jobs(&self, specs: &[JobSpec]) -> Vec<Result<(), ClusterError>> {
         use futures::StreamExt;
         // The futures made first: a closure inside the stream trips async-trait's lifetimes.
-        let creates: Vec<_> = specs.iter().map(|spec| self.create_job(spec)).collect();
+        let creates: Vec<_> = specs
+            .iter()
+            .map(|spec| bounded_create(self.create_job(spec), CREATE_TIMEOUT))
+            .collect();
         futures::stream::iter(creates)
             .buffered(CONCURRENT_CREATES)
             .collect()
@@ -461,5 +486,26 @@ pub async fn from_config(
                 sim: None,
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_create_that_never_answers_is_unavailable_once_its_time_is_up() {
+        let limit = Duration::from_secs(15);
+        let started = tokio::time::Instant::now();
+        let hung = bounded_create(std::future::pending(), limit).await;
+        assert!(matches!(hung, Err(ClusterError::Unavailable(_))), "{hung:?}");
+        assert!(hung.unwrap_err().is_transient(), "retried later, not failed for good");
+        assert_eq!(started.elapsed(), limit, "given up when its time was up, not before");
+        // An answer in time is the answer, a refusal included.
+        assert!(bounded_create(async { Ok(()) }, limit).await.is_ok());
+        let refused = bounded_create(async { Err(ClusterError::Rejected("no".into())) }, limit).await;
+        assert!(matches!(refused, Err(ClusterError::Rejected(_))));
     }
 }

@@ -9,7 +9,7 @@ use anteroom_shared::api::jobs::{
 };
 use anteroom_shared::api::prequeue::ResourceSummary;
 use anteroom_shared::api::{ErrorBody, Page};
-use anteroom_shared::scheduling::{JobKind, JobPhase, ScheduleType};
+use anteroom_shared::scheduling::{JobKind, JobPhase, ScheduleType, TaskResourceError};
 use axum::Json;
 use axum::extract::{FromRequest, FromRequestParts, State};
 use axum::http::request::Parts;
@@ -22,6 +22,7 @@ use super::{Context, JobError, JobFilter};
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::field_rule::Rule;
 use crate::http::paging::{PageQuery, PageRequest};
 use crate::prequeue::SubmitRejection;
 use crate::state::AppState;
@@ -116,8 +117,17 @@ fn rejection_error(rejection: &SubmitRejection) -> ApiError {
     match rejection {
         SubmitRejection::InvalidResources(_) | SubmitRejection::UnknownNode { .. } => {
             let field = details["field"].as_str().unwrap_or("tasks").to_string();
-            let problem = details["message"].as_str().unwrap_or("invalid").to_string();
-            ApiError::validation(vec![FieldError::new(field, problem)])
+            let message = details["message"].as_str().unwrap_or("invalid").to_string();
+            let rule = match rejection {
+                SubmitRejection::UnknownNode { node, .. } => {
+                    Rule::with("unknownNode", message, serde_json::json!({ "node": node }))
+                }
+                SubmitRejection::InvalidResources(TaskResourceError::Negative { .. }) => {
+                    Rule::coded("negativeRequest", message)
+                }
+                _ => Rule::coded("requestOutOfRange", message),
+            };
+            ApiError::validation(vec![FieldError::new(field, rule)])
         }
         _ => {
             let status = match rejection {

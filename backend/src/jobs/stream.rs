@@ -292,22 +292,29 @@ impl Feed {
         }
     }
 
-    /// Looks up the usernames of the owners of `rows` this stream has not met yet (one query;
-    /// a user deleted since stays unnamed). Usernames never change, so they are kept.
+    /// Looks up the usernames of the owners of `rows` this stream has not met yet: one query of
+    /// their jobs' `owner_name` (kept when an account is deleted, so every event is named).
+    /// Usernames never change, so they are kept for the stream's life.
     async fn learn_owners(&mut self, rows: &[super::entity::event::Model]) -> Result<(), sea_orm::DbErr> {
-        let unknown: std::collections::BTreeSet<i64> = rows
+        use sea_orm::QuerySelect;
+        let jobs: std::collections::BTreeSet<i64> = rows
             .iter()
-            .map(|r| r.owner_id)
-            .filter(|id| !self.owners.contains_key(id))
+            .filter(|r| !self.owners.contains_key(&r.owner_id))
+            .map(|r| r.job_id)
             .collect();
-        if unknown.is_empty() {
+        if jobs.is_empty() {
             return Ok(());
         }
-        let found = users::entity::Entity::find()
-            .filter(users::entity::Column::Id.is_in(unknown))
+        let found: Vec<(i64, String)> = super::entity::job::Entity::find()
+            .select_only()
+            .column(super::entity::job::Column::OwnerId)
+            .column(super::entity::job::Column::OwnerName)
+            .filter(super::entity::job::Column::Id.is_in(jobs))
+            .distinct()
+            .into_tuple()
             .all(&self.db)
             .await?;
-        self.owners.extend(found.into_iter().map(|u| (u.id, u.username)));
+        self.owners.extend(found);
         Ok(())
     }
 

@@ -238,12 +238,12 @@ fn check_body(body: &QueueBody) -> Result<(), QueueError> {
     if let Some(display) = &body.display_name
         && let Some(problem) = users::display_name_problem(display)
     {
-        return Err(QueueError::Invalid("displayName".into(), problem.into()));
+        return Err(QueueError::Invalid("displayName".into(), problem));
     }
     if body.name == DEFAULT_QUEUE && (!body.open || body.parent.is_some()) {
         return Err(QueueError::Invalid(
             if body.open { "parent" } else { "open" }.into(),
-            "the default queue stays an open root queue".into(),
+            Rule::fixed("defaultQueueOpenRoot", "the default queue stays an open root queue"),
         ));
     }
     if body.parent.as_deref() == Some(body.name.as_str()) {
@@ -316,7 +316,11 @@ async fn member_ids(db: &impl ConnectionTrait, usernames: &[String]) -> Result<V
             None => {
                 return Err(QueueError::Invalid(
                     format!("members[{i}]"),
-                    format!("no user named {name:?}").into(),
+                    Rule::with(
+                        "noSuchUser",
+                        format!("no user named {name:?}"),
+                        serde_json::json!({ "name": name }),
+                    ),
                 ));
             }
         }

@@ -87,11 +87,18 @@ fn validate(body: &QueueQuotaBody) -> Result<(), QuotaError> {
         problems.extend(
             errors
                 .iter()
-                .map(|e: &QuotaFieldError| (e.field().to_string(), e.to_string().into())),
+                .map(|e: &QuotaFieldError| (e.field().to_string(), rule_of(e))),
         );
     }
     if body.max_active_jobs.is_some_and(|n| n > i32::MAX as u32) {
-        problems.push(("maxActiveJobs".into(), format!("at most {}", i32::MAX).into()));
+        problems.push((
+            "maxActiveJobs".into(),
+            Rule::with(
+                "between",
+                format!("must be between 1 and {}", i32::MAX),
+                serde_json::json!({ "min": 1, "max": i32::MAX }),
+            ),
+        ));
     }
     if problems.is_empty() {
         Ok(())
@@ -170,4 +177,12 @@ pub async fn delete(db: &DatabaseConnection, id: i64) -> Result<(), QuotaError> 
         return Err(QuotaError::NotFound(id));
     }
     Ok(())
+}
+
+/// The core's refusal of a rule field, as the API says it.
+fn rule_of(e: &QuotaFieldError) -> Rule {
+    match e {
+        QuotaFieldError::NegativeLimit { .. } => Rule::coded("negativeLimit", e.to_string()),
+        QuotaFieldError::ZeroMaxActiveJobs => Rule::coded("atLeastOneOrNone", e.to_string()),
+    }
 }

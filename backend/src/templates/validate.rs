@@ -7,6 +7,7 @@
 use anteroom_shared::api::templates::{MAX_TEMPLATE_DESCRIPTION, TemplateWrite};
 use anteroom_shared::scheduling::{DefaultRequests, ScheduleType, TaskResources, job_resources};
 
+use crate::field_rule::Rule;
 use crate::jobs::validate::{Problem, problems as job_problems, with_default_requests};
 use crate::queues::dns_label_problem;
 use crate::volumes::MAX_VOLUMES_PER_JOB;
@@ -23,7 +24,14 @@ pub fn problems(write: &TemplateWrite, defaults: &DefaultRequests) -> Vec<Proble
         out.push(("name".into(), p));
     }
     if write.description.chars().count() > MAX_TEMPLATE_DESCRIPTION {
-        out.push(("description".into(), "at most 1,024 characters".into()));
+        out.push((
+            "description".into(),
+            Rule::with(
+                "atMostCharacters",
+                "at most 1,024 characters",
+                serde_json::json!({ "max": MAX_TEMPLATE_DESCRIPTION }),
+            ),
+        ));
     }
     if write.default_for_kind && !write.published {
         out.push((

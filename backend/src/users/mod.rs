@@ -14,6 +14,7 @@ use sea_orm::{
     PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement,
 };
 
+use crate::field_rule::Rule;
 use crate::store;
 
 /// A user who proved on this request who they are (a valid token at the user's current token
@@ -411,14 +412,17 @@ async fn admins(txn: &DatabaseTransaction) -> Result<u64, DbErr> {
 
 /// Why a username is refused, or `None` when it is fine: 1–64 of `a-z 0-9 . _ -`, starting
 /// with a letter or digit. Lowercase only, so `Alice` and `alice` cannot be two people.
-pub fn username_problem(username: &str) -> Option<&'static str> {
+pub fn username_problem(username: &str) -> Option<Rule> {
     let valid_char = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-');
     if username.is_empty() || username.len() > 64 {
-        Some("must be 1 to 64 characters")
+        Some(crate::queues::length_rule(1, 64))
     } else if !username.chars().all(valid_char) {
-        Some("may contain only lowercase letters, digits, '.', '_' and '-'")
+        Some(Rule::fixed(
+            "usernameCharacters",
+            "may contain only lowercase letters, digits, '.', '_' and '-'",
+        ))
     } else if !username.starts_with(|c: char| c.is_ascii_alphanumeric()) {
-        Some("must start with a letter or a digit")
+        Some(Rule::fixed("usernameStart", "must start with a letter or a digit"))
     } else {
         None
     }
@@ -426,22 +430,25 @@ pub fn username_problem(username: &str) -> Option<&'static str> {
 
 /// Why a password is refused, or `None`: 8 to 1024 characters (at least as long as the
 /// configured admin password must be; the bound keeps one hash's input small).
-pub fn password_problem(password: &str) -> Option<&'static str> {
+pub fn password_problem(password: &str) -> Option<Rule> {
     let n = password.chars().count();
     if !(8..=1024).contains(&n) {
-        Some("must be 8 to 1024 characters")
+        Some(crate::queues::length_rule(8, 1024))
     } else {
         None
     }
 }
 
 /// Why a display name is refused, or `None`: 1–128 characters, no control characters.
-pub fn display_name_problem(name: &str) -> Option<&'static str> {
+pub fn display_name_problem(name: &str) -> Option<Rule> {
     let n = name.chars().count();
     if n == 0 || n > 128 {
-        Some("must be 1 to 128 characters")
+        Some(crate::queues::length_rule(1, 128))
     } else if name.chars().any(char::is_control) {
-        Some("must not contain control characters")
+        Some(Rule::fixed(
+            "noControlCharacters",
+            "must not contain control characters",
+        ))
     } else {
         None
     }

@@ -92,7 +92,7 @@ pub fn PhaseBadge(
             "inline-flex rounded-full border border-sky-300 dark:border-sky-700 bg-sky-50 dark:bg-sky-950 px-2 py-0.5 text-xs font-medium text-sky-900 dark:text-sky-100"
         }
         JobPhase::Restarting => {
-            "inline-flex rounded-full border border-cyan-300 bg-cyan-50 px-2 py-0.5 text-xs font-medium text-cyan-900"
+            "inline-flex rounded-full border border-cyan-300 dark:border-cyan-700 bg-cyan-50 dark:bg-cyan-950 px-2 py-0.5 text-xs font-medium text-cyan-900 dark:text-cyan-100"
         }
         JobPhase::Completing => {
             "inline-flex rounded-full border border-teal-300 dark:border-teal-700 bg-teal-50 dark:bg-teal-950 px-2 py-0.5 text-xs font-medium text-teal-900 dark:text-teal-100"
@@ -104,7 +104,7 @@ pub fn PhaseBadge(
             "inline-flex rounded-full border border-rose-300 dark:border-rose-700 bg-rose-50 dark:bg-rose-950 px-2 py-0.5 text-xs font-medium text-rose-900 dark:text-rose-100"
         }
         JobPhase::Terminating | JobPhase::Terminated => {
-            "inline-flex rounded-full border border-stone-300 bg-stone-100 px-2 py-0.5 text-xs font-medium text-stone-800"
+            "inline-flex rounded-full border border-stone-300 dark:border-stone-600 bg-stone-100 dark:bg-stone-800 px-2 py-0.5 text-xs font-medium text-stone-800 dark:text-stone-100"
         }
         JobPhase::Failed => {
             "inline-flex rounded-full border border-red-300 dark:border-red-700 bg-red-50 dark:bg-red-950 px-2 py-0.5 text-xs font-medium text-red-900 dark:text-red-100"

@@ -35,14 +35,14 @@ pub fn UsageBar(
     let solid_w = percent(solid, scale);
     let light_w = percent(light.min((scale - solid).max(0.0)), scale);
     let track = if over {
-        "relative flex h-3 w-full overflow-hidden rounded bg-slate-200 dark:bg-slate-700 ring-2 ring-red-500"
+        "relative flex h-3 w-full overflow-hidden rounded bg-slate-200 dark:bg-slate-800 ring-2 ring-red-500"
     } else {
-        "relative flex h-3 w-full overflow-hidden rounded bg-slate-200 dark:bg-slate-700"
+        "relative flex h-3 w-full overflow-hidden rounded bg-slate-200 dark:bg-slate-800"
     };
     let light_class = if over {
         "h-full bg-red-400"
     } else {
-        "h-full bg-violet-300 dark:bg-violet-700"
+        "h-full bg-violet-300 dark:bg-violet-400/50"
     };
     view! {
         <div class=track role="img" aria-label=label data-testid="usage-bar">
@@ -110,7 +110,7 @@ pub fn vendor_colour(resource: &str) -> &'static str {
     } else if resource == "memory" {
         "bg-sky-600"
     } else {
-        "bg-slate-600"
+        "bg-slate-600 dark:bg-slate-400"
     }
 }
 

@@ -158,9 +158,17 @@ pub fn JobTable(
         change(&mut f);
         go(f, 1, false);
     };
-    // An admin's list of some users' jobs refetches for their jobs' events only.
+    // A list refetches for its owners' jobs' events only: the caller's own list for theirs (an
+    // admin's stream carries everyone's), the admin list for the users it is filtered to.
     // Read with `get` (not `track`): a memo never read has not subscribed to what it follows.
-    let changes = live.owners_version(move || filter.with(|f| f.users.clone()));
+    let auth = crate::auth::use_auth();
+    let changes = live.owners_version(move || {
+        if admin {
+            filter.with(|f| f.users.clone())
+        } else {
+            auth.user().map(|u| vec![u.username]).unwrap_or_default()
+        }
+    });
     let jobs = use_fetch(move || {
         changes.get();
         let f = filter.get();

@@ -437,7 +437,8 @@ pub fn NewJob() -> impl IntoView {
                                     <ul class="list-inside list-disc text-xs text-red-900 dark:text-red-100">
                                         {fields.into_iter().map(|(field, message)| {
                                             let label = form::field_label(i18n, kind.get_untracked(), &field);
-                                            view! { <li data-field=field>{label}": "{message}</li> }
+                                            let text = i18n.tf(k!("form.fieldProblem"), &[("field", &label), ("problem", &message)]);
+                                            view! { <li data-field=field>{text}</li> }
                                         }).collect_view()}
                                     </ul>
                                 </div>

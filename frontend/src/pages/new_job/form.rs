@@ -121,7 +121,8 @@ pub(super) fn field_label(i18n: I18n, kind: JobKind, path: &str) -> String {
         "nodeNames" => Some(i18n.t(k!("task.nodeNames"))),
         "resources.cpu" => Some(i18n.t(k!("task.cpu"))),
         "resources.memory" => Some(i18n.t(k!("task.memory"))),
-        "resources" | "accelerator" => Some(i18n.t(k!("task.accelerator"))),
+        "resources" => Some(i18n.t(k!("jobs.resources"))),
+        "accelerator" => Some(i18n.t(k!("task.accelerator"))),
         other if other.starts_with("resources.") => Some(i18n.t(k!("task.acceleratorCount"))),
         _ => None,
     };
@@ -284,4 +285,43 @@ pub(super) fn build(
         preemption_policy: (schedule_type == ScheduleType::Normal && never_preempt).then_some(PreemptionPolicy::Never),
         tasks: bodies,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::i18n::Locale;
+
+    #[test]
+    fn a_field_path_reads_as_the_form_s_labels() {
+        let (en, ja) = (I18n::fixed(Locale::En), I18n::fixed(Locale::Ja));
+        let label = |i18n, kind, path| field_label(i18n, kind, path);
+        assert_eq!(label(en, JobKind::Custom, "name"), "Name");
+        assert_eq!(
+            label(en, JobKind::Custom, "tasks[0].resources.cpu"),
+            "Task main · CPU (cores)"
+        );
+        assert_eq!(
+            label(en, JobKind::Pytorch, "tasks[1].env[2].name"),
+            "Task worker · Environment"
+        );
+        assert_eq!(
+            label(en, JobKind::Pytorch, "tasks[0].resources.nvidia.com/a100"),
+            "Task master · Accelerators per replica"
+        );
+        assert_eq!(
+            label(en, JobKind::Custom, "tasks[0].resources"),
+            "Task main · Resources"
+        );
+        assert_eq!(label(en, JobKind::Custom, "tasks[0]"), "Task main");
+        // In another language, the labels of that language.
+        assert_eq!(label(ja, JobKind::Custom, "tasks[0].image"), "タスク main · イメージ");
+        // What the form has no input for keeps the API's spelling.
+        assert_eq!(
+            label(en, JobKind::Custom, "tasks[0].somethingNew"),
+            "Task main · somethingNew"
+        );
+        assert_eq!(label(en, JobKind::Custom, "idempotency"), "idempotency");
+        assert_eq!(label(en, JobKind::Custom, "tasks[9].image"), "Task 9 · Image");
+    }
 }
