@@ -211,6 +211,18 @@ impl JobFilter {
 
     /// The API's query for page `page`. `Pending` takes `Activating` too: the list shows an
     /// activating job as pending.
+    /// The phases the list shows (Pending includes Activating, as the query asks); empty: all.
+    pub fn phases_shown(&self) -> Vec<anteroom_shared::scheduling::JobPhase> {
+        use std::str::FromStr;
+
+        use anteroom_shared::scheduling::JobPhase;
+        let mut phases: Vec<JobPhase> = self.phases.iter().filter_map(|p| JobPhase::from_str(p).ok()).collect();
+        if phases.contains(&JobPhase::Pending) && !phases.contains(&JobPhase::Activating) {
+            phases.push(JobPhase::Activating);
+        }
+        phases
+    }
+
     fn query(&self, page: u64) -> String {
         let mut q = format!("?page={page}&pageSize={PAGE_SIZE}");
         for (name, values) in self.repeated() {

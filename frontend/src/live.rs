@@ -20,6 +20,9 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use web_sys::{EventSource, MessageEvent};
 
+use anteroom_shared::api::jobs::JobEventItem;
+use anteroom_shared::scheduling::JobPhase;
+
 use crate::auth::use_auth;
 
 const STREAM: &str = "/api/v1/jobs/events/stream";
@@ -38,11 +41,26 @@ pub struct Live {
     state: RwSignal<StreamState>,
 }
 
-/// The jobs and owners a burst of events touched.
+/// What a burst of events touched: the jobs, their owners, and the phases they may have
+/// entered or left.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Touched {
     jobs: std::collections::BTreeSet<i64>,
     owners: std::collections::BTreeSet<String>,
+    phases: std::collections::BTreeSet<JobPhase>,
+}
+
+/// The phases a job may have been in before an event of `kind`: a list showing one of them
+/// may have lost the job (from a page it does not show, so its total moved).
+fn left_by(kind: &str) -> &'static [JobPhase] {
+    match kind {
+        // A new job (`prequeued` follows `submitted` today; a requeue would change that), or
+        // no change of phase.
+        "submitted" | "prequeued" | "activation_failed" | "preempted_for" | "locked" | "unlocked" => &[],
+        "activated" => &[JobPhase::Prequeue, JobPhase::Activating],
+        // `failed`, `finished`, `deleted`, `preempted`, and kinds this build does not know.
+        _ => JobPhase::ALL,
+    }
 }
 
 /// Whether live updates arrive.
@@ -106,7 +124,7 @@ impl Live {
                             .as_string()
                             .and_then(|d| serde_json::from_str::<anteroom_shared::api::jobs::JobEventItem>(&d).ok());
                         match event {
-                            Some(e) => live.job_changed(e.job_id, e.owner),
+                            Some(e) => live.job_changed(&e),
                             None => live.changed(),
                         }
                     });
@@ -186,17 +204,32 @@ impl Live {
         })
     }
 
-    /// A version that moves only when a job of one of `owners` (read reactively; empty: any
-    /// owner) may have changed: what a list filtered by owner refetches on, so an admin's list
-    /// of one user's jobs costs nothing when others' jobs change.
-    pub fn owners_version(&self, owners: impl Fn() -> Vec<String> + Send + Sync + 'static) -> Memo<u64> {
+    /// A version that moves only when the last burst may have changed a list of the jobs of
+    /// `owners` in `phases` (read reactively; empty: any) whose page shows `shown` (read
+    /// untracked): a job shown changed, or a job of those owners entered or may have left one
+    /// of those phases. So an admin's list of one user's running jobs costs nothing when
+    /// others' jobs, or that user's waiting ones, change. (Checked over the whole burst: a
+    /// burst of Bob's running job and Ann's waiting one moves a list of Bob's waiting jobs —
+    /// a refetch too many, never one too few.)
+    pub fn list_version(
+        &self,
+        owners: impl Fn() -> Vec<String> + Send + Sync + 'static,
+        phases: impl Fn() -> Vec<JobPhase> + Send + Sync + 'static,
+        shown: impl Fn() -> Vec<i64> + Send + Sync + 'static,
+    ) -> Memo<u64> {
         let live = *self;
         Memo::new(move |previous: Option<&u64>| {
             let version = live.version.get();
-            let wanted = owners();
+            let (owners, phases) = (owners(), phases());
             let mine = match live.touched.get() {
                 None => true,
-                Some(t) => wanted.is_empty() || wanted.iter().any(|o| t.owners.contains(o)),
+                Some(t) => {
+                    let owner = owners.is_empty() || owners.iter().any(|o| t.owners.contains(o));
+                    let phase = phases.is_empty()
+                        || phases.iter().any(|p| t.phases.contains(p))
+                        || untrack(&shown).iter().any(|id| t.jobs.contains(id));
+                    owner && phase
+                }
             };
             match previous {
                 Some(previous) if !mine => *previous,
@@ -216,21 +249,23 @@ impl Live {
         self.schedule();
     }
 
-    /// Job `id` of `owner` changed: bump the version once the burst is over. An event that
-    /// names no owner (an older server) may touch any list.
-    pub fn job_changed(&self, id: i64, owner: Option<String>) {
-        self.note_job(id, owner);
+    /// A job changed (`event`): bump the version once the burst is over. An event that names
+    /// no owner or phase (an older server) may touch any list.
+    pub fn job_changed(&self, event: &JobEventItem) {
+        self.note_job(event.job_id, event.owner.clone(), event.phase, &event.kind);
         self.schedule();
     }
 
-    fn note_job(&self, id: i64, owner: Option<String>) {
-        self.pending.update_value(|p| match (p.as_mut(), owner) {
-            (Some(t), Some(owner)) => {
+    fn note_job(&self, id: i64, owner: Option<String>, phase: Option<JobPhase>, kind: &str) {
+        self.pending.update_value(|p| match (p.as_mut(), owner, phase) {
+            (Some(t), Some(owner), Some(phase)) => {
                 t.jobs.insert(id);
                 t.owners.insert(owner);
+                t.phases.insert(phase);
+                t.phases.extend(left_by(kind).iter().copied());
             }
-            (Some(_), None) => *p = None,
-            (None, _) => {}
+            (Some(_), ..) => *p = None,
+            (None, ..) => {}
         });
     }
 
@@ -283,13 +318,13 @@ mod tests {
             let seven = live.job_version(|| Some(7));
             let first = seven.get_untracked();
             // Another job's events: the version stays.
-            live.note_job(8, Some("ann".into()));
-            live.note_job(9, Some("bob".into()));
+            live.note_job(8, Some("ann".into()), Some(JobPhase::Running), "finished");
+            live.note_job(9, Some("bob".into()), Some(JobPhase::Running), "finished");
             live.flush();
             assert_eq!(seven.get_untracked(), first, "moved for jobs 8 and 9");
             // A burst with this job in it: it moves.
-            live.note_job(8, Some("ann".into()));
-            live.note_job(7, Some("ann".into()));
+            live.note_job(8, Some("ann".into()), Some(JobPhase::Running), "finished");
+            live.note_job(7, Some("ann".into()), Some(JobPhase::Running), "finished");
             live.flush();
             let second = seven.get_untracked();
             assert_ne!(second, first);
@@ -303,25 +338,68 @@ mod tests {
     }
 
     #[test]
+    fn a_list_moves_for_its_owners_jobs_entering_or_leaving_its_phases_and_for_the_jobs_it_shows() {
+        use JobPhase::*;
+        let owner = Owner::new();
+        owner.with(|| {
+            let live = Live::detached();
+            // Ann's running jobs, page showing job 10; and everyone's anything.
+            let ann_running = live.list_version(|| vec!["ann".to_owned()], || vec![Running], || vec![10]);
+            let anyone = live.list_version(Vec::new, Vec::new, Vec::new);
+            let mut last = (ann_running.get_untracked(), anyone.get_untracked());
+            let mut burst = |events: &[(i64, Option<&str>, Option<JobPhase>, &str)]| {
+                for (id, who, phase, kind) in events {
+                    live.note_job(*id, who.map(str::to_owned), *phase, kind);
+                }
+                live.flush();
+                let now = (ann_running.get_untracked(), anyone.get_untracked());
+                let moved = (now.0 != last.0, now.1 != last.1);
+                last = now;
+                moved
+            };
+            // Bob's job: only the unfiltered list.
+            assert_eq!(burst(&[(1, Some("bob"), Some(Running), "finished")]), (false, true));
+            // Ann's new job waiting: not her running ones.
+            assert_eq!(
+                burst(&[
+                    (2, Some("ann"), Some(Prequeue), "submitted"),
+                    (2, Some("ann"), Some(Prequeue), "prequeued")
+                ]),
+                (false, true)
+            );
+            // Ann's job sent to the cluster: it left the prequeue, not a running list.
+            assert_eq!(burst(&[(2, Some("ann"), Some(Pending), "activated")]), (false, true));
+            // Ann's job that ended may have left Running (on another page).
+            assert_eq!(burst(&[(3, Some("ann"), Some(Completed), "finished")]), (true, true));
+            // Ann's job now running (its phase says so).
+            assert_eq!(burst(&[(4, Some("ann"), Some(Running), "unlocked")]), (true, true));
+            // The job the page shows changed, whatever its phase.
+            assert_eq!(burst(&[(10, Some("ann"), Some(Prequeue), "locked")]), (true, true));
+            // An event naming no phase (an older server) may be anyone's anything.
+            assert_eq!(burst(&[(5, Some("bob"), None, "locked")]), (true, true));
+        });
+    }
+
+    #[test]
     fn an_owner_s_list_moves_for_that_owner_s_events_and_for_unnamed_ones() {
         let owner = Owner::new();
         owner.with(|| {
             let live = Live::detached();
-            let ann = live.owners_version(|| vec!["ann".to_owned()]);
-            let anyone = live.owners_version(Vec::new);
+            let ann = live.list_version(|| vec!["ann".to_owned()], Vec::new, Vec::new);
+            let anyone = live.list_version(Vec::new, Vec::new, Vec::new);
             let (first, any_first) = (ann.get_untracked(), anyone.get_untracked());
-            live.note_job(1, Some("bob".into()));
+            live.note_job(1, Some("bob".into()), Some(JobPhase::Running), "finished");
             live.flush();
             assert_eq!(ann.get_untracked(), first, "ann's list moved for bob's job");
             assert_ne!(anyone.get_untracked(), any_first, "the unfiltered list stayed");
-            live.note_job(2, Some("bob".into()));
-            live.note_job(3, Some("ann".into()));
+            live.note_job(2, Some("bob".into()), Some(JobPhase::Running), "finished");
+            live.note_job(3, Some("ann".into()), Some(JobPhase::Running), "finished");
             live.flush();
             let second = ann.get_untracked();
             assert_ne!(second, first, "ann's list stayed for ann's job");
             // An event naming no owner may be anyone's.
-            live.note_job(4, None);
-            live.note_job(5, Some("bob".into()));
+            live.note_job(4, None, None, "finished");
+            live.note_job(5, Some("bob".into()), Some(JobPhase::Running), "finished");
             live.flush();
             assert_ne!(ann.get_untracked(), second, "ann's list stayed for an unnamed owner");
         });

@@ -189,6 +189,7 @@ pub fn to_api(row: &event::Model, audience: Audience) -> JobEventItem {
         message: row.message.clone(),
         details,
         owner: None,
+        phase: None,
         created_at: row.created_at,
     }
 }

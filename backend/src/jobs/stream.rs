@@ -207,7 +207,6 @@ pub async fn job_events_stream(
         audience: events::Audience::of(&user),
         authorized_at: Instant::now(),
         read_at: None,
-        owners: std::collections::HashMap::new(),
         _slot: slot,
     };
     let stream = futures::stream::unfold(feed, |mut feed| async move {
@@ -239,8 +238,6 @@ struct Feed {
     audience: events::Audience,
     authorized_at: Instant,
     read_at: Option<Instant>,
-    /// Usernames of the owners met so far, by id (each event names its job's owner).
-    owners: std::collections::HashMap<i64, String>,
     /// Held while the stream is open (dropped with it).
     _slot: StreamSlot,
 }
@@ -292,30 +289,30 @@ impl Feed {
         }
     }
 
-    /// Looks up the usernames of the owners of `rows` this stream has not met yet: one query of
-    /// their jobs' `owner_name` (kept when an account is deleted, so every event is named).
-    /// Usernames never change, so they are kept for the stream's life.
-    async fn learn_owners(&mut self, rows: &[super::entity::event::Model]) -> Result<(), sea_orm::DbErr> {
+    /// The owner (`owner_name`, kept when an account is deleted) and current phase of the jobs
+    /// of `rows`, in one query: what lets a client's list tell whether an event touches it.
+    async fn job_facts(
+        &self,
+        rows: &[super::entity::event::Model],
+    ) -> Result<std::collections::HashMap<i64, (String, String)>, sea_orm::DbErr> {
         use sea_orm::QuerySelect;
-        let jobs: std::collections::BTreeSet<i64> = rows
-            .iter()
-            .filter(|r| !self.owners.contains_key(&r.owner_id))
-            .map(|r| r.job_id)
-            .collect();
+        let jobs: std::collections::BTreeSet<i64> = rows.iter().map(|r| r.job_id).collect();
         if jobs.is_empty() {
-            return Ok(());
+            return Ok(Default::default());
         }
-        let found: Vec<(i64, String)> = super::entity::job::Entity::find()
+        let found: Vec<(i64, String, String)> = super::entity::job::Entity::find()
             .select_only()
-            .column(super::entity::job::Column::OwnerId)
+            .column(super::entity::job::Column::Id)
             .column(super::entity::job::Column::OwnerName)
+            .column(super::entity::job::Column::Phase)
             .filter(super::entity::job::Column::Id.is_in(jobs))
-            .distinct()
             .into_tuple()
             .all(&self.db)
             .await?;
-        self.owners.extend(found);
-        Ok(())
+        Ok(found
+            .into_iter()
+            .map(|(id, owner, phase)| (id, (owner, phase)))
+            .collect())
     }
 
     /// Reads what is above the floor, queues what was not sent, and raises the floor over
@@ -342,11 +339,14 @@ impl Feed {
             }
             rows.sort_by_key(|r| r.id);
         }
-        self.learn_owners(&rows).await?;
+        let facts = self.job_facts(&rows).await?;
         for row in &rows {
             if self.sent.insert(row.id, row.created_at).is_none() {
                 let mut item = events::to_api(row, self.audience);
-                item.owner = self.owners.get(&row.owner_id).cloned();
+                if let Some((owner, phase)) = facts.get(&row.job_id) {
+                    item.owner = Some(owner.clone());
+                    item.phase = phase.parse().ok();
+                }
                 let data = serde_json::to_string(&item).unwrap_or_default();
                 self.ready
                     .push_back(Event::default().id(row.id.to_string()).event("job").data(data));

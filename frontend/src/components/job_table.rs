@@ -158,17 +158,23 @@ pub fn JobTable(
         change(&mut f);
         go(f, 1, false);
     };
-    // A list refetches for its owners' jobs' events only: the caller's own list for theirs (an
-    // admin's stream carries everyone's), the admin list for the users it is filtered to.
+    // A list refetches for the events that may change it: its owners' jobs (the caller's own
+    // list for theirs, as an admin's stream carries everyone's; the admin list for the users it
+    // is filtered to) entering or leaving its phases, and any job it shows.
     // Read with `get` (not `track`): a memo never read has not subscribed to what it follows.
     let auth = crate::auth::use_auth();
-    let changes = live.owners_version(move || {
-        if admin {
-            filter.with(|f| f.users.clone())
-        } else {
-            auth.user().map(|u| vec![u.username]).unwrap_or_default()
-        }
-    });
+    let shown: StoredValue<Vec<i64>> = StoredValue::new(Vec::new());
+    let changes = live.list_version(
+        move || {
+            if admin {
+                filter.with(|f| f.users.clone())
+            } else {
+                auth.user().map(|u| vec![u.username]).unwrap_or_default()
+            }
+        },
+        move || filter.with(JobFilter::phases_shown),
+        move || shown.get_value(),
+    );
     let jobs = use_fetch(move || {
         changes.get();
         let f = filter.get();
@@ -188,6 +194,7 @@ pub fn JobTable(
         Some(Ok(_)) => TableState::Rows,
     });
     let rows = Memo::new(move |_| jobs.get().and_then(|r| r.ok()).map(|p| p.items).unwrap_or_default());
+    Effect::new(move |_| shown.set_value(rows.with(|r| r.iter().map(|j| j.id).collect())));
     let total = Memo::new(move |_| jobs.get().and_then(|r| r.ok()).map_or(0, |p| p.total));
     let pages = Memo::new(move |_| total.get().div_ceil(crate::api::PAGE_SIZE).max(1));
     // Deleting the last job of the last page leaves that page empty: go back to the last page

@@ -390,6 +390,11 @@ pub struct JobEventItem {
     /// refetches for that owner's events alone. Absent in a job's timeline (the job says it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
+    /// The job's phase when the stream sent the event, on the event stream only (a later
+    /// change may already show): a list filtered by phase refetches for the jobs entering or
+    /// leaving its phases alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<crate::scheduling::JobPhase>,
     /// When it happened.
     pub created_at: DateTime<Utc>,
 }

@@ -123,6 +123,7 @@ mod tests {
             message: "the server's English".to_owned(),
             details: (!details.is_null()).then_some(details),
             owner: None,
+            phase: None,
             created_at: chrono::DateTime::UNIX_EPOCH,
         }
     }
