@@ -209,8 +209,6 @@ impl JobFilter {
         ]
     }
 
-    /// The API's query for page `page`. `Pending` takes `Activating` too: the list shows an
-    /// activating job as pending.
     /// The phases the list shows (Pending includes Activating, as the query asks); empty: all.
     pub fn phases_shown(&self) -> Vec<anteroom_shared::scheduling::JobPhase> {
         use std::str::FromStr;
@@ -223,6 +221,8 @@ impl JobFilter {
         phases
     }
 
+    /// The API's query for page `page`. `Pending` takes `Activating` too: the list shows an
+    /// activating job as pending.
     fn query(&self, page: u64) -> String {
         let mut q = format!("?page={page}&pageSize={PAGE_SIZE}");
         for (name, values) in self.repeated() {

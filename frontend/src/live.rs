@@ -1,7 +1,8 @@
 //! Live updates: one `EventSource` on `/api/v1/jobs/events/stream` while someone is logged in.
-//! Every job event (submitted, activated, started, preempted, finished …) bumps a version that
-//! lists, the job page, the summary and the admin prequeue list read, so they refetch on their
-//! own. The browser reconnects by itself and sends `Last-Event-ID`, so nothing is missed across
+//! Every job event (submitted, activated, preempted, finished …) bumps a version that lists,
+//! the job page, the summary and the admin prequeue list read, so they refetch on their own —
+//! each only for the events that may change it ([`Live::job_version`],
+//! [`Live::list_version`]). The browser reconnects by itself and sends `Last-Event-ID`, so nothing is missed across
 //! a dropped connection; bursts are coalesced into one refetch per 300 ms.
 //!
 //! A stream refused with an error status (the session ended elsewhere, a 503) is not retried by
@@ -56,8 +57,10 @@ fn left_by(kind: &str) -> &'static [JobPhase] {
     match kind {
         // A new job (`prequeued` follows `submitted` today; a requeue would change that), or
         // no change of phase.
-        "submitted" | "prequeued" | "activation_failed" | "preempted_for" | "locked" | "unlocked" => &[],
-        "activated" => &[JobPhase::Prequeue, JobPhase::Activating],
+        "submitted" | "prequeued" | "preempted_for" | "locked" | "unlocked" => &[],
+        // The watcher's claim (Prequeue → Activating) writes no event: the first one a claimed
+        // job sends is its activation, or its failed create (then it is Activating).
+        "activated" | "activation_failed" => &[JobPhase::Prequeue, JobPhase::Activating],
         // `failed`, `finished`, `deleted`, `preempted`, and kinds this build does not know.
         _ => JobPhase::ALL,
     }
@@ -369,6 +372,18 @@ mod tests {
             );
             // Ann's job sent to the cluster: it left the prequeue, not a running list.
             assert_eq!(burst(&[(2, Some("ann"), Some(Pending), "activated")]), (false, true));
+            let ann_waiting = live.list_version(|| vec!["ann".to_owned()], || vec![Prequeue], Vec::new);
+            let waiting = ann_waiting.get_untracked();
+            // Claimed without an event, then a failed create: it may have left the prequeue.
+            assert_eq!(
+                burst(&[(6, Some("ann"), Some(Activating), "activation_failed")]),
+                (false, true)
+            );
+            assert_ne!(
+                ann_waiting.get_untracked(),
+                waiting,
+                "a failed create left the prequeue list as it was"
+            );
             // Ann's job that ended may have left Running (on another page).
             assert_eq!(burst(&[(3, Some("ann"), Some(Completed), "finished")]), (true, true));
             // Ann's job now running (its phase says so).

@@ -1,8 +1,9 @@
 //! The job table of `/jobs` and `/admin/jobs`: search by name, filters of several values by
 //! phase, schedule type, kind, queue (and owner for admins), sortable columns and pages, all
 //! in the URL; badges, resources, times, and the actions, on a row or on the selected rows
-//! (delete after one confirmation; lock for a chosen time and unlock for admins). It
-//! refetches on every job event.
+//! (delete after one confirmation; lock for a chosen time and unlock for admins). It refetches
+//! for the job events that may change it, and every 15 s while it may show jobs in the cluster
+//! (their own phase changes, Pending → Running, write no event).
 
 mod controls;
 use anteroom_shared::api::jobs::{Job, JobSortField};
@@ -175,8 +176,24 @@ pub fn JobTable(
         move || filter.with(JobFilter::phases_shown),
         move || shown.get_value(),
     );
+    // The cluster's own phase changes (Pending → Running, …) write no event: while the list may
+    // show jobs in the cluster, it looks again every 15 s (an unchanged answer redraws nothing).
+    let cluster_tick = RwSignal::new(0u64);
+    if let Ok(handle) = set_interval_with_handle(
+        move || {
+            let in_cluster = |p: &JobPhase| !p.is_terminal() && *p != JobPhase::Prequeue;
+            let phases = filter.with_untracked(JobFilter::phases_shown);
+            if phases.is_empty() || phases.iter().any(in_cluster) {
+                cluster_tick.update(|t| *t += 1);
+            }
+        },
+        std::time::Duration::from_secs(15),
+    ) {
+        on_cleanup(move || handle.clear());
+    }
     let jobs = use_fetch(move || {
         changes.get();
+        cluster_tick.track();
         let f = filter.get();
         let p = page.get();
         async move {
