@@ -181,9 +181,9 @@ fn tf_calls(dir: &std::path::Path) -> (Vec<Call>, usize) {
     (calls, unchecked)
 }
 
-/// The text of a call's arguments: `text` (what follows its opening parenthesis) up to the
-/// parenthesis that closes it (strings skipped whole).
-fn call_arguments(text: &str) -> &str {
+/// Where the bracket `close` that closes one already open sits in `text` (brackets inside
+/// strings skipped), if it does.
+fn closing(text: &str, open: char, close: char) -> Option<usize> {
     let (mut depth, mut in_string, mut escaped) = (1, false, false);
     for (j, c) in text.char_indices() {
         match (in_string, escaped, c) {
@@ -192,43 +192,30 @@ fn call_arguments(text: &str) -> &str {
             (true, false, '"') => in_string = false,
             (true, ..) => {}
             (false, _, '"') => in_string = true,
-            (false, _, '(') => depth += 1,
-            (false, _, ')') => {
+            (false, _, c) if c == open => depth += 1,
+            (false, _, c) if c == close => {
                 depth -= 1;
                 if depth == 0 {
-                    return &text[..j];
+                    return Some(j);
                 }
             }
             _ => {}
         }
     }
-    text
+    None
+}
+
+/// The text of a call's arguments: `text` (what follows its opening parenthesis) up to the
+/// parenthesis that closes it.
+fn call_arguments(text: &str) -> &str {
+    &text[..closing(text, '(', ')').unwrap_or(text.len())]
 }
 
 /// The names of a literal argument list `&[("name", value), …]` (strings skipped whole), or
 /// `None` when `list` does not start with one.
 fn arg_names(list: &str) -> Option<std::collections::BTreeSet<String>> {
     let list = list.strip_prefix("&[")?;
-    // The list's text up to its closing bracket (strings skipped whole).
-    let (mut depth, mut in_string, mut escaped, mut end) = (1, false, false, list.len());
-    for (j, c) in list.char_indices() {
-        match (in_string, escaped, c) {
-            (true, true, _) => escaped = false,
-            (true, false, '\\') => escaped = true,
-            (true, false, '"') => in_string = false,
-            (true, ..) => {}
-            (false, _, '"') => in_string = true,
-            (false, _, '[') => depth += 1,
-            (false, _, ']') => {
-                depth -= 1;
-                if depth == 0 {
-                    end = j;
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
+    let end = closing(list, '[', ']').unwrap_or(list.len());
     let list = &list[..end];
     let mut names = std::collections::BTreeSet::new();
     for (j, _) in list.match_indices("(\"") {

@@ -25,10 +25,12 @@ pub mod entity;
 pub mod events;
 pub mod handlers;
 pub mod idempotency;
+mod list_query;
 pub mod packed;
 mod reads;
 mod scheduling_row;
 pub mod stream;
+mod submission_rows;
 pub mod summary;
 pub mod validate;
 

@@ -16,7 +16,10 @@ use crate::cluster::{JobEvent, JobStatus, is_same_job};
 use crate::jobs::encode_failure;
 use crate::jobs::entity::job;
 use crate::jobs::events::{self, EventKind};
-use crate::signals::Signals;
+
+pub use self::following::{RESYNC_EVERY, resync, run};
+
+mod following;
 
 /// What applying one observation did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -494,136 +497,6 @@ async fn apply_gone(db: &DatabaseConnection, id: i64, observed_at: DateTime<Utc>
     .await?;
     txn.commit().await?;
     Ok(Applied::Finished)
-}
-
-/// How often the whole cluster is listed again even when the stream did not lag: a status
-/// that arrived while its job was still `Activating` in the store (the create and its `Pending`
-/// write race the cluster's first events) is otherwise not seen again until the job changes.
-pub const RESYNC_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// Lists every job in the cluster and applies each status; preempted jobs absent from the
-/// listing are marked gone. Used at start, after a lagged stream, every [`RESYNC_EVERY`], and
-/// by tests that step the simulation by hand.
-pub async fn resync(
-    db: &DatabaseConnection,
-    cluster: &dyn crate::cluster::Cluster,
-    signals: &Signals,
-) -> Result<(), crate::cluster::ClusterError> {
-    let statuses = cluster.job_statuses().await?;
-    let present: std::collections::HashSet<i64> = statuses.iter().map(|s| s.job_id).collect();
-    let now = statuses.iter().map(|s| s.observed_at).max().unwrap_or_else(Utc::now);
-    let events: Vec<JobEvent> = statuses.into_iter().map(JobEvent::Status).collect();
-    for chunk in events.chunks(BATCH) {
-        // A status that could not be stored is logged; the next resync lists it again.
-        note_all(db, cluster, signals, chunk).await;
-    }
-    if let Err(e) = super::preempt::mark_absent_gone(db, &present, now).await {
-        tracing::warn!(error = %e, "marking preempted jobs gone after a resync failed");
-    }
-    Ok(())
-}
-
-/// Follows the cluster's status stream until shutdown, resyncing ([`resync`]) at start, every
-/// [`RESYNC_EVERY`] and whenever the stream lagged; wakes the watcher when a job finished.
-pub async fn run(db: DatabaseConnection, cluster: std::sync::Arc<dyn crate::cluster::Cluster>, signals: Signals) {
-    let mut events = cluster.subscribe();
-    let mut resync_due = true;
-    let mut next_resync = tokio::time::Instant::now();
-    loop {
-        if resync_due {
-            next_resync = tokio::time::Instant::now() + RESYNC_EVERY;
-            match resync(&db, cluster.as_ref(), &signals).await {
-                Ok(()) => resync_due = false,
-                Err(e) => {
-                    tracing::warn!(error = %e, "listing the cluster's jobs for a status resync failed");
-                    tokio::select! {
-                        () = tokio::time::sleep(std::time::Duration::from_secs(5)) => continue,
-                        () = signals.closed() => return,
-                    }
-                }
-            }
-        }
-        tokio::select! {
-            received = events.recv() => match received {
-                Ok(event) => {
-                    // Whatever else arrived meanwhile goes with it.
-                    let mut batch = vec![event];
-                    while batch.len() < BATCH {
-                        match events.try_recv() {
-                            Ok(event) => batch.push(event),
-                            Err(tokio::sync::broadcast::error::TryRecvError::Lagged(missed)) => {
-                                tracing::warn!(missed, "the status stream lagged; resyncing");
-                                resync_due = true;
-                            }
-                            Err(_) => break,
-                        }
-                    }
-                    if !note_all(&db, cluster.as_ref(), &signals, &batch).await {
-                        // A status that failed is listed again by the resync (a `Gone` that
-                        // failed shows there as the job's absence only if it was preempted;
-                        // the others are seen again by the next status of the job).
-                        resync_due = true;
-                    }
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
-                    tracing::warn!(missed, "the status stream lagged; resyncing");
-                    resync_due = true;
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-            },
-            () = tokio::time::sleep_until(next_resync) => resync_due = true,
-            () = signals.closed() => return,
-        }
-    }
-}
-
-/// Applies `events` ([`apply_all`]) and acts on what they did; `false` when storing one of
-/// them failed (logged).
-async fn note_all(
-    db: &DatabaseConnection,
-    cluster: &dyn crate::cluster::Cluster,
-    signals: &Signals,
-    events: &[JobEvent],
-) -> bool {
-    let applied = apply_all(db, events).await;
-    let mut stored = true;
-    if applied.iter().any(|a| matches!(a, Ok(Applied::Finished))) {
-        signals.events_written();
-        signals.wake_watcher();
-    }
-    for (event, applied) in events.iter().zip(applied) {
-        match applied {
-            Ok(Applied::Orphan) => delete_orphan(cluster, event).await,
-            Ok(_) => {}
-            Err(e) => {
-                tracing::warn!(error = %e, "storing a cluster status failed");
-                stored = false;
-            }
-        }
-    }
-    stored
-}
-
-/// The cluster runs a job the store has ended: delete it there.
-async fn delete_orphan(cluster: &dyn crate::cluster::Cluster, event: &JobEvent) {
-    let JobEvent::Status(status) = event else {
-        return;
-    };
-    tracing::warn!(
-        job = status.job_id,
-        "the cluster runs a job the store has ended; deleting it"
-    );
-    // The object observed: its own uid (an unlabelled one is a legacy job's).
-    let uid = status
-        .cluster_uid
-        .clone()
-        .unwrap_or_else(|| crate::jobs::entity::job::legacy_cluster_uid(status.job_id));
-    if let Err(e) = cluster
-        .delete_job(status.job_id, &uid, crate::jobs::DELETE_GRACE_SECONDS)
-        .await
-    {
-        tracing::warn!(job = status.job_id, error = %e, "deleting an orphaned job failed; the next resync retries");
-    }
 }
 
 #[cfg(test)]

@@ -519,7 +519,7 @@ fn unreadable_counts_send_their_owner_to_the_store() {
     assert!(got[3].starts_with("refused"), "{}", got[3]);
 }
 
-/// A batch numbers its rows itself (`admit::BatchRows`): after the newest job was deleted, its
+/// A batch numbers its rows itself (`submission_rows::BatchRows`): after the newest job was deleted, its
 /// id is not given again, as the table would not give it (AUTOINCREMENT).
 #[test]
 fn a_batch_numbers_its_jobs_after_every_id_ever_given() {
