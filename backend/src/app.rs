@@ -47,6 +47,17 @@ pub async fn prepare(config: Config) -> anyhow::Result<Prepared> {
 
 /// [`prepare`], with time moved by hand when `hand_clock` is given (tests only).
 pub async fn prepare_with(config: Config, hand_clock: Option<HandClock>) -> anyhow::Result<Prepared> {
+    prepare_on(config, hand_clock, None).await
+}
+
+/// [`prepare_with`], talking to `cluster` when given instead of the configured one: tests run a
+/// second replica over the same store and the same (simulated) cluster, as replicas in a
+/// deployment share one Kubernetes API server.
+pub async fn prepare_on(
+    config: Config,
+    hand_clock: Option<HandClock>,
+    cluster: Option<cluster::Built>,
+) -> anyhow::Result<Prepared> {
     let driven_by_hand = hand_clock.is_some();
     let clock: Arc<dyn cluster::clock::Clock> = match hand_clock {
         Some(c) => c,
@@ -75,9 +86,12 @@ pub async fn prepare_with(config: Config, hand_clock: Option<HandClock>) -> anyh
         Some(s) => s.expose().as_bytes().to_vec(),
         None => load_or_create_secret(&config.data_dir.join(JWT_SECRET_FILE))?,
     };
-    let built = cluster::from_config(&config, &db, clock.clone(), !driven_by_hand)
-        .await
-        .context("connecting to the cluster")?;
+    let built = match cluster {
+        Some(shared) => shared,
+        None => cluster::from_config(&config, &db, clock.clone(), !driven_by_hand)
+            .await
+            .context("connecting to the cluster")?,
+    };
     let tokens = Arc::new(TokenKeys::new(
         &secret,
         config.jwt_previous_secret.as_ref().map(|s| s.expose().as_bytes()),
@@ -192,6 +206,8 @@ pub async fn serve(
         let (settings, db) = (state.settings.clone(), state.db_read.clone());
         tokio::spawn(async move { settings.refresh_periodically(&db, std::future::pending()).await })
     };
+    // PostgreSQL: wake-ups reach the other replicas (the leader's watcher, their streams).
+    crate::signals::replicas::start(&state.config.database_url, &state.db, &state.signals, &state.settings);
     // The watcher and its status sync run while the server serves; both end when it closes.
     // Tests that drive time by hand run rounds themselves.
     let watcher = if state.driven_by_hand {

@@ -1,9 +1,14 @@
-//! In-process wake-ups: "the prequeue changed, run a full round" for the watcher, and "job
-//! events were written" for the event streams. Both are hints only: the watcher also runs on
-//! its ticker and the streams also poll the store, so a replica that misses a signal (another
-//! replica wrote) catches up within a tick.
+//! Wake-ups: "the prequeue changed, run a full round" for the watcher, and "job events were
+//! written" for the event streams. Both are hints only: the watcher also runs on its ticker and
+//! the streams also poll the store. In one process they are a [`Notify`]; on PostgreSQL every
+//! replica also publishes its wake-ups to the others and hears theirs ([`replicas`]), so a
+//! job submitted or ended through one replica wakes the leader's watcher, wherever it runs, at
+//! once instead of at its next tick.
+
+pub mod replicas;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::{Notify, watch};
 
@@ -13,6 +18,28 @@ pub struct Signals {
     watcher: Arc<Notify>,
     events: Arc<Notify>,
     closing: Arc<watch::Sender<bool>>,
+    outgoing: Arc<Outgoing>,
+}
+
+/// Wake-ups raised here that the other replicas have not been told of yet ([`replicas`]
+/// sends them; without other replicas nobody reads them, and setting a flag costs nothing).
+#[derive(Debug, Default)]
+struct Outgoing {
+    watcher: AtomicBool,
+    events: AtomicBool,
+    settings: AtomicBool,
+    raised: Notify,
+}
+
+/// What a replica tells the others: which wake-ups were raised.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Raised {
+    /// [`Signals::wake_watcher`].
+    pub watcher: bool,
+    /// [`Signals::events_written`].
+    pub events: bool,
+    /// [`Signals::settings_written`].
+    pub settings: bool,
 }
 
 impl Default for Signals {
@@ -21,15 +48,25 @@ impl Default for Signals {
             watcher: Arc::default(),
             events: Arc::default(),
             closing: Arc::new(watch::Sender::new(false)),
+            outgoing: Arc::default(),
         }
     }
 }
 
 impl Signals {
     /// Asks the watcher for a full round (`spec/prequeue.md` §5: a job prequeued, deleted or
-    /// finished, a quota or the config written, a node made schedulable). A signal sent while
-    /// the watcher is busy is kept (one permit) and wakes its next wait.
+    /// finished, a quota or the config written, a node made schedulable), here and on every
+    /// other replica (only the leader's runs one). A signal sent while the watcher is busy is
+    /// kept (one permit) and wakes its next wait.
     pub fn wake_watcher(&self) {
+        self.wake_watcher_here();
+        self.outgoing.watcher.store(true, Ordering::Release);
+        self.outgoing.raised.notify_one();
+    }
+
+    /// [`Signals::wake_watcher`] in this process only: for a wake-up heard from another
+    /// replica, which must not be sent back.
+    pub fn wake_watcher_here(&self) {
         self.watcher.notify_one();
     }
 
@@ -40,7 +77,37 @@ impl Signals {
 
     /// Job events were committed: every open stream reads the store again now.
     pub fn events_written(&self) {
+        self.events_written_here();
+        self.outgoing.events.store(true, Ordering::Release);
+        self.outgoing.raised.notify_one();
+    }
+
+    /// [`Signals::events_written`] in this process only (heard from another replica).
+    pub fn events_written_here(&self) {
         self.events.notify_waiters();
+    }
+
+    /// The prequeue settings were written here (this replica already holds them): the other
+    /// replicas read them again at once instead of at their next refresh. Only they hear it.
+    pub fn settings_written(&self) {
+        self.outgoing.settings.store(true, Ordering::Release);
+        self.outgoing.raised.notify_one();
+    }
+
+    /// Waits until a wake-up was raised here since the last call, then answers which, and
+    /// clears them: what [`replicas`] publishes.
+    async fn raised(&self) -> Raised {
+        loop {
+            let raised = Raised {
+                watcher: self.outgoing.watcher.swap(false, Ordering::AcqRel),
+                events: self.outgoing.events.swap(false, Ordering::AcqRel),
+                settings: self.outgoing.settings.swap(false, Ordering::AcqRel),
+            };
+            if raised != Raised::default() {
+                return raised;
+            }
+            self.outgoing.raised.notified().await;
+        }
     }
 
     /// What the event streams wait on (register with `Notified::enable` before reading, so a

@@ -80,9 +80,22 @@ pub struct TestAppBuilder {
     configure: Option<ConfigChange>,
     passwords: Option<anteroom::users::password::PasswordWork>,
     hand_clock: Option<app::HandClock>,
+    cluster: Option<anteroom::cluster::Built>,
 }
 
 impl TestAppBuilder {
+    /// A second replica of `first`: the same database (PostgreSQL, for several replicas) and
+    /// the same cluster, as replicas of one deployment share one API server; its own pools,
+    /// caches, signals and watcher.
+    pub fn replica_of(mut self, first: &TestApp) -> Self {
+        self.database_url = Some(first.state.config.database_url.clone());
+        self.cluster = Some(anteroom::cluster::Built {
+            cluster: first.state.cluster.clone(),
+            sim: first.sim.clone(),
+        });
+        self
+    }
+
     /// Use this database instead of a fresh SQLite file.
     pub fn database_url(mut self, url: impl Into<String>) -> Self {
         self.database_url = Some(url.into());
@@ -120,7 +133,7 @@ impl TestAppBuilder {
         if let Some(f) = self.configure {
             f(&mut config);
         }
-        let mut prepared = app::prepare_with(config, self.hand_clock)
+        let mut prepared = app::prepare_on(config, self.hand_clock, self.cluster)
             .await
             .expect("the app prepares");
         if let Some(work) = self.passwords {

@@ -96,6 +96,8 @@ async fn put_config(
     ApiJson(body): ApiJson<PrequeueConfig>,
 ) -> ApiResult<Json<PrequeueConfig>> {
     let stored = state.settings.save(&state.db, body).await?;
+    // The other replicas read the settings again before their watcher's round, if they lead.
+    state.signals.settings_written();
     state.signals.wake_watcher();
     tracing::info!(?stored, "prequeue settings changed");
     Ok(Json(stored))

@@ -1,0 +1,219 @@
+//! Wake-ups between replicas on PostgreSQL, through `NOTIFY` and `LISTEN` on one channel.
+//!
+//! The store is the truth and the watcher's change log (`job_changes`, see
+//! `watcher::job_view`) says what changed; what a replica lacked was being *told* that
+//! something did. A job prequeued, deleted or ended through a replica that does not hold the
+//! watcher's lease woke only its own idle watcher, and the leader saw the change at its next
+//! tick (`activateTickerIntervalSeconds`, up to an hour); an event stream open on another
+//! replica saw new events at its next poll. Now every replica publishes its wake-ups and hears
+//! the others':
+//!
+//! - **publishing**: each [`Signals::wake_watcher`], [`Signals::events_written`] or
+//!   [`Signals::settings_written`] raised here sets a flag; one task sends what is flagged in
+//!   one `pg_notify` and then waits [`MIN_GAP`], so a flood of submissions costs at most one
+//!   notification per gap;
+//! - **hearing**: one connection (outside the pool) listens; a notification from another
+//!   replica re-reads the prequeue settings (before anything else it asks, so the round it
+//!   wakes decides under them), wakes the watcher or the streams here, without publishing
+//!   it again. When that connection is lost and made again (sqlx re-listens), or first made,
+//!   notifications may have been missed meanwhile: everything is read again and woken, and
+//!   the round reads the change log, which misses nothing.
+//!
+//! A notification is a hint, never the state: one lost (a replica killed between its commit
+//! and its `pg_notify`) costs a wait until the next tick, as before, and the watcher's full
+//! read of its view every five minutes stays the timer that catches anything else.
+
+use std::time::Duration;
+
+use sea_orm::sqlx::postgres::PgListener;
+use std::sync::Arc;
+
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, Statement};
+
+use super::{Raised, Signals};
+use crate::settings::Settings;
+
+/// The channel every replica listens on.
+pub const CHANNEL: &str = "anteroom_signals";
+
+/// The shortest time between two notifications a replica sends: wake-ups raised meanwhile go
+/// out together in the next one.
+pub const MIN_GAP: Duration = Duration::from_millis(5);
+
+/// How long to wait before trying again after the listening connection could not be made.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// What the hearing side needs besides the signals: the settings to read again, from `db`.
+#[derive(Clone)]
+struct Hearing {
+    url: String,
+    db: DatabaseConnection,
+    signals: Signals,
+    settings: Arc<Settings>,
+    me: String,
+}
+
+/// Starts publishing this replica's wake-ups and hearing the others' (PostgreSQL only; a
+/// SQLite store has one process). `url` is the database's, for the listening connection;
+/// `db` sends and reads. Both tasks end when the server closes.
+pub fn start(url: &str, db: &DatabaseConnection, signals: &Signals, settings: &Arc<Settings>) {
+    if db.get_database_backend() != DbBackend::Postgres {
+        return;
+    }
+    // Who sent a notification: this process's own come back to it, and are dropped.
+    let me = format!("{:016x}", rand::random::<u64>());
+    tokio::spawn(publish(db.clone(), signals.clone(), me.clone()));
+    tokio::spawn(hear(Hearing {
+        url: url.to_owned(),
+        db: db.clone(),
+        signals: signals.clone(),
+        settings: settings.clone(),
+        me,
+    }));
+}
+
+/// What one notification says: its sender, then `w` (wake the watcher), `e` (events were
+/// written) and `s` (the settings were written), each when raised.
+fn payload(me: &str, raised: Raised) -> String {
+    let mut p = format!("{me}:");
+    for (on, letter) in [(raised.watcher, 'w'), (raised.events, 'e'), (raised.settings, 's')] {
+        if on {
+            p.push(letter);
+        }
+    }
+    p
+}
+
+/// What a notification asks of this replica; nothing when it came from `me` or is not one of
+/// ours.
+fn heard(me: &str, payload: &str) -> Raised {
+    match payload.split_once(':') {
+        Some((sender, what)) if sender != me => Raised {
+            watcher: what.contains('w'),
+            events: what.contains('e'),
+            settings: what.contains('s'),
+        },
+        _ => Raised::default(),
+    }
+}
+
+/// Does here what `raised` asks: the settings first, so a round woken decides under them.
+async fn act_on(h: &Hearing, raised: Raised) {
+    if raised.settings
+        && let Err(e) = h.settings.refresh(&h.db).await
+    {
+        tracing::warn!(error = %e, "reading the settings another replica wrote failed; they arrive with the next refresh");
+    }
+    if raised.watcher {
+        h.signals.wake_watcher_here();
+    }
+    if raised.events {
+        h.signals.events_written_here();
+    }
+}
+
+/// Everything, for when notifications may have been missed.
+const ALL: Raised = Raised {
+    watcher: true,
+    events: true,
+    settings: true,
+};
+
+async fn publish(db: DatabaseConnection, signals: Signals, me: String) {
+    let mut failing = false;
+    loop {
+        let raised = tokio::select! {
+            raised = signals.raised() => raised,
+            () = signals.closed() => return,
+        };
+        let notify = Statement::from_sql_and_values(
+            DbBackend::Postgres,
+            "SELECT pg_notify($1, $2)",
+            [CHANNEL.into(), payload(&me, raised).into()],
+        );
+        match db.execute_raw(notify).await {
+            Ok(_) if failing => {
+                failing = false;
+                tracing::info!("wake-ups reach the other replicas again");
+            }
+            Ok(_) => {}
+            // Logged once per outage: the store being down is reported by everything else.
+            Err(e) if !failing => {
+                failing = true;
+                tracing::warn!(error = %e, "telling the other replicas of a wake-up failed; they catch up at their next tick");
+            }
+            Err(_) => {}
+        }
+        tokio::time::sleep(MIN_GAP).await;
+    }
+}
+
+async fn hear(h: Hearing) {
+    let signals = &h.signals;
+    loop {
+        let listening = async {
+            let mut listener = PgListener::connect(&h.url).await?;
+            listener.listen(CHANNEL).await?;
+            Ok::<_, sea_orm::sqlx::Error>(listener)
+        };
+        let mut listener = tokio::select! {
+            made = listening => match made {
+                Ok(l) => l,
+                Err(e) => {
+                    tracing::warn!(error = %e, "listening for the other replicas' wake-ups failed; trying again");
+                    tokio::select! {
+                        () = tokio::time::sleep(RETRY) => continue,
+                        () = signals.closed() => return,
+                    }
+                }
+            },
+            () = signals.closed() => return,
+        };
+        // Whatever was sent before this connection listened is lost: catch up.
+        act_on(&h, ALL).await;
+        loop {
+            let next = tokio::select! {
+                next = listener.try_recv() => next,
+                () = signals.closed() => return,
+            };
+            match next {
+                Ok(Some(notification)) => act_on(&h, heard(&h.me, notification.payload())).await,
+                // The connection was lost and made again (listening again): catch up.
+                Ok(None) => act_on(&h, ALL).await,
+                Err(e) => {
+                    tracing::warn!(error = %e, "the connection hearing the other replicas failed; connecting again");
+                    break;
+                }
+            }
+        }
+        tokio::select! {
+            () = tokio::time::sleep(RETRY) => {}
+            () = signals.closed() => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replica_hears_what_others_send_and_drops_its_own() {
+        let only = |watcher, events, settings| Raised {
+            watcher,
+            events,
+            settings,
+        };
+        for raised in [
+            only(true, false, false),
+            only(false, true, false),
+            only(false, false, true),
+            only(true, true, true),
+        ] {
+            let sent = payload("aaaa", raised);
+            assert_eq!(heard("bbbb", &sent), raised, "{sent}");
+            assert_eq!(heard("aaaa", &sent), Raised::default(), "{sent}");
+        }
+        assert_eq!(heard("bbbb", "something else"), Raised::default());
+    }
+}
