@@ -104,8 +104,7 @@ pub async fn prepare_on(
             .await
             .context("reading the prequeue settings")?,
     );
-    let sequencer = (db.get_database_backend() == sea_orm::DbBackend::Sqlite)
-        .then(|| crate::jobs::admit::Sequencer::start(db.clone()));
+    let sequencer = crate::jobs::admit::Sequencer::start(db.clone());
     let first_admin = users::ensure_first_admin(
         &db,
         config.admin_password.as_ref().map(|s| s.expose()),

@@ -39,9 +39,8 @@ pub struct AppState {
     pub settings: Arc<Settings>,
     /// Wake-ups for the watcher and the event streams, and the shutdown notice.
     pub signals: Signals,
-    /// SQLite only: the task that admits job submissions in batches (one writer, so they take
-    /// turns anyway); `None` on PostgreSQL.
-    pub sequencer: Option<crate::jobs::admit::Sequencer>,
+    /// The task that admits job submissions in batches (one transaction a batch).
+    pub sequencer: crate::jobs::admit::Sequencer,
     /// The task that creates admitted submissions in the cluster, in groups.
     pub activator: crate::jobs::activator::Activator,
     /// Where "now" comes from for every job time the prequeue compares (submission,

@@ -1,17 +1,22 @@
 //! Steps 2–8 of a submission under the queue tree's turn (`spec/prequeue.md` §4 step 8): the
 //! access check again, the idempotency key, the decision and the writes, in a write
-//! transaction. Two ways to run it:
+//! transaction.
 //!
-//! - [`admit_alone`] (PostgreSQL): one submission per transaction, holding the advisory locks
-//!   of its queue tree and of its owner, so submissions into other trees run in parallel.
-//! - [`Sequencer`] (SQLite): the database has one writer, so submissions take turns anyway;
-//!   one task admits every submission waiting at that moment, in arrival order, in one
-//!   transaction. Each sees the ones before it (they are in the same transaction), so the
-//!   decisions are exactly those of one-at-a-time — but the transaction's start, its commit,
-//!   the queue read and the hand-over of the connection are paid once per batch instead of
-//!   once per submission (see `docs/performance.md`). What the batch's decisions read (quota
-//!   rules, usage, blockers, the owners' counts, memberships) is read once for the batch and
-//!   kept up to date with its admissions (`batch_reads.rs`).
+//! The [`Sequencer`]: one task admits every submission waiting at that moment, in arrival
+//! order, in one transaction. Each sees the ones before it (they are in the same transaction),
+//! so the decisions are exactly those of one-at-a-time — but the transaction's start, its
+//! commit, the queue read and the hand-over of the connection are paid once per batch instead
+//! of once per submission (see `docs/performance.md`). What the batch's decisions read (quota
+//! rules, usage, blockers, the owners' counts, memberships) is read once for the batch and
+//! kept up to date with its admissions (`batch_reads.rs`). What keeps anything else from
+//! changing those figures meanwhile:
+//!
+//! - SQLite: the database has one writer, and the batch's transaction holds it from its start.
+//! - PostgreSQL (several replicas, each with its own sequencer): the batch holds the advisory
+//!   locks of every queue tree it submits into and of every owner it admits for, which every
+//!   other decision in those trees (another replica's batch, the watcher's activations, queue
+//!   writes) takes too. Jobs that end meanwhile only free room, as they did for a submission
+//!   that read a moment earlier.
 
 use anteroom_shared::api::jobs::{Admission, Decision, JobBody, WaitReason};
 use anteroom_shared::scheduling::{
@@ -20,8 +25,8 @@ use anteroom_shared::scheduling::{
 };
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr,
-    EntityTrait, PaginatorTrait, QueryFilter, QuerySelect,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr, EntityTrait,
+    PaginatorTrait, QueryFilter, QuerySelect,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -73,13 +78,14 @@ pub enum Admitted {
     Replay(idempotency_key::Model),
 }
 
-/// Where a decision's figures come from, and where its events go.
+/// Where a decision's figures come from, and where its row and events go.
 pub(super) enum Reads<'b> {
-    /// The store, for this submission alone (PostgreSQL's one submission per transaction); its
-    /// events are written at once.
+    /// The store, read for this submission alone, its row and events written at once: the
+    /// reference the batch's decisions are tested against (`batch_reads::tests`).
+    #[cfg(test)]
     Store,
-    /// Read once for the batch and kept up to date with it (SQLite's [`Sequencer`]); the
-    /// events are collected, and the batch writes them all in one statement.
+    /// Read once for the batch and kept up to date with it ([`Sequencer`]); the rows and
+    /// events are collected, and the batch writes them together.
     Batch {
         /// The batch's figures.
         figures: &'b mut BatchReads,
@@ -104,6 +110,7 @@ pub(super) async fn admit_one(
     // Step 2 again under the lock: the queue may have been deleted, or the caller removed from
     // it, since the first check.
     match &reads {
+        #[cfg(test)]
         Reads::Store => queues::usable_among(txn, rows, &p.user, &p.body.queue).await?,
         Reads::Batch { figures, .. } => figures.usable(rows, &p.user, &p.body.queue)?,
     }
@@ -118,11 +125,14 @@ pub(super) async fn admit_one(
             figures.fallbacks += usize::from(read.is_none());
             read
         }
+        #[cfg(test)]
         Reads::Store => None,
     };
     let (snapshot, prequeued) = match from_batch {
         Some(read) => read,
         None => {
+            // Irrefutable outside tests, where `Reads::Store` does not exist.
+            #[allow(irrefutable_let_patterns)]
             if let Reads::Batch { rows, .. } = &mut reads {
                 // The store is read: it must hold the batch's rows so far.
                 rows.write(txn).await?;
@@ -142,6 +152,7 @@ pub(super) async fn admit_one(
     };
     let tolerations = match &reads {
         Reads::Batch { rules, .. } => tolerations_of(rules, tree, &p.body.queue, &p.request),
+        #[cfg(test)]
         Reads::Store => tolerations_of(&crate::tolerations::specs(txn).await?, tree, &p.body.queue, &p.request),
     };
     let mounts = mounts_of(&p.catalogue, tree, &p.body)?;
@@ -167,7 +178,9 @@ pub(super) async fn admit_one(
             events.extend(first_events(&row, reasons, now));
             row
         }
+        #[cfg(test)]
         Reads::Store => {
+            use sea_orm::ActiveModelTrait;
             let row = new_row.insert(txn).await?;
             events::record_each(txn, first_events(&row, reasons, now)).await?;
             row
@@ -186,59 +199,6 @@ pub(super) async fn admit_one(
         decision,
         admission,
     })
-}
-
-/// One submission in a transaction of its own, holding the locks of its queue tree and its
-/// owner (PostgreSQL; on SQLite the write transaction alone serialises).
-pub async fn admit_alone(db: &DatabaseConnection, p: &Pending) -> Result<Admitted, JobError> {
-    // Submissions of this process into one tree queue here, before taking a connection: the
-    // advisory lock serialises them anyway, and waiters holding pooled connections would
-    // starve every other request of the one PostgreSQL pool.
-    let turn = tree_turn(&p.body.queue);
-    let _turn = turn.lock().await;
-    // A queue write may move the queue to another tree between reading its root and holding
-    // that root's lock: then read again under the new one.
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        let txn = crate::store::write_transaction(db).await?;
-        let rows = queues::all(&txn).await?;
-        let root = queues::tree_of(&rows)?.1.root_of(&p.body.queue).to_owned();
-        crate::store::lock_queue_tree(&txn, &root).await?;
-        crate::store::lock_named(&txn, &format!("anteroom-user:{}", p.user.id)).await?;
-        let rows = if txn.get_database_backend() == DbBackend::Postgres {
-            queues::all(&txn).await?
-        } else {
-            rows
-        };
-        let (specs, tree) = queues::tree_of(&rows)?;
-        if tree.root_of(&p.body.queue) != root {
-            if attempt < 3 {
-                continue;
-            }
-            return Err(JobError::Db(DbErr::Custom(format!(
-                "the tree of queue {:?} kept changing during the submission",
-                p.body.queue
-            ))));
-        }
-        let admitted = admit_one(&txn, &rows, (&specs, &tree), p, p.clock.now(), Reads::Store).await?;
-        if matches!(admitted, Admitted::New { .. }) {
-            txn.commit().await?;
-        }
-        return Ok(admitted);
-    }
-}
-
-/// The in-process turn of submissions into one queue (PostgreSQL). Keyed by the queue, not the
-/// root, which is only known with a connection: submissions into sibling queues still meet at
-/// the advisory lock. The map keeps one small entry per queue ever submitted to.
-fn tree_turn(queue: &str) -> std::sync::Arc<tokio::sync::Mutex<()>> {
-    static TURNS: std::sync::OnceLock<
-        std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>>,
-    > = std::sync::OnceLock::new();
-    let turns = TURNS.get_or_init(Default::default);
-    let mut map = turns.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    map.entry(queue.to_owned()).or_default().clone()
 }
 
 /// Most submissions admitted in one transaction.
@@ -322,16 +282,8 @@ pub(super) async fn admit_batch(
             .collect();
         (failed, 0)
     };
-    let txn = match crate::store::write_transaction(db).await {
-        Ok(txn) => txn,
-        Err(e) => return fail_all(e),
-    };
-    let rows = match queues::all(&txn).await {
-        Ok(rows) => rows,
-        Err(e) => return fail_all(e),
-    };
-    let (specs, tree) = match queues::tree_of(&rows) {
-        Ok(t) => t,
+    let (txn, rows, specs, tree) = match under_locks(db, batch).await {
+        Ok(locked) => locked,
         Err(e) => return fail_all(e),
     };
     let live: Vec<&Pending> = batch
@@ -349,7 +301,7 @@ pub(super) async fn admit_batch(
         Err(e) => return fail_all(e),
     };
     let mut events = Vec::new();
-    let mut new_rows = match BatchRows::start(&txn).await {
+    let mut new_rows = match BatchRows::start(&txn, batch.len()).await {
         Ok(rows) => rows,
         Err(e) => return fail_all(e),
     };
@@ -392,6 +344,48 @@ pub(super) async fn admit_batch(
         Ok(()) => (results, reads.fallbacks),
         Err(e) => fail_all(e),
     }
+}
+
+/// The batch's write transaction, with the queue rows and tree it decides against. On
+/// PostgreSQL it first holds the locks of every queue tree the batch submits into, then of
+/// every owner in it, each kind in name order (the order every holder of several takes them,
+/// so no two wait for each other), and reads the queues again under them: a queue write may
+/// have moved a queue to another tree between the first read and the locks. Then it starts
+/// over, at most three times.
+async fn under_locks(
+    db: &DatabaseConnection,
+    batch: &[(Pending, Reply)],
+) -> Result<(DatabaseTransaction, Vec<queue::Model>, Vec<QueueSpec>, QueueTree), DbErr> {
+    let roots_of = |tree: &QueueTree| -> std::collections::BTreeSet<String> {
+        batch
+            .iter()
+            .map(|(p, _)| tree.root_of(&p.body.queue).to_owned())
+            .collect()
+    };
+    for _ in 0..3 {
+        let txn = crate::store::write_transaction(db).await?;
+        let rows = queues::all(&txn).await?;
+        let (specs, tree) = queues::tree_of(&rows)?;
+        if txn.get_database_backend() != DbBackend::Postgres {
+            return Ok((txn, rows, specs, tree));
+        }
+        let roots = roots_of(&tree);
+        for root in &roots {
+            crate::store::lock_queue_tree(&txn, root).await?;
+        }
+        let owners: std::collections::BTreeSet<i64> = batch.iter().map(|(p, _)| p.user.id).collect();
+        for owner in owners {
+            crate::store::lock_named(&txn, &format!("anteroom-user:{owner}")).await?;
+        }
+        let rows = queues::all(&txn).await?;
+        let (specs, tree) = queues::tree_of(&rows)?;
+        if roots_of(&tree) == roots {
+            return Ok((txn, rows, specs, tree));
+        }
+    }
+    Err(DbErr::Custom(
+        "the queue trees kept changing during the submissions".into(),
+    ))
 }
 
 /// Everything one decision reads (`spec/prequeue.md` §4 steps 5–7), in a constant number of

@@ -1,4 +1,4 @@
-//! What a batch of submissions decides from (SQLite, issue 25): everything the decisions of
+//! What a batch of submissions decides from (issue 25): everything the decisions of
 //! `spec/prequeue.md` §4 steps 2–7 read, read once for the whole batch inside its write
 //! transaction and then kept up to date with the batch's own admissions.
 //!
@@ -7,19 +7,23 @@
 //! a hand-over to SQLite's worker thread — most of the writer's time. Read per batch, the same
 //! figures take at most five statements whatever the batch's size.
 //!
-//! The transaction holds SQLite's one write lock from its start, so nothing but the batch
-//! itself changes these figures until it commits: each decision sees exactly what a fresh read
-//! at its turn would see. Two details:
+//! The transaction holds SQLite's one write lock from its start (on PostgreSQL, the locks of
+//! the batch's queue trees and owners, see `admit.rs`), so nothing but the batch itself
+//! changes these figures until it commits — but jobs ending, which only free room: each
+//! decision sees what a fresh read at its turn would see, or a moment older. Two details:
 //!
 //! - a job blocks once its `timeout_at` is past, which moves with time, not with writes. Jobs
 //!   are read up to a horizon a minute ahead and filtered at each submission's own time; a
 //!   submission past the horizon (a batch that took a minute) reads the store itself
 //!   ([`BatchReads::snapshot`] answers `None`).
-//! - the per-owner limits of step 6 come from each submission's settings, so the counts are
-//!   kept whole (from the `job_counts` table the triggers of migration 23 keep) and each
-//!   submission caps them at its own limit, as a read limited to that many rows would. An
+//! - the per-owner limits of step 6 come from each submission's settings, so each submission
+//!   caps the counts at its own limit, as a read limited to that many rows would. On SQLite
+//!   they are kept whole (from the `job_counts` table the triggers of migration 23 keep); an
 //!   owner whose counts are unreadable (a negative count, an unknown phase) is left out, and
-//!   their submissions count their rows in the store as before.
+//!   their submissions count their rows in the store as before. On PostgreSQL (no such table:
+//!   concurrent writers would update its rows in different orders) they are counted in one
+//!   statement for the batch's owners, each up to the largest limit of that owner's
+//!   submissions — past it, every limit at or below it is reached either way.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -79,7 +83,6 @@ impl BatchReads {
         batch: &[&Pending],
         now: DateTime<Utc>,
     ) -> Result<BatchReads, DbErr> {
-        debug_assert_eq!(txn.get_database_backend(), DbBackend::Sqlite, "job_counts is SQLite's");
         let known = |q: &str| rows.iter().any(|r| r.name == q);
         let mut reads = BatchReads {
             horizon: now + HORIZON,
@@ -150,6 +153,10 @@ impl BatchReads {
         // Each owner's jobs by phase, from the counts the triggers keep.
         let owners: HashSet<UserId> = batch.iter().map(|p| p.user.id).collect();
         if owners.is_empty() {
+            return Ok(reads);
+        }
+        if txn.get_database_backend() == DbBackend::Postgres {
+            reads.counts = counted_up_to_limits(txn, batch).await?;
             return Ok(reads);
         }
         let mut query = Query::select();
@@ -311,6 +318,61 @@ impl BatchReads {
         }
         Ok(())
     }
+}
+
+#[derive(FromQueryResult)]
+struct CappedCounts {
+    owner_id: i64,
+    prequeued: i64,
+    unfinished: i64,
+}
+
+/// PostgreSQL: each owner's prequeued and unfinished jobs, counted in one statement, each up
+/// to the largest limit among that owner's submissions in `batch` (see the module's notes).
+async fn counted_up_to_limits(
+    txn: &impl ConnectionTrait,
+    batch: &[&Pending],
+) -> Result<HashMap<UserId, OwnerCounts>, DbErr> {
+    let mut caps: BTreeMap<UserId, (i64, i64)> = BTreeMap::new();
+    for p in batch {
+        let cap = caps.entry(p.user.id).or_insert((1, 1));
+        cap.0 = Ord::max(cap.0, p.config.max_prequeued_jobs_per_user);
+        cap.1 = Ord::max(cap.1, p.config.max_unfinished_jobs_per_user);
+    }
+    let terminal: Vec<String> = JobPhase::ALL
+        .iter()
+        .filter(|p| p.is_terminal())
+        .map(|p| format!("'{}'", p.as_str()))
+        .collect();
+    // Numbers and the phases' own names only: nothing of a request's text goes into it.
+    let owners: Vec<String> = caps
+        .iter()
+        .map(|(owner, (prequeued, unfinished))| format!("({owner}::bigint, {prequeued}::bigint, {unfinished}::bigint)"))
+        .collect();
+    let sql = format!(
+        "SELECT o.owner_id, \
+           (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE owner_id = o.owner_id AND phase = '{prequeue}' LIMIT o.prequeued) p) AS prequeued, \
+           (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE owner_id = o.owner_id AND phase NOT IN ({terminal}) LIMIT o.unfinished) u) AS unfinished \
+         FROM (VALUES {owners}) AS o(owner_id, prequeued, unfinished)",
+        prequeue = JobPhase::Prequeue.as_str(),
+        terminal = terminal.join(", "),
+        owners = owners.join(", "),
+    );
+    let rows = CappedCounts::find_by_statement(sea_orm::Statement::from_string(DbBackend::Postgres, sql))
+        .all(txn)
+        .await?;
+    let count = |n: i64| u64::try_from(n).map_err(|_| DbErr::Custom(format!("a negative count: {n}")));
+    rows.into_iter()
+        .map(|r| {
+            Ok((
+                r.owner_id,
+                OwnerCounts {
+                    prequeued: count(r.prequeued)?,
+                    unfinished: count(r.unfinished)?,
+                },
+            ))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -59,7 +59,7 @@ pub(super) fn context(state: &AppState) -> Context<'_> {
         cluster: &state.cluster,
         settings: &state.settings,
         signals: &state.signals,
-        sequencer: state.sequencer.as_ref(),
+        sequencer: &state.sequencer,
         activator: &state.activator,
         clock: &state.clock,
         allowed_images: &state.config.allowed_images,

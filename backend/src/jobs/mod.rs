@@ -77,9 +77,8 @@ pub struct Context<'a> {
     pub settings: &'a Settings,
     /// Wake-ups for the watcher and the event streams.
     pub signals: &'a Signals,
-    /// SQLite: the task that admits submissions in batches; PostgreSQL: `None` (each
-    /// submission takes its queue tree's lock in a transaction of its own).
-    pub sequencer: Option<&'a admit::Sequencer>,
+    /// The task that admits submissions in batches.
+    pub sequencer: &'a admit::Sequencer,
     /// The task that activates admitted submissions in groups.
     pub activator: &'a activator::Activator,
     /// Where "now" comes from for job times (submission, delete, lock, activation).
@@ -248,9 +247,8 @@ async fn check_body_and_queue(
     // Outside any transaction: the cluster may be slow, and the simulated one reads the store.
     let nodes = ctx.cluster.nodes().await?;
     crate::prequeue::check_node_names(tasks, &nodes)?;
-    // The admission checks it again under the lock. Checked here, a queue that does not exist
-    // is answered before the submission waits for its queue tree's turn (PostgreSQL), and a
-    // preview, which takes no turn, is answered at all.
+    // A submission has it checked under the lock, from its batch's queue rows; a preview,
+    // which takes no turn, checks it here.
     if check_queue {
         queues::usable(ctx.db_read, user, &body.queue).await?;
     }
@@ -324,11 +322,9 @@ pub async fn submit(
         {
             return Ok(Err(first));
         }
-        // Under SQLite's batched admission the queue is checked first under the lock, from the
+        // Under the batched admission the queue is checked first under the lock, from the
         // batch's queue rows (`admit::admit_one`): checking it before would only cost a read.
-        check_body_and_queue(ctx, user, body, &tasks, ctx.sequencer.is_none())
-            .await
-            .map(Ok)
+        check_body_and_queue(ctx, user, body, &tasks, false).await.map(Ok)
     })
     .await
     .map_err(|_| JobError::Timeout)??;
@@ -348,10 +344,7 @@ pub async fn submit(
         config: config.clone(),
         clock: ctx.clock.clone(),
     };
-    let admitted = match ctx.sequencer {
-        Some(sequencer) => sequencer.admit(pending).await,
-        None => admit::admit_alone(ctx.db, &pending).await,
-    };
+    let admitted = ctx.sequencer.admit(pending).await;
     let (row, decision, admission) = match admitted {
         Ok(admit::Admitted::New {
             row,

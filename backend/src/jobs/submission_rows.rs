@@ -1,5 +1,5 @@
 //! What a submission writes (`spec/prequeue.md` §4 step 8): its job row, its first events,
-//! and — for a batch of submissions on SQLite — the job rows numbered and inserted together.
+//! and — for a batch of submissions — the job rows numbered and inserted together.
 
 use anteroom_shared::api::jobs::{JobBody, WaitReason};
 use anteroom_shared::scheduling::{
@@ -7,7 +7,8 @@ use anteroom_shared::scheduling::{
 };
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    DatabaseTransaction, DbBackend, DbErr, EntityTrait, FromQueryResult, NotSet, Set, Statement, TryIntoModel,
+    ConnectionTrait, DatabaseTransaction, DbBackend, DbErr, EntityTrait, FromQueryResult, NotSet, Set, Statement,
+    TryIntoModel,
 };
 
 use super::entity::job;
@@ -17,15 +18,21 @@ use crate::prequeue::SubmitDecision;
 use crate::store::compact;
 use crate::users;
 
-/// The job rows of a batch of submissions (SQLite's [`super::admit::Sequencer`]), written together in
+/// The job rows of a batch of submissions ([`super::admit::Sequencer`]), written together in
 /// multi-row statements instead of one statement a submission. Each row gets its id when it
-/// is decided — the next the table would give: the batch's transaction holds SQLite's only
-/// write lock, and `jobs` never reuses an id (AUTOINCREMENT), so the ids are exactly those of
-/// writing each row at once — and the decisions after it see it under that id. Anything that
-/// reads the jobs table before the end of the batch (a decision that falls back to the store)
-/// writes them first ([`BatchRows::write`]).
+/// is decided, and the decisions after it see it under that id:
+///
+/// - SQLite: the next the table would give. The batch's transaction holds SQLite's only write
+///   lock, and `jobs` never reuses an id (AUTOINCREMENT), so the ids are exactly those of
+///   writing each row at once.
+/// - PostgreSQL: taken from the table's sequence when the batch starts, one per submission;
+///   those of refused submissions are left unused, as a refused insert leaves its id.
+///
+/// Anything that reads the jobs table before the end of the batch (a decision that falls back
+/// to the store) writes them first ([`BatchRows::write`]).
 pub(super) struct BatchRows {
-    next_id: i64,
+    /// The ids still to give, in order (the first at the end).
+    ids: Vec<i64>,
     unwritten: Vec<job::ActiveModel>,
     /// The rows written so far, as the store returned them, by id.
     written: std::collections::HashMap<i64, job::Model>,
@@ -36,21 +43,39 @@ struct NextId {
     next: i64,
 }
 
+#[derive(FromQueryResult)]
+struct SequenceId {
+    id: i64,
+}
+
 /// Most rows one statement of [`BatchRows::write`] inserts (about 30 values a row).
 const ROWS_PER_INSERT: usize = 100;
 
 impl BatchRows {
-    /// Starts numbering after the largest id the table has given (inside the batch's write
-    /// transaction).
-    pub(super) async fn start(txn: &DatabaseTransaction) -> Result<BatchRows, DbErr> {
-        let sql = "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0), \
-                   coalesce((SELECT max(id) FROM jobs), 0)) + 1 AS next";
-        let next = NextId::find_by_statement(Statement::from_string(DbBackend::Sqlite, sql))
-            .one(txn)
-            .await?
-            .map_or(1, |r| r.next);
+    /// Ready to number up to `rows` rows, inside the batch's write transaction.
+    pub(super) async fn start(txn: &DatabaseTransaction, rows: usize) -> Result<BatchRows, DbErr> {
+        let mut ids: Vec<i64> = if txn.get_database_backend() == DbBackend::Postgres {
+            let sql =
+                format!("SELECT nextval(pg_get_serial_sequence('jobs', 'id')) AS id FROM generate_series(1, {rows})");
+            SequenceId::find_by_statement(Statement::from_string(DbBackend::Postgres, sql))
+                .all(txn)
+                .await?
+                .into_iter()
+                .map(|r| r.id)
+                .collect()
+        } else {
+            // After the largest id the table has given.
+            let sql = "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0), \
+                       coalesce((SELECT max(id) FROM jobs), 0)) + 1 AS next";
+            let next = NextId::find_by_statement(Statement::from_string(DbBackend::Sqlite, sql))
+                .one(txn)
+                .await?
+                .map_or(1, |r| r.next);
+            (next..).take(rows).collect()
+        };
+        ids.sort_unstable_by(|a, b| b.cmp(a));
         Ok(BatchRows {
-            next_id: next,
+            ids,
             unwritten: Vec::new(),
             written: std::collections::HashMap::new(),
         })
@@ -58,8 +83,11 @@ impl BatchRows {
 
     /// Numbers `row` and keeps it to write; the row as it will be stored.
     pub(super) fn add(&mut self, mut row: job::ActiveModel) -> Result<job::Model, DbErr> {
-        row.id = Set(self.next_id);
-        self.next_id += 1;
+        let id = self
+            .ids
+            .pop()
+            .ok_or_else(|| DbErr::Custom("more rows than the batch's submissions".into()))?;
+        row.id = Set(id);
         let model = row.clone().try_into_model()?;
         self.unwritten.push(row);
         Ok(model)

@@ -17,6 +17,8 @@
 //!    (every submission is prequeued and wakes it): the time to submit them all.
 //!
 //! `ONLY=floor,activated,prequeued,list,sweep` runs some of the measurements only.
+//! `POSTGRES=postgres://user@host:port` runs them on PostgreSQL instead of SQLite: each on a
+//! fresh database of that server.
 //!
 //! Prints the sustained rate and p50/p99/max latency of each as a Markdown table.
 
@@ -38,15 +40,38 @@ struct Server {
     client: reqwest::Client,
 }
 
+/// Where one measurement keeps its data: a fresh data directory and, with `POSTGRES` set, a
+/// fresh database on that server (otherwise SQLite in the directory).
+struct Store {
+    dir: tempfile::TempDir,
+    url: String,
+}
+
+impl Store {
+    async fn fresh() -> anyhow::Result<Store> {
+        let dir = tempfile::tempdir()?;
+        let url = match std::env::var("POSTGRES") {
+            Ok(server) if !server.is_empty() => anteroom_tests::postgres::fresh_database(&server).await,
+            _ => format!("sqlite://{}?mode=rwc", dir.path().join("anteroom.db").display()),
+        };
+        Ok(Store { dir, url })
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
 impl Server {
-    async fn start(binary: &Path, data: &Path) -> anyhow::Result<Server> {
+    async fn start(binary: &Path, store: &Store) -> anyhow::Result<Server> {
         let port = {
             let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
             listener.local_addr()?.port()
         };
         let child = Command::new(binary)
             .arg("serve")
-            .env("ANTEROOM_DATA_DIR", data)
+            .env("ANTEROOM_DATA_DIR", store.path())
+            .env("ANTEROOM_DATABASE_URL", &store.url)
             .env("ANTEROOM_LISTEN", format!("127.0.0.1:{port}"))
             .env("ANTEROOM_ADMIN_PASSWORD", ADMIN_PASSWORD)
             .env("ANTEROOM_JWT_SECRET", "bench-secret-bench-secret-bench-secret")
@@ -261,8 +286,8 @@ where
 }
 
 async fn submissions(binary: &Path, seconds: u64, concurrency: usize, prequeued: bool) -> anyhow::Result<String> {
-    let dir = tempfile::tempdir()?;
-    let server = Arc::new(Server::start(binary, dir.path()).await?);
+    let dir = Store::fresh().await?;
+    let server = Arc::new(Server::start(binary, &dir).await?);
     let (admin, tokens) = server.accounts().await?;
     if prequeued {
         let (_, mut config) = server
@@ -311,8 +336,8 @@ async fn submissions(binary: &Path, seconds: u64, concurrency: usize, prequeued:
 
 /// One researcher submits `count` jobs, `concurrency` at a time, into a quota they fill.
 async fn sweep(binary: &Path, count: usize, concurrency: usize) -> anyhow::Result<String> {
-    let dir = tempfile::tempdir()?;
-    let server = Arc::new(Server::start(binary, dir.path()).await?);
+    let dir = Store::fresh().await?;
+    let server = Arc::new(Server::start(binary, &dir).await?);
     let (admin, tokens) = server.accounts().await?;
     let (_, mut config) = server
         .call(reqwest::Method::GET, "/api/v1/admin/prequeue-config", &admin, None)
@@ -395,11 +420,10 @@ async fn sweep(binary: &Path, count: usize, concurrency: usize) -> anyhow::Resul
 
 /// Seeds `count` jobs of one user straight into the database (the server stopped), in the
 /// shape the API writes them.
-async fn seed(data: &Path, owner: i64, count: usize) -> anyhow::Result<()> {
-    use sea_orm::ConnectionTrait;
-    let url = format!("sqlite://{}?mode=rwc", data.join("anteroom.db").display());
-    let db = anteroom::store::connect(&url).await?;
-    db.execute_unprepared("BEGIN").await?;
+async fn seed(url: &str, owner: i64, count: usize) -> anyhow::Result<()> {
+    use sea_orm::{ConnectionTrait, TransactionTrait};
+    let db = anteroom::store::connect(url).await?;
+    let txn = db.begin().await?;
     let now = chrono::Utc::now();
     for chunk in (0..count).collect::<Vec<_>>().chunks(500) {
         let values: Vec<String> = chunk
@@ -409,11 +433,11 @@ async fn seed(data: &Path, owner: i64, count: usize) -> anyhow::Result<()> {
                 format!(
                     "('seed-{i}', 'custom', 'default', {owner}, 'user0', 'normal', 'PreemptLowerPriority', 'Completed', 300, NULL, \
                      '[{{\"name\":\"main\",\"replicas\":1,\"image\":\"busybox\",\"command\":[],\"resources\":{{\"cpu\":\"1\"}},\"nodeNames\":[]}}]', \
-                     '{{\"cpu\":\"1\"}}', 'cpu=1000', '', 1, '[]', NULL, '{at}', NULL, NULL, '{at}', NULL, '{at}', NULL, 0, NULL, NULL)"
+                     '{{\"cpu\":\"1\"}}', 'cpu=1000', '', TRUE, '[]', NULL, '{at}', NULL, NULL, '{at}', NULL, '{at}', NULL, 0, NULL, NULL)"
                 )
             })
             .collect();
-        db.execute_unprepared(&format!(
+        txn.execute_unprepared(&format!(
             "INSERT INTO jobs (name, kind, queue, owner_id, owner_name, schedule_type, preemption_policy, phase, \
              waiting_tolerance_seconds, timeout_at, tasks, resources, request_milli, explicit_nodes, single_node, nodes, \
              wait_reasons, submitted_at, activated_at, started_at, finished_at, locked_until, updated_at, claimed_at, \
@@ -422,7 +446,7 @@ async fn seed(data: &Path, owner: i64, count: usize) -> anyhow::Result<()> {
         ))
         .await?;
     }
-    db.execute_unprepared("COMMIT").await?;
+    txn.commit().await?;
     db.close().await?;
     Ok(())
 }
@@ -430,8 +454,8 @@ async fn seed(data: &Path, owner: i64, count: usize) -> anyhow::Result<()> {
 /// The floor every request stands on: authentication (token check, user reload) and the HTTP
 /// stack, with an answer from memory.
 async fn floor(binary: &Path, seconds: u64, concurrency: usize) -> anyhow::Result<String> {
-    let dir = tempfile::tempdir()?;
-    let server = Arc::new(Server::start(binary, dir.path()).await?);
+    let dir = Store::fresh().await?;
+    let server = Arc::new(Server::start(binary, &dir).await?);
     let (_, tokens) = server.accounts().await?;
     let tokens = Arc::new(tokens);
     let s = server.clone();
@@ -458,8 +482,8 @@ async fn floor(binary: &Path, seconds: u64, concurrency: usize) -> anyhow::Resul
 }
 
 async fn list_page(binary: &Path, seconds: u64, concurrency: usize) -> anyhow::Result<String> {
-    let dir = tempfile::tempdir()?;
-    let server = Server::start(binary, dir.path()).await?;
+    let dir = Store::fresh().await?;
+    let server = Server::start(binary, &dir).await?;
     let (_, tokens) = server.accounts().await?;
     let me = server
         .call(reqwest::Method::GET, "/api/v1/auth/me", &tokens[0], None)
@@ -467,8 +491,8 @@ async fn list_page(binary: &Path, seconds: u64, concurrency: usize) -> anyhow::R
         .1;
     let owner = me["id"].as_i64().context("me")?;
     server.stop().await;
-    seed(dir.path(), owner, 100_000).await?;
-    let server = Arc::new(Server::start(binary, dir.path()).await?);
+    seed(&dir.url, owner, 100_000).await?;
+    let server = Arc::new(Server::start(binary, &dir).await?);
     let token = Arc::new(server.login("user0", "bench-password").await?);
     let (_, page) = server
         .call(reqwest::Method::GET, "/api/v1/jobs?page=50", &token, None)
