@@ -16,21 +16,18 @@
 //!   are read up to a horizon a minute ahead and filtered at each submission's own time; a
 //!   submission past the horizon (a batch that took a minute) reads the store itself
 //!   ([`BatchReads::snapshot`] answers `None`).
-//! - the per-owner limits of step 6 come from each submission's settings, so each submission
-//!   caps the counts at its own limit, as a read limited to that many rows would. On SQLite
-//!   they are kept whole (from the `job_counts` table the triggers of migration 23 keep); an
-//!   owner whose counts are unreadable (a negative count, an unknown phase) is left out, and
-//!   their submissions count their rows in the store as before. On PostgreSQL (no such table:
-//!   concurrent writers would update its rows in different orders) they are counted in one
-//!   statement for the batch's owners, each up to the largest limit of that owner's
-//!   submissions — past it, every limit at or below it is reached either way.
+//! - the per-owner limits of step 6 come from each submission's settings, so the counts are
+//!   kept whole (from the `job_counts` table the triggers of migrations 23 and 24 keep) and
+//!   each submission caps them at its own limit, as a read limited to that many rows would.
+//!   An owner whose counts are unreadable (a negative count, an unknown phase) is left out,
+//!   and their submissions count their rows in the store as before.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use anteroom_shared::scheduling::{JobPhase, ResourceList, ScheduleType};
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Alias, Expr, ExprTrait, Query};
-use sea_orm::{ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, FromQueryResult, QueryFilter, QueryOrder};
+use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, FromQueryResult, QueryFilter, QueryOrder};
 
 use super::SchedulingRow;
 use super::admit::{OwnerCounts, Pending};
@@ -155,15 +152,14 @@ impl BatchReads {
         if owners.is_empty() {
             return Ok(reads);
         }
-        if txn.get_database_backend() == DbBackend::Postgres {
-            reads.counts = counted_up_to_limits(txn, batch).await?;
-            return Ok(reads);
-        }
+        // One row a pair on SQLite; on PostgreSQL its `+1`/`-1` rows, summed (migration 24).
         let mut query = Query::select();
         query
-            .columns([Alias::new("owner_id"), Alias::new("phase"), Alias::new("n")])
+            .columns([Alias::new("owner_id"), Alias::new("phase")])
+            .expr_as(Expr::cust("CAST(sum(n) AS BIGINT)"), Alias::new("n"))
             .from(Alias::new("job_counts"))
-            .and_where(Expr::col(Alias::new("owner_id")).is_in(owners.iter().copied()));
+            .and_where(Expr::col(Alias::new("owner_id")).is_in(owners.iter().copied()))
+            .group_by_columns([Alias::new("owner_id"), Alias::new("phase")]);
         let counted = CountRow::find_by_statement(txn.get_database_backend().build(&query))
             .all(txn)
             .await?;
@@ -318,61 +314,6 @@ impl BatchReads {
         }
         Ok(())
     }
-}
-
-#[derive(FromQueryResult)]
-struct CappedCounts {
-    owner_id: i64,
-    prequeued: i64,
-    unfinished: i64,
-}
-
-/// PostgreSQL: each owner's prequeued and unfinished jobs, counted in one statement, each up
-/// to the largest limit among that owner's submissions in `batch` (see the module's notes).
-async fn counted_up_to_limits(
-    txn: &impl ConnectionTrait,
-    batch: &[&Pending],
-) -> Result<HashMap<UserId, OwnerCounts>, DbErr> {
-    let mut caps: BTreeMap<UserId, (i64, i64)> = BTreeMap::new();
-    for p in batch {
-        let cap = caps.entry(p.user.id).or_insert((1, 1));
-        cap.0 = Ord::max(cap.0, p.config.max_prequeued_jobs_per_user);
-        cap.1 = Ord::max(cap.1, p.config.max_unfinished_jobs_per_user);
-    }
-    let terminal: Vec<String> = JobPhase::ALL
-        .iter()
-        .filter(|p| p.is_terminal())
-        .map(|p| format!("'{}'", p.as_str()))
-        .collect();
-    // Numbers and the phases' own names only: nothing of a request's text goes into it.
-    let owners: Vec<String> = caps
-        .iter()
-        .map(|(owner, (prequeued, unfinished))| format!("({owner}::bigint, {prequeued}::bigint, {unfinished}::bigint)"))
-        .collect();
-    let sql = format!(
-        "SELECT o.owner_id, \
-           (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE owner_id = o.owner_id AND phase = '{prequeue}' LIMIT o.prequeued) p) AS prequeued, \
-           (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE owner_id = o.owner_id AND phase NOT IN ({terminal}) LIMIT o.unfinished) u) AS unfinished \
-         FROM (VALUES {owners}) AS o(owner_id, prequeued, unfinished)",
-        prequeue = JobPhase::Prequeue.as_str(),
-        terminal = terminal.join(", "),
-        owners = owners.join(", "),
-    );
-    let rows = CappedCounts::find_by_statement(sea_orm::Statement::from_string(DbBackend::Postgres, sql))
-        .all(txn)
-        .await?;
-    let count = |n: i64| u64::try_from(n).map_err(|_| DbErr::Custom(format!("a negative count: {n}")));
-    rows.into_iter()
-        .map(|r| {
-            Ok((
-                r.owner_id,
-                OwnerCounts {
-                    prequeued: count(r.prequeued)?,
-                    unfinished: count(r.unfinished)?,
-                },
-            ))
-        })
-        .collect()
 }
 
 #[cfg(test)]

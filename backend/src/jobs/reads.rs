@@ -233,7 +233,7 @@ pub async fn list_json(
 /// SQLite: the statement that counts the jobs a filter selects, to be run as a subquery — from
 /// the kept counts when it can ([`counts_statement`]), else over the rows.
 fn total_statement(filter: &JobFilter) -> (String, Vec<sea_orm::Value>) {
-    if let Some(counted) = counts_statement(filter) {
+    if let Some(counted) = counts_statement(filter, DbBackend::Sqlite) {
         return counted;
     }
     let count = DbBackend::Sqlite.build(
@@ -256,18 +256,15 @@ struct Total {
     total: Option<i64>,
 }
 
-/// SQLite: how many jobs match a filter of owner and phases only, from the counts the
-/// triggers of migration 23 keep per owner and phase — a few rows instead of every job the
-/// owner ever had. `None` when the filter names more, or on PostgreSQL (no counts there):
-/// count the rows.
+/// How many jobs match a filter of owner and phases only, from the counts the triggers of
+/// migrations 23 (SQLite) and 24 (PostgreSQL) keep per owner and phase — a few rows instead of
+/// every job the owner ever had. `None` when the filter names more: count the rows.
 async fn counted_total(db: &impl ConnectionTrait, filter: &JobFilter) -> Result<Option<u64>, DbErr> {
-    if db.get_database_backend() != DbBackend::Sqlite {
-        return Ok(None);
-    }
-    let Some((sql, values)) = counts_statement(filter) else {
+    let backend = db.get_database_backend();
+    let Some((sql, values)) = counts_statement(filter, backend) else {
         return Ok(None);
     };
-    let row = Total::find_by_statement(Statement::from_sql_and_values(DbBackend::Sqlite, sql, values))
+    let row = Total::find_by_statement(Statement::from_sql_and_values(backend, sql, values))
         .one(db)
         .await?;
     Ok(Some(row.and_then(|r| r.total).unwrap_or(0).max(0) as u64))
@@ -275,7 +272,7 @@ async fn counted_total(db: &impl ConnectionTrait, filter: &JobFilter) -> Result<
 
 /// The statement [`counted_total`] runs: `None` when the filter names more than owner and
 /// phases.
-fn counts_statement(filter: &JobFilter) -> Option<(String, Vec<sea_orm::Value>)> {
+fn counts_statement(filter: &JobFilter, backend: DbBackend) -> Option<(String, Vec<sea_orm::Value>)> {
     let plain = filter.users.is_empty()
         && filter.name_contains.is_none()
         && filter.schedule_types.is_empty()
@@ -284,21 +281,20 @@ fn counts_statement(filter: &JobFilter) -> Option<(String, Vec<sea_orm::Value>)>
     if !plain {
         return None;
     }
-    let mut conditions = Vec::new();
-    let mut values: Vec<sea_orm::Value> = Vec::new();
+    use sea_orm::sea_query::{Alias, Expr, ExprTrait, Query};
+    // A sum of sums: PostgreSQL keeps several `+1`/`-1` rows a pair (migration 24).
+    let mut query = Query::select();
+    query
+        .expr_as(Expr::cust("CAST(sum(n) AS BIGINT)"), Alias::new("total"))
+        .from(Alias::new("job_counts"));
     if let Some(owner) = filter.owner {
-        conditions.push("owner_id = ?".to_owned());
-        values.push(owner.into());
+        query.and_where(Expr::col(Alias::new("owner_id")).eq(owner));
     }
     if !filter.phases.is_empty() {
-        conditions.push(format!("phase IN ({})", vec!["?"; filter.phases.len()].join(", ")));
-        values.extend(filter.phases.iter().map(|p| p.as_str().into()));
+        query.and_where(Expr::col(Alias::new("phase")).is_in(filter.phases.iter().map(|p| p.as_str())));
     }
-    let mut sql = "SELECT sum(n) AS total FROM job_counts".to_owned();
-    if !conditions.is_empty() {
-        sql = format!("{sql} WHERE {}", conditions.join(" AND "));
-    }
-    Some((sql, values))
+    let built = backend.build(&query);
+    Some((built.sql, built.values.map(|v| v.0).unwrap_or_default()))
 }
 
 /// The job `id` if `actor` may see it: its owner or an admin. Anyone else gets `NotFound`, as

@@ -241,7 +241,8 @@ pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {
             ))
             .await?;
             Migrator::up(&txn, None).await?;
-            txn.commit().await
+            txn.commit().await?;
+            check_kept_counts(db).await
         }
         _ => {
             Migrator::up(db, None).await?;
@@ -250,47 +251,56 @@ pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {
     }
 }
 
-/// The triggers that keep `job_counts` (migration 23; SQLite).
+/// The triggers that keep `job_counts` (migration 23 on SQLite, 24 on PostgreSQL).
 const COUNT_TRIGGERS: [&str; 3] = [
     "jobs_counted_on_insert",
     "jobs_counted_on_update",
     "jobs_counted_on_delete",
 ];
 
-/// SQLite, at start: the per-owner job counts that lists and submissions decide from
-/// (`job_counts`) are kept by triggers, and equal a count of the rows. A missing trigger (a
-/// later migration that rebuilt `jobs` and forgot them) refuses to start: the counts would
-/// drift silently. Counts that differ from the rows (a write made without the triggers) are
-/// logged, counted in `anteroom_job_counts_drift_total`, and replaced by the rows' count.
+/// Each (owner, phase)'s kept count: one row on SQLite, the sum of its `+1`/`-1` rows on
+/// PostgreSQL (migration 24); pairs at zero left out.
+pub const KEPT_COUNTS: &str = "SELECT owner_id, phase, CAST(sum(n) AS BIGINT) AS n FROM job_counts \
+    GROUP BY owner_id, phase HAVING sum(n) <> 0";
+
+/// At start: the per-owner job counts that lists and submissions decide from (`job_counts`)
+/// are kept by triggers, and equal a count of the rows. A missing trigger (a later migration
+/// that rebuilt `jobs` and forgot them) refuses to start: the counts would drift silently.
+/// Counts that differ from the rows (a write made without the triggers) are logged, counted in
+/// `anteroom_job_counts_drift_total`, and replaced by the rows' count.
 pub async fn check_kept_counts(db: &DatabaseConnection) -> Result<(), DbErr> {
     #[derive(FromQueryResult)]
     struct Found {
         n: i64,
     }
+    let backend = db.get_database_backend();
     let names = COUNT_TRIGGERS.map(|t| format!("'{t}'")).join(", ");
-    let found = Found::find_by_statement(Statement::from_string(
-        DbBackend::Sqlite,
-        format!(
+    let triggers = match backend {
+        DbBackend::Postgres => format!(
+            "SELECT count(*) AS n FROM pg_trigger WHERE tgrelid = 'jobs'::regclass AND tgenabled <> 'D' AND tgname IN ({names})"
+        ),
+        _ => format!(
             "SELECT count(*) AS n FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'jobs' AND name IN ({names})"
         ),
-    ))
-    .one(db)
-    .await?
-    .map_or(0, |f| f.n);
+    };
+    let found = Found::find_by_statement(Statement::from_string(backend, triggers))
+        .one(db)
+        .await?
+        .map_or(0, |f| f.n);
     if found != COUNT_TRIGGERS.len() as i64 {
         return Err(DbErr::Custom(format!(
             "the triggers that keep job_counts are missing ({found} of {}): a migration must recreate them",
             COUNT_TRIGGERS.len()
         )));
     }
-    // Pairs whose kept count differs from the rows' (either side may be missing).
-    let differ = "SELECT count(*) AS n FROM ( \
-        SELECT * FROM (SELECT owner_id, phase, n FROM job_counts WHERE n <> 0 \
-            EXCEPT SELECT owner_id, phase, count(*) FROM jobs GROUP BY owner_id, phase) \
-        UNION ALL \
-        SELECT * FROM (SELECT owner_id, phase, count(*) FROM jobs GROUP BY owner_id, phase \
-            EXCEPT SELECT owner_id, phase, n FROM job_counts))";
-    let drift = Found::find_by_statement(Statement::from_string(DbBackend::Sqlite, differ))
+    // Pairs whose kept count differs from the rows' (either side may be missing), in one
+    // statement: one snapshot of both, whatever other replicas write meanwhile.
+    let rows = "SELECT owner_id, phase, count(*) AS n FROM jobs GROUP BY owner_id, phase";
+    let differ = format!(
+        "SELECT count(*) AS n FROM (SELECT * FROM ({KEPT_COUNTS} EXCEPT {rows}) a \
+         UNION ALL SELECT * FROM ({rows} EXCEPT {KEPT_COUNTS}) b) d"
+    );
+    let drift = Found::find_by_statement(Statement::from_string(backend, differ))
         .one(db)
         .await?
         .map_or(0, |f| f.n);
@@ -300,15 +310,41 @@ pub async fn check_kept_counts(db: &DatabaseConnection) -> Result<(), DbErr> {
             pairs = drift,
             "job_counts differed from the jobs it counts; counting the rows again"
         );
+        let recount = "INSERT INTO job_counts (owner_id, phase, n) SELECT owner_id, phase, count(*) FROM jobs GROUP BY owner_id, phase";
         let txn = write_transaction(db).await?;
-        txn.execute_unprepared("DELETE FROM job_counts").await?;
-        txn.execute_unprepared(
-            "INSERT INTO job_counts (owner_id, phase, n) SELECT owner_id, phase, count(*) FROM jobs GROUP BY owner_id, phase",
-        )
-        .await?;
+        match backend {
+            // One statement, one snapshot: a change committed by another replica after it
+            // keeps its own `+1`/`-1` rows, and is not in the count either.
+            DbBackend::Postgres => {
+                txn.execute_unprepared(&format!("WITH gone AS (DELETE FROM job_counts) {recount}"))
+                    .await?;
+            }
+            _ => {
+                txn.execute_unprepared("DELETE FROM job_counts").await?;
+                txn.execute_unprepared(recount).await?;
+            }
+        }
         txn.commit().await?;
     }
     Ok(())
+}
+
+/// PostgreSQL: folds each (owner, phase)'s `+1`/`-1` rows of `job_counts` into one (nothing to
+/// do on SQLite, whose triggers update one row). One statement, so every reader sees the rows
+/// before it or after it, both summing to the same counts; rows inserted meanwhile are left for
+/// the next fold, and two folds at once each fold only the rows they deleted. Answers how many
+/// (owner, phase) pairs it folded.
+pub async fn fold_job_counts(db: &impl ConnectionTrait) -> Result<u64, DbErr> {
+    if db.get_database_backend() != DbBackend::Postgres {
+        return Ok(0);
+    }
+    let fold = "WITH busy AS (SELECT owner_id, phase FROM job_counts GROUP BY owner_id, phase HAVING count(*) > 1), \
+        gone AS (DELETE FROM job_counts c USING busy b WHERE c.owner_id = b.owner_id AND c.phase = b.phase \
+                 RETURNING c.owner_id, c.phase, c.n) \
+        INSERT INTO job_counts (owner_id, phase, n) SELECT owner_id, phase, sum(n) FROM gone \
+        GROUP BY owner_id, phase HAVING sum(n) <> 0";
+    let done = db.execute_unprepared(fold).await?;
+    Ok(done.rows_affected())
 }
 
 /// True when no migration is pending (for `/readyz`).
