@@ -206,7 +206,8 @@ pub async fn serve(
         tokio::spawn(async move { settings.refresh_periodically(&db, std::future::pending()).await })
     };
     // PostgreSQL: wake-ups reach the other replicas (the leader's watcher, their streams).
-    crate::signals::replicas::start(&state.config.database_url, &state.db, &state.signals, &state.settings);
+    let replicas =
+        crate::signals::replicas::start(&state.config.database_url, &state.db, &state.signals, &state.settings);
     // The watcher and its status sync run while the server serves; both end when it closes.
     // Tests that drive time by hand run rounds themselves.
     let watcher = if state.driven_by_hand {
@@ -225,6 +226,10 @@ pub async fn serve(
     let limits = state.config.http_limits;
     let served = http::server::serve(listener, http::router(state), limits, shutdown).await;
     refresher.abort();
+    // What the last requests raised still reaches the other replicas.
+    if let Some(replicas) = replicas {
+        replicas.finish().await;
+    }
     // The watcher ends at its next wait; give a round in flight a moment to finish its step
     // (a claim left behind is repaired at the next start).
     closer.close();

@@ -98,16 +98,36 @@ impl Signals {
     /// clears them: what [`replicas`] publishes.
     async fn raised(&self) -> Raised {
         loop {
-            let raised = Raised {
-                watcher: self.outgoing.watcher.swap(false, Ordering::AcqRel),
-                events: self.outgoing.events.swap(false, Ordering::AcqRel),
-                settings: self.outgoing.settings.swap(false, Ordering::AcqRel),
-            };
+            let raised = self.take_raised();
             if raised != Raised::default() {
                 return raised;
             }
             self.outgoing.raised.notified().await;
         }
+    }
+
+    /// The wake-ups raised since the last call (none, without waiting), cleared.
+    fn take_raised(&self) -> Raised {
+        Raised {
+            watcher: self.outgoing.watcher.swap(false, Ordering::AcqRel),
+            events: self.outgoing.events.swap(false, Ordering::AcqRel),
+            settings: self.outgoing.settings.swap(false, Ordering::AcqRel),
+        }
+    }
+
+    /// Raises `raised` again for the other replicas (their sending failed).
+    fn raise_again(&self, raised: Raised) {
+        let again = [
+            (raised.watcher, &self.outgoing.watcher),
+            (raised.events, &self.outgoing.events),
+            (raised.settings, &self.outgoing.settings),
+        ];
+        for (on, flag) in again {
+            if on {
+                flag.store(true, Ordering::Release);
+            }
+        }
+        self.outgoing.raised.notify_one();
     }
 
     /// What the event streams wait on (register with `Notified::enable` before reading, so a

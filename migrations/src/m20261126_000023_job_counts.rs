@@ -4,8 +4,8 @@
 //!
 //! SQLite only. Its one writer makes the trigger's read-modify-write of a count row safe and
 //! free of lock waits. On PostgreSQL several transactions would update the same count rows in
-//! different orders (a submission, the status sync, retention), which can deadlock, so lists
-//! there keep counting the rows (`jobs::reads::list`).
+//! different orders (a submission, the status sync, retention), which can deadlock: there
+//! migration 24 keeps them as rows that are only ever inserted.
 //!
 //! Every statement may run again (SQLite runs a migration's statements one by one): a start
 //! that stopped half-way finishes it, and the counts are taken afresh.

@@ -27,6 +27,9 @@ impl MigrationTrait for Migration {
             "CREATE TABLE job_counts (seq BIGSERIAL PRIMARY KEY, owner_id BIGINT NOT NULL, \
              phase TEXT NOT NULL, n BIGINT NOT NULL)",
             "CREATE INDEX job_counts_by_owner ON job_counts (owner_id, phase)",
+            // Replicas of the previous version may still be writing: no job changes between
+            // the count and the triggers (the migration's transaction holds this to its end).
+            "LOCK TABLE jobs IN SHARE MODE",
             "INSERT INTO job_counts (owner_id, phase, n) SELECT owner_id, phase, count(*) FROM jobs \
              GROUP BY owner_id, phase",
             "CREATE FUNCTION anteroom_job_counted() RETURNS trigger LANGUAGE plpgsql AS $$ \

@@ -43,8 +43,8 @@ enum Step {
     /// A round is killed at one of its fault points (`point` picks which); the process lives
     /// on with its view, or (`forget`) dies and a new one starts without it.
     Crash { point: u8, forget: bool },
-    /// Two users submit at the same moment, one through each replica (one replica: both
-    /// through it), so their transactions overlap.
+    /// Two users submit at the same moment into two queue trees, one through each replica
+    /// (one replica: both through it), so their transactions overlap.
     Together { cpu: u8 },
     /// The leader pauses past its lease and the other replica's watcher takes it over (one
     /// replica: it takes its own lease again, under a new term).
@@ -98,6 +98,16 @@ async fn history(database_url: Option<String>, two_replicas: bool, steps: Vec<(S
     .await;
     let rule = quota(&d.app, &admin, "default", json!({"cpu": "3"})).await;
     let rule = rule["id"].as_i64().unwrap();
+    // A second tree, so two submissions at once take different locks and commit together.
+    let (status, answer) = call(
+        &d.app,
+        "POST",
+        "/api/v1/admin/queues",
+        &admin,
+        Some(json!({"name": "other", "open": true})),
+    )
+    .await;
+    assert_eq!(status, 201, "{answer}");
     let mut tokens = Vec::new();
     for user in ["ann", "bob", "cyd"] {
         tokens.push(d.app.user_token(user).await);
@@ -212,16 +222,26 @@ async fn history(database_url: Option<String>, two_replicas: bool, steps: Vec<(S
             }
             Step::Together { cpu } => {
                 let through_second = second.as_ref().unwrap_or(&d.app);
-                let body = |name: String| timed_job(&name, json!({"cpu": cpu.to_string()}), Some(60));
+                let body = |name: String, queue: &str| {
+                    let mut job = timed_job(&name, json!({"cpu": cpu.to_string()}), Some(60));
+                    job["queue"] = json!(queue);
+                    job
+                };
                 // The counts folded meanwhile, as the leader may.
                 let (first, other, folded) = futures::join!(
-                    call(&d.app, "POST", "/api/v1/jobs", &tokens[0], Some(body(format!("a{n}")))),
+                    call(
+                        &d.app,
+                        "POST",
+                        "/api/v1/jobs",
+                        &tokens[0],
+                        Some(body(format!("a{n}"), "default"))
+                    ),
                     call(
                         through_second,
                         "POST",
                         "/api/v1/jobs",
                         &tokens[1],
-                        Some(body(format!("b{n}")))
+                        Some(body(format!("b{n}"), "other"))
                     ),
                     anteroom::store::fold_job_counts(&d.app.state.db),
                 );

@@ -206,14 +206,15 @@ const MAX_BATCH: usize = 64;
 
 pub(super) type Reply = oneshot::Sender<Result<Admitted, JobError>>;
 
-/// The SQLite admission task: submissions queue here and are admitted in batches.
+/// The admission task: submissions queue here and are admitted in batches.
 #[derive(Debug, Clone)]
 pub struct Sequencer {
     queue: mpsc::Sender<(Pending, Reply)>,
 }
 
 impl Sequencer {
-    /// Starts the task on `db` (the writer). It ends when the last handle is dropped.
+    /// Starts the task on `db` (SQLite's writer, or PostgreSQL's pool). It ends when the last
+    /// handle is dropped.
     pub fn start(db: DatabaseConnection) -> Sequencer {
         let (tx, rx) = mpsc::channel(4 * MAX_BATCH);
         tokio::spawn(run(db, rx));
@@ -348,7 +349,7 @@ pub(super) async fn admit_batch(
 
 /// The batch's write transaction, with the queue rows and tree it decides against. On
 /// PostgreSQL it first holds the locks of every queue tree the batch submits into, then of
-/// every owner in it, each kind in name order (the order every holder of several takes them,
+/// every owner in it, the roots by name and the owners by id (the order every holder of several takes them,
 /// so no two wait for each other), and reads the queues again under them: a queue write may
 /// have moved a queue to another tree between the first read and the locks. Then it starts
 /// over, at most three times.

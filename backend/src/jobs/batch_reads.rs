@@ -72,7 +72,8 @@ struct CountRow {
 
 impl BatchReads {
     /// Reads what the submissions of `batch` will decide from, inside `txn` (which holds the
-    /// write lock), against the queue rows `rows` read in it.
+    /// write lock, or on PostgreSQL the batch's trees' and owners' locks), against the queue
+    /// rows `rows` read in it.
     pub async fn read(
         txn: &impl ConnectionTrait,
         rows: &[queue::Model],

@@ -353,8 +353,8 @@ pub async fn submit(
         }) => (*row, decision, admission),
         Ok(admit::Admitted::Replay(first)) => return replay(ctx, &first, &hash).await.map(Submitted::replayed),
         Err(JobError::Db(e)) if key.is_some() => {
-            // The same key committed meanwhile by a request into another queue tree
-            // (PostgreSQL): the unique key refused ours.
+            // The batch failed: if the same key was committed meanwhile (its first use, in
+            // an earlier batch or on another replica), the first answer is replayed.
             if let Some(key) = key
                 && let Some(first) = idempotency::find(ctx.db, user.id, key, Utc::now()).await?
             {

@@ -20,8 +20,9 @@
 //!   the round reads the change log, which misses nothing.
 //!
 //! A notification is a hint, never the state: one lost (a replica killed between its commit
-//! and its `pg_notify`) costs a wait until the next tick, as before, and the watcher's full
-//! read of its view every five minutes stays the timer that catches anything else.
+//! and its `pg_notify`) costs a wait until the leader's next tick (`activateTickerIntervalSeconds`),
+//! as before. One that could not be sent is sent again with the next; a replica shutting down
+//! sends what it raised while its last requests drained ([`Replicas::finish`]).
 
 use std::time::Duration;
 
@@ -53,16 +54,39 @@ struct Hearing {
     me: String,
 }
 
-/// Starts publishing this replica's wake-ups and hearing the others' (PostgreSQL only; a
-/// SQLite store has one process). `url` is the database's, for the listening connection;
-/// `db` sends and reads. Both tasks end when the server closes.
-pub fn start(url: &str, db: &DatabaseConnection, signals: &Signals, settings: &Arc<Settings>) {
+/// The running publisher, to be finished when the server has stopped serving.
+#[derive(Debug)]
+pub struct Replicas {
+    stop: Arc<tokio::sync::Notify>,
+    publisher: tokio::task::JoinHandle<()>,
+}
+
+impl Replicas {
+    /// Sends what was raised while the server drained its last requests, then stops (at most
+    /// a few seconds: the store may be gone).
+    pub async fn finish(self) {
+        self.stop.notify_one();
+        if tokio::time::timeout(Duration::from_secs(5), self.publisher)
+            .await
+            .is_err()
+        {
+            tracing::warn!("the last wake-ups for the other replicas were not sent within 5 s");
+        }
+    }
+}
+
+/// Starts publishing this replica's wake-ups and hearing the others' (PostgreSQL only, `None`
+/// on SQLite, whose store has one process). `url` is the database's, for the listening
+/// connection; `db` sends and reads. Hearing ends when the server closes; publishing when
+/// [`Replicas::finish`] is called, after the last request.
+pub fn start(url: &str, db: &DatabaseConnection, signals: &Signals, settings: &Arc<Settings>) -> Option<Replicas> {
     if db.get_database_backend() != DbBackend::Postgres {
-        return;
+        return None;
     }
     // Who sent a notification: this process's own come back to it, and are dropped.
     let me = format!("{:016x}", rand::random::<u64>());
-    tokio::spawn(publish(db.clone(), signals.clone(), me.clone()));
+    let stop = Arc::new(tokio::sync::Notify::new());
+    let publisher = tokio::spawn(publish(db.clone(), signals.clone(), me.clone(), stop.clone()));
     tokio::spawn(hear(Hearing {
         url: url.to_owned(),
         db: db.clone(),
@@ -70,6 +94,7 @@ pub fn start(url: &str, db: &DatabaseConnection, signals: &Signals, settings: &A
         settings: settings.clone(),
         me,
     }));
+    Some(Replicas { stop, publisher })
 }
 
 /// What one notification says: its sender, then `w` (wake the watcher), `e` (events were
@@ -119,37 +144,52 @@ const ALL: Raised = Raised {
     settings: true,
 };
 
-async fn publish(db: DatabaseConnection, signals: Signals, me: String) {
-    let mut failing = false;
-    loop {
-        let raised = tokio::select! {
-            raised = signals.raised() => raised,
-            () = signals.closed() => return,
-        };
+async fn publish(db: DatabaseConnection, signals: Signals, me: String, stop: Arc<tokio::sync::Notify>) {
+    let send = |raised: Raised| {
         let notify = Statement::from_sql_and_values(
             DbBackend::Postgres,
             "SELECT pg_notify($1, $2)",
             [CHANNEL.into(), payload(&me, raised).into()],
         );
-        match db.execute_raw(notify).await {
+        let db = db.clone();
+        async move { db.execute_raw(notify).await }
+    };
+    let mut failing = false;
+    loop {
+        let raised = tokio::select! {
+            raised = signals.raised() => raised,
+            () = stop.notified() => {
+                let last = signals.take_raised();
+                if last != Raised::default() {
+                    let _ = send(last).await;
+                }
+                return;
+            }
+        };
+        match send(raised).await {
             Ok(_) if failing => {
                 failing = false;
                 tracing::info!("wake-ups reach the other replicas again");
             }
             Ok(_) => {}
-            // Logged once per outage: the store being down is reported by everything else.
-            Err(e) if !failing => {
+            Err(e) => {
+                // Sent with the next attempt; logged once per outage (the store being down
+                // is reported by everything else).
+                signals.raise_again(raised);
+                if !failing {
+                    tracing::warn!(error = %e, "telling the other replicas of a wake-up failed; trying again");
+                }
                 failing = true;
-                tracing::warn!(error = %e, "telling the other replicas of a wake-up failed; they catch up at their next tick");
             }
-            Err(_) => {}
         }
-        tokio::time::sleep(MIN_GAP).await;
+        tokio::time::sleep(if failing { RETRY } else { MIN_GAP }).await;
     }
 }
 
 async fn hear(h: Hearing) {
     let signals = &h.signals;
+    // Logged once per outage, not at every retry.
+    let mut failing = false;
     loop {
         let listening = async {
             let mut listener = PgListener::connect(&h.url).await?;
@@ -160,7 +200,10 @@ async fn hear(h: Hearing) {
             made = listening => match made {
                 Ok(l) => l,
                 Err(e) => {
-                    tracing::warn!(error = %e, "listening for the other replicas' wake-ups failed; trying again");
+                    if !failing {
+                        tracing::warn!(error = %e, "listening for the other replicas' wake-ups failed; trying again every second");
+                    }
+                    failing = true;
                     tokio::select! {
                         () = tokio::time::sleep(RETRY) => continue,
                         () = signals.closed() => return,
@@ -169,6 +212,10 @@ async fn hear(h: Hearing) {
             },
             () = signals.closed() => return,
         };
+        if failing {
+            tracing::info!("listening for the other replicas' wake-ups again");
+            failing = false;
+        }
         // Whatever was sent before this connection listened is lost: catch up.
         act_on(&h, ALL).await;
         loop {

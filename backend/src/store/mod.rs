@@ -294,14 +294,19 @@ pub async fn check_kept_counts(db: &DatabaseConnection) -> Result<(), DbErr> {
         )));
     }
     // Pairs whose kept count differs from the rows' (either side may be missing), in one
-    // statement: one snapshot of both, whatever other replicas write meanwhile.
+    // statement: one snapshot of both, whatever other replicas write meanwhile. Under the
+    // counts' lock, which folds and other replicas' checks take too: a recount whose snapshot
+    // missed a fold's (or another recount's) rows would delete too few and count everything
+    // again on top.
+    let txn = write_transaction(db).await?;
+    lock_named(&txn, COUNTS_LOCK).await?;
     let rows = "SELECT owner_id, phase, count(*) AS n FROM jobs GROUP BY owner_id, phase";
     let differ = format!(
         "SELECT count(*) AS n FROM (SELECT * FROM ({KEPT_COUNTS} EXCEPT {rows}) a \
          UNION ALL SELECT * FROM ({rows} EXCEPT {KEPT_COUNTS}) b) d"
     );
     let drift = Found::find_by_statement(Statement::from_string(backend, differ))
-        .one(db)
+        .one(&txn)
         .await?
         .map_or(0, |f| f.n);
     if drift > 0 {
@@ -311,7 +316,6 @@ pub async fn check_kept_counts(db: &DatabaseConnection) -> Result<(), DbErr> {
             "job_counts differed from the jobs it counts; counting the rows again"
         );
         let recount = "INSERT INTO job_counts (owner_id, phase, n) SELECT owner_id, phase, count(*) FROM jobs GROUP BY owner_id, phase";
-        let txn = write_transaction(db).await?;
         match backend {
             // One statement, one snapshot: a change committed by another replica after it
             // keeps its own `+1`/`-1` rows, and is not in the count either.
@@ -324,26 +328,31 @@ pub async fn check_kept_counts(db: &DatabaseConnection) -> Result<(), DbErr> {
                 txn.execute_unprepared(recount).await?;
             }
         }
-        txn.commit().await?;
     }
-    Ok(())
+    txn.commit().await
 }
+
+/// The lock a fold or a recount of `job_counts` holds (PostgreSQL; see [`check_kept_counts`]).
+const COUNTS_LOCK: &str = "anteroom-job-counts";
 
 /// PostgreSQL: folds each (owner, phase)'s `+1`/`-1` rows of `job_counts` into one (nothing to
 /// do on SQLite, whose triggers update one row). One statement, so every reader sees the rows
 /// before it or after it, both summing to the same counts; rows inserted meanwhile are left for
-/// the next fold, and two folds at once each fold only the rows they deleted. Answers how many
+/// the next fold. It holds the counts' lock, so a recount never runs beside it. Answers how many
 /// (owner, phase) pairs it folded.
-pub async fn fold_job_counts(db: &impl ConnectionTrait) -> Result<u64, DbErr> {
+pub async fn fold_job_counts(db: &DatabaseConnection) -> Result<u64, DbErr> {
     if db.get_database_backend() != DbBackend::Postgres {
         return Ok(0);
     }
+    let txn = write_transaction(db).await?;
+    lock_named(&txn, COUNTS_LOCK).await?;
     let fold = "WITH busy AS (SELECT owner_id, phase FROM job_counts GROUP BY owner_id, phase HAVING count(*) > 1), \
         gone AS (DELETE FROM job_counts c USING busy b WHERE c.owner_id = b.owner_id AND c.phase = b.phase \
                  RETURNING c.owner_id, c.phase, c.n) \
         INSERT INTO job_counts (owner_id, phase, n) SELECT owner_id, phase, sum(n) FROM gone \
         GROUP BY owner_id, phase HAVING sum(n) <> 0";
-    let done = db.execute_unprepared(fold).await?;
+    let done = txn.execute_unprepared(fold).await?;
+    txn.commit().await?;
     Ok(done.rows_affected())
 }
 
