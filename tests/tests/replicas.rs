@@ -254,3 +254,52 @@ async fn on_postgres_a_batch_waits_for_the_tree_another_replica_holds_and_decide
         "decided under the quota committed while it waited: {answer}"
     );
 }
+
+/// A replica whose listening connection is cut (here by the server, as a restart or a proxy
+/// would) listens again and hears the others from then on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL"]
+async fn on_postgres_a_replica_whose_listening_connection_is_cut_hears_again() {
+    use sea_orm::ConnectionTrait;
+    let url = anteroom_tests::postgres::fresh_database(&anteroom_tests::postgres::server_url()).await;
+    let clock = std::sync::Arc::new(anteroom::cluster::clock::ManualClock::new(
+        anteroom_tests::driven::epoch(),
+    ));
+    let first = TestApp::builder()
+        .database_url(url)
+        .hand_clock(clock.clone())
+        .start()
+        .await;
+    let second = TestApp::builder().replica_of(&first).hand_clock(clock).start().await;
+    listening(&first, &second).await;
+    let listeners = || async {
+        let row = first
+            .state
+            .db
+            .query_one_raw(sea_orm::Statement::from_string(
+                sea_orm::DbBackend::Postgres,
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'",
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        row.try_get::<i64>("", "n").unwrap()
+    };
+    assert_eq!(listeners().await, 2, "each replica listens");
+    first
+        .state
+        .db
+        .execute_unprepared(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = current_database() AND query LIKE 'LISTEN%'",
+        )
+        .await
+        .unwrap();
+    within_a_minute("both replicas listen again", || async { listeners().await == 2 }).await;
+    // And hear each other, both ways: the first wake-up each may be the catch-up of a
+    // connection made again, the second is heard.
+    for _ in 0..2 {
+        listening(&first, &second).await;
+        listening(&second, &first).await;
+    }
+}
