@@ -99,12 +99,30 @@ pub async fn quota(app: &TestApp, admin: &str, queue: &str, limits: Value) -> Va
     body
 }
 
+/// Creates a queue (`body` as `POST /api/v1/admin/queues` takes it); must succeed.
+pub async fn queue(app: &TestApp, admin: &str, body: Value) -> Value {
+    let (status, answer) = call(app, "POST", "/api/v1/admin/queues", admin, Some(body)).await;
+    assert_eq!(status, 201, "{answer}");
+    answer
+}
+
+/// The value of an unlabelled metric on `/metrics` now (0 before it is first recorded). The
+/// recorder is the process's: every app of a test shares it.
+pub async fn metric(app: &TestApp, name: &str) -> f64 {
+    let prefix = format!("{name} ");
+    app.metrics()
+        .await
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()).map(|n| n.trim().parse().unwrap()))
+        .unwrap_or(0.0)
+}
+
 /// The error code of an answer (empty when it is not an error).
 pub fn code(body: &Value) -> &str {
     body["error"]["code"].as_str().unwrap_or_default()
 }
 
-/// Rows of a table, read behind the API.
+/// Rows of a table (or of a subquery, with its alias), read behind the API.
 pub async fn count(app: &TestApp, table: &str) -> i64 {
     use sea_orm::{ConnectionTrait, Statement};
     let db = &app.state.db;

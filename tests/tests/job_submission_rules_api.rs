@@ -342,15 +342,12 @@ async fn concurrent_submissions_never_exceed_a_quota_or_a_shared_capacity(app: T
         ("team-a", Some("team"), None),
         ("team-b", Some("team"), None),
     ] {
-        let (status, body) = call(
+        queue(
             &app,
-            "POST",
-            "/api/v1/admin/queues",
             &admin,
-            Some(json!({"name": name, "open": true, "parent": parent, "capacity": capacity})),
+            json!({"name": name, "open": true, "parent": parent, "capacity": capacity}),
         )
         .await;
-        assert_eq!(status, 201, "{body}");
     }
     let app = &app;
     let mut tokens = Vec::new();

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use anteroom::watcher::{FaultPoint, Watcher, WatcherError};
 use anteroom_tests::TestApp;
-use anteroom_tests::api::{call, quota, settings};
+use anteroom_tests::api::{call, queue, quota, settings};
 use anteroom_tests::driven::{Driven, timed_job};
 use proptest::prelude::*;
 use serde_json::json;
@@ -99,15 +99,7 @@ async fn history(database_url: Option<String>, two_replicas: bool, steps: Vec<(S
     let rule = quota(&d.app, &admin, "default", json!({"cpu": "3"})).await;
     let rule = rule["id"].as_i64().unwrap();
     // A second tree, so two submissions at once take different locks and commit together.
-    let (status, answer) = call(
-        &d.app,
-        "POST",
-        "/api/v1/admin/queues",
-        &admin,
-        Some(json!({"name": "other", "open": true})),
-    )
-    .await;
-    assert_eq!(status, 201, "{answer}");
+    queue(&d.app, &admin, json!({"name": "other", "open": true})).await;
     let mut tokens = Vec::new();
     for user in ["ann", "bob", "cyd"] {
         tokens.push(d.app.user_token(user).await);

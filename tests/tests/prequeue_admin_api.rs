@@ -14,15 +14,12 @@ async fn a_sub_queue_capacity_holds_jobs_of_every_user_below_it(app: TestApp) {
         ("nlp-llm", Some("nlp"), json!({"nvidia.com/a100": "4"})),
         ("nlp-mt", Some("nlp"), json!({"nvidia.com/a100": "2"})),
     ] {
-        let (status, body) = call(
+        queue(
             &app,
-            "POST",
-            "/api/v1/admin/queues",
             &admin,
-            Some(json!({"name": name, "open": true, "parent": parent, "capacity": capacity})),
+            json!({"name": name, "open": true, "parent": parent, "capacity": capacity}),
         )
         .await;
-        assert_eq!(status, 201, "{body}");
     }
     // Tree errors.
     let (status, body) = call(

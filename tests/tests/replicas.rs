@@ -5,8 +5,9 @@
 
 use std::time::Duration;
 
+use anteroom::app::HandClock;
 use anteroom_tests::TestApp;
-use anteroom_tests::api::{call, job, quota, settings, submit_job};
+use anteroom_tests::api::{call, execute, job, metric, queue, quota, settings, submit_job};
 use serde_json::json;
 
 /// Waits for `done`, polling; fails after a minute. A bound on the wait, not a measure of
@@ -27,11 +28,28 @@ where
 
 /// Rounds the watcher ran so far, in this process (both replicas share the metrics; only
 /// the leader runs rounds).
-async fn rounds(app: &TestApp) -> u64 {
-    let text = app.metrics().await;
-    text.lines()
-        .find_map(|l| l.strip_prefix("anteroom_prequeue_round_seconds_count "))
-        .map_or(0, |n| n.trim().parse().unwrap())
+async fn rounds(app: &TestApp) -> f64 {
+    metric(app, "anteroom_prequeue_round_seconds_count").await
+}
+
+/// A replica on a fresh database whose time stands still (no watcher loop, nothing ends, so
+/// nothing frees room during a test), with its clock for the replicas started after it.
+async fn standing_still() -> (TestApp, HandClock) {
+    let url = anteroom_tests::postgres::fresh_database(&anteroom_tests::postgres::server_url()).await;
+    let clock: HandClock = std::sync::Arc::new(anteroom::cluster::clock::ManualClock::new(
+        anteroom_tests::driven::epoch(),
+    ));
+    let first = TestApp::builder()
+        .database_url(url)
+        .hand_clock(clock.clone())
+        .start()
+        .await;
+    (first, clock)
+}
+
+/// A second replica of `first`, on its clock.
+async fn second_of(first: &TestApp, clock: HandClock) -> TestApp {
+    TestApp::builder().replica_of(first).hand_clock(clock).start().await
 }
 
 /// Waits until no round has run for a second: nothing left to do, nothing woken.
@@ -129,16 +147,7 @@ async fn on_postgres_a_quota_raised_through_either_replica_activates_the_held_jo
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL"]
 async fn on_postgres_submissions_through_two_replicas_never_exceed_a_quota_or_a_shared_capacity() {
-    let url = anteroom_tests::postgres::fresh_database(&anteroom_tests::postgres::server_url()).await;
-    // Time stands still: nothing ends, so nothing frees room during the test.
-    let clock = std::sync::Arc::new(anteroom::cluster::clock::ManualClock::new(
-        anteroom_tests::driven::epoch(),
-    ));
-    let first = TestApp::builder()
-        .database_url(url)
-        .hand_clock(clock.clone())
-        .start()
-        .await;
+    let (first, clock) = standing_still().await;
     let admin = first.admin_token().await;
     settings(&first, &admin, json!({"queueQuotaEnabled": true})).await;
     quota(&first, &admin, "default", json!({"cpu": "4"})).await;
@@ -147,17 +156,14 @@ async fn on_postgres_submissions_through_two_replicas_never_exceed_a_quota_or_a_
         ("team-a", Some("team"), None),
         ("team-b", Some("team"), None),
     ] {
-        let (status, body) = call(
+        queue(
             &first,
-            "POST",
-            "/api/v1/admin/queues",
             &admin,
-            Some(json!({"name": name, "open": true, "parent": parent, "capacity": capacity})),
+            json!({"name": name, "open": true, "parent": parent, "capacity": capacity}),
         )
         .await;
-        assert_eq!(status, 201, "{body}");
     }
-    let second = TestApp::builder().replica_of(&first).hand_clock(clock).start().await;
+    let second = second_of(&first, clock).await;
     assert!(second.state.settings.current().queue_quota_enabled);
     let replicas = [&first, &second];
     let judy = first.user_token("judy").await;
@@ -205,19 +211,11 @@ async fn on_postgres_submissions_through_two_replicas_never_exceed_a_quota_or_a_
 #[ignore = "needs PostgreSQL"]
 async fn on_postgres_a_batch_waits_for_the_tree_another_replica_holds_and_decides_after_it() {
     use sea_orm::ConnectionTrait;
-    let url = anteroom_tests::postgres::fresh_database(&anteroom_tests::postgres::server_url()).await;
-    let clock = std::sync::Arc::new(anteroom::cluster::clock::ManualClock::new(
-        anteroom_tests::driven::epoch(),
-    ));
-    let first = TestApp::builder()
-        .database_url(url)
-        .hand_clock(clock.clone())
-        .start()
-        .await;
+    let (first, clock) = standing_still().await;
     let admin = first.admin_token().await;
     settings(&first, &admin, json!({"queueQuotaEnabled": true})).await;
     quota(&first, &admin, "default", json!({"cpu": "4"})).await;
-    let second = TestApp::builder().replica_of(&first).hand_clock(clock).start().await;
+    let second = second_of(&first, clock).await;
     let judy = first.user_token("judy").await;
     let (_, running) = submit_job(&first, &judy, job("running", json!({"cpu": "1"}))).await;
     assert_eq!(running["admission"]["decision"], "activated");
@@ -260,41 +258,22 @@ async fn on_postgres_a_batch_waits_for_the_tree_another_replica_holds_and_decide
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL"]
 async fn on_postgres_a_replica_whose_listening_connection_is_cut_hears_again() {
-    use sea_orm::ConnectionTrait;
-    let url = anteroom_tests::postgres::fresh_database(&anteroom_tests::postgres::server_url()).await;
-    let clock = std::sync::Arc::new(anteroom::cluster::clock::ManualClock::new(
-        anteroom_tests::driven::epoch(),
-    ));
-    let first = TestApp::builder()
-        .database_url(url)
-        .hand_clock(clock.clone())
-        .start()
-        .await;
-    let second = TestApp::builder().replica_of(&first).hand_clock(clock).start().await;
+    let (first, clock) = standing_still().await;
+    let second = second_of(&first, clock).await;
     listening(&first, &second).await;
-    let listeners = || async {
-        let row = first
-            .state
-            .db
-            .query_one_raw(sea_orm::Statement::from_string(
-                sea_orm::DbBackend::Postgres,
-                "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'",
-            ))
-            .await
-            .unwrap()
-            .unwrap();
-        row.try_get::<i64>("", "n").unwrap()
+    let listeners = || {
+        anteroom_tests::api::count(
+            &first,
+            "(SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%') l",
+        )
     };
     assert_eq!(listeners().await, 2, "each replica listens");
-    first
-        .state
-        .db
-        .execute_unprepared(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-             WHERE datname = current_database() AND query LIKE 'LISTEN%'",
-        )
-        .await
-        .unwrap();
+    execute(
+        &first,
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND query LIKE 'LISTEN%'",
+    )
+    .await;
     within_a_minute("both replicas listen again", || async { listeners().await == 2 }).await;
     // And hear each other, both ways: the first wake-up each may be the catch-up of a
     // connection made again, the second is heard.

@@ -350,29 +350,13 @@ async fn on_postgres_a_start_counts_drifted_job_counts_again_and_a_fold_keeps_th
         .await;
     }
     let db = &first.state.db;
+    // (Kept pairs, rows of `job_counts`.)
+    let kept_pairs = format!("({}) k", anteroom::store::KEPT_COUNTS);
     let kept = || async {
-        let sql = format!(
-            "SELECT CAST(count(*) AS BIGINT) AS n FROM ({}) k",
-            anteroom::store::KEPT_COUNTS
-        );
-        let pairs = db
-            .query_one_raw(sea_orm::Statement::from_string(sea_orm::DbBackend::Postgres, sql))
-            .await
-            .unwrap()
-            .unwrap()
-            .try_get::<i64>("", "n")
-            .unwrap();
-        let rows = db
-            .query_one_raw(sea_orm::Statement::from_string(
-                sea_orm::DbBackend::Postgres,
-                "SELECT count(*) AS n FROM job_counts",
-            ))
-            .await
-            .unwrap()
-            .unwrap()
-            .try_get::<i64>("", "n")
-            .unwrap();
-        (pairs, rows)
+        (
+            anteroom_tests::api::count(&first, &kept_pairs).await,
+            anteroom_tests::api::count(&first, "job_counts").await,
+        )
     };
     let (pairs, rows) = kept().await;
     assert!(
@@ -388,14 +372,10 @@ async fn on_postgres_a_start_counts_drifted_job_counts_again_and_a_fold_keeps_th
         .await
         .unwrap();
     // The process's counter (another test of this binary may have counted too).
-    let drifted = |text: String| -> f64 {
-        text.lines()
-            .find_map(|l| l.strip_prefix("anteroom_job_counts_drift_total "))
-            .map_or(0.0, |n| n.trim().parse().unwrap())
-    };
-    let before = drifted(first.metrics().await);
+    let drifted = |app| anteroom_tests::api::metric(app, "anteroom_job_counts_drift_total");
+    let before = drifted(&first).await;
     let second = TestApp::builder().replica_of(&first).hand_clock(clock).start().await;
     let (after, _) = kept().await;
     assert_eq!(after, pairs, "the count of no rows is gone");
-    assert!(drifted(second.metrics().await) > before, "the drift is counted");
+    assert!(drifted(&second).await > before, "the drift is counted");
 }

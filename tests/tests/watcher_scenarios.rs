@@ -87,15 +87,7 @@ async fn a_timed_out_normal_job_blocks_later_same_domain_jobs_in_its_queue_and_n
     )
     .await;
     assert_eq!(status, 200, "{body}");
-    let (status, _) = call(
-        &d.app,
-        "POST",
-        "/api/v1/admin/queues",
-        &admin,
-        Some(json!({"name": "other", "open": true})),
-    )
-    .await;
-    assert_eq!(status, 201);
+    queue(&d.app, &admin, json!({"name": "other", "open": true})).await;
     // Ann's first job takes 4 of the 5; her next waits for the queue's room past its tolerance.
     submit(&d, &ann, gpu_job("running", "custom", 4, "normal")).await;
     let (waiting, a) = submit(&d, &ann, gpu_job("waiting", "custom", 4, "normal")).await;

@@ -375,6 +375,24 @@ pub(crate) async fn test_database(dir: &std::path::Path) -> DatabaseConnection {
     db
 }
 
+/// A migrated database of its own on the PostgreSQL `server` (`ANTEROOM_TEST_POSTGRES_URL`),
+/// for the backend's own tests that run on both stores.
+#[cfg(test)]
+pub(crate) async fn test_postgres_database(server: &str) -> DatabaseConnection {
+    let name = format!("anteroom_unit_{:016x}", rand::random::<u64>());
+    let admin = connect(&format!("{server}/postgres"))
+        .await
+        .expect("connect to postgres");
+    admin
+        .execute_unprepared(&format!("CREATE DATABASE {name}"))
+        .await
+        .expect("create database");
+    admin.close().await.ok();
+    let db = connect(&format!("{server}/{name}")).await.expect("connect");
+    migrate(&db).await.expect("migrate the test database");
+    db
+}
+
 #[cfg(test)]
 fn test_url(dir: &std::path::Path) -> String {
     format!("sqlite://{}?mode=rwc", dir.join("anteroom.db").display())
