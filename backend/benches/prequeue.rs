@@ -133,6 +133,7 @@ fn job(
         nodes: node.map(|n| vec![n.to_owned()]).unwrap_or_default(),
         locked_until: None,
         tolerations: Vec::new(),
+        max_runtime_seconds: None,
     }
 }
 

@@ -164,6 +164,27 @@ pub fn duration(locale: Locale, seconds: i64) -> String {
     call_format(format, &JsValue::from_f64(value))
 }
 
+/// The runtime limit typed in hours (`2`, `1.5`, empty for the queue's) as seconds; `Err` for
+/// what is not a positive number. The server checks the range and the queue's maximum.
+pub fn runtime_seconds(hours: &str) -> Result<Option<i64>, ()> {
+    let text = hours.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let hours: f64 = text.parse().map_err(|_| ())?;
+    if !hours.is_finite() || hours <= 0.0 || hours > 1e6 {
+        return Err(());
+    }
+    Ok(Some((hours * 3600.0).round() as i64))
+}
+
+/// Seconds as hours the input shows (`5400` → `1.5`).
+pub fn hours_text(seconds: i64) -> String {
+    let hours = seconds as f64 / 3600.0;
+    let text = format!("{hours:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
 /// True when the locale's plural rule puts `n` in the "one" category (English 1; never in
 /// Chinese, Japanese or Korean, which have one form).
 pub fn is_plural_one(locale: Locale, n: f64) -> bool {

@@ -26,6 +26,7 @@ mod m20261125_000021_job_failure;
 mod m20261126_000022_job_changes;
 mod m20261126_000023_job_counts;
 mod m20261127_000024_job_counts_on_postgres;
+mod m20261127_000025_runtime_limits;
 
 /// Applies the migrations in order; used at start and by `anteroom migrate`.
 pub struct Migrator;
@@ -58,6 +59,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000022_job_changes::Migration),
             Box::new(m20261126_000023_job_counts::Migration),
             Box::new(m20261127_000024_job_counts_on_postgres::Migration),
+            Box::new(m20261127_000025_runtime_limits::Migration),
         ]
     }
 }

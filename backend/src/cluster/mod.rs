@@ -94,6 +94,14 @@ pub struct JobSpec {
     /// The simulated cluster only stores it; a delete's `grace_seconds` still rules there.
     #[serde(default)]
     pub termination_grace_seconds: Option<u32>,
+    /// The job's runtime limit: its pods' `activeDeadlineSeconds`; the simulated cluster ends
+    /// the job `Failed` (`DeadlineExceeded`) that long after it started. `None`: no limit.
+    #[serde(default)]
+    pub active_deadline_seconds: Option<u64>,
+    /// A preemption sent this job back to the prequeue before: its containers get
+    /// `ANTEROOM_PREEMPTED=1`, so a training script knows to resume from its checkpoint.
+    #[serde(default)]
+    pub preempted_before: bool,
 }
 
 impl JobSpec {

@@ -172,6 +172,8 @@ pub fn job_spec(row: &job::Model, terms: ClusterTerms) -> Result<JobSpec, DbErr>
         // Only a backfill job can be preempted; its pods get the admin's grace period.
         termination_grace_seconds: (schedule_type == ScheduleType::Backfill)
             .then(|| u32::try_from(terms.preemption_grace_seconds.max(0)).unwrap_or(u32::MAX)),
+        active_deadline_seconds: row.max_runtime_seconds.and_then(|s| u64::try_from(s).ok()),
+        preempted_before: row.requeues > 0,
     })
 }
 

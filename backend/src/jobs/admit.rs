@@ -156,6 +156,7 @@ pub(super) async fn admit_one(
         Reads::Store => tolerations_of(&crate::tolerations::specs(txn).await?, tree, &p.body.queue, &p.request),
     };
     let mounts = mounts_of(&p.catalogue, tree, &p.body)?;
+    let runtime_limit = runtime_limit_in(rows, &p.body)?;
     let decision = decide_submission(
         &snapshot,
         tree,
@@ -163,7 +164,7 @@ pub(super) async fn admit_one(
         now,
     )?;
     let (new_row, reasons) = job_row(
-        (&p.user, &p.body),
+        (&p.user, &p.body, runtime_limit),
         (&p.tasks, &p.request, &tolerations, &mounts),
         &decision,
         &p.config,
@@ -198,6 +199,26 @@ pub(super) async fn admit_one(
         row: Box::new(row),
         decision,
         admission,
+    })
+}
+
+/// The runtime limit a submission gets in its queue ([`QueueBody::runtime_limit`]); a limit
+/// above the queue's maximum is refused as the body's own fault (422), before anything is
+/// written.
+///
+/// [`QueueBody::runtime_limit`]: anteroom_shared::api::queues::QueueBody::runtime_limit
+fn runtime_limit_in(rows: &[queue::Model], body: &JobBody) -> Result<Option<i64>, JobError> {
+    let row = rows.iter().find(|r| r.name == body.queue);
+    let (default, max) = row.map_or((None, None), |r| (r.default_runtime_seconds, r.max_runtime_seconds));
+    anteroom_shared::api::queues::QueueBody::runtime_limit(default, max, body.max_runtime_seconds).map_err(|max| {
+        JobError::Invalid(vec![(
+            "maxRuntimeSeconds".into(),
+            crate::field_rule::Rule::with(
+                "runtimeAboveQueueMax",
+                format!("this queue allows at most {max} seconds"),
+                serde_json::json!({ "max": max }),
+            ),
+        )])
     })
 }
 

@@ -87,6 +87,14 @@ pub mod job {
         /// Why it failed, in one line (JSON of `JobFailure`): the first failing pod, its
         /// reason and exit code; NULL unless the cluster said why.
         pub failure: Option<String>,
+        /// How long it may run once started; the cluster ends it `Failed`
+        /// (`DeadlineExceeded`) after that. NULL: no limit.
+        pub max_runtime_seconds: Option<i64>,
+        /// A preemption sends it back to the prequeue (keeping its submission time) instead of
+        /// ending it, up to the setting's number of times.
+        pub requeue: bool,
+        /// How many times a preemption sent it back.
+        pub requeues: i32,
     }
 
     impl Model {

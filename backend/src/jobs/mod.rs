@@ -202,6 +202,9 @@ pub fn to_api(row: &job::Model) -> Result<Job, DbErr> {
             .map(serde_json::from_str)
             .transpose()
             .map_err(|_| corrupt(row, "failure"))?,
+        max_runtime_seconds: row.max_runtime_seconds,
+        requeue: row.requeue,
+        requeues: u32::try_from(row.requeues).unwrap_or(0),
     })
 }
 

@@ -22,14 +22,15 @@ const UNIT: char = '\u{1f}';
 /// Between jobs.
 const RECORD: char = '\u{1e}';
 /// Fields per packed job, in [`PACKED_COLUMNS`] order.
-const FIELDS: usize = 17;
+const FIELDS: usize = 18;
 
 /// The packed expression: every column of [`SchedulingRow`], NULLs as empty text.
 const PACKED_COLUMNS: &str = "id || char(31) || owner_id || char(31) || queue || char(31) || kind || char(31) || \
      schedule_type || char(31) || phase || char(31) || preemption_policy || char(31) || submitted_at || char(31) || \
      coalesce(started_at, '') || char(31) || coalesce(waiting_tolerance_seconds, '') || char(31) || \
      request_milli || char(31) || explicit_nodes || char(31) || single_node || char(31) || nodes || char(31) || \
-     coalesce(locked_until, '') || char(31) || coalesce(waiting_since, '') || char(31) || tolerations";
+     coalesce(locked_until, '') || char(31) || coalesce(waiting_since, '') || char(31) || tolerations || char(31) || \
+     coalesce(max_runtime_seconds, '')";
 
 /// Which jobs a read takes, besides their phase: every one, or those the change log
 /// (`job_changes`, migration 22) names in a range. Built from numbers only, so the SQL made
@@ -167,6 +168,7 @@ fn parse(record: &str) -> Option<SchedulingRow> {
         locked_until: optional(f[14], timestamp)?,
         waiting_since: optional(f[15], timestamp)?,
         tolerations: f[16].to_owned(),
+        max_runtime_seconds: optional(f[17], |t| t.parse().ok())?,
     })
 }
 

@@ -187,6 +187,9 @@ pub const JOB_JSON_FIELDS: &[(&str, &str)] = &[
          FROM json_each(CASE WHEN volumes = '' THEN '[]' ELSE volumes END) AS v))",
     ),
     ("failure", "json(failure)"),
+    ("maxRuntimeSeconds", "max_runtime_seconds"),
+    ("requeue", "json(CASE WHEN requeue THEN 'true' ELSE 'false' END)"),
+    ("requeues", "requeues"),
 ];
 
 /// SQLite: one page of jobs in the filter's order, as the API's JSON (`Page<Job>`), written by SQLite

@@ -50,6 +50,8 @@ pub struct SchedulingRow {
     pub waiting_since: Option<DateTime<Utc>>,
     /// Tolerations (JSON, or empty text for none).
     pub tolerations: String,
+    /// Runtime limit.
+    pub max_runtime_seconds: Option<i64>,
 }
 
 impl SchedulingRow {
@@ -74,6 +76,7 @@ impl SchedulingRow {
             C::LockedUntil,
             C::WaitingSince,
             C::Tolerations,
+            C::MaxRuntimeSeconds,
         ])
     }
 
@@ -97,6 +100,7 @@ impl SchedulingRow {
             locked_until: row.locked_until,
             waiting_since: row.waiting_since,
             tolerations: row.tolerations.clone(),
+            max_runtime_seconds: row.max_runtime_seconds,
         }
     }
 
@@ -125,6 +129,7 @@ impl SchedulingRow {
             },
             locked_until: self.locked_until,
             tolerations: crate::tolerations::decode(&self.tolerations).map_err(|_| corrupt("tolerations"))?,
+            max_runtime_seconds: self.max_runtime_seconds,
         })
     }
 }

@@ -114,7 +114,7 @@ impl BatchRows {
 /// not yet written, with its wait reasons when prequeued ([`first_events`] turns them into its
 /// first events).
 pub(super) fn job_row(
-    (user, body): (&users::entity::Model, &JobBody),
+    (user, body, runtime_limit): (&users::entity::Model, &JobBody, Option<i64>),
     (tasks, request, tolerations, mounts): (
         &[TaskResources],
         &ResourceList,
@@ -175,6 +175,9 @@ pub(super) fn job_row(
         volumes: Set(crate::volumes::encode(mounts)?),
         cluster_preemptable: Set(None),
         failure: Set(None),
+        max_runtime_seconds: Set(runtime_limit),
+        requeue: Set(body.requeue.unwrap_or(config.requeue_by_default)),
+        requeues: Set(0),
         id: NotSet,
     };
     Ok((row, reasons))

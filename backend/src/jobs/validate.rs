@@ -3,7 +3,7 @@
 //! every offending field named at once. Quantities are checked by the core (negative requests,
 //! sums out of range) and node names against the cluster's nodes.
 
-use anteroom_shared::api::jobs::{JobBody, TaskBody};
+use anteroom_shared::api::jobs::{JobBody, MAX_RUNTIME_LIMIT_SECONDS, MIN_RUNTIME_LIMIT_SECONDS, TaskBody};
 use anteroom_shared::scheduling::{DefaultRequests, JobKind, ScheduleType};
 
 use serde_json::json;
@@ -139,6 +139,17 @@ pub fn problems(body: &JobBody) -> Vec<Problem> {
             Rule::fixed(
                 "backfillNeverPreempts",
                 "applies to normal jobs only (a backfill job never preempts)",
+            ),
+        );
+    }
+    if let Some(limit) = body.max_runtime_seconds
+        && !(MIN_RUNTIME_LIMIT_SECONDS..=MAX_RUNTIME_LIMIT_SECONDS).contains(&limit)
+    {
+        push(
+            "maxRuntimeSeconds".into(),
+            Rule::fixed(
+                "runtimeLimitRange",
+                "a runtime limit is 60 to 31,536,000 seconds (a year)",
             ),
         );
     }
@@ -457,6 +468,8 @@ mod tests {
             schedule_type: ScheduleType::Normal,
             preemption_policy: None,
             tasks,
+            max_runtime_seconds: None,
+            requeue: None,
         }
     }
 

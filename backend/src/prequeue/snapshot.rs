@@ -147,6 +147,10 @@ pub struct JobSnapshot {
     /// Tolerations of its pods, for placement on tainted nodes.
     #[serde(default)]
     pub tolerations: Vec<Toleration>,
+    /// How long it may run once started (the cluster ends it then); `None`: no limit, so
+    /// nothing that waits for its room can be given a start estimate.
+    #[serde(default)]
+    pub max_runtime_seconds: Option<i64>,
 }
 
 impl JobSnapshot {

@@ -19,6 +19,10 @@ pub mod queue {
         pub parent: Option<String>,
         /// Aggregate capacity (JSON map of quantity strings).
         pub capacity: Option<String>,
+        /// The runtime limit of its jobs that name none; NULL: none.
+        pub default_runtime_seconds: Option<i64>,
+        /// The largest runtime limit a job of the queue may ask for; NULL: any.
+        pub max_runtime_seconds: Option<i64>,
         /// Created.
         pub created_at: DateTimeUtc,
         /// Last change.

@@ -85,6 +85,8 @@ async fn list_queues(State(state): State<AppState>, AuthUser(user): AuthUser) ->
             display_name: row.display_name,
             open: row.open,
             parent: row.parent,
+            default_runtime_seconds: row.default_runtime_seconds,
+            max_runtime_seconds: row.max_runtime_seconds,
         });
     }
     Ok(Json(out))
@@ -104,6 +106,8 @@ async fn admin_view(state: &AppState, name: Option<&str>) -> ApiResult<Vec<Admin
             display_name: row.display_name,
             open: row.open,
             parent: row.parent,
+            default_runtime_seconds: row.default_runtime_seconds,
+            max_runtime_seconds: row.max_runtime_seconds,
         });
     }
     Ok(out)

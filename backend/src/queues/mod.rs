@@ -260,6 +260,34 @@ fn check_body(body: &QueueBody) -> Result<(), QueueError> {
             resource_name_problem(name).unwrap_or_else(|| "invalid".into()),
         ));
     }
+    use anteroom_shared::api::jobs::{MAX_RUNTIME_LIMIT_SECONDS, MIN_RUNTIME_LIMIT_SECONDS};
+    for (field, value) in [
+        ("defaultRuntimeSeconds", body.default_runtime_seconds),
+        ("maxRuntimeSeconds", body.max_runtime_seconds),
+    ] {
+        if let Some(v) = value
+            && !(MIN_RUNTIME_LIMIT_SECONDS..=MAX_RUNTIME_LIMIT_SECONDS).contains(&v)
+        {
+            return Err(QueueError::Invalid(
+                field.into(),
+                Rule::fixed(
+                    "runtimeLimitRange",
+                    "a runtime limit is 60 to 31,536,000 seconds (a year)",
+                ),
+            ));
+        }
+    }
+    if let (Some(default), Some(max)) = (body.default_runtime_seconds, body.max_runtime_seconds)
+        && default > max
+    {
+        return Err(QueueError::Invalid(
+            "defaultRuntimeSeconds".into(),
+            Rule::fixed(
+                "runtimeDefaultAboveMax",
+                "the default runtime limit is above the maximum",
+            ),
+        ));
+    }
     if body.members.len() > 10_000 {
         return Err(QueueError::Invalid("members".into(), "at most 10,000 members".into()));
     }
@@ -416,6 +444,8 @@ pub async fn save(
         open: Set(body.open),
         parent: Set(body.parent.clone()),
         capacity: Set(capacity),
+        default_runtime_seconds: Set(body.default_runtime_seconds),
+        max_runtime_seconds: Set(body.max_runtime_seconds),
         created_at: Set(existing.as_ref().map_or(now, |e| e.created_at)),
         updated_at: Set(now),
     };

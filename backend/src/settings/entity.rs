@@ -35,6 +35,10 @@ pub struct Model {
     pub default_requests: String,
     /// `preemptionPlanWindowSeconds`.
     pub preemption_plan_window_seconds: i64,
+    /// `requeueByDefault`.
+    pub requeue_by_default: bool,
+    /// `maxRequeues`.
+    pub max_requeues: i64,
     /// Last write.
     pub updated_at: DateTimeUtc,
 }

@@ -55,6 +55,7 @@ async fn prequeue_status(State(state): State<AppState>) -> Json<PrequeueStatus> 
         backfill_enabled: config.backfill_enabled,
         queue_quota_enabled: config.queue_quota_enabled,
         default_requests: config.default_requests,
+        requeue_by_default: config.requeue_by_default,
     })
 }
 

@@ -102,6 +102,8 @@ impl Settings {
         active.preemption_plan_window_seconds = Set(config.preemption_plan_window_seconds);
         active.default_requests = Set(serde_json::to_string(&config.default_requests)
             .map_err(|e| DbErr::Custom(format!("serializing defaultRequests: {e}")))?);
+        active.requeue_by_default = Set(config.requeue_by_default);
+        active.max_requeues = Set(config.max_requeues);
         active.updated_at = Set(Utc::now());
         active.update(&txn).await?;
         txn.commit().await?;
@@ -166,5 +168,7 @@ fn from_row(row: &entity::Model) -> Option<PrequeueConfig> {
         max_unfinished_jobs_per_user: row.max_unfinished_jobs_per_user,
         preemption_plan_window_seconds: row.preemption_plan_window_seconds,
         default_requests: serde_json::from_str(&row.default_requests).ok()?,
+        requeue_by_default: row.requeue_by_default,
+        max_requeues: row.max_requeues,
     })
 }

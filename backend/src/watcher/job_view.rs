@@ -368,6 +368,7 @@ mod tests {
             nodes: Vec::new(),
             locked_until: None,
             tolerations: Vec::new(),
+            max_runtime_seconds: None,
         }
     }
 

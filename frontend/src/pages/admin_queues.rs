@@ -182,6 +182,9 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
             .iter()
             .map(|(r, a)| (r.to_owned(), a.to_string())),
     );
+    let hours = |seconds: Option<i64>| seconds.map(crate::format::hours_text).unwrap_or_default();
+    let default_runtime = RwSignal::new(hours(queue.as_ref().and_then(|q| q.default_runtime_seconds)));
+    let max_runtime = RwSignal::new(hours(queue.as_ref().and_then(|q| q.max_runtime_seconds)));
     let errors = RwSignal::new(Vec::<(String, String)>::new());
     let saving = RwSignal::new(false);
     let error_of = move |field: &'static str| {
@@ -227,8 +230,25 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
                 capacity.insert(r.name.get_untracked().trim().to_owned(), q);
             }
         }
+        let mut limits = [None, None];
+        let mut bad = Vec::new();
+        for (slot, (field, typed)) in limits.iter_mut().zip([
+            ("defaultRuntimeSeconds", default_runtime.get_untracked()),
+            ("maxRuntimeSeconds", max_runtime.get_untracked()),
+        ]) {
+            match crate::format::runtime_seconds(&typed) {
+                Ok(seconds) => *slot = seconds,
+                Err(()) => bad.push((field.to_owned(), i18n.t(k!("newJob.runtimeInvalid")).to_owned())),
+            }
+        }
+        if !bad.is_empty() {
+            errors.set(bad);
+            return;
+        }
         let p = parent.get_untracked();
         let body = QueueBody {
+            default_runtime_seconds: limits[0],
+            max_runtime_seconds: limits[1],
             name: name.get_untracked().trim().to_owned(),
             display_name: Some(display.get_untracked()).filter(|d| !d.trim().is_empty()),
             open: open.get_untracked(),
@@ -307,6 +327,16 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
                     <input id="queue-members" class=INPUT type="text" bind:value=members aria-describedby="queue-members-error queue-members-hint" />
                 </Field>
             </div>
+            <div class="grid gap-3 md:grid-cols-2">
+                <Field id="queue-default-runtime".into() label=k!("queue.defaultRuntime") hint=Some(k!("queue.runtimeHint")) error=error_of("defaultRuntimeSeconds")>
+                    <input id="queue-default-runtime" class=INPUT type="text" inputmode="decimal" bind:value=default_runtime
+                        aria-describedby="queue-default-runtime-error queue-default-runtime-hint" data-testid="queue-default-runtime" />
+                </Field>
+                <Field id="queue-max-runtime".into() label=k!("queue.maxRuntime") hint=Some(k!("queue.runtimeHint")) error=error_of("maxRuntimeSeconds")>
+                    <input id="queue-max-runtime" class=INPUT type="text" inputmode="decimal" bind:value=max_runtime
+                        aria-describedby="queue-max-runtime-error queue-max-runtime-hint" data-testid="queue-max-runtime" />
+                </Field>
+            </div>
             <label class="flex items-center gap-2 text-sm" for="queue-open">
                 <input type="checkbox" id="queue-open" bind:checked=open />
                 {move || i18n.t(k!("queue.openLabel"))}
@@ -360,6 +390,8 @@ mod tests {
             parent: parent.map(Into::into),
             capacity: None,
             used: ResourceList::new(),
+            default_runtime_seconds: None,
+            max_runtime_seconds: None,
         }
     }
 

@@ -52,6 +52,10 @@ pub fn NewJob() -> impl IntoView {
     let queue = RwSignal::new(String::from("default"));
     let schedule = RwSignal::new(ScheduleType::Normal);
     let never_preempt = RwSignal::new(false);
+    // The runtime limit in hours as typed; empty: the queue's default.
+    let runtime_hours = RwSignal::new(String::new());
+    // `None` until the user chooses: then the admin's default applies.
+    let requeue: RwSignal<Option<bool>> = RwSignal::new(None);
     let tasks = [TaskForm::new("", ""), TaskForm::new("", "")];
     let chosen_volumes: RwSignal<Vec<String>> = RwSignal::new(Vec::new());
     // The volumes offered, with the queue they are offered to (the answer for the previous
@@ -98,6 +102,12 @@ pub fn NewJob() -> impl IntoView {
             form.fill(task);
         }
         chosen_volumes.set(body.volumes.clone());
+        runtime_hours.set(
+            body.max_runtime_seconds
+                .map(crate::format::hours_text)
+                .unwrap_or_default(),
+        );
+        requeue.set(body.requeue);
         // What a template filled in is the user's from now on: no kind default replaces it.
         filled_image.set_value("\u{0}".to_owned());
     };
@@ -146,11 +156,30 @@ pub fn NewJob() -> impl IntoView {
             never_preempt.get(),
             &tasks,
         )
-        .map(|mut job| {
+        .and_then(|mut job| {
             job.volumes = chosen_volumes.get();
-            job
+            job.max_runtime_seconds = crate::format::runtime_seconds(&runtime_hours.get()).map_err(|()| {
+                vec![(
+                    "maxRuntimeSeconds".to_owned(),
+                    i18n.t(k!("newJob.runtimeInvalid")).to_owned(),
+                )]
+            })?;
+            job.requeue = (job.schedule_type == ScheduleType::Backfill)
+                .then(|| requeue.get())
+                .flatten();
+            Ok(job)
         })
     };
+    // The chosen queue's runtime limits, shown beside the input.
+    let queue_limits = move || {
+        let chosen = queue.get();
+        loaded(queues)
+            .into_iter()
+            .find(|q| q.name == chosen)
+            .map(|q| (q.default_runtime_seconds, q.max_runtime_seconds))
+            .unwrap_or_default()
+    };
+    let requeue_by_default = move || status.get().and_then(|s| s.ok()).is_some_and(|s| s.requeue_by_default);
     let error_of = move |field: String| {
         Signal::derive(move || {
             if !touched.get() {
@@ -390,6 +419,30 @@ pub fn NewJob() -> impl IntoView {
                                 <p class="text-xs text-amber-900 dark:text-amber-100" data-testid="backfill-unavailable">{move || i18n.t(k!("newJob.backfillUnavailable"))}</p>
                             </Show>
                         </fieldset>
+                    </Show>
+                    <Field id="job-runtime".into() label=k!("newJob.runtimeLimit") error=error_of("maxRuntimeSeconds".into())>
+                        <input id="job-runtime" class=INPUT type="text" inputmode="decimal" bind:value=runtime_hours
+                            placeholder=move || queue_limits().0.or(queue_limits().1).map(crate::format::hours_text).unwrap_or_default()
+                            aria-invalid=move || error_of("maxRuntimeSeconds".into()).get().is_some().to_string()
+                            aria-describedby="job-runtime-help job-runtime-error" data-testid="runtime-limit" />
+                        <p id="job-runtime-help" class="text-xs text-slate-600 dark:text-slate-300">
+                            {move || match queue_limits() {
+                                (_, Some(max)) => i18n.tf(k!("newJob.runtimeHelpMax"), &[("max", &crate::format::hours_text(max))]),
+                                (Some(default), None) => i18n.tf(k!("newJob.runtimeHelpDefault"), &[("default", &crate::format::hours_text(default))]),
+                                (None, None) => i18n.t(k!("newJob.runtimeHelp")).to_owned(),
+                            }}
+                        </p>
+                    </Field>
+                    <Show when=move || backfill_enabled() && schedule.get() == ScheduleType::Backfill && kind.get().may_backfill()>
+                        <label class="flex items-start gap-2 text-sm" for="requeue">
+                            <input type="checkbox" id="requeue" data-testid="requeue"
+                                prop:checked=move || requeue.get().unwrap_or_else(requeue_by_default)
+                                on:change=move |ev| requeue.set(Some(event_target_checked(&ev))) />
+                            <span>
+                                <span class="font-medium">{move || i18n.t(k!("newJob.requeue"))}</span>
+                                <span class="block text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(k!("newJob.requeueHelp"))}</span>
+                            </span>
+                        </label>
                     </Show>
                     <Show when=move || !backfill_enabled() || schedule.get() == ScheduleType::Normal || !kind.get().may_backfill()>
                         <label class="flex items-start gap-2 text-sm" for="never-preempt">

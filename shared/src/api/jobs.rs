@@ -103,7 +103,23 @@ pub struct JobBody {
     /// be offered to the job's queue (403 `volume_forbidden`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub volumes: Vec<String>,
+    /// How long it may run once started, 60 – 31,536,000 seconds (a year); the cluster then
+    /// ends it `Failed` (`DeadlineExceeded`). Absent: the queue's default limit, else its
+    /// maximum, else none. Above the queue's maximum: 422. Start estimates of waiting jobs rest
+    /// on these limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 60, maximum = 31_536_000))]
+    pub max_runtime_seconds: Option<i64>,
+    /// A preemption sends it back to the prequeue, keeping its submission time, instead of
+    /// ending it (at most `maxRequeues` times). Absent: the admin's `requeueByDefault`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requeue: Option<bool>,
 }
+
+/// The shortest runtime limit a job may ask for: the cluster's pods need time to start at all.
+pub const MIN_RUNTIME_LIMIT_SECONDS: i64 = 60;
+/// The longest runtime limit a job or a queue may name: a year.
+pub const MAX_RUNTIME_LIMIT_SECONDS: i64 = 31_536_000;
 
 /// `POST /api/v1/jobs/{id}/resubmit` body: what to change from the job's own body; `{}` runs
 /// it again as it was, under a new name (`-r2`, `-r3`… [`next_run_name`]).
@@ -235,6 +251,15 @@ pub struct Job {
     /// created there); `null` unless it failed and that is known.
     #[serde(default)]
     pub failure: Option<crate::api::pods::JobFailure>,
+    /// How long it may run once started; `null`: no limit.
+    #[serde(default)]
+    pub max_runtime_seconds: Option<i64>,
+    /// A preemption sends it back to the prequeue.
+    #[serde(default)]
+    pub requeue: bool,
+    /// How many times a preemption sent it back.
+    #[serde(default)]
+    pub requeues: u32,
 }
 
 impl Job {
@@ -250,6 +275,8 @@ impl Job {
             preemption_policy: (self.schedule_type == ScheduleType::Normal).then_some(self.preemption_policy),
             tasks: self.tasks.clone(),
             volumes: self.volumes.iter().map(|v| v.name.clone()).collect(),
+            max_runtime_seconds: self.max_runtime_seconds,
+            requeue: Some(self.requeue),
         }
     }
 }

@@ -17,6 +17,10 @@ pub struct PrequeueStatus {
     /// The CPU and memory a task gets when the body leaves them out, per kind (the form shows
     /// them as placeholders).
     pub default_requests: DefaultRequests,
+    /// A preempted job goes back to the prequeue unless its body says otherwise (the form's
+    /// requeue switch starts here).
+    #[serde(default)]
+    pub requeue_by_default: bool,
 }
 
 /// Jobs by where they stand.

@@ -22,6 +22,12 @@ pub struct Queue {
     pub capacity: Option<ResourceList>,
     /// What occupying normal jobs in this queue and below use now (all users).
     pub used: ResourceList,
+    /// The runtime limit of its jobs that name none; `null`: none.
+    #[serde(default)]
+    pub default_runtime_seconds: Option<i64>,
+    /// The largest runtime limit its jobs may ask for; `null`: any.
+    #[serde(default)]
+    pub max_runtime_seconds: Option<i64>,
 }
 
 /// A queue as an admin manages it: a [`Queue`] plus its members.
@@ -43,6 +49,12 @@ pub struct AdminQueue {
     pub capacity: Option<ResourceList>,
     /// What occupying normal jobs in this queue and below use now (all users).
     pub used: ResourceList,
+    /// The runtime limit of its jobs that name none; `null`: none.
+    #[serde(default)]
+    pub default_runtime_seconds: Option<i64>,
+    /// The largest runtime limit its jobs may ask for; `null`: any.
+    #[serde(default)]
+    pub max_runtime_seconds: Option<i64>,
 }
 
 /// `POST /api/v1/admin/queues` and `PUT /api/v1/admin/queues/{name}` body.
@@ -71,6 +83,27 @@ pub struct QueueBody {
     /// Aggregate capacity; a resource absent is unlimited.
     #[serde(default)]
     pub capacity: Option<ResourceList>,
+    /// The runtime limit of its jobs that name none (60 – 31,536,000 seconds, at most
+    /// `maxRuntimeSeconds`); absent: none (or the maximum, when there is one).
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 60, maximum = 31_536_000))]
+    pub default_runtime_seconds: Option<i64>,
+    /// The largest runtime limit its jobs may ask for (60 – 31,536,000 seconds); absent: any.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 60, maximum = 31_536_000))]
+    pub max_runtime_seconds: Option<i64>,
+}
+
+impl QueueBody {
+    /// The runtime limit of a job of this queue that asks for `asked`: what it asks, else the
+    /// queue's default, else its maximum; `Err` with the maximum when it asks for more.
+    pub fn runtime_limit(default: Option<i64>, max: Option<i64>, asked: Option<i64>) -> Result<Option<i64>, i64> {
+        match (asked, max) {
+            (Some(asked), Some(max)) if asked > max => Err(max),
+            (Some(asked), _) => Ok(Some(asked)),
+            (None, _) => Ok(default.or(max)),
+        }
+    }
 }
 
 /// A queue quota: per-user limits inside one queue.

@@ -38,6 +38,13 @@ pub struct TemplateBody {
     /// at submission, since the catalogue may change in between.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub volumes: Vec<String>,
+    /// The runtime limit of a job from it ([`JobBody::max_runtime_seconds`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 60, maximum = 31_536_000))]
+    pub max_runtime_seconds: Option<i64>,
+    /// Requeue after preemption ([`JobBody::requeue`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requeue: Option<bool>,
 }
 
 impl TemplateBody {
@@ -51,6 +58,8 @@ impl TemplateBody {
             preemption_policy,
             tasks,
             volumes,
+            max_runtime_seconds,
+            requeue,
         } = self;
         JobBody {
             name: name.into(),
@@ -60,6 +69,8 @@ impl TemplateBody {
             preemption_policy,
             tasks,
             volumes,
+            max_runtime_seconds,
+            requeue,
         }
     }
 }
@@ -75,6 +86,8 @@ impl From<JobBody> for TemplateBody {
             preemption_policy,
             tasks,
             volumes,
+            max_runtime_seconds,
+            requeue,
         } = body;
         TemplateBody {
             kind,
@@ -83,6 +96,8 @@ impl From<JobBody> for TemplateBody {
             preemption_policy,
             tasks,
             volumes,
+            max_runtime_seconds,
+            requeue,
         }
     }
 }

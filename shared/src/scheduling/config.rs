@@ -52,6 +52,19 @@ pub struct PrequeueConfig {
     /// task requests both above zero: a request of nothing passes every quota and capacity
     /// check, and its pods run BestEffort.
     pub default_requests: DefaultRequests,
+    /// Whether a job whose body does not say goes back to the prequeue when preempted
+    /// (`requeue`); absent in a write: off.
+    #[serde(default)]
+    pub requeue_by_default: bool,
+    /// How many times a preemption may send one job back to the prequeue; the next preemption
+    /// ends it. Absent in a write: 3.
+    #[serde(default = "default_max_requeues")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 1000))]
+    pub max_requeues: i64,
+}
+
+fn default_max_requeues() -> i64 {
+    3
 }
 
 /// The CPU and memory of one task when its body names none.
@@ -243,6 +256,8 @@ impl Default for PrequeueConfig {
             max_unfinished_jobs_per_user: 1000,
             preemption_plan_window_seconds: 0,
             default_requests: DefaultRequests::default(),
+            requeue_by_default: false,
+            max_requeues: default_max_requeues(),
         }
     }
 }
@@ -283,7 +298,7 @@ impl PrequeueConfig {
     pub fn validate(&self) -> Result<(), Vec<ConfigFieldError>> {
         const AT_LEAST_ONE: &str = "must be an integer of at least 1";
         const NOT_NEGATIVE: &str = "must be an integer of at least 0";
-        let checks: [(&'static str, i64, i64, &'static str); 9] = [
+        let checks: [(&'static str, i64, i64, &'static str); 10] = [
             (
                 "normalJobWaitingToleranceSeconds",
                 self.normal_job_waiting_tolerance_seconds,
@@ -333,6 +348,7 @@ impl PrequeueConfig {
                 0,
                 NOT_NEGATIVE,
             ),
+            ("maxRequeues", self.max_requeues, 0, NOT_NEGATIVE),
         ];
         let mut errors: Vec<ConfigFieldError> = Vec::new();
         for (field, value, min, message) in checks {
@@ -342,6 +358,12 @@ impl PrequeueConfig {
                     message,
                 });
             }
+        }
+        if self.max_requeues > 1000 {
+            errors.push(ConfigFieldError {
+                field: "maxRequeues".into(),
+                message: "must be an integer of at most 1000",
+            });
         }
         if errors.is_empty() { Ok(()) } else { Err(errors) }
     }

@@ -247,6 +247,11 @@ pub fn volcano_job(spec: &JobSpec, settings: &ManifestSettings) -> VolcanoJob {
                         .then(|| task.tolerations.iter().map(toleration).collect()),
                     priority_class_name: priority_class.clone(),
                     termination_grace_period_seconds: spec.termination_grace_seconds.map(i64::from),
+                    // The runtime limit, counted by the kubelet from the pod's start; it ends
+                    // the pod `Failed`, reason `DeadlineExceeded`.
+                    active_deadline_seconds: spec
+                        .active_deadline_seconds
+                        .map(|s| i64::try_from(s).unwrap_or(i64::MAX)),
                     ..PodSpec::default()
                 }),
             },
@@ -380,6 +385,9 @@ fn container_env(spec: &JobSpec, task: &TaskSpec) -> Option<Vec<EnvVar>> {
         }
     }
     env.extend(task.env.iter().map(|v| plain(&v.name, v.value.clone())));
+    if spec.preempted_before {
+        env.push(plain("ANTEROOM_PREEMPTED", "1".to_owned()));
+    }
     let asks_for_gpus = task
         .resources
         .iter()

@@ -16,7 +16,8 @@ use anteroom_shared::api::pods::{ClusterEventView, PodView, pod_name};
 use anteroom_shared::scheduling::{NodeSet, TaintEffect};
 use chrono::{DateTime, SecondsFormat, Utc};
 
-use super::runtime::{after, job_outcome, task_outcome};
+use super::runtime::{Failing, after, job_outcome, task_outcome};
+use super::state::DEADLINE_EXCEEDED;
 use super::state::{SimJob, SimPhase};
 use crate::cluster::TaskSpec;
 use crate::prequeue::{NodeSnapshot, node_accepts};
@@ -89,11 +90,10 @@ struct PodState {
 /// When the job fails, if it does: its failing task's index, the exit code and the instant
 /// (its start plus that task's runtime). Fixed by the spec and the start, whatever the phase
 /// says yet — a step that lags does not change what a pod showed or a log wrote.
-fn failure_at(job: &SimJob, default_runtime: u64) -> Option<(usize, i32, DateTime<Utc>)> {
+fn failure_at(job: &SimJob, default_runtime: u64) -> Option<(Failing, DateTime<Utc>)> {
     let (runtime, failing) = job_outcome(&job.spec, default_runtime);
-    let (task, code) = failing?;
     let at = after(job.started_at?, runtime?)?;
-    Some((task, code, at))
+    Some((failing?, at))
 }
 
 fn pod_state(job: &SimJob, task: &str, now: DateTime<Utc>, default_runtime: u64) -> PodState {
@@ -110,7 +110,21 @@ fn pod_state(job: &SimJob, task: &str, now: DateTime<Utc>, default_runtime: u64)
         exit_code: Some(0),
         finished_at: Some(end),
     };
-    if let Some((index, code, at)) = failure_at(job, default_runtime)
+    if let Some((Failing::Deadline, at)) = failure_at(job, default_runtime)
+        && (at <= now || job.phase == SimPhase::Failed)
+    {
+        return match own_end {
+            Some(end) if end <= at => ended(end),
+            _ => PodState {
+                phase: "Failed",
+                reason: Some(DEADLINE_EXCEEDED),
+                message: Some("Pod was active on the node longer than the specified deadline".to_owned()),
+                exit_code: None,
+                finished_at: Some(at),
+            },
+        };
+    }
+    if let Some((Failing::Task { index, code }, at)) = failure_at(job, default_runtime)
         && (at <= now || job.phase == SimPhase::Failed)
     {
         let failing_task = job.spec.tasks[index].name.as_str();
@@ -325,7 +339,7 @@ impl PodLog {
         let mut stopped_at = None;
         // The job fails before this pod would end: the failure stops it (fixed by the spec,
         // whatever the phase says yet, so no line written changes).
-        if let Some((_, _, at)) = failure_at(job, default_runtime)
+        if let Some((_, at)) = failure_at(job, default_runtime)
             && exit.is_none_or(|(own, _)| own > at)
         {
             exit = Some((at, SIGTERM_EXIT));

@@ -66,13 +66,39 @@ fn exit_code_of(command: &[String]) -> Option<i32> {
     text.trim().parse::<u8>().ok().map(i32::from)
 }
 
-/// How a whole job ends: after how long (`None`: until deleted) and, if it fails, which task
-/// fails (index) with which code.
+/// Why a simulated job fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failing {
+    /// A task exited non-zero: its index and exit code.
+    Task {
+        /// Index in the spec's tasks.
+        index: usize,
+        /// The exit code.
+        code: i32,
+    },
+    /// It ran past its runtime limit ([`JobSpec::active_deadline_seconds`]), as a pod's
+    /// `activeDeadlineSeconds` ends it in Kubernetes.
+    Deadline,
+}
+
+/// How a whole job ends: after how long (`None`: until deleted) and, if it fails, why.
 ///
 /// A failing task ends the job when it exits (the earliest failing task, ties by task order),
 /// as Volcano's `PodFailed → AbortJob`-style policies do; otherwise the job completes when its
-/// longest task ends.
-pub fn job_outcome(spec: &JobSpec, default_runtime_seconds: u64) -> (Option<u64>, Option<(usize, i32)>) {
+/// longest task ends. A runtime limit ends it `Deadline` when it would run longer (a job
+/// ending exactly at its limit completes).
+pub fn job_outcome(spec: &JobSpec, default_runtime_seconds: u64) -> (Option<u64>, Option<Failing>) {
+    let (runtime, failing) = natural_outcome(spec, default_runtime_seconds);
+    match spec.active_deadline_seconds {
+        Some(limit) if runtime.is_none_or(|r| r > limit) => {
+            (Some(limit.min(MAX_RUNTIME_SECONDS)), Some(Failing::Deadline))
+        }
+        _ => (runtime, failing),
+    }
+}
+
+/// [`job_outcome`] without the runtime limit.
+fn natural_outcome(spec: &JobSpec, default_runtime_seconds: u64) -> (Option<u64>, Option<Failing>) {
     let outcomes: Vec<TaskOutcome> = spec
         .tasks
         .iter()
@@ -84,7 +110,13 @@ pub fn job_outcome(spec: &JobSpec, default_runtime_seconds: u64) -> (Option<u64>
         .filter(|(_, o)| o.exit_code != 0)
         .min_by_key(|(i, o)| (o.runtime, *i));
     if let Some((index, outcome)) = failing {
-        return (outcome.runtime, Some((index, outcome.exit_code)));
+        return (
+            outcome.runtime,
+            Some(Failing::Task {
+                index,
+                code: outcome.exit_code,
+            }),
+        );
     }
     if outcomes.is_empty() {
         return (

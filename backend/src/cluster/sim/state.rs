@@ -41,7 +41,7 @@ mod model;
 mod placement;
 mod usage;
 
-pub use model::{FinishedJob, SimJob, SimNode, SimPhase, SimPod};
+pub use model::{DEADLINE_EXCEEDED, FinishedJob, SimJob, SimNode, SimPhase, SimPod};
 use placement::place;
 pub use usage::NodeUsage;
 

@@ -102,6 +102,7 @@ impl JobBuilder {
                 nodes: Vec::new(),
                 locked_until: None,
                 tolerations: Vec::new(),
+                max_runtime_seconds: None,
             },
             waiting_since: None,
         }
@@ -185,6 +186,12 @@ impl JobBuilder {
         self.job.phase = JobPhase::Running;
         self.job.nodes = vec![node.into()];
         self.job.started_at = Some(self.job.submitted_at);
+        self
+    }
+
+    /// Ends at most this long after it starts.
+    pub fn limit(mut self, seconds: i64) -> Self {
+        self.job.max_runtime_seconds = Some(seconds);
         self
     }
 

@@ -284,6 +284,9 @@ pub(super) fn build(
         schedule_type,
         preemption_policy: (schedule_type == ScheduleType::Normal && never_preempt).then_some(PreemptionPolicy::Never),
         tasks: bodies,
+        // Added by the caller, as the volumes.
+        max_runtime_seconds: None,
+        requeue: None,
     })
 }
 
@@ -291,6 +294,20 @@ pub(super) fn build(
 mod tests {
     use super::*;
     use crate::i18n::Locale;
+
+    #[test]
+    fn a_runtime_limit_is_typed_in_hours() {
+        use crate::format::{hours_text, runtime_seconds};
+        assert_eq!(runtime_seconds(""), Ok(None));
+        assert_eq!(runtime_seconds(" 1.5 "), Ok(Some(5400)));
+        assert_eq!(runtime_seconds("2"), Ok(Some(7200)));
+        for bad in ["0", "-1", "abc", "inf", "NaN"] {
+            assert_eq!(runtime_seconds(bad), Err(()), "{bad}");
+        }
+        assert_eq!(hours_text(5400), "1.5");
+        assert_eq!(hours_text(7200), "2");
+        assert_eq!(hours_text(60), "0.02");
+    }
 
     #[test]
     fn a_field_path_reads_as_the_form_s_labels() {

@@ -38,6 +38,8 @@ fn job(id: i64, kind: JobKind, tasks: Vec<TaskSpec>) -> JobSpec {
         tasks,
         preemptable: false,
         termination_grace_seconds: Some(120),
+        active_deadline_seconds: None,
+        preempted_before: false,
     }
 }
 

@@ -52,6 +52,8 @@ pub(super) fn spec(id: i64) -> JobSpec {
         }],
         preemptable: false,
         termination_grace_seconds: Some(30),
+        active_deadline_seconds: None,
+        preempted_before: false,
     }
 }
 

@@ -7,7 +7,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::cluster::sim::runtime::job_outcome;
+use crate::cluster::sim::runtime::{Failing, job_outcome};
+
+/// Kubernetes' reason for a pod ended by its `activeDeadlineSeconds`.
+pub const DEADLINE_EXCEEDED: &str = "DeadlineExceeded";
 use crate::cluster::{JobSpec, JobStatus};
 use crate::prequeue::{JobId, Taint};
 
@@ -133,15 +136,21 @@ impl SimJob {
     }
 
     /// Why it fails, when it does ([`job_outcome`]): its failing task's first pod, `Error`
-    /// and the exit code.
+    /// and the exit code; or its first pod and `DeadlineExceeded` past its runtime limit.
     pub fn failure(&self, default_runtime_seconds: u64) -> Option<JobFailure> {
         let (_, failing) = job_outcome(&self.spec, default_runtime_seconds);
-        let (task, exit_code) = failing?;
-        Some(JobFailure {
-            pod: Some(pod_name(self.spec.id, &self.spec.tasks[task].name, 0)),
-            reason: "Error".to_owned(),
-            exit_code: Some(exit_code),
-        })
+        match failing? {
+            Failing::Task { index, code } => Some(JobFailure {
+                pod: Some(pod_name(self.spec.id, &self.spec.tasks[index].name, 0)),
+                reason: "Error".to_owned(),
+                exit_code: Some(code),
+            }),
+            Failing::Deadline => Some(JobFailure {
+                pod: self.spec.tasks.first().map(|t| pod_name(self.spec.id, &t.name, 0)),
+                reason: DEADLINE_EXCEEDED.to_owned(),
+                exit_code: None,
+            }),
+        }
     }
 
     /// The uid it was created with; `None` for a job stored before uids existed.

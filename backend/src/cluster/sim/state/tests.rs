@@ -42,6 +42,8 @@ impl JobBuilder {
             tasks: Vec::new(),
             preemptable: false,
             termination_grace_seconds: None,
+            active_deadline_seconds: None,
+            preempted_before: false,
         })
     }
     /// Another uid than the builder's `uid-<id>`: another job with the same id.

@@ -170,6 +170,8 @@ pub(super) async fn seed(db: &DatabaseConnection, jobs: &[StoredJob], limits: Li
             capacity: Set(team_capacity
                 .filter(|_| name == "q-team")
                 .map(|cpu| format!("{{\"cpu\":\"{cpu}\"}}"))),
+            default_runtime_seconds: Set(None),
+            max_runtime_seconds: Set(None),
             created_at: Set(now()),
             updated_at: Set(now()),
         }

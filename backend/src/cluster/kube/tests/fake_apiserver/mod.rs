@@ -234,6 +234,8 @@ async fn kube_a_job_for_a_queue_volcano_does_not_have_is_refused_before_any_writ
         preemption_policy: anteroom_shared::scheduling::PreemptionPolicy::Never,
         preemptable: false,
         termination_grace_seconds: None,
+        active_deadline_seconds: None,
+        preempted_before: false,
         tasks: vec![TaskSpec {
             name: "main".to_owned(),
             replicas: 1,
@@ -283,6 +285,8 @@ async fn kube_the_fake_apiserver_records_writes_it_does_not_serve() {
         preemption_policy: anteroom_shared::scheduling::PreemptionPolicy::Never,
         preemptable: false,
         termination_grace_seconds: None,
+        active_deadline_seconds: None,
+        preempted_before: false,
         tasks: Vec::new(),
     };
     let _ = api.create_job(&spec).await;
