@@ -61,6 +61,8 @@ fn left_by(kind: &str) -> &'static [JobPhase] {
         // The watcher's claim (Prequeue → Activating) writes no event: the first one a claimed
         // job sends is its activation, or its failed create (then it is Activating).
         "activated" | "activation_failed" => &[JobPhase::Prequeue, JobPhase::Activating],
+        // A preempted job back in the prequeue.
+        "requeued" => &[JobPhase::Preempted],
         // `failed`, `finished`, `deleted`, `preempted`, and kinds this build does not know.
         _ => JobPhase::ALL,
     }

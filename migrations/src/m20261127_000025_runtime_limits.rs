@@ -8,6 +8,8 @@
 //! - `queues.default_runtime_seconds` / `queues.max_runtime_seconds`: the admin's default limit
 //!   for jobs of the queue that name none, and the largest a job may ask for; NULL: none.
 //! - `prequeue_config.requeue_by_default` / `max_requeues`: the admin's settings for requeue.
+//! - `preemptions.requeue`: decided when the victim was preempted — it goes back to the
+//!   prequeue once its pods are gone.
 
 use sea_orm_migration::prelude::*;
 
@@ -27,6 +29,12 @@ enum PrequeueConfig {
     Table,
     RequeueByDefault,
     MaxRequeues,
+}
+
+#[derive(DeriveIden)]
+enum Preemptions {
+    Table,
+    Requeue,
 }
 
 #[derive(DeriveIden)]
@@ -73,6 +81,14 @@ impl MigrationTrait for Migration {
                 .alter_table(Table::alter().table(Queues::Table).add_column(&mut column).to_owned())
                 .await?;
         }
+        manager
+            .alter_table(
+                Table::alter()
+                    .table(Preemptions::Table)
+                    .add_column(ColumnDef::new(Preemptions::Requeue).boolean().not_null().default(false))
+                    .to_owned(),
+            )
+            .await?;
         for column in [
             ColumnDef::new(PrequeueConfig::RequeueByDefault)
                 .boolean()
@@ -109,6 +125,9 @@ impl MigrationTrait for Migration {
                 .alter_table(Table::alter().table(Queues::Table).drop_column(column).to_owned())
                 .await?;
         }
+        manager
+            .alter_table(Table::alter().table(Preemptions::Table).drop_column(Preemptions::Requeue).to_owned())
+            .await?;
         for column in [PrequeueConfig::RequeueByDefault, PrequeueConfig::MaxRequeues] {
             manager
                 .alter_table(

@@ -1,7 +1,7 @@
 //! Waiting and recovering over real HTTP (issue 27): runtime limits — asked, defaulted and
 //! capped by the queue, enforced by the cluster and shown with the time left.
 
-use anteroom_tests::api::{call, code, queue};
+use anteroom_tests::api::{call, code, queue, settings};
 use anteroom_tests::both_driven;
 use anteroom_tests::driven::*;
 use serde_json::{Value, json};
@@ -150,3 +150,93 @@ both_driven!(
     queue_runtime_limits,
     a_queue_refuses_runtime_limits_out_of_range_or_a_default_above_its_maximum
 );
+
+/// The job's event kinds, oldest first.
+fn event_kinds(job: &Value) -> Vec<String> {
+    kinds(job)
+}
+
+async fn a_preempted_job_that_asked_goes_back_to_the_prequeue_keeping_its_place_at_most_n_times(db: Option<String>) {
+    let d = Driven::start(db, GPU_NODES).await;
+    let admin = d.app.admin_token().await;
+    settings(&d.app, &admin, json!({"requeueByDefault": true, "maxRequeues": 1})).await;
+    let status = d.app.get_json("/api/v1/prequeue/status", Some(&admin)).await;
+    assert_eq!(status["requeueByDefault"], true, "{status}");
+    let (victims, normal) =
+        node_with_three_elastic_jobs_and_a_waiting_normal_job(&d, gpu_job("train", "custom", 4, "normal")).await;
+    // The 1-GPU notebook says no; the others take the admin's default.
+    execute_sql(
+        &d,
+        &format!("UPDATE jobs SET requeue = false WHERE id = {}", victims[0]),
+    )
+    .await;
+    let nb4 = victims[2];
+    let before = detail(&d, &admin, nb4).await;
+    assert_eq!(before["requeue"], true, "{before}");
+    d.advance(61).await;
+    assert_eq!(d.round().await.preempted, [nb4]);
+    let preempted = detail(&d, &admin, nb4).await;
+    assert_eq!(preempted["phase"], "Preempted", "its pods have the grace period first");
+    let last = preempted["events"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        (last["kind"].as_str(), last["details"]["requeue"].as_bool()),
+        (Some("preempted"), Some(true))
+    );
+
+    // Its pods gone (the admin's grace, 30 s): back in the prequeue with its submission time.
+    d.advance(31).await;
+    let requeued = detail(&d, &admin, nb4).await;
+    assert_eq!(requeued["phase"], "Prequeue", "{requeued}");
+    assert_eq!(requeued["requeues"], 1);
+    assert_eq!(requeued["submittedAt"], before["submittedAt"], "keeps its place");
+    assert_eq!(requeued["finishedAt"], Value::Null);
+    assert_eq!(requeued["startedAt"], Value::Null);
+    assert_eq!(event_kinds(&requeued).last().unwrap(), "requeued");
+    assert_eq!(
+        phase(&d, &admin, normal).await,
+        "Running",
+        "the room went to the normal job"
+    );
+    assert_eq!(
+        anteroom_tests::api::metric(&d.app, "anteroom_prequeue_requeued_total").await,
+        1.0
+    );
+    // It runs again once there is room: the next round activates it (the cluster holds it
+    // Pending while the normal job runs).
+    assert_eq!(d.round().await.activated, [nb4]);
+    d.settle().await;
+    assert_eq!(phase(&d, &admin, nb4).await, "Pending");
+
+    // A second normal job, later: nb4 gets the room first (it was created first) and is
+    // preempted again past the tolerance — this time for good, maxRequeues being 1.
+    let (second, _) = submit(&d, &admin, gpu_job("train2", "custom", 4, "normal")).await;
+    d.advance(100_000).await;
+    assert_eq!(phase(&d, &admin, normal).await, "Completed");
+    assert_eq!(phase(&d, &admin, nb4).await, "Running");
+    assert_eq!(phase(&d, &admin, second).await, "Pending");
+    d.advance(61).await;
+    assert_eq!(d.round().await.preempted, [nb4]);
+    let last = detail(&d, &admin, nb4).await["events"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["details"]["requeue"], false, "{last}");
+    d.advance(31).await;
+    let ended = detail(&d, &admin, nb4).await;
+    assert_eq!(
+        (ended["phase"].as_str(), ended["requeues"].as_i64()),
+        (Some("Preempted"), Some(1)),
+        "{ended}"
+    );
+    assert_eq!(phase(&d, &admin, second).await, "Running");
+}
+both_driven!(
+    requeue,
+    a_preempted_job_that_asked_goes_back_to_the_prequeue_keeping_its_place_at_most_n_times
+);
+
+async fn execute_sql(d: &Driven, sql: &str) {
+    anteroom_tests::api::execute(&d.app, sql).await;
+}

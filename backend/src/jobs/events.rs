@@ -35,6 +35,8 @@ pub enum EventKind {
     Locked,
     /// An admin lock removed.
     Unlocked,
+    /// Back in the prequeue after a preemption, keeping its submission time.
+    Requeued,
 }
 
 impl EventKind {
@@ -52,6 +54,7 @@ impl EventKind {
             EventKind::PreemptedFor => "preempted_for",
             EventKind::Locked => "locked",
             EventKind::Unlocked => "unlocked",
+            EventKind::Requeued => "requeued",
         }
     }
 }

@@ -24,6 +24,9 @@ pub mod preemption {
         /// When the victim was seen gone from the cluster; `None`: still terminating, so its
         /// room stays reserved for the beneficiary.
         pub gone_at: Option<DateTimeUtc>,
+        /// The victim goes back to the prequeue once its pods are gone (its `requeue`, within
+        /// `maxRequeues`, decided when it was preempted).
+        pub requeue: bool,
     }
 
     /// None: read by victim or in flight.

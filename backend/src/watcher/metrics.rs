@@ -44,6 +44,11 @@ pub(super) fn preempted(victims: usize) {
     metrics::counter!("anteroom_prequeue_preempted_total").increment(victims as u64);
 }
 
+/// `anteroom_prequeue_requeued_total`: preempted jobs sent back to the prequeue.
+pub(super) fn requeued() {
+    metrics::counter!("anteroom_prequeue_requeued_total").increment(1);
+}
+
 /// `anteroom_prequeue_leader`: 1 while this replica holds the watcher's lease.
 pub(super) fn leader(is_leader: bool) {
     metrics::gauge!("anteroom_prequeue_leader").set(if is_leader { 1.0 } else { 0.0 });

@@ -21,6 +21,7 @@ mod metrics;
 mod preempt;
 pub mod protection;
 mod reasons;
+pub mod requeue;
 pub mod retention;
 pub mod sync;
 

@@ -10,7 +10,9 @@
 //!    is issued again at the start of every round ([`finish_deletes`]): deletes are idempotent.
 //! 3. Status sync marks each victim gone when its pods are ([`mark_gone`]). Until then the
 //!    stored plan comes back into every snapshot ([`in_flight`]) so that neither the
-//!    beneficiary nor any other job plans against that node's terminating room.
+//!    beneficiary nor any other job plans against that node's terminating room. A victim that
+//!    asked to be requeued (within `maxRequeues`, decided in step 1) goes back to the
+//!    prequeue then ([`super::requeue`]).
 
 use std::collections::BTreeMap;
 
@@ -18,7 +20,7 @@ use anteroom_shared::scheduling::JobPhase;
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
 };
 
 use super::entity::preemption;
@@ -79,15 +81,10 @@ pub(super) async fn recent_plans(db: &impl ConnectionTrait) -> Result<Vec<Recent
         .collect())
 }
 
-/// Status sync: the victim `id`'s pods are gone, so its room is no longer reserved.
-pub async fn mark_gone(db: &impl ConnectionTrait, id: i64, at: DateTime<Utc>) -> Result<(), DbErr> {
-    preemption::Entity::update_many()
-        .col_expr(preemption::Column::GoneAt, Expr::value(at))
-        .filter(preemption::Column::VictimId.eq(id))
-        .filter(preemption::Column::GoneAt.is_null())
-        .exec(db)
-        .await?;
-    Ok(())
+/// Status sync: the victim `id`'s pods are gone, so its room is no longer reserved; a victim
+/// to be requeued goes back to the prequeue ([`super::requeue`]). Answers whether it did.
+pub async fn mark_gone(db: &DatabaseConnection, id: i64, at: DateTime<Utc>) -> Result<bool, DbErr> {
+    super::requeue::pods_gone(db, id, at).await
 }
 
 /// Status sync after a full listing: every victim still terminating in the store but absent
@@ -95,10 +92,11 @@ pub async fn mark_gone(db: &impl ConnectionTrait, id: i64, at: DateTime<Utc>) ->
 /// accepted and its grace period has passed: a listing of job objects may miss a job whose
 /// object went first while its pods still terminate, and their room is still reserved.
 pub async fn mark_absent_gone(
-    db: &impl ConnectionTrait,
+    db: &DatabaseConnection,
     present: &std::collections::HashSet<i64>,
     at: DateTime<Utc>,
-) -> Result<(), DbErr> {
+) -> Result<usize, DbErr> {
+    let mut requeued = 0;
     let terminating = preemption::Entity::find()
         .filter(preemption::Column::GoneAt.is_null())
         .filter(preemption::Column::DeletedAt.is_not_null())
@@ -109,10 +107,10 @@ pub async fn mark_absent_gone(
             .deleted_at
             .is_some_and(|deleted| deleted + chrono::Duration::seconds(row.grace_seconds) <= at);
         if graced && !present.contains(&row.victim_id) {
-            mark_gone(db, row.victim_id, at).await?;
+            requeued += usize::from(mark_gone(db, row.victim_id, at).await?);
         }
     }
-    Ok(())
+    Ok(requeued)
 }
 
 /// Executes `plan`: the victims preempted, in the store and then in the cluster. Returns the
@@ -123,7 +121,8 @@ pub(super) async fn execute(w: &Watcher, fence: &Fence, plan: &PreemptionPlan) -
         // a `preempted_for` event either).
         return Ok(Vec::new());
     }
-    let grace = w.settings.current().preemption_grace_period_seconds.max(0);
+    let settings = w.settings.current();
+    let grace = settings.preemption_grace_period_seconds.max(0);
     let Some((txn, now)) = w.writer(fence).begin().await? else {
         return Err(WatcherError::LeaseLost);
     };
@@ -163,6 +162,7 @@ pub(super) async fn execute(w: &Watcher, fence: &Fence, plan: &PreemptionPlan) -
             // It finished or was deleted since the snapshot: plan again next round.
             return Ok(Vec::new());
         }
+        let requeue = victim.requeue && i64::from(victim.requeues) < settings.max_requeues;
         events::record(
             &txn,
             victim,
@@ -176,11 +176,13 @@ pub(super) async fn execute(w: &Watcher, fence: &Fence, plan: &PreemptionPlan) -
                 "beneficiaryName": beneficiary.name,
                 "node": plan.node,
                 "graceSeconds": grace,
+                "requeue": requeue,
             })),
             now,
         )
         .await?;
-        preemption::ActiveModel {
+        // A requeued job preempted again replaces the row of its last preemption (long gone).
+        preemption::Entity::insert(preemption::ActiveModel {
             victim_id: Set(victim.id),
             beneficiary_id: Set(beneficiary.id),
             node: Set(plan.node.clone()),
@@ -188,8 +190,22 @@ pub(super) async fn execute(w: &Watcher, fence: &Fence, plan: &PreemptionPlan) -
             created_at: Set(now),
             deleted_at: Set(None),
             gone_at: Set(None),
-        }
-        .insert(&txn)
+            requeue: Set(requeue),
+        })
+        .on_conflict(
+            sea_orm::sea_query::OnConflict::column(preemption::Column::VictimId)
+                .update_columns([
+                    preemption::Column::BeneficiaryId,
+                    preemption::Column::Node,
+                    preemption::Column::GraceSeconds,
+                    preemption::Column::CreatedAt,
+                    preemption::Column::DeletedAt,
+                    preemption::Column::GoneAt,
+                    preemption::Column::Requeue,
+                ])
+                .to_owned(),
+        )
+        .exec(&txn)
         .await?;
     }
     let names: Vec<String> = victims.iter().map(|v| format!("{} ({})", v.id, v.name)).collect();

@@ -453,7 +453,10 @@ fn count_failed() {
 /// store hearing how (deleted by hand in the cluster, or its terminal status was missed).
 async fn apply_gone(db: &DatabaseConnection, id: i64, observed_at: DateTime<Utc>) -> Result<Applied, DbErr> {
     // A preempted job's pods are gone: the room reserved on its node is free for everyone.
-    super::preempt::mark_gone(db, id, observed_at).await?;
+    if super::preempt::mark_gone(db, id, observed_at).await? {
+        // Back in the prequeue: the watcher has a job to consider.
+        return Ok(Applied::Finished);
+    }
     let Some(row) = job::Entity::find_by_id(id).one(db).await? else {
         return Ok(Applied::Nothing);
     };

@@ -215,6 +215,24 @@ fn DetailView(detail: Detail, log_choice: diagnosis::LogChoice) -> impl IntoView
                     })}
                     {row(k!("page.jobDetail.activated"), time(job.activated_at))}
                     {row(k!("jobs.started"), time(job.started_at))}
+                    {
+                        let limit = job.max_runtime_seconds;
+                        let started = job.started_at.filter(|_| job.phase == JobPhase::Running);
+                        let now = crate::components::time::ticking_now();
+                        // While it runs under a limit: how long until the cluster ends it.
+                        let left = move || {
+                            let (Some(limit), Some(started)) = (limit, started) else { return None };
+                            let left = limit - (now.get() - started).num_seconds();
+                            Some(i18n.tf(k!("jobs.runtimeLeft"), &[("left", &format::duration(i18n.locale(), left.max(0)))]))
+                        };
+                        row(k!("jobs.runtimeLimit"), view! {
+                            <span data-testid="runtime-limit">{move || limit.map(|s| format::duration(i18n.locale(), s)).unwrap_or_else(|| i18n.t(k!("jobs.noRuntimeLimit")).to_owned())}</span>
+                            <p class="text-xs text-slate-700 dark:text-slate-300" data-testid="runtime-left">{left}</p>
+                        }.into_any())
+                    }
+                    {(job.requeue || job.requeues > 0).then(|| row(k!("jobs.requeue"), view! {
+                        <span data-testid="requeues">{move || i18n.tf(k!("jobs.requeues"), &[("count", &job.requeues.to_string())])}</span>
+                    }.into_any()))}
                     {row(k!("page.jobDetail.finished"), time(job.finished_at))}
                     {row(k!("page.jobDetail.lockedUntil"), time(job.locked_until))}
                 </dl>

@@ -349,6 +349,7 @@ async fn a_victim_whose_preemption_is_under_way_stays_and_a_finished_ones_record
             created_at: Set(old),
             deleted_at: Set(deleted),
             gone_at: Set(gone),
+            requeue: Set(false),
         }
         .insert(&db)
         .await

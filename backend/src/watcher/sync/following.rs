@@ -29,8 +29,14 @@ pub async fn resync(
         // A status that could not be stored is logged; the next resync lists it again.
         note_all(db, cluster, signals, chunk).await;
     }
-    if let Err(e) = crate::watcher::preempt::mark_absent_gone(db, &present, now).await {
-        tracing::warn!(error = %e, "marking preempted jobs gone after a resync failed");
+    match crate::watcher::preempt::mark_absent_gone(db, &present, now).await {
+        Ok(0) => {}
+        Ok(_) => {
+            // Requeued jobs wait again.
+            signals.events_written();
+            signals.wake_watcher();
+        }
+        Err(e) => tracing::warn!(error = %e, "marking preempted jobs gone after a resync failed"),
     }
     Ok(())
 }

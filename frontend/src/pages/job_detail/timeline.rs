@@ -91,10 +91,18 @@ pub fn event_description(
                 &[("by", &text("by")?), ("until", &date(until.to_utc()))],
             )
         }
-        "preempted" => i18n.tf(
-            k!("event.detail.preempted"),
-            &[("node", &text("node")?), ("name", &text("beneficiaryName")?)],
-        ),
+        "preempted" => {
+            let said = i18n.tf(
+                k!("event.detail.preempted"),
+                &[("node", &text("node")?), ("name", &text("beneficiaryName")?)],
+            );
+            if details.get("requeue").and_then(Value::as_bool) == Some(true) {
+                format!("{said} {}", i18n.t(k!("event.detail.willRequeue")))
+            } else {
+                said
+            }
+        }
+        "requeued" => i18n.tf(k!("event.detail.requeued"), &[("count", &int("requeues")?.to_string())]),
         "preempted_for" => {
             let victims = details.get("victims")?.as_array()?.len() as u64;
             i18n.tp(

@@ -498,3 +498,33 @@ fn kube_a_container_without_gpus_is_told_to_see_none() {
         ("NVIDIA_VISIBLE_DEVICES", Some("void"))
     );
 }
+
+#[test]
+fn a_runtime_limit_is_the_pods_active_deadline_and_a_requeued_run_knows_it_was_preempted() {
+    let settings = settings();
+    let mut spec = job(
+        9,
+        JobKind::Custom,
+        vec![task("main", 2, &[("cpu", "1"), ("nvidia.com/a100", "1")])],
+    );
+    let pod = |spec: &JobSpec| {
+        volcano_job(spec, &settings).spec.tasks[0]
+            .template
+            .spec
+            .clone()
+            .expect("pod spec")
+    };
+    let plain = pod(&spec);
+    assert_eq!(plain.active_deadline_seconds, None);
+    assert_eq!(plain.containers[0].env, None, "nothing set for a first run");
+    spec.active_deadline_seconds = Some(7200);
+    spec.preempted_before = true;
+    let limited = pod(&spec);
+    assert_eq!(limited.active_deadline_seconds, Some(7200));
+    let env = limited.containers[0].env.clone().expect("an env");
+    assert!(
+        env.iter()
+            .any(|v| v.name == "ANTEROOM_PREEMPTED" && v.value.as_deref() == Some("1")),
+        "{env:?}"
+    );
+}
