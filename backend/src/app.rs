@@ -129,6 +129,7 @@ pub async fn prepare_on(
             clock,
             session_users: Default::default(),
             stream_slots: Default::default(),
+            forecasts: Arc::new(crate::forecasts::Forecasts::new(driven_by_hand)),
             driven_by_hand,
             checkpointer,
         },

@@ -54,6 +54,9 @@ pub struct AppState {
     pub session_users: Arc<crate::users::session_cache::SessionCache>,
     /// Open event streams per user (`max_streams_per_user`).
     pub stream_slots: Arc<crate::jobs::stream::StreamSlots>,
+    /// Where the watcher publishes its forecast of the prequeue (positions in the active order,
+    /// start estimates) and the API reads it.
+    pub forecasts: Arc<crate::forecasts::Forecasts>,
     /// True when tests drive the watcher and the simulated cluster by hand: then neither the
     /// watcher loop nor the simulation's ticker runs.
     pub driven_by_hand: bool,

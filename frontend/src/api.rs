@@ -194,6 +194,11 @@ pub async fn job(id: i64) -> Result<JobDetail, ApiFailure> {
     get(&format!("/api/v1/jobs/{id}")).await
 }
 
+/// `GET /api/v1/jobs/{id}/ahead?limit=`: the jobs the prequeue considers before job `id`.
+pub async fn jobs_ahead(id: i64, limit: u32) -> Result<anteroom_shared::api::jobs::JobsAhead, ApiFailure> {
+    get(&format!("/api/v1/jobs/{id}/ahead?limit={limit}")).await
+}
+
 /// `GET /api/v1/volumes?queue=`: the catalogue volumes a job in `queue` may mount.
 pub async fn volumes_of(queue: &str) -> Result<Vec<anteroom_shared::api::volumes::VolumeChoice>, ApiFailure> {
     get(&format!("/api/v1/volumes?queue={}", encode(queue))).await

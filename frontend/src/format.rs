@@ -181,7 +181,8 @@ pub fn runtime_seconds(hours: &str) -> Result<Option<i64>, ()> {
 /// Seconds as hours the input shows (`5400` → `1.5`).
 pub fn hours_text(seconds: i64) -> String {
     let hours = seconds as f64 / 3600.0;
-    let text = format!("{hours:.2}");
+    // Four decimals: typed back, any whole number of seconds rounds to itself.
+    let text = format!("{hours:.4}");
     text.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 

@@ -30,6 +30,7 @@ pub fn Layout(children: Children) -> impl IntoView {
                             <NavLink href="/jobs" label=k!("nav.jobs") />
                             <NavLink href="/jobs/new" label=k!("nav.newJob") />
                             <NavLink href="/templates" label=k!("nav.templates") />
+                            <NavLink href="/notifications" label=k!("nav.notifications") />
                             <Show when=move || auth.is_admin()>
                                 <span class="mx-2 h-4 w-px bg-slate-600" aria-hidden="true"></span>
                                 <span class="text-xs uppercase text-slate-300">{move || i18n.t(k!("nav.admin"))}</span>

@@ -27,6 +27,7 @@ mod m20261126_000022_job_changes;
 mod m20261126_000023_job_counts;
 mod m20261127_000024_job_counts_on_postgres;
 mod m20261127_000025_runtime_limits;
+mod m20261127_000026_webhooks;
 
 /// Applies the migrations in order; used at start and by `anteroom migrate`.
 pub struct Migrator;
@@ -60,6 +61,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000023_job_counts::Migration),
             Box::new(m20261127_000024_job_counts_on_postgres::Migration),
             Box::new(m20261127_000025_runtime_limits::Migration),
+            Box::new(m20261127_000026_webhooks::Migration),
         ]
     }
 }

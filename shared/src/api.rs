@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod jobs;
+pub mod notifications;
 pub mod pods;
 pub mod prequeue;
 pub mod queues;

@@ -84,6 +84,7 @@ fn user_routes() -> OpenApiRouter<AppState> {
         .merge(crate::jobs::handlers::router())
         .merge(crate::volumes::handlers::router())
         .merge(crate::templates::handlers::router())
+        .merge(crate::notifications::handlers::router())
 }
 
 /// Operations under `/api/v1/admin`; mounted behind [`crate::auth::require_admin`], so an
@@ -97,6 +98,7 @@ fn admin_routes() -> OpenApiRouter<AppState> {
         .merge(crate::volumes::handlers::admin_router())
         .merge(crate::settings::handlers::admin_router())
         .merge(crate::jobs::handlers::admin_router())
+        .merge(crate::notifications::handlers::admin_router())
 }
 
 /// The API's routes with their guards (when `state` is given) and the OpenAPI description.

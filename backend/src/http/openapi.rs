@@ -19,6 +19,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
         (name = "cluster", description = "Nodes, their capacity, and the resources they offer"),
         (name = "tolerations", description = "Admin rules that give jobs their tolerations, per accelerator or queue"),
         (name = "volumes", description = "The admin's catalogue of data jobs mount by name, per queue"),
+        (name = "notifications", description = "Webhook subscriptions to what happens to one's jobs (signed, retried, in order per job) and the admins' list of allowed destinations"),
         (name = "templates", description = "Saved job bodies without a name, published ones, and the default per kind the submission form starts from"),
     )
 )]

@@ -59,6 +59,20 @@ impl EventKind {
     }
 }
 
+impl EventKind {
+    /// The webhook notification this event is, if any (the outbox row is written with it, in
+    /// the same transaction: `crate::notifications`).
+    pub fn notification(self) -> Option<anteroom_shared::api::notifications::NotifyOn> {
+        use anteroom_shared::api::notifications::NotifyOn;
+        match self {
+            EventKind::Failed => Some(NotifyOn::Failed),
+            EventKind::Finished => Some(NotifyOn::Finished),
+            EventKind::Preempted => Some(NotifyOn::Preempted),
+            _ => None,
+        }
+    }
+}
+
 /// The key of an event's `details` that holds the cluster's own error text (a create's error,
 /// Volcano's failure reason). It may name namespaces, nodes, admission webhooks or other
 /// users' objects, so only admins read it: an owner gets the event's `details.code` and its
@@ -84,7 +98,8 @@ impl Audience {
     }
 }
 
-/// Appends an event to `job`'s timeline.
+/// Appends an event to `job`'s timeline (and, for what subscriptions are told about, its
+/// webhook deliveries to the outbox).
 pub async fn record(
     db: &impl ConnectionTrait,
     job: &job::Model,
@@ -93,6 +108,9 @@ pub async fn record(
     details: Option<serde_json::Value>,
     at: DateTime<Utc>,
 ) -> Result<event::Model, DbErr> {
+    if let Some(on) = kind.notification() {
+        crate::notifications::enqueue(db, on, job.id, job.owner_id, at).await?;
+    }
     event::ActiveModel {
         job_id: Set(job.id),
         owner_id: Set(job.owner_id),
@@ -155,6 +173,11 @@ impl NewEvent {
 /// in order: a batch of submissions or activations writes its events together instead of a
 /// statement a job.
 pub async fn record_each(db: &impl ConnectionTrait, events: Vec<NewEvent>) -> Result<(), DbErr> {
+    for e in &events {
+        if let Some(on) = e.kind.notification() {
+            crate::notifications::enqueue(db, on, e.job_id, e.owner_id, e.at).await?;
+        }
+    }
     let mut rows: Vec<event::ActiveModel> = events
         .into_iter()
         .map(|e| event::ActiveModel {

@@ -37,6 +37,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(super::bulk::delete_jobs))
         .routes(routes!(super::diagnosis::job_pods))
         .routes(routes!(super::diagnosis::job_logs))
+        .routes(routes!(super::ahead::jobs_ahead))
         .routes(routes!(resubmit_job))
         .routes(routes!(super::stream::job_events_stream))
         .routes(routes!(resource_summary))
@@ -367,7 +368,8 @@ async fn get_job(
     AuthUser(user): AuthUser,
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<JobDetail>> {
-    Ok(Json(jobs::detail(&state.db_read, &user, id).await?))
+    let board = state.forecasts.board();
+    Ok(Json(jobs::detail(&state.db_read, &user, id, board.as_deref()).await?))
 }
 
 /// Deletes a job: a prequeued one never reaches the cluster; any other unfinished one is
@@ -445,7 +447,15 @@ async fn admin_prequeue(
     ApiQuery(query): ApiQuery<PageQuery>,
 ) -> ApiResult<Json<Page<PrequeuedJob>>> {
     let page = query.validate()?;
-    let (items, total) = jobs::prequeued(&state.db_read, page.offset(), page.page_size).await?;
+    let (mut items, total) = jobs::prequeued(&state.db_read, page.offset(), page.page_size).await?;
+    // The order the prequeue follows (fair share included) where the forecast covers a job.
+    if let Some(board) = state.forecasts.board() {
+        for item in &mut items {
+            if let Some(entry) = board.jobs.get(&item.job.id) {
+                item.position = entry.rank as u64 + 1;
+            }
+        }
+    }
     Ok(Json(page_of(items, total, page)))
 }
 

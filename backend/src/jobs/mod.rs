@@ -13,11 +13,13 @@
 //! - `idempotency.rs`: `Idempotency-Key` on submit.
 //! - `reads.rs`: lists, one job with its timeline and standing, the admin's prequeue list.
 //! - `summary.rs`: the resource summary and the limit check.
+//! - `ahead.rs`: what is ahead of a waiting job, from the watcher's forecast.
 //! - `handlers.rs`, `stream.rs`: the HTTP face (REST and Server-Sent Events).
 
 pub mod activation;
 pub mod activator;
 pub mod admit;
+pub mod ahead;
 mod batch_reads;
 mod bulk;
 pub mod diagnosis;
@@ -464,6 +466,24 @@ async fn replay(
     })
 }
 
+/// Whether preempted job `id` is to go back to the prequeue once its pods are gone (its
+/// preemption says so and is not over): a delete then still has something to stop. Read by
+/// SQL: the preemptions are the watcher's table.
+async fn awaits_requeue(db: &impl ConnectionTrait, id: i64) -> Result<bool, DbErr> {
+    let backend = db.get_database_backend();
+    let placeholder = if backend == sea_orm::DbBackend::Postgres {
+        "$1"
+    } else {
+        "?"
+    };
+    let sql =
+        format!("SELECT victim_id FROM preemptions WHERE victim_id = {placeholder} AND requeue AND gone_at IS NULL");
+    Ok(db
+        .query_one_raw(Statement::from_sql_and_values(backend, sql, [id.into()]))
+        .await?
+        .is_some())
+}
+
 /// `DELETE /api/v1/jobs/{id}` (`spec/prequeue.md` §6). A prequeued job becomes `Deleted` by
 /// compare-and-set; if the watcher claimed it meanwhile, it is deleted in the cluster like any
 /// other. Any other unfinished job is deleted in the cluster first (a cluster that does not
@@ -471,13 +491,15 @@ async fn replay(
 /// read; a phase that moved on is read again.
 pub async fn delete(ctx: Context<'_>, actor: &users::entity::Model, id: i64) -> Result<(), JobError> {
     let mut row = visible(ctx.db, actor, id).await?;
-    // Each pass either finishes or observes a phase change; phases only move forward.
+    // Each pass either finishes or observes a phase change; phases only move forward, but for
+    // a preempted job going back to the prequeue (deleting it then cancels the requeue).
     for _ in 0..8 {
         let phase = phase_of(&row)?;
-        if phase.is_terminal() {
+        if phase.is_terminal() && !(phase == JobPhase::Preempted && awaits_requeue(ctx.db, id).await?) {
             return Err(JobError::AlreadyFinished(id, phase));
         }
-        if phase != JobPhase::Prequeue {
+        // A preempted job's delete was issued with its preemption.
+        if !matches!(phase, JobPhase::Prequeue | JobPhase::Preempted) {
             ctx.cluster
                 .delete_job(id, &row.uid_in_cluster(), DELETE_GRACE_SECONDS)
                 .await?;

@@ -289,6 +289,7 @@ mod tests {
             "",
             "2026-11-23T08:05:00Z",
             r#"[{"key":"nvidia.com/gpu","operator":"Exists"}]"#,
+            "3600",
         ];
         let row = parse(&good.join("\u{1f}")).expect("parses");
         assert_eq!(
@@ -301,7 +302,8 @@ mod tests {
             Some("2026-11-23T08:05:00+00:00".to_string())
         );
         assert_eq!(row.tolerations, good[16]);
-        assert!(parse(&good[..16].join("\u{1f}")).is_none());
+        assert_eq!(row.max_runtime_seconds, Some(3600));
+        assert!(parse(&good[..17].join("\u{1f}")).is_none());
         let mut extra = good.to_vec();
         extra.push("x");
         assert!(parse(&extra.join("\u{1f}")).is_none());

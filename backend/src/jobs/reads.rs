@@ -340,13 +340,28 @@ fn stored_reasons(row: &job::Model) -> Vec<WaitReason> {
 }
 
 /// `GET /api/v1/jobs/{id}`: the job, its timeline and, while prequeued, where it stands.
-pub async fn detail(db: &impl ConnectionTrait, actor: &users::entity::Model, id: i64) -> Result<JobDetail, JobError> {
+///
+/// Its position and start estimate come from the watcher's forecast `board` when it covers the
+/// job (the order the prequeue follows, fair share included); otherwise the position is
+/// counted in (submittedAt, id) order and the estimate is absent.
+pub async fn detail(
+    db: &impl ConnectionTrait,
+    actor: &users::entity::Model,
+    id: i64,
+    board: Option<&crate::forecasts::Board>,
+) -> Result<JobDetail, JobError> {
     let row = visible(db, actor, id).await?;
     let events: Vec<JobEventItem> = events::of_job(db, id, events::Audience::of(actor)).await?;
     let prequeue = if phase_of(&row)? == JobPhase::Prequeue {
+        let forecast = board.and_then(|b| b.jobs.get(&id));
         Some(PrequeueStanding {
-            position: position(db, &row).await?,
+            position: match forecast {
+                Some(entry) => entry.rank as u64 + 1,
+                None => position(db, &row).await?,
+            },
             reasons: stored_reasons(&row),
+            estimated_start_at: forecast.and_then(|e| e.estimated_start_at),
+            basis: forecast.map(|e| e.basis),
         })
     } else {
         None

@@ -12,9 +12,11 @@
 //! - [`submit`]: the submission decision.
 //! - [`round`]: a watcher round's selection (FCFS or fair share) and waiting reasons.
 //! - [`preemption`]: the minimal preemption plan.
+//! - `forecast`: [`consideration_order`] and [`forecast`], start estimates from runtime limits.
 //! - [`reason`]: typed reasons, serialized as `{code, message, details}`.
 
 mod fast_map;
+mod forecast;
 pub mod placement;
 pub mod preemption;
 pub mod queue_tree;
@@ -27,6 +29,7 @@ pub mod submit;
 #[cfg(test)]
 pub(crate) mod tests;
 
+pub use forecast::{EstimateBasis, ForecastBounds, StartEstimate, consideration_order, forecast};
 pub use placement::{Assignment, CapacityKind, PlacementError, PlacementFailure, node_accepts, place_gang};
 pub use preemption::{
     PreemptionOutcome, PreemptionPlan, PreemptionSkip, cluster_may_evict, has_run_long_enough, is_eligible_victim,

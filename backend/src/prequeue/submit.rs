@@ -159,6 +159,10 @@ impl SubmitRejection {
 /// queue's tree, and the `Prequeue`/`Pending` jobs of the target queue (blockers) plus the
 /// caller's prequeued jobs (for `maxPrequeuedJobsPerUser`); other jobs are ignored. The caller
 /// must serialise decisions per root queue (§4 step 8).
+///
+/// Time-aware backfill does not apply here: a submission behind a blocker is prequeued with
+/// `blocked_by` whatever `timeAwareBackfill` says, since the rule needs a forecast of the
+/// whole prequeue (`round/backfill.rs`); the next round lets it through if the rule allows.
 pub fn decide_submission(
     snapshot: &Snapshot,
     tree: &QueueTree,

@@ -39,6 +39,8 @@ pub struct Model {
     pub requeue_by_default: bool,
     /// `maxRequeues`.
     pub max_requeues: i64,
+    /// `timeAwareBackfill`.
+    pub time_aware_backfill: bool,
     /// Last write.
     pub updated_at: DateTimeUtc,
 }

@@ -104,6 +104,7 @@ impl Settings {
             .map_err(|e| DbErr::Custom(format!("serializing defaultRequests: {e}")))?);
         active.requeue_by_default = Set(config.requeue_by_default);
         active.max_requeues = Set(config.max_requeues);
+        active.time_aware_backfill = Set(config.time_aware_backfill);
         active.updated_at = Set(Utc::now());
         active.update(&txn).await?;
         txn.commit().await?;
@@ -170,5 +171,6 @@ fn from_row(row: &entity::Model) -> Option<PrequeueConfig> {
         default_requests: serde_json::from_str(&row.default_requests).ok()?,
         requeue_by_default: row.requeue_by_default,
         max_requeues: row.max_requeues,
+        time_aware_backfill: row.time_aware_backfill,
     })
 }

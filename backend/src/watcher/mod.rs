@@ -135,6 +135,8 @@ pub struct Watcher {
     pub faults: Option<FaultHook>,
     /// How long finished jobs are kept (`job_retention_days`); `None`: for ever.
     pub job_retention: Option<chrono::Duration>,
+    /// Where each round's forecast goes.
+    pub forecasts: Arc<crate::forecasts::Forecasts>,
     reasons: Arc<tokio::sync::Mutex<reasons::ReasonCache>>,
     /// Every waiting and occupying job, refreshed from the rows that changed.
     view: Arc<tokio::sync::Mutex<job_view::JobView>>,
@@ -168,6 +170,7 @@ impl Watcher {
             lease: Lease::for_this_process(WATCHER_LEASE, chrono::Duration::seconds(LEASE_TTL_SECONDS)),
             faults: None,
             job_retention: retention::job_retention(state.config.job_retention_days),
+            forecasts: state.forecasts.clone(),
             reasons: Arc::default(),
             view: Arc::default(),
             renewed: Arc::new(std::sync::Mutex::new(Instant::now())),
@@ -302,7 +305,14 @@ impl Watcher {
 
         report.preemptable_told = protection::tell(self, fence, snapshot, now).await?;
 
-        let prepared = match PreparedRound::new(snapshot, now) {
+        // Backfill that knows time reads the timed-out jobs' start estimates from the latest
+        // forecast (`crate::forecasts`); without one, nothing backfills past them.
+        let estimates = if snapshot.config.time_aware_backfill {
+            self.blocker_estimates(snapshot, now)
+        } else {
+            Vec::new()
+        };
+        let prepared = match PreparedRound::with_start_estimates(snapshot, now, &estimates) {
             Ok(prepared) => prepared,
             Err(e) => {
                 tracing::error!(error = %e, "the prequeue round cannot run on these rules");
@@ -323,6 +333,8 @@ impl Watcher {
             }
         }
         let activated_at = started.elapsed();
+        self.forecasts.observe_activated(&report.activated, now);
+        self.forecasts.refresh(snapshot, &report.activated, now);
         report.clocks_started = reasons::start_waiting_clocks(self, fence, &prepared, &outcome).await?;
         report.reasons_written = reasons::write(self, fence, &prepared, &outcome).await?;
         tracing::debug!(
@@ -332,6 +344,24 @@ impl Watcher {
             "prequeue round steps"
         );
         Ok(())
+    }
+
+    /// `(id, estimated start)` of the timed-out waiting jobs the latest forecast gives a start:
+    /// what time-aware backfill compares a job's end with.
+    fn blocker_estimates(
+        &self,
+        snapshot: &Snapshot,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Vec<(i64, chrono::DateTime<chrono::Utc>)> {
+        let Some(board) = self.forecasts.board() else {
+            return Vec::new();
+        };
+        snapshot
+            .jobs
+            .iter()
+            .filter(|j| j.phase == JobPhase::Prequeue && j.is_timed_out(now))
+            .filter_map(|j| Some((j.id, board.jobs.get(&j.id)?.estimated_start_at?)))
+            .collect()
     }
 
     /// Deletes the change log the job view has read, once there is enough of it, while
@@ -365,6 +395,7 @@ impl Watcher {
     /// the log it would read from; it is built whole again if this replica leads again).
     async fn stand_down(&self) {
         self.view.lock().await.reset();
+        self.forecasts.clear();
     }
 
     /// Tests: forgets the job view, as a restarted process would have none.
@@ -381,6 +412,14 @@ impl Watcher {
     /// over within a second (a standby tries every second).
     pub async fn run(self) {
         let sync = tokio::spawn(sync::run(self.db.clone(), self.cluster.clone(), self.signals.clone()));
+        // Webhook deliveries go out from the lease holder only.
+        let leading = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let sender = tokio::spawn(crate::notifications::sender::run(
+            self.db.clone(),
+            self.clock.clone(),
+            self.signals.clone(),
+            leading.clone(),
+        ));
         let mut fence: Option<Fence> = None;
         let mut next_round = tokio::time::Instant::now();
         let mut next_prune = tokio::time::Instant::now();
@@ -388,6 +427,7 @@ impl Watcher {
         loop {
             let was_leader = fence.is_some();
             fence = self.hold_lease(fence).await;
+            leading.store(fence.is_some(), std::sync::atomic::Ordering::Release);
             if fence.is_some() && !was_leader {
                 // A new leader starts with a round: the old one may have left work.
                 next_round = tokio::time::Instant::now();
@@ -465,6 +505,7 @@ impl Watcher {
             metrics::leader(false);
         }
         sync.abort();
+        sender.abort();
     }
 
     /// `activateTickerIntervalSeconds`, read anew each time (a change applies at once).

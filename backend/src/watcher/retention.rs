@@ -3,7 +3,8 @@
 //! keys past their 24 h ([`crate::jobs::idempotency::retention`]). Only the leader prunes,
 //! every [`PRUNE_EVERY`], in transactions of at most [`BATCH`] jobs and [`BATCH`] keys with a
 //! pause between them, so the one SQLite writer is never held for long; each transaction
-//! carries the watcher's fence, so a replica that lost the lease deletes nothing more.
+//! carries the watcher's fence, so a replica that lost the lease deletes nothing more. Webhook
+//! deliveries go with their jobs, and done ones after [`DELIVERY_RETENTION_DAYS`].
 //!
 //! What is never pruned, whatever its times: a job not in a terminal phase
 //! ([`JobPhase::is_terminal`]), a terminal job without `finished_at`, and a victim whose
@@ -27,7 +28,11 @@ use super::{Watcher, WatcherError};
 use crate::jobs::activation::Writer;
 use crate::jobs::entity::{event, idempotency_key, job};
 use crate::jobs::idempotency;
+use crate::notifications::entity::delivery;
 use crate::store::lease::Fence;
+
+/// How long a done webhook delivery (delivered, or given up) is kept for its owner to see.
+pub const DELIVERY_RETENTION_DAYS: i64 = 7;
 
 /// Jobs (with their events) and idempotency keys deleted per transaction at most.
 pub const BATCH: u64 = 500;
@@ -50,6 +55,9 @@ pub struct PruneCounts {
     pub preemptions: u64,
     /// Spent idempotency keys.
     pub idempotency_keys: u64,
+    /// Webhook deliveries: those of pruned jobs, and those done (delivered or given up) for
+    /// longer than [`DELIVERY_RETENTION_DAYS`].
+    pub deliveries: u64,
     /// The last transaction deleted a full batch of jobs or keys: more may be left.
     pub more: bool,
 }
@@ -61,6 +69,7 @@ impl std::ops::AddAssign for PruneCounts {
         self.events += later.events;
         self.preemptions += later.preemptions;
         self.idempotency_keys += later.idempotency_keys;
+        self.deliveries += later.deliveries;
         self.more = later.more;
     }
 }
@@ -119,6 +128,11 @@ pub async fn prune_once(w: Writer<'_>, job_retention: Option<chrono::Duration>) 
                 .exec(&txn)
                 .await?
                 .rows_affected;
+            counts.deliveries = delivery::Entity::delete_many()
+                .filter(delivery::Column::JobId.is_in(ids.clone()))
+                .exec(&txn)
+                .await?
+                .rows_affected;
             counts.preemptions = preemption::Entity::delete_many()
                 .filter(preemption::Column::VictimId.is_in(ids.clone()))
                 .exec(&txn)
@@ -149,8 +163,28 @@ pub async fn prune_once(w: Writer<'_>, job_retention: Option<chrono::Duration>) 
         .exec(&txn)
         .await?
         .rows_affected;
+    let done_before = now - chrono::Duration::days(DELIVERY_RETENTION_DAYS);
+    let done = Query::select()
+        .column(delivery::Column::Id)
+        .from(delivery::Entity)
+        .cond_where(
+            Condition::any().add(delivery::Column::DeliveredAt.lt(done_before)).add(
+                Condition::all()
+                    .add(delivery::Column::GivenUp.eq(true))
+                    .add(delivery::Column::CreatedAt.lt(done_before)),
+            ),
+        )
+        .order_by(delivery::Column::Id, sea_orm::Order::Asc)
+        .limit(BATCH)
+        .to_owned();
+    let old_deliveries = delivery::Entity::delete_many()
+        .filter(delivery::Column::Id.in_subquery(done))
+        .exec(&txn)
+        .await?
+        .rows_affected;
+    counts.deliveries += old_deliveries;
     txn.commit().await?;
-    counts.more = counts.jobs >= BATCH || counts.idempotency_keys >= BATCH;
+    counts.more = counts.jobs >= BATCH || counts.idempotency_keys >= BATCH || old_deliveries >= BATCH;
     pruned(&counts);
     Ok(Some(counts))
 }
@@ -163,6 +197,7 @@ fn pruned(counts: &PruneCounts) {
         ("job_events", counts.events),
         ("preemptions", counts.preemptions),
         ("idempotency_keys", counts.idempotency_keys),
+        ("webhook_deliveries", counts.deliveries),
     ] {
         metrics::counter!("anteroom_history_pruned_total", "table" => table).increment(rows);
     }

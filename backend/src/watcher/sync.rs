@@ -16,6 +16,7 @@ use crate::cluster::{JobEvent, JobStatus, is_same_job};
 use crate::jobs::encode_failure;
 use crate::jobs::entity::job;
 use crate::jobs::events::{self, EventKind};
+use anteroom_shared::api::notifications::NotifyOn;
 
 pub use self::following::{RESYNC_EVERY, resync, run};
 
@@ -183,6 +184,9 @@ async fn write_status(
     if update.exec(txn).await?.rows_affected == 0 {
         return Ok(Applied::Nothing);
     }
+    if status.phase == JobPhase::Running && current != JobPhase::Running {
+        crate::notifications::enqueue(txn, NotifyOn::Started, row.id, row.owner_id, status.observed_at).await?;
+    }
     if finished {
         // Volcano's words go to admins only (`events::CLUSTER_ERROR_KEY`); the owner gets a code.
         let (kind, message, details) = match (status.phase, &status.failure) {
@@ -254,6 +258,18 @@ async fn write_statuses_together(
         for row in txn.query_all_raw(statement).await? {
             written.insert(row.try_get_by_index::<i64>(0)?);
         }
+    }
+    // Webhook deliveries of the jobs whose pods started, in the same transaction.
+    // Stamped with the cluster's time of each observation.
+    let mut started: std::collections::BTreeMap<DateTime<Utc>, Vec<i64>> = std::collections::BTreeMap::new();
+    for (k, current, _) in writes {
+        let status = statuses[*k];
+        if status.phase == JobPhase::Running && *current != JobPhase::Running && written.contains(&status.job_id) {
+            started.entry(status.observed_at).or_default().push(status.job_id);
+        }
+    }
+    for (at, ids) in started {
+        crate::notifications::enqueue_jobs(txn, NotifyOn::Started, &ids, at).await?;
     }
     Ok(written)
 }

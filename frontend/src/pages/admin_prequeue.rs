@@ -19,7 +19,7 @@ use crate::i18n::{Key, k, use_i18n};
 use crate::live::use_live;
 
 /// The integer settings: API field, label, hint, smallest allowed value.
-const NUMBERS: [(&str, Key, Key, i64); 9] = [
+const NUMBERS: [(&str, Key, Key, i64); 10] = [
     (
         "normalJobWaitingToleranceSeconds",
         k!("settings.tolerance"),
@@ -74,6 +74,12 @@ const NUMBERS: [(&str, Key, Key, i64); 9] = [
         k!("settings.planWindowHint"),
         0,
     ),
+    (
+        "maxRequeues",
+        k!("settings.maxRequeues"),
+        k!("settings.maxRequeuesHint"),
+        0,
+    ),
 ];
 
 /// The kinds of `defaultRequests`: API field and label.
@@ -106,6 +112,7 @@ fn get_number(c: &PrequeueConfig, field: &str) -> i64 {
         "maxPrequeuedJobsPerUser" => c.max_prequeued_jobs_per_user,
         "maxUnfinishedJobsPerUser" => c.max_unfinished_jobs_per_user,
         "preemptionPlanWindowSeconds" => c.preemption_plan_window_seconds,
+        "maxRequeues" => c.max_requeues,
         _ => c.preemption_grace_period_seconds,
     }
 }
@@ -120,6 +127,7 @@ fn set_number(c: &mut PrequeueConfig, field: &str, v: i64) {
         "maxPrequeuedJobsPerUser" => c.max_prequeued_jobs_per_user = v,
         "maxUnfinishedJobsPerUser" => c.max_unfinished_jobs_per_user = v,
         "preemptionPlanWindowSeconds" => c.preemption_plan_window_seconds = v,
+        "maxRequeues" => c.max_requeues = v,
         _ => c.preemption_grace_period_seconds = v,
     }
 }
@@ -148,6 +156,8 @@ fn SettingsForm(initial: PrequeueConfig) -> impl IntoView {
     let backfill = RwSignal::new(initial.backfill_enabled);
     let quota = RwSignal::new(initial.queue_quota_enabled);
     let order = RwSignal::new(initial.activation_order);
+    let requeue = RwSignal::new(initial.requeue_by_default);
+    let time_aware = RwSignal::new(initial.time_aware_backfill);
     let numbers: Vec<(&'static str, Key, Key, i64, RwSignal<String>)> = NUMBERS
         .iter()
         .map(|(f, l, h, min)| (*f, *l, *h, *min, RwSignal::new(get_number(&initial, f).to_string())))
@@ -179,6 +189,8 @@ fn SettingsForm(initial: PrequeueConfig) -> impl IntoView {
             backfill_enabled: backfill.get(),
             queue_quota_enabled: quota.get(),
             activation_order: order.get(),
+            requeue_by_default: requeue.get(),
+            time_aware_backfill: time_aware.get(),
             ..initial.get_value()
         };
         let mut errs = Vec::new();
@@ -263,6 +275,8 @@ fn SettingsForm(initial: PrequeueConfig) -> impl IntoView {
             <div class="grid gap-4 md:grid-cols-2">
                 {switch("backfillEnabled", backfill, k!("settings.backfill"), k!("settings.backfillHint"))}
                 {switch("queueQuotaEnabled", quota, k!("settings.quota"), k!("settings.quotaHint"))}
+                {switch("requeueByDefault", requeue, k!("settings.requeue"), k!("settings.requeueHint"))}
+                {switch("timeAwareBackfill", time_aware, k!("settings.timeAware"), k!("settings.timeAwareHint"))}
             </div>
             <div class="grid gap-4 md:grid-cols-2 xl:grid-cols-4">
                 {numbers.get_value().into_iter().map(|(field, label, hint, min, value)| {

@@ -3,6 +3,7 @@
 //! the cluster's events and its logs ([`diagnosis`]); **Open** for a running notebook and **Run
 //! again**. Updates live.
 
+mod ahead;
 mod diagnosis;
 mod timeline;
 
@@ -167,6 +168,7 @@ fn DetailView(detail: Detail, log_choice: diagnosis::LogChoice) -> impl IntoView
                             Some(s) => view! {
                                 <p class="text-sm" data-testid="position">{move || i18n.tf(k!("page.jobDetail.position"), &[("position", &format::number(i18n.locale(), s.position as f64, 0))])}</p>
                                 <Reasons reasons=s.reasons.clone() />
+                                <ahead::Ahead id=id standing=s.clone() />
                             }.into_any(),
                             None => view! { <p class="text-sm text-slate-600 dark:text-slate-300">{move || i18n.t(k!("page.jobDetail.positionUnknown"))}</p> }.into_any(),
                         }}

@@ -14,6 +14,7 @@ mod job_detail;
 mod jobs;
 mod login;
 mod new_job;
+mod notifications;
 mod templates;
 
 pub use admin_cluster::AdminCluster;
@@ -28,6 +29,7 @@ pub use job_detail::JobDetail;
 pub use jobs::Jobs;
 pub use login::Login;
 pub use new_job::NewJob;
+pub use notifications::Notifications;
 pub use templates::Templates;
 
 use leptos::prelude::*;

@@ -431,10 +431,79 @@ pub struct JobEventItem {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PrequeueStanding {
-    /// 1-based, among the prequeued jobs of its queue in (submittedAt, id) order.
+    /// 1-based, among the prequeued jobs of its queue in the order the active activation
+    /// order considers them (FCFS: (submittedAt, id); fair share: the DRF walk).
     pub position: u64,
     /// Why it waits (as last decided).
     pub reasons: Vec<WaitReason>,
+    /// When it is likely to start, if every running job ran until its runtime limit and the
+    /// jobs ahead started in order; `null` when unknown ([`PrequeueStanding::basis`]).
+    #[serde(default)]
+    pub estimated_start_at: Option<DateTime<Utc>>,
+    /// What the estimate rests on; `null` while no forecast covers the job yet (it was just
+    /// submitted, or this replica does not run the watcher).
+    #[serde(default)]
+    pub basis: Option<EstimateBasis>,
+}
+
+/// What a start estimate rests on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum EstimateBasis {
+    /// Every job it waits for has a runtime limit: an estimate from those limits, the jobs
+    /// ahead, quotas, capacities and the cluster's total room (not node placement, pinning,
+    /// blocking or preemption).
+    Limits,
+    /// It waits for a job without a runtime limit (or for longer than the forecast looks
+    /// ahead): no estimate.
+    Unknown,
+}
+
+/// `GET /api/v1/jobs/{id}/ahead`: the waiting jobs of its queue that the prequeue considers
+/// before it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct JobsAhead {
+    /// The job asked about.
+    pub job_id: i64,
+    /// The activation order the forecast followed.
+    pub order: crate::scheduling::ActivationOrder,
+    /// Its 1-based position: the jobs ahead plus one.
+    pub position: u64,
+    /// Jobs ahead in all (`items` holds the first `limit`).
+    pub total: u64,
+    /// The jobs ahead, the next to be considered first.
+    pub items: Vec<AheadJob>,
+    /// When the forecast was computed.
+    pub computed_at: DateTime<Utc>,
+}
+
+/// One job ahead. Another user's job (unless the reader is an admin) shows only its
+/// resources, submission time, wait reasons and estimate: `id`, `name` and `owner` are `null`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AheadJob {
+    /// Its id (`null`: another user's job).
+    pub id: Option<i64>,
+    /// Its name (`null`: another user's job).
+    pub name: Option<String>,
+    /// Its owner (`null`: another user's job).
+    pub owner: Option<String>,
+    /// The reader's own job.
+    pub mine: bool,
+    /// Σ replicas × requests.
+    pub resources: ResourceList,
+    /// When it was submitted.
+    pub submitted_at: DateTime<Utc>,
+    /// Why it waits (as last decided).
+    pub reasons: Vec<WaitReason>,
+    /// Its own start estimate.
+    pub estimated_start_at: Option<DateTime<Utc>>,
+    /// What that rests on.
+    pub basis: EstimateBasis,
 }
 
 /// `GET /api/v1/jobs/{id}` answer.

@@ -61,6 +61,11 @@ pub struct PrequeueConfig {
     #[serde(default = "default_max_requeues")]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 1000))]
     pub max_requeues: i64,
+    /// Backfill that knows time (Slurm's rule): a job held only because a job that waited past
+    /// its tolerance goes first may start anyway when its runtime limit ends it before that
+    /// job's estimated start. Absent in a write: off.
+    #[serde(default)]
+    pub time_aware_backfill: bool,
 }
 
 fn default_max_requeues() -> i64 {
@@ -258,6 +263,7 @@ impl Default for PrequeueConfig {
             default_requests: DefaultRequests::default(),
             requeue_by_default: false,
             max_requeues: default_max_requeues(),
+            time_aware_backfill: false,
         }
     }
 }

@@ -148,6 +148,11 @@ impl PreparedRound<'_> {
                 blocker = self.prequeue_blockers.oldest_for(cand.queue, cand.domain, nodes);
             }
             if let Some((key, j)) = blocker {
+                // Time-aware backfill (`backfill.rs`) only for a job nothing else holds; the
+                // walks and this pass both read it here, so they agree.
+                if causes.bits == 0 && self.time_aware && self.backfills(cand) {
+                    return causes;
+                }
                 causes.bits |= BLOCKED;
                 causes.blocker_id = key.2;
                 causes.blocker_index = j;

@@ -1,5 +1,6 @@
 //! Fair share (DRF, `spec/prequeue.md` §5 step 4): the walk that selects from the (owner,
-//! queue) pair with the lowest dominant share, and the share itself, in exact fixed point.
+//! queue) pair with the lowest dominant share, the share itself, in exact fixed point, and the
+//! same walk without eligibility that orders every prequeued job for the start forecast.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -40,30 +41,10 @@ impl PreparedRound<'_> {
         is_selected: &mut [bool],
         selected: &mut Vec<usize>,
     ) {
-        // Group candidates by pair, keeping submission order within a pair (counting sort).
+        let (start, by_pair) = self.group_by_pair();
         let pairs = self.pair_owner.len();
-        let mut start = vec![0_u32; pairs + 1];
-        for cand in &self.cands {
-            start[cand.pair as usize + 1] += 1;
-        }
-        for p in 0..pairs {
-            start[p + 1] += start[p];
-        }
-        let mut fill = start.clone();
-        let mut by_pair = vec![0_u32; self.cands.len()];
-        for (ci, cand) in self.cands.iter().enumerate() {
-            let slot = &mut fill[cand.pair as usize];
-            by_pair[*slot as usize] = ci as u32;
-            *slot += 1;
-        }
         let mut cursor: Vec<u32> = start[..pairs].to_vec();
-        let mut heap: BinaryHeap<Reverse<(i128, SubmitKey, u32)>> = BinaryHeap::with_capacity(pairs);
-        for p in 0..pairs {
-            if start[p] < start[p + 1] {
-                let head = self.cands[by_pair[start[p] as usize] as usize].key;
-                heap.push(Reverse((self.share(p, st), head, p as u32)));
-            }
-        }
+        let mut heap = self.pair_heap(&start, &by_pair, st);
         while selected.len() < limit {
             let Some(Reverse((share, key, p))) = heap.pop() else {
                 break;
@@ -96,5 +77,66 @@ impl PreparedRound<'_> {
                 heap.push(Reverse((self.share(p, st), head, p as u32)));
             }
         }
+    }
+
+    /// Candidates grouped by pair, submission order kept within a pair (counting sort): the
+    /// candidates of pair `p` are `by_pair[start[p]..start[p + 1]]`. Returns `(start, by_pair)`.
+    fn group_by_pair(&self) -> (Vec<u32>, Vec<u32>) {
+        let pairs = self.pair_owner.len();
+        let mut start = vec![0_u32; pairs + 1];
+        for cand in &self.cands {
+            start[cand.pair as usize + 1] += 1;
+        }
+        for p in 0..pairs {
+            start[p + 1] += start[p];
+        }
+        let mut fill = start.clone();
+        let mut by_pair = vec![0_u32; self.cands.len()];
+        for (ci, cand) in self.cands.iter().enumerate() {
+            let slot = &mut fill[cand.pair as usize];
+            by_pair[*slot as usize] = ci as u32;
+            *slot += 1;
+        }
+        (start, by_pair)
+    }
+
+    /// The walk's heap at its start: one entry per pair with candidates, keyed by (share,
+    /// oldest job).
+    fn pair_heap(&self, start: &[u32], by_pair: &[u32], st: &State) -> BinaryHeap<Reverse<(i128, SubmitKey, u32)>> {
+        let pairs = self.pair_owner.len();
+        let mut heap = BinaryHeap::with_capacity(pairs);
+        for p in 0..pairs {
+            if start[p] < start[p + 1] {
+                let head = self.cands[by_pair[start[p] as usize] as usize].key;
+                heap.push(Reverse((self.share(p, st), head, p as u32)));
+            }
+        }
+        heap
+    }
+
+    /// Every prequeued job (as its index in `snapshot.jobs`) in the order the fair-share walk
+    /// would take them if every one were eligible and the round had no limit: the same heap
+    /// and shares as [`walk_fair_share`](Self::walk_fair_share), but each popped pair's
+    /// oldest remaining job is taken (a normal one counted in the pair's usage) before the
+    /// pair goes back. The start forecast ([`consideration_order`](crate::prequeue::consideration_order)) reads "ahead
+    /// of a job" from it, so it must not drift from the walk: it shares the walk's parts.
+    pub(crate) fn fair_share_order(&self) -> Vec<u32> {
+        let (start, by_pair) = self.group_by_pair();
+        let mut st = self.initial.clone();
+        let mut cursor: Vec<u32> = start[..self.pair_owner.len()].to_vec();
+        let mut heap = self.pair_heap(&start, &by_pair, &st);
+        let mut order = Vec::with_capacity(self.cands.len());
+        while let Some(Reverse((_, _, p))) = heap.pop() {
+            let p = p as usize;
+            let cand = &self.cands[by_pair[cursor[p] as usize] as usize];
+            self.apply(cand, &mut st);
+            order.push(cand.job);
+            cursor[p] += 1;
+            if cursor[p] < start[p + 1] {
+                let head = self.cands[by_pair[cursor[p] as usize] as usize].key;
+                heap.push(Reverse((self.share(p, &st), head, p as u32)));
+            }
+        }
+        order
     }
 }

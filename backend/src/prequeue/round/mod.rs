@@ -27,12 +27,16 @@
 //! - `blockers.rs`: the timed-out jobs that block others, indexed by queue, domain and node.
 //! - `causes.rs`: [`WaitCauses`], the rules that hold a job (backfill, quota, `maxActiveJobs`,
 //!   capacity, blocker), and the final pass giving every waiting job its position and causes.
+//! - `backfill.rs`: time-aware backfill, the rule that lets a job held only by blockers
+//!   through when it delays none of them (`timeAwareBackfill`), with its safety argument.
 //! - `select.rs`: [`PreparedRound::select`], the FCFS walk, and counting what a selection uses.
-//! - `fair_share.rs`: the fair-share (DRF) walk over a heap of (owner, queue) pairs.
+//! - `fair_share.rs`: the fair-share (DRF) walk over a heap of (owner, queue) pairs, and the
+//!   same walk without eligibility that orders the start forecast.
 //! - `explain.rs`: [`PreparedRound::explain`], compact causes into full
 //!   [`Reason`](super::reason::Reason)s against the round's end state.
 //! - `tests.rs`: the unit tests (scenarios and property tests are in `prequeue/tests/`).
 
+mod backfill;
 mod blockers;
 mod causes;
 mod explain;
@@ -42,6 +46,8 @@ mod prepare;
 mod select;
 #[cfg(test)]
 mod tests;
+
+use std::sync::OnceLock;
 
 use chrono::{DateTime, Utc};
 
@@ -102,6 +108,14 @@ pub struct PreparedRound<'s> {
     prequeue_blockers: BlockerIndex<'s>,
     blocking: bool,
     quotas_on: bool,
+    /// The round's time (time-aware backfill ends a job at `now + limit`).
+    now: DateTime<Utc>,
+    /// `timeAwareBackfill` with blocking on: `backfill.rs` may let blocked jobs through, and
+    /// `prequeue_blockers` keeps earliest starts.
+    time_aware: bool,
+    /// Per job of the snapshot: started at `now` by the forecast's first walk; computed at
+    /// most once, when time-aware backfill first needs it.
+    starts_now: OnceLock<Vec<bool>>,
 }
 
 impl PreparedRound<'_> {

@@ -2,21 +2,41 @@
 //! the checks use (see the module documentation of [`round`](super) for what is interned and
 //! why), and the accessors of the candidates' demand entries.
 
+use std::sync::OnceLock;
+
 use anteroom_shared::scheduling::{ActivationOrder, JobPhase, ScheduleType, is_accelerator};
 use chrono::{DateTime, Utc};
 
-use super::blockers::{BlockerIndex, BlockerRef};
+use super::blockers::{BlockerIndex, BlockerRef, UNKNOWN_START};
 use super::intern::{DomainInterner, FastMap, ResourceInterner};
 use super::{BIG, Cand, MAX_COLUMNS, PreparedRound, RoundError, State, submit_key};
 use crate::prequeue::queue_tree::QueueTree;
-use crate::prequeue::snapshot::{Snapshot, UserId};
+use crate::prequeue::snapshot::{JobId, Snapshot, UserId};
 
 impl<'s> PreparedRound<'s> {
-    /// Interns one snapshot at time `now` (which decides who is timed out).
+    /// Interns one snapshot at time `now` (which decides who is timed out), without start
+    /// estimates: with `timeAwareBackfill` on, no blocker then has a known start and nothing
+    /// backfills past one (see [`with_start_estimates`](Self::with_start_estimates)).
     pub fn new(snapshot: &'s Snapshot, now: DateTime<Utc>) -> Result<Self, RoundError> {
+        Self::with_start_estimates(snapshot, now, &[])
+    }
+
+    /// [`new`](Self::new) with the estimated starts of the jobs that block others, read only
+    /// with `timeAwareBackfill` on (`backfill.rs`).
+    ///
+    /// The watcher fills `estimates` from its latest forecast (the board): `(id, start)` of
+    /// every `Prequeue` job with a known start ([`EstimateBasis::Limits`](crate::prequeue::EstimateBasis)),
+    /// at least of the timed-out ones; others are ignored. A blocker absent from it has no
+    /// known start, so nothing backfills past it; timed-out `Pending` jobs never have one.
+    pub fn with_start_estimates(
+        snapshot: &'s Snapshot,
+        now: DateTime<Utc>,
+        estimates: &[(JobId, DateTime<Utc>)],
+    ) -> Result<Self, RoundError> {
         let config = &snapshot.config;
         let quotas_on = config.queue_quota_enabled;
         let blocking = config.blocking_enabled();
+        let time_aware = blocking && config.time_aware_backfill;
         let tree = QueueTree::new_lenient(&snapshot.queues);
 
         // Queues: the tree's, then unknown names jobs or usage refer to (roots, no capacity).
@@ -280,15 +300,30 @@ impl<'s> PreparedRound<'s> {
             prequeue_blockers: BlockerIndex::new(queues),
             blocking,
             quotas_on,
+            now,
+            time_aware,
+            starts_now: OnceLock::new(),
         };
         if blocking {
             // Timed-out Prequeue jobs block unless held privately (their owner's own quota or
             // `maxActiveJobs` at the start of the round): `spec/prequeue.md` §1, §5 step 4.
             let mut prequeue_blockers = BlockerIndex::new(queues);
+            // Time-aware backfill reads their estimated starts (one map per round, only on).
+            let starts: FastMap<JobId, DateTime<Utc>> = if time_aware {
+                estimates.iter().copied().collect()
+            } else {
+                FastMap::default()
+            };
             for cand in prepared.cands.iter().filter(|c| c.timed_out) {
                 if prepared.private_causes(cand, &prepared.initial) == 0 {
                     let nodes = &snapshot.jobs[cand.job as usize].explicit_nodes;
-                    prequeue_blockers.add(cand.queue, cand.domain, nodes, (cand.key, cand.job));
+                    let blocker = (cand.key, cand.job);
+                    if time_aware {
+                        let start = starts.get(&cand.key.2).copied().unwrap_or(UNKNOWN_START);
+                        prequeue_blockers.add_with_start(cand.queue, cand.domain, nodes, blocker, start);
+                    } else {
+                        prequeue_blockers.add(cand.queue, cand.domain, nodes, blocker);
+                    }
                 }
             }
             prepared.prequeue_blockers = prequeue_blockers;

@@ -9,6 +9,7 @@ use anteroom_shared::scheduling::{ActivationOrder, JobPhase, ScheduleType};
 use chrono::Duration;
 
 mod blocking;
+mod time_aware;
 
 fn now() -> DateTime<Utc> {
     t0() + Duration::seconds(1000)

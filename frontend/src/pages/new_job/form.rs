@@ -306,7 +306,11 @@ mod tests {
         }
         assert_eq!(hours_text(5400), "1.5");
         assert_eq!(hours_text(7200), "2");
-        assert_eq!(hours_text(60), "0.02");
+        assert_eq!(hours_text(60), "0.0167");
+        // Shown and read back, any whole number of seconds is itself.
+        for seconds in [60, 61, 3_599, 5_000, 86_399, 31_536_000] {
+            assert_eq!(runtime_seconds(&hours_text(seconds)), Ok(Some(seconds)), "{seconds}");
+        }
     }
 
     #[test]
