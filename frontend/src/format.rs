@@ -164,16 +164,20 @@ pub fn duration(locale: Locale, seconds: i64) -> String {
     call_format(format, &JsValue::from_f64(value))
 }
 
+/// A runtime limit that is not a number of hours above zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotHours;
+
 /// The runtime limit typed in hours (`2`, `1.5`, empty for the queue's) as seconds; `Err` for
 /// what is not a positive number. The server checks the range and the queue's maximum.
-pub fn runtime_seconds(hours: &str) -> Result<Option<i64>, ()> {
+pub fn runtime_seconds(hours: &str) -> Result<Option<i64>, NotHours> {
     let text = hours.trim();
     if text.is_empty() {
         return Ok(None);
     }
-    let hours: f64 = text.parse().map_err(|_| ())?;
+    let hours: f64 = text.parse().map_err(|_| NotHours)?;
     if !hours.is_finite() || hours <= 0.0 || hours > 1e6 {
-        return Err(());
+        return Err(NotHours);
     }
     Ok(Some((hours * 3600.0).round() as i64))
 }

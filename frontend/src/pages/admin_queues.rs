@@ -238,7 +238,7 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
         ]) {
             match crate::format::runtime_seconds(&typed) {
                 Ok(seconds) => *slot = seconds,
-                Err(()) => bad.push((field.to_owned(), i18n.t(k!("newJob.runtimeInvalid")).to_owned())),
+                Err(_) => bad.push((field.to_owned(), i18n.t(k!("newJob.runtimeInvalid")).to_owned())),
             }
         }
         if !bad.is_empty() {

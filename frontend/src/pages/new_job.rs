@@ -158,7 +158,7 @@ pub fn NewJob() -> impl IntoView {
         )
         .and_then(|mut job| {
             job.volumes = chosen_volumes.get();
-            job.max_runtime_seconds = crate::format::runtime_seconds(&runtime_hours.get()).map_err(|()| {
+            job.max_runtime_seconds = crate::format::runtime_seconds(&runtime_hours.get()).map_err(|_| {
                 vec![(
                     "maxRuntimeSeconds".to_owned(),
                     i18n.t(k!("newJob.runtimeInvalid")).to_owned(),

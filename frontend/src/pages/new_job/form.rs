@@ -302,7 +302,7 @@ mod tests {
         assert_eq!(runtime_seconds(" 1.5 "), Ok(Some(5400)));
         assert_eq!(runtime_seconds("2"), Ok(Some(7200)));
         for bad in ["0", "-1", "abc", "inf", "NaN"] {
-            assert_eq!(runtime_seconds(bad), Err(()), "{bad}");
+            assert_eq!(runtime_seconds(bad), Err(crate::format::NotHours), "{bad}");
         }
         assert_eq!(hours_text(5400), "1.5");
         assert_eq!(hours_text(7200), "2");
