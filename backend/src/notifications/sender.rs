@@ -57,7 +57,7 @@ pub async fn destinations(db: &impl ConnectionTrait) -> Result<Vec<String>, DbEr
 }
 
 /// One pass at `now`: every due delivery whose earlier ones of the same (subscription, job)
-/// are done, oldest first, up to [`PER_PASS`].
+/// are done, oldest first, up to `PER_PASS` (100).
 pub async fn deliver_due(db: &DatabaseConnection, http: &reqwest::Client, now: DateTime<Utc>) -> Result<Sent, DbErr> {
     use delivery::Column as D;
     let due = delivery::Entity::find()

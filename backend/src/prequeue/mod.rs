@@ -12,7 +12,7 @@
 //! - [`submit`]: the submission decision.
 //! - [`round`]: a watcher round's selection (FCFS or fair share) and waiting reasons.
 //! - [`preemption`]: the minimal preemption plan.
-//! - `forecast`: [`consideration_order`] and [`forecast`], start estimates from runtime limits.
+//! - `forecast`: [`consideration_order`] and [`forecast()`], start estimates from runtime limits.
 //! - [`reason`]: typed reasons, serialized as `{code, message, details}`.
 
 mod fast_map;
