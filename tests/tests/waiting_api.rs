@@ -164,7 +164,6 @@ async fn a_preempted_job_that_asked_goes_back_to_the_prequeue_keeping_its_place_
     assert_eq!(status["requeueByDefault"], true, "{status}");
     let (victims, normal) =
         node_with_three_elastic_jobs_and_a_waiting_normal_job(&d, gpu_job("train", "custom", 4, "normal")).await;
-    let _ = victims[0];
     let nb4 = victims[2];
     // A submission may say no to the admin's default.
     // (CPU only: the GPU node's room stays as it was.)
