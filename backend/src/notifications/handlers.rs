@@ -304,7 +304,7 @@ async fn get_destinations(State(state): State<AppState>) -> ApiResult<Json<Webho
     security(("bearer" = [])),
     request_body = WebhookDestinations,
     responses(
-        (status = 200, description = "Saved (normalised: trimmed, lowercase, without repeats)", body = WebhookDestinations),
+        (status = 200, description = "Saved (normalised: lowercase, without repeats)", body = WebhookDestinations),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
         (status = 422, description = "`validation_failed` naming each entry that is not `host`, `*.domain` or an address, optionally with `:port`, or more than 100", body = ErrorBody),
@@ -338,7 +338,7 @@ async fn put_destinations(
     if !fields.is_empty() {
         return Err(ApiError::validation(fields));
     }
-    let mut hosts: Vec<String> = body.hosts.iter().map(|h| h.trim().to_ascii_lowercase()).collect();
+    let mut hosts: Vec<String> = body.hosts.iter().map(|h| h.to_ascii_lowercase()).collect();
     hosts.sort();
     hosts.dedup();
     destinations::ActiveModel {

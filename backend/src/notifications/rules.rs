@@ -6,7 +6,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 /// Most hosts in the admins' list.
-pub const MAX_DESTINATIONS: usize = 100;
+pub const MAX_DESTINATIONS: usize = anteroom_shared::api::notifications::MAX_DESTINATIONS;
 /// Tries of one delivery before it is given up.
 pub const MAX_ATTEMPTS: i32 = 10;
 /// The first retry's delay; each next one doubles, up to [`MAX_RETRY_DELAY_SECONDS`].
@@ -38,24 +38,31 @@ pub enum DestinationError {
 impl Destination {
     /// Reads an admin's entry: `hooks.example.org`, `*.example.org`, `10.0.0.5:8443`.
     pub fn parse(text: &str) -> Result<Destination, DestinationError> {
-        let text = text.trim().to_ascii_lowercase();
-        if text.is_empty() || text.len() > 253 {
+        // Exactly `DESTINATION_PATTERN` (no blanks around, no sign or leading zero in a port):
+        // the OpenAPI document states that pattern.
+        if text.is_empty() || text.len() > anteroom_shared::api::notifications::DESTINATION_MAX_LENGTH {
             return Err(DestinationError::Malformed);
         }
+        let text = text.to_ascii_lowercase();
         let (wildcard, rest) = match text.strip_prefix("*.") {
             Some(rest) => (true, rest),
             None => (false, text.as_str()),
         };
         let (host, port) = match rest.rsplit_once(':') {
-            Some((host, port)) => (
-                host,
-                Some(
-                    port.parse::<u16>()
-                        .ok()
-                        .filter(|p| *p > 0)
-                        .ok_or(DestinationError::Malformed)?,
-                ),
-            ),
+            Some((host, port)) => {
+                if port.is_empty() || port.starts_with('0') || !port.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(DestinationError::Malformed);
+                }
+                (
+                    host,
+                    Some(
+                        port.parse::<u16>()
+                            .ok()
+                            .filter(|p| *p > 0)
+                            .ok_or(DestinationError::Malformed)?,
+                    ),
+                )
+            }
             None => (rest, None),
         };
         let label_ok = |l: &str| {
@@ -216,14 +223,33 @@ mod tests {
         ] {
             assert!(Destination::parse(bad).is_err(), "{bad:?}");
         }
+        for bad in [" a.org", "a.org ", "a.org:+80", "a.org:080", "a.org:"] {
+            assert!(Destination::parse(bad).is_err(), "{bad:?}");
+        }
         assert_eq!(
-            Destination::parse(" *.Example.ORG:443 "),
+            Destination::parse("*.Example.ORG:443"),
             Ok(Destination {
                 wildcard: true,
                 host: "example.org".into(),
                 port: Some(443)
             })
         );
+    }
+
+    proptest::proptest! {
+        /// The server accepts exactly the entries the OpenAPI pattern describes.
+        #[test]
+        fn an_entry_is_accepted_exactly_when_the_documented_pattern_matches(
+            text in proptest::prop_oneof![
+                proptest::string::string_regex(anteroom_shared::api::notifications::DESTINATION_PATTERN.trim_start_matches('^').trim_end_matches('$')).unwrap(),
+                "[a-zA-Z0-9.*:+ -]{0,20}",
+                "(\\*\\.)?[a-z0-9-]{1,5}(\\.[a-z0-9-]{1,5}){0,2}(:[0-9+]{0,6})?",
+            ]
+        ) {
+            let pattern = regex::Regex::new(anteroom_shared::api::notifications::DESTINATION_PATTERN).unwrap();
+            let documented = pattern.is_match(&text) && text.len() <= anteroom_shared::api::notifications::DESTINATION_MAX_LENGTH;
+            proptest::prop_assert_eq!(Destination::parse(&text).is_ok(), documented, "{:?}", text);
+        }
     }
 
     #[test]

@@ -117,6 +117,17 @@ pub struct Delivery {
     pub last_error: Option<String>,
 }
 
+/// What an entry of the admins' list of destinations is, exactly as the server checks it: an
+/// optional `*.`, DNS labels (1–63 of `A-Z a-z 0-9 -`, not starting or ending with `-`) joined
+/// by dots, an optional `:port` (1–65535, no leading zero); at most
+/// [`DESTINATION_MAX_LENGTH`] characters. A contract tester generates from it, so the server
+/// accepts neither more nor less (a test checks).
+pub const DESTINATION_PATTERN: &str = r"^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$";
+/// The longest entry of the admins' list.
+pub const DESTINATION_MAX_LENGTH: usize = 253;
+/// The most entries in the admins' list.
+pub const MAX_DESTINATIONS: usize = 100;
+
 /// The admins' list of destinations (`GET`/`PUT /api/v1/admin/webhook-destinations`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -125,7 +136,27 @@ pub struct WebhookDestinations {
     /// Hosts webhooks may point at: `hooks.example.org`, `*.example.org` (any subdomain),
     /// optionally with `:port`; at most 100 of at most 253 characters. Empty: none (webhooks
     /// off).
+    #[cfg_attr(feature = "openapi", schema(schema_with = destination_hosts_schema))]
     pub hosts: Vec<String>,
+}
+
+#[cfg(feature = "openapi")]
+fn destination_hosts_schema() -> utoipa::openapi::schema::Array {
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
+    ArrayBuilder::new()
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some(DESTINATION_PATTERN))
+                .min_length(Some(1))
+                .max_length(Some(DESTINATION_MAX_LENGTH)),
+        )
+        .max_items(Some(MAX_DESTINATIONS))
+        .description(Some(
+            "Hosts webhooks may point at: `hooks.example.org`, `*.example.org` (any subdomain), \
+             optionally with `:port`; at most 100 of at most 253 characters. Empty: none (webhooks off).",
+        ))
+        .build()
 }
 
 /// What a receiver gets, as JSON, signed.
