@@ -113,6 +113,11 @@ pub async fn prepare_on(
     .await
     .context("creating the first admin")?;
     let activator = crate::jobs::activator::Activator::start(db.clone(), built.cluster.clone(), clock.clone());
+    let notebook_origin = Arc::new(crate::notebooks::origin::NotebookOrigin::resolve(
+        config.notebook_origin.as_ref(),
+        config.public_url.as_ref().map(|u| u.origin.as_str()),
+        config.listen,
+    ));
     Ok(Prepared {
         state: AppState {
             db,
@@ -129,6 +134,12 @@ pub async fn prepare_on(
             clock,
             session_users: Default::default(),
             stream_slots: Default::default(),
+            notebook_tunnels: Default::default(),
+            notebook_requests: Default::default(),
+            log_reads: Arc::new(tokio::sync::Semaphore::new(
+                crate::jobs::diagnosis::CONCURRENT_LOG_READS,
+            )),
+            notebook_origin,
             forecasts: Arc::new(crate::forecasts::Forecasts::new(driven_by_hand)),
             driven_by_hand,
             checkpointer,
@@ -202,6 +213,11 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let mut state = state;
+    // Notebook origins name the port the server really listens on (port 0 in tests).
+    if let Ok(bound) = listener.local_addr() {
+        state.listening_on(bound);
+    }
     let refresher = {
         let (settings, db) = (state.settings.clone(), state.db_read.clone());
         tokio::spawn(async move { settings.refresh_periodically(&db, std::future::pending()).await })

@@ -115,6 +115,14 @@ pub struct Config {
     pub public_url: Option<PublicUrl>,
     /// Timers and caps that keep slow or numerous clients from exhausting the server.
     pub http_limits: HttpLimits,
+    /// The cluster's own address ranges (pods, services, nodes): webhooks never reach them
+    /// unless an admin listed the exact address.
+    pub cluster_networks: Vec<ipnet::IpNet>,
+    /// Where notebooks are served (`https://{job}.nb.example.org`); `None`: `http://j{job}.localhost`
+    /// on the port the server listens on.
+    pub notebook_origin: Option<crate::notebooks::origin::NotebookOrigin>,
+    /// What one user may hold open through the notebook proxy.
+    pub notebook_limits: NotebookLimits,
     /// What the start should warn about once logging is set up (a deprecated setting in use).
     pub warnings: Vec<String>,
 }
@@ -194,6 +202,17 @@ pub struct HttpLimits {
     pub max_streams_per_user: usize,
 }
 
+/// What one user may hold through the notebook proxy, apart from the portal's streams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotebookLimits {
+    /// Open notebook WebSockets (kernels, terminals) per user.
+    pub max_tunnels_per_user: usize,
+    /// Proxied notebook requests in flight per user, until their answer is sent.
+    pub max_requests_per_user: usize,
+    /// A notebook answer (or its headers) that sends nothing for this long is cut.
+    pub idle_timeout: std::time::Duration,
+}
+
 impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Destructured without `..`: a new field does not compile until it is placed here,
@@ -224,6 +243,9 @@ impl fmt::Debug for Config {
             kube_ttl_seconds_after_finished,
             public_url,
             http_limits,
+            cluster_networks,
+            notebook_origin,
+            notebook_limits,
             warnings,
         } = self;
         let scheme = database_url.split(':').next().unwrap_or_default();
@@ -253,6 +275,9 @@ impl fmt::Debug for Config {
             .field("kube_ttl_seconds_after_finished", kube_ttl_seconds_after_finished)
             .field("public_url", public_url)
             .field("http_limits", http_limits)
+            .field("cluster_networks", cluster_networks)
+            .field("notebook_origin", notebook_origin)
+            .field("notebook_limits", notebook_limits)
             .field("warnings", warnings)
             .finish()
     }
@@ -482,6 +507,41 @@ pub const SETTINGS: &[Setting] = &[
         default: Some("8"),
         secret: false,
         help: "open event streams per user at most (429 too_many_streams beyond)",
+    },
+    Setting {
+        name: "cluster_networks",
+        env: "ANTEROOM_CLUSTER_NETWORKS",
+        default: Some(""),
+        secret: false,
+        help: "comma-separated CIDRs of the cluster's pod, service and node networks: webhooks never reach them (nor loopback, link-local, private or CGNAT addresses) unless an admin lists the exact address",
+    },
+    Setting {
+        name: "notebook_origin",
+        env: "ANTEROOM_NOTEBOOK_ORIGIN",
+        default: None,
+        secret: false,
+        help: "where notebooks are served, a URL whose host holds {job}, e.g. https://{job}.nb.example.org (a wildcard DNS name and certificate); default: http://j{job}.localhost:<port>, which browsers resolve to this machine",
+    },
+    Setting {
+        name: "max_notebook_tunnels_per_user",
+        env: "ANTEROOM_MAX_NOTEBOOK_TUNNELS_PER_USER",
+        default: Some("32"),
+        secret: false,
+        help: "open notebook WebSockets (kernels, terminals) per user at most (429 too_many_notebook_tunnels beyond)",
+    },
+    Setting {
+        name: "max_notebook_requests_per_user",
+        env: "ANTEROOM_MAX_NOTEBOOK_REQUESTS_PER_USER",
+        default: Some("64"),
+        secret: false,
+        help: "proxied notebook requests in flight per user at most (429 too_many_notebook_requests beyond)",
+    },
+    Setting {
+        name: "notebook_idle_timeout_seconds",
+        env: "ANTEROOM_NOTEBOOK_IDLE_TIMEOUT_SECONDS",
+        default: Some("60"),
+        secret: false,
+        help: "a notebook answer that sends nothing for this long is cut (its headers: 504 notebook_timeout)",
     },
     Setting {
         name: "log",

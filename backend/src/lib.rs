@@ -22,6 +22,7 @@ pub mod queues;
 pub mod quotas;
 pub mod settings;
 pub mod signals;
+pub mod slots;
 pub mod state;
 pub mod store;
 pub mod telemetry;

@@ -52,8 +52,18 @@ pub struct AppState {
     ///
     /// [`forget`]: crate::users::session_cache::SessionCache::forget
     pub session_users: Arc<crate::users::session_cache::SessionCache>,
-    /// Open event streams per user (`max_streams_per_user`).
-    pub stream_slots: Arc<crate::jobs::stream::StreamSlots>,
+    /// Open event streams and followed logs per user (`max_streams_per_user`).
+    pub stream_slots: Arc<crate::slots::UserSlots>,
+    /// Open notebook tunnels (WebSockets) per user (`max_notebook_tunnels_per_user`).
+    pub notebook_tunnels: Arc<crate::slots::UserSlots>,
+    /// Proxied notebook requests in flight per user, until their answer is sent
+    /// (`max_notebook_requests_per_user`).
+    pub notebook_requests: Arc<crate::slots::UserSlots>,
+    /// Snapshot log reads in flight in this process, all users together: each holds up to
+    /// the log answer's limit in memory.
+    pub log_reads: Arc<tokio::sync::Semaphore>,
+    /// Where notebooks are served (`notebook_origin`, or `http://j{job}.localhost:<port>`).
+    pub notebook_origin: Arc<crate::notebooks::origin::NotebookOrigin>,
     /// Where the watcher publishes its forecast of the prequeue (positions in the active order,
     /// start estimates) and the API reads it.
     pub forecasts: Arc<crate::forecasts::Forecasts>,
@@ -63,4 +73,17 @@ pub struct AppState {
     /// SQLite file only: the background WAL checkpoint, stopped with the last clone of this
     /// state (`store::checkpoint`).
     pub checkpointer: Option<Arc<crate::store::checkpoint::Checkpointer>>,
+}
+
+impl AppState {
+    /// The state of a server that listens on `bound`: notebook origins name that port (the
+    /// laptop default `http://j{job}.localhost:<port>`, and the portal's address for links
+    /// back), which is known only once the listener is bound (port 0 in tests).
+    pub fn listening_on(&mut self, bound: std::net::SocketAddr) {
+        self.notebook_origin = Arc::new(crate::notebooks::origin::NotebookOrigin::resolve(
+            self.config.notebook_origin.as_ref(),
+            self.config.public_url.as_ref().map(|u| u.origin.as_str()),
+            bound,
+        ));
+    }
 }

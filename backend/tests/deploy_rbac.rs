@@ -292,7 +292,7 @@ fn deploy_deployment_runs_the_kube_cluster_as_non_root_with_probes_and_secrets()
 }
 
 #[test]
-fn deploy_jobs_run_in_a_namespace_of_their_own_under_pod_security_baseline() {
+fn deploy_jobs_run_in_a_namespace_of_their_own_under_pod_security_baseline_warned_at_restricted() {
     let jobs = configured_namespace();
     assert_ne!(jobs, anteroom_namespace(), "job pods apart from Anteroom");
     let namespaces: Vec<Namespace> = all_of("Namespace");
@@ -303,18 +303,18 @@ fn deploy_jobs_run_in_a_namespace_of_their_own_under_pod_security_baseline() {
         .find(|n| n.metadata.name.as_ref() == Some(&jobs))
         .unwrap_or_else(|| panic!("no Namespace {jobs} in deploy/: {names:?}"));
     let labels = ns.metadata.labels.clone().unwrap_or_default();
-    for mode in ["enforce", "warn", "audit"] {
+    for (mode, level) in [("enforce", "baseline"), ("warn", "restricted"), ("audit", "restricted")] {
         assert_eq!(
             labels
                 .get(&format!("pod-security.kubernetes.io/{mode}"))
                 .map(String::as_str),
-            Some("baseline"),
+            Some(level),
             "{jobs}: {labels:?}"
         );
     }
     // Everything of Anteroom's own lives in its namespace; the jobs namespace holds only the
-    // Role that lets Anteroom write there, its binding, and the policy that keeps notebooks
-    // reachable by Anteroom alone.
+    // Role that lets Anteroom write there, its binding, the policy that keeps notebooks
+    // reachable by Anteroom alone and the one that closes job pods' egress.
     for (file, doc) in documents() {
         if doc["metadata"]["namespace"] == jobs.as_str() {
             assert!(
@@ -401,6 +401,95 @@ fn deploy_network_policy_lets_only_the_ingress_controller_reach_anteroom() {
             assert_eq!(port.port, Some(IntOrString::Int(http_port)));
         }
     }
+}
+
+/// Whether an egress rule of the jobs namespace lets a pod reach `ip` (any port) by address.
+fn egress_reaches(rules: &[k8s_openapi::api::networking::v1::NetworkPolicyEgressRule], ip: std::net::IpAddr) -> bool {
+    rules.iter().any(|rule| match &rule.to {
+        // No `to`: every destination.
+        None => true,
+        Some(peers) => peers.iter().any(|peer| {
+            peer.ip_block.as_ref().is_some_and(|block| {
+                let cidr: ipnet::IpNet = block.cidr.parse().expect("a CIDR");
+                cidr.contains(&ip)
+                    && !block
+                        .except
+                        .iter()
+                        .flatten()
+                        .any(|e| e.parse::<ipnet::IpNet>().expect("a CIDR").contains(&ip))
+            })
+        }),
+    })
+}
+
+#[test]
+fn deploy_job_pods_reach_dns_their_own_namespace_and_the_internet_but_not_metadata_apiserver_or_anteroom() {
+    let jobs = configured_namespace();
+    let policies: Vec<NetworkPolicy> = all_of::<NetworkPolicy>("NetworkPolicy")
+        .into_iter()
+        .filter(|p| p.metadata.namespace.as_ref() == Some(&jobs))
+        .filter(|p| {
+            p.spec
+                .as_ref()
+                .and_then(|s| s.policy_types.as_ref())
+                .is_some_and(|t| t.iter().any(|t| t == "Egress"))
+        })
+        .collect();
+    assert_eq!(policies.len(), 1, "one egress policy for the jobs namespace");
+    let spec = policies[0].spec.clone().expect("spec");
+    let selector = spec.pod_selector.clone().unwrap_or_default();
+    assert!(
+        selector.match_labels.is_none() && selector.match_expressions.is_none(),
+        "it selects every job pod"
+    );
+    let rules = spec.egress.expect("egress rules");
+    // Not by address: the metadata service, loopback, the private networks (services, nodes,
+    // the API server's service address 10.96.0.1 of most clusters), CGNAT, IPv6 ULA and
+    // link-local.
+    for blocked in [
+        "169.254.169.254",
+        "127.0.0.1",
+        "10.96.0.1",
+        "172.20.0.10",
+        "192.168.1.20",
+        "100.64.0.1",
+        "fd00::1",
+        "fe80::1",
+        "::1",
+    ] {
+        assert!(
+            !egress_reaches(&rules, blocked.parse().unwrap()),
+            "{blocked} is reachable"
+        );
+    }
+    // The internet is.
+    for open in ["93.184.216.34", "151.101.0.223", "2606:4700::1111"] {
+        assert!(egress_reaches(&rules, open.parse().unwrap()), "{open} is not reachable");
+    }
+    // Not by selector either: no peer names another namespace but the DNS one, and none
+    // selects every namespace.
+    let mut dns = false;
+    let mut own_pods = false;
+    for rule in &rules {
+        for peer in rule.to.iter().flatten() {
+            if let Some(ns) = &peer.namespace_selector {
+                let labels = ns.match_labels.clone().unwrap_or_default();
+                assert_eq!(
+                    labels.get("kubernetes.io/metadata.name").map(String::as_str),
+                    Some("kube-system"),
+                    "a peer in another namespace: {peer:?}"
+                );
+                assert_ne!(labels.get("kubernetes.io/metadata.name"), Some(&anteroom_namespace()));
+                let ports: Vec<_> = rule.ports.iter().flatten().filter_map(|p| p.port.clone()).collect();
+                assert_eq!(ports, [IntOrString::Int(53), IntOrString::Int(53)], "DNS only");
+                dns = true;
+            } else if peer.pod_selector.is_some() && peer.ip_block.is_none() {
+                own_pods = true;
+            }
+        }
+    }
+    assert!(dns, "DNS is allowed");
+    assert!(own_pods, "a distributed job's pods reach each other");
 }
 
 #[test]

@@ -148,7 +148,7 @@ async fn deliveries_written_before_a_kill_9_are_sent_after_the_restart_in_order_
         &token,
         reqwest::Method::PUT,
         "/api/v1/admin/webhook-destinations",
-        json!({"hosts": ["127.0.0.1"]}),
+        json!({"hosts": [url.trim_start_matches("http://").split('/').next().unwrap()]}),
     )
     .await;
     call(

@@ -16,6 +16,7 @@ pub mod jobfile;
 pub mod output;
 pub mod reasons;
 pub mod sse;
+pub mod terminal;
 
 use std::process::ExitCode;
 

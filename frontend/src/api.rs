@@ -290,6 +290,16 @@ pub async fn resubmit(id: i64) -> Result<SubmitResponse, ApiFailure> {
     accepted(answer(send_json(request, &anteroom_shared::api::jobs::ResubmitBody::default()).await?).await)
 }
 
+/// `POST /api/v1/jobs/{id}/notebook`: a one-time link that opens the notebook on its own
+/// origin (`as_admin`: an admin opening another user's, after the warning).
+pub async fn open_notebook(
+    id: i64,
+    as_admin: bool,
+) -> Result<anteroom_shared::api::notebooks::NotebookHandoff, ApiFailure> {
+    let body = anteroom_shared::api::notebooks::OpenNotebook { as_admin };
+    answer(send_json(Request::post(&format!("/api/v1/jobs/{id}/notebook")), &body).await?).await
+}
+
 /// `DELETE /api/v1/jobs/{id}`.
 pub async fn delete_job(id: i64) -> Result<(), ApiFailure> {
     delete(&format!("/api/v1/jobs/{id}")).await

@@ -28,6 +28,8 @@ mod m20261126_000023_job_counts;
 mod m20261127_000024_job_counts_on_postgres;
 mod m20261127_000025_runtime_limits;
 mod m20261127_000026_webhooks;
+mod m20261128_000027_notebook_handoffs;
+mod m20261128_000028_run_as_user;
 
 /// Applies the migrations in order; used at start and by `anteroom migrate`.
 pub struct Migrator;
@@ -62,6 +64,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000024_job_counts_on_postgres::Migration),
             Box::new(m20261127_000025_runtime_limits::Migration),
             Box::new(m20261127_000026_webhooks::Migration),
+            Box::new(m20261128_000027_notebook_handoffs::Migration),
+            Box::new(m20261128_000028_run_as_user::Migration),
         ]
     }
 }

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod jobs;
+pub mod notebooks;
 pub mod notifications;
 pub mod pods;
 pub mod prequeue;

@@ -141,6 +141,7 @@ impl TestAppBuilder {
         }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
+        prepared.state.listening_on(addr);
         let (tx, rx) = oneshot::channel::<()>();
         let state = prepared.state.clone();
         let sim = prepared.sim.clone();

@@ -78,7 +78,7 @@ async fn browser_a_waiting_job_says_when_it_starts_and_who_is_ahead_and_a_webhoo
         "PUT",
         "/api/v1/admin/webhook-destinations",
         &admin,
-        Some(json!({"hosts": ["127.0.0.1"]})),
+        Some(json!({"hosts": ["127.0.0.1:9"]})),
     )
     .await;
     assert_eq!(status, 200);

@@ -350,6 +350,7 @@ async fn another_users_job_is_404_for_every_operation_on_it(app: TestApp) {
             "get /api/v1/jobs/{id}/ahead",
             "get /api/v1/jobs/{id}/logs",
             "get /api/v1/jobs/{id}/pods",
+            "post /api/v1/jobs/{id}/notebook",
             "post /api/v1/jobs/{id}/resubmit",
         ]
     );

@@ -1,9 +1,12 @@
-//! Opening a notebook through Anteroom (issue 24, point 3): `/jobs/{id}/open/` proxies HTTP and
-//! WebSocket to the notebook for its owner and admins only, and Anteroom's session never reaches
-//! the notebook nor can be set by it. The notebook here is a stub on 127.0.0.1 that echoes what
+//! Notebooks on origins of their own (issue 40): the portal hands its owner (or an admin who
+//! confirms) over to `http://j<id>.localhost:<port>` with a one-time code; that origin sets a
+//! notebook-only cookie and reverse-proxies HTTP and WebSocket to the notebook. The portal's
+//! session never reaches the notebook origin, the notebook cookie never reaches the portal, and
+//! neither can be set by the notebook. The notebook here is a stub on 127.0.0.1 that echoes what
 //! it was sent (the simulated cluster's `sim_notebook_upstream` points at it).
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use anteroom_tests::api::{call, code};
 use anteroom_tests::driven::*;
@@ -17,9 +20,9 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 /// The request heads the stub received, lowercased.
 type Seen = Arc<Mutex<Vec<String>>>;
 
-/// A stub notebook: a WebSocket handshake gets an echo of every message; any other request a
-/// JSON of its method, path and headers, with a cookie of the notebook's own and an attempt to
-/// set Anteroom's session cookie.
+/// A stub notebook: a WebSocket handshake gets an echo of every message; `/slow` sends its
+/// headers and then nothing; any other request a JSON of its method, path and headers, with a
+/// cookie of the notebook's own and attempts to set Anteroom's cookies.
 async fn stub_notebook() -> (String, Seen) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -43,7 +46,7 @@ async fn serve(mut stream: TcpStream, seen: Seen) {
         if text.contains("\r\n\r\n") || n == peeked.len() {
             break text;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
     };
     let head = head[..head.find("\r\n\r\n").unwrap_or(head.len())].to_owned();
     seen.lock().unwrap().push(head.clone());
@@ -62,29 +65,96 @@ async fn serve(mut stream: TcpStream, seen: Seen) {
     stream.read_exact(&mut buf).await.unwrap();
     let mut lines = head.lines();
     let request_line = lines.next().unwrap_or_default().to_owned();
+    if request_line.contains("/slow") {
+        let _ = stream
+            .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nstart")
+            .await;
+        // Then nothing, for longer than any test waits.
+        tokio::time::sleep(Duration::from_secs(300)).await;
+        return;
+    }
     let headers: Vec<String> = lines.map(str::to_owned).collect();
     let body = json!({"requestLine": request_line, "headers": headers}).to_string();
     let answer = format!(
         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-         Set-Cookie: anteroom_session=planted; Path=/\r\nSet-Cookie: _xsrf=notebook\r\n\
-         Connection: close\r\n\r\n{body}",
+         Set-Cookie: anteroom_session=planted; Path=/\r\nSet-Cookie: anteroom_notebook=planted; Path=/\r\n\
+         Set-Cookie: _xsrf=notebook\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     stream.write_all(answer.as_bytes()).await.unwrap();
 }
 
-/// `GET path` with a session cookie (and the notebook's own cookie): status, `Set-Cookie`s,
-/// the body.
-async fn open(d: &Driven, token: Option<&str>, path: &str) -> (u16, Vec<String>, String) {
-    let mut req = d
-        .app
-        .client
-        .get(d.app.url(path))
-        .header("Accept-Language", "ja,en;q=0.5");
-    if let Some(token) = token {
-        req = req.header("Cookie", format!("anteroom_session={token}; _xsrf=abc"));
-    }
-    let res = req.send().await.unwrap();
+fn notebook(name: &str, kind: &str) -> Value {
+    json!({"name": name, "kind": kind, "tasks": [{"name": "main", "replicas": 1,
+        "image": "quay.io/jupyter/base-notebook", "resources": {"cpu": "1", "memory": "2Gi"}}]})
+}
+
+/// Job `id`'s notebook host, as the server names it.
+fn host(d: &Driven, id: i64) -> String {
+    format!("j{id}.localhost:{}", d.app.addr.port())
+}
+
+/// A client that reaches job `id`'s notebook origin (its name resolved to the test server).
+fn notebook_client(d: &Driven, id: i64) -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .resolve(&format!("j{id}.localhost"), d.app.addr)
+        .build()
+        .unwrap()
+}
+
+/// `POST /api/v1/jobs/{id}/notebook` as `token`.
+async fn handoff(d: &Driven, token: &str, id: i64, body: Value) -> (u16, Value) {
+    let (status, answer) = call(
+        &d.app,
+        "POST",
+        &format!("/api/v1/jobs/{id}/notebook"),
+        token,
+        Some(body),
+    )
+    .await;
+    (status.as_u16(), answer)
+}
+
+/// Follows a handoff link: status, `Set-Cookie`, `Location`, body.
+async fn arrive(d: &Driven, id: i64, url: &str) -> (u16, Vec<String>, Option<String>, String) {
+    let res = notebook_client(d, id)
+        .get(url)
+        .header("Accept", "text/html")
+        .header("Sec-Fetch-Mode", "navigate")
+        .header("Sec-Fetch-Site", "cross-site")
+        .header("Sec-Fetch-Dest", "document")
+        .send()
+        .await
+        .unwrap();
+    let cookies = res
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .collect();
+    let location = res.headers().get("location").map(|v| v.to_str().unwrap().to_owned());
+    (res.status().as_u16(), cookies, location, res.text().await.unwrap())
+}
+
+/// The notebook cookie (`name=value`) a handoff for `token` sets.
+async fn open_as(d: &Driven, token: &str, id: i64, as_admin: bool) -> String {
+    let (status, answer) = handoff(d, token, id, json!({"asAdmin": as_admin})).await;
+    assert_eq!(status, 201, "{answer}");
+    let url = answer["url"].as_str().unwrap().to_owned();
+    let (status, cookies, _, body) = arrive(d, id, &url).await;
+    assert_eq!(status, 303, "{body}");
+    cookies[0].split(';').next().unwrap().to_owned()
+}
+
+/// `GET path` on job `id`'s notebook origin with `cookie`: status, `Set-Cookie`s, body.
+async fn get_notebook(d: &Driven, id: i64, cookie: &str, path: &str) -> (u16, Vec<String>, String) {
+    let res = notebook_client(d, id)
+        .get(format!("http://{}{path}", host(d, id)))
+        .header("Cookie", format!("{cookie}; _xsrf=abc"))
+        .send()
+        .await
+        .unwrap();
     let cookies = res
         .headers()
         .get_all("set-cookie")
@@ -94,141 +164,330 @@ async fn open(d: &Driven, token: Option<&str>, path: &str) -> (u16, Vec<String>,
     (res.status().as_u16(), cookies, res.text().await.unwrap())
 }
 
-/// `GET path` as a browser loads a page (`Sec-Fetch-Dest: document`), in Japanese: status
-/// and body.
-async fn open_page(d: &Driven, token: Option<&str>, path: &str) -> (u16, String) {
-    let mut req = d
-        .app
-        .client
-        .get(d.app.url(path))
-        .header("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
-        .header("Sec-Fetch-Dest", "document")
-        .header("Accept-Language", "ja,en;q=0.5");
-    if let Some(token) = token {
-        req = req.header("Cookie", format!("anteroom_session={token}"));
-    }
-    let res = req.send().await.unwrap();
-    let html = res
-        .headers()
-        .get("content-type")
-        .is_some_and(|v| v.to_str().unwrap().starts_with("text/html"));
-    let status = res.status().as_u16();
-    let body = res.text().await.unwrap();
-    assert!(html, "a page, not JSON: {body}");
-    (status, body)
+/// The headers the stub notebook says it was sent.
+fn sent_headers(body: &str) -> Vec<String> {
+    let echo: Value = serde_json::from_str(body).unwrap_or_else(|_| panic!("an echo: {body}"));
+    echo["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap().to_owned())
+        .collect()
 }
 
-fn notebook(name: &str, kind: &str) -> Value {
-    json!({"name": name, "kind": kind, "tasks": [{"name": "main", "replicas": 1,
-        "image": "quay.io/jupyter/base-notebook", "resources": {"cpu": "1", "memory": "2Gi"}}]})
+/// A running notebook of `ann`'s behind the stub, with the app, tokens and the stub's log.
+struct World {
+    d: Driven,
+    ann: String,
+    bob: String,
+    admin: String,
+    id: i64,
+    seen: Seen,
 }
 
-#[tokio::test]
-async fn a_notebook_opens_through_the_proxy_for_its_owner_only() {
+async fn world(configure: impl FnOnce(&mut anteroom::config::Config) + Send + 'static) -> World {
     let (upstream, seen) = stub_notebook().await;
-    let d = Driven::start_configured(None, "", move |c| c.sim_notebook_upstream = Some(upstream)).await;
+    let d = Driven::start_configured(None, "", move |c| {
+        c.sim_notebook_upstream = Some(upstream);
+        configure(c);
+    })
+    .await;
     let ann = d.app.user_token("ann").await;
     let bob = d.app.user_token("bob").await;
     let admin = d.app.admin_token().await;
     let (id, _) = submit(&d, &ann, notebook("lab", "jupyter")).await;
     d.settle().await;
     assert_eq!(phase(&d, &ann, id).await, "Running");
+    World {
+        d,
+        ann,
+        bob,
+        admin,
+        id,
+        seen,
+    }
+}
 
-    let (status, cookies, body) = open(&d, Some(&ann), &format!("/jobs/{id}/open/lab?x=1")).await;
+#[tokio::test]
+async fn a_notebook_opens_on_its_own_origin_through_a_one_time_handoff_and_no_credential_crosses() {
+    let World {
+        d,
+        ann,
+        bob,
+        admin,
+        id,
+        seen,
+    } = world(|_| {}).await;
+
+    // The owner's handoff: a link to the job's own origin, good once.
+    let (status, answer) = handoff(&d, &ann, id, json!({})).await;
+    assert_eq!(status, 201, "{answer}");
+    let url = answer["url"].as_str().unwrap().to_owned();
+    assert!(
+        url.starts_with(&format!("http://{}/_anteroom/handoff?code=", host(&d, id))),
+        "{url}"
+    );
+    assert_eq!(answer["origin"], format!("http://{}", host(&d, id)));
+    let (status, cookies, location, _) = arrive(&d, id, &url).await;
+    assert_eq!(status, 303);
+    assert_eq!(location.as_deref(), Some(format!("/jobs/{id}/open/").as_str()));
+    assert_eq!(cookies.len(), 1, "{cookies:?}");
+    let set = &cookies[0];
+    for attribute in ["anteroom_notebook=", "; Path=/", "; HttpOnly", "; SameSite=Lax"] {
+        assert!(set.contains(attribute), "{set}");
+    }
+    assert!(!set.to_lowercase().contains("domain"), "host-only: {set}");
+    let cookie = set.split(';').next().unwrap().to_owned();
+    // Used once: the same link again, or another origin's, opens nothing.
+    let (status, cookies, _, page) = arrive(&d, id, &url).await;
+    assert_eq!(status, 403, "{page}");
+    assert!(cookies.is_empty());
+    assert!(page.contains("notebook_link_expired"), "{page}");
+    let (_, second) = handoff(&d, &ann, id, json!({})).await;
+    let elsewhere = second["url"]
+        .as_str()
+        .unwrap()
+        .replace(&format!("j{id}."), &format!("j{}.", id + 1));
+    let (status, _, _, _) = arrive(&d, id + 1, &elsewhere).await;
+    assert_eq!(status, 403, "a code opens only the origin of its job");
+
+    // Through the notebook origin, with the notebook's own cookie.
+    let (status, cookies, body) = get_notebook(&d, id, &cookie, &format!("/jobs/{id}/open/lab?x=1")).await;
     assert_eq!(status, 200, "{body}");
     let echo: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(echo["requestLine"], format!("get /jobs/{id}/open/lab?x=1 http/1.1"));
-    let sent: Vec<&str> = echo["headers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h.as_str().unwrap())
-        .collect();
+    let sent = sent_headers(&body);
+    assert!(sent.contains(&"cookie: _xsrf=abc".to_owned()), "{sent:?}");
     assert!(
-        sent.contains(&"cookie: _xsrf=abc"),
-        "the notebook's own cookie goes through: {sent:?}"
+        !sent.iter().any(|h| h.contains("anteroom_")),
+        "no credential of Anteroom's reaches the notebook: {sent:?}"
     );
-    assert!(
-        !sent.iter().any(|h| h.contains("anteroom_session")),
-        "the session never leaves: {sent:?}"
-    );
-    assert!(!sent.iter().any(|h| h.starts_with("authorization")), "{sent:?}");
-    assert!(
-        sent.contains(&format!("x-forwarded-prefix: /jobs/{id}/open/").as_str()),
-        "{sent:?}"
-    );
+    assert!(sent.contains(&format!("host: {}", host(&d, id))), "{sent:?}");
     assert_eq!(
         cookies,
         ["_xsrf=notebook"],
-        "a notebook cannot set the portal's session"
+        "a notebook sets none of Anteroom's cookies"
     );
-    // Not even an admin opens someone else's notebook: its scripts would run with the admin's
-    // session on Anteroom's origin.
-    let (status, _, _) = open(&d, Some(&admin), &format!("/jobs/{id}/open/")).await;
-    assert_eq!(status, 404);
-    // A path that would leave this notebook's base path never reaches it.
-    let (status, _, _) = open(&d, Some(&ann), &format!("/jobs/{id}/open/%2e%2e/%2e%2e/9/open/")).await;
-    assert_eq!(status, 404);
 
-    // Anyone else: the job does not exist for them; nobody without a session gets in.
-    let (status, _, body) = open(&d, Some(&bob), &format!("/jobs/{id}/open/")).await;
-    assert_eq!(status, 404, "{body}");
-    let (status, _, _) = open(&d, None, &format!("/jobs/{id}/open/")).await;
-    assert_eq!(status, 401);
-    let before = seen.lock().unwrap().len();
-    assert_eq!(before, 1, "refused requests never reached the notebook");
-
-    // Without the slash: redirected, so the notebook's relative links resolve under it.
-    let res = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
-        .get(d.app.url(&format!("/jobs/{id}/open?lab=1")))
+    // The portal's session is no key to a notebook origin (cookie or bearer) ...
+    for (name, value) in [
+        ("cookie", format!("anteroom_session={ann}")),
+        ("authorization", format!("Bearer {ann}")),
+    ] {
+        let res = notebook_client(&d, id)
+            .get(format!("http://{}/jobs/{id}/open/", host(&d, id)))
+            .header(name, value)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 401, "{name}");
+    }
+    // ... nor is the notebook cookie to the portal, nor to another notebook's origin.
+    let res = d
+        .app
+        .client
+        .get(d.app.url("/api/v1/auth/me"))
+        .header("cookie", cookie.clone())
         .send()
         .await
         .unwrap();
-    assert_eq!(res.status(), 308);
-    assert_eq!(res.headers()["location"], format!("/jobs/{id}/open/?lab=1"));
-
-    // A WebSocket through the proxy, with real frames both ways.
-    let ws_url = d
+    assert_eq!(res.status(), 401);
+    let (status, _, _) = get_notebook(&d, id + 1, &cookie, &format!("/jobs/{}/open/", id + 1)).await;
+    assert_eq!(status, 401);
+    // Nothing of the portal is served on a notebook origin.
+    for path in [
+        "/api/v1/auth/me",
+        "/jobs",
+        "/pkg/anteroom_web.js",
+        &format!("/jobs/{}/open/", id + 1),
+    ] {
+        let (status, _, _) = get_notebook(&d, id, &cookie, path).await;
+        assert_eq!(status, 404, "{path}");
+    }
+    // The portal itself serves no notebook: its old address leads to the job's page.
+    let res = d
         .app
-        .url(&format!("/jobs/{id}/open/api/kernels/k1/channels"))
-        .replacen("http", "ws", 1);
-    let mut request = ws_url.clone().into_client_request().unwrap();
-    request
-        .headers_mut()
-        .insert("cookie", format!("anteroom_session={ann}; _xsrf=abc").parse().unwrap());
-    let (mut ws, response) = tokio_tungstenite::connect_async(request)
+        .client
+        .get(d.app.url(&format!("/jobs/{id}/open/lab")))
+        .header("cookie", format!("anteroom_session={ann}"))
+        .send()
         .await
-        .expect("the WebSocket opens");
+        .unwrap();
+    assert_eq!(res.status(), 303);
+    assert_eq!(res.headers()["location"], format!("/jobs/{id}"));
+
+    // Another user: the job does not exist for them. An admin must say they open it as one.
+    let (status, answer) = handoff(&d, &bob, id, json!({"asAdmin": true})).await;
+    assert_eq!((status, code(&answer)), (404, "job_not_found"));
+    let (status, answer) = handoff(&d, &admin, id, json!({})).await;
+    assert_eq!(
+        (status, code(&answer)),
+        (403, "admin_confirmation_required"),
+        "{answer}"
+    );
+    assert_eq!(answer["error"]["details"]["owner"], "ann");
+    let admin_cookie = open_as(&d, &admin, id, true).await;
+    let (status, _, _) = get_notebook(&d, id, &admin_cookie, &format!("/jobs/{id}/open/")).await;
+    assert_eq!(status, 200);
+    let before = seen.lock().unwrap().len();
+
+    // A logout ends the notebook session with the portal's.
+    let (status, _) = call(&d.app, "POST", "/api/v1/auth/logout", &ann, None).await;
+    assert_eq!(status, 204);
+    let (status, _, body) = get_notebook(&d, id, &cookie, &format!("/jobs/{id}/open/")).await;
+    assert_eq!(status, 401, "{body}");
+    // An admin demoted loses what they opened as an admin.
+    anteroom::users::create(
+        &d.app.state.db,
+        "root2",
+        "root2",
+        "root2-password",
+        anteroom_shared::api::Role::Admin,
+    )
+    .await
+    .unwrap();
+    let root2 = d.app.token("root2", "root2-password").await;
+    let admin_id = d.app.get_json("/api/v1/auth/me", Some(&admin)).await["id"]
+        .as_i64()
+        .unwrap();
+    let (status, body) = call(
+        &d.app,
+        "PATCH",
+        &format!("/api/v1/admin/users/{admin_id}"),
+        &root2,
+        Some(json!({"role": "user"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _, _) = get_notebook(&d, id, &admin_cookie, &format!("/jobs/{id}/open/")).await;
+    assert_eq!(status, 401, "a role change ends the session");
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        before,
+        "refused requests never reached the notebook"
+    );
+}
+
+#[tokio::test]
+async fn a_websocket_opens_only_from_the_notebook_s_own_pages_and_closes_when_the_session_ends() {
+    let World { d, ann, id, seen, .. } = world(|_| {}).await;
+    let cookie = open_as(&d, &ann, id, false).await;
+    let connect = |origin: &'static str, site: Option<&'static str>| {
+        let (url, cookie) = (
+            format!("ws://{}/jobs/{id}/open/api/kernels/k1/channels", host(&d, id)),
+            cookie.clone(),
+        );
+        let addr = d.app.addr;
+        let own = format!("http://{}", host(&d, id));
+        async move {
+            let mut request = url.into_client_request().unwrap();
+            let headers = request.headers_mut();
+            headers.insert("cookie", cookie.parse().unwrap());
+            let origin = if origin == "own" { own } else { origin.to_owned() };
+            headers.insert("origin", origin.parse().unwrap());
+            if let Some(site) = site {
+                headers.insert("sec-fetch-site", site.parse().unwrap());
+            }
+            let tcp = TcpStream::connect(addr).await.unwrap();
+            tokio_tungstenite::client_async(request, tcp).await
+        }
+    };
+    // From a foreign page, a sibling notebook, the portal: refused before the notebook.
+    for (origin, site) in [
+        ("https://evil.example", None),
+        ("http://j999.localhost", None),
+        ("http://127.0.0.1", None),
+        ("own", Some("same-site")),
+    ] {
+        let refused = connect(origin, site).await;
+        assert!(
+            matches!(&refused, Err(tokio_tungstenite::tungstenite::Error::Http(r)) if r.status() == 403),
+            "{origin} {site:?}: {refused:?}"
+        );
+    }
+    assert!(
+        !seen.lock().unwrap().iter().any(|h| h.contains("upgrade: websocket")),
+        "no refused handshake reached the notebook"
+    );
+    // From its own page: frames both ways.
+    let (mut ws, response) = connect("own", Some("same-origin")).await.expect("the WebSocket opens");
     assert_eq!(response.status(), 101);
     for text in ["ping", "a longer message to the kernel"] {
         ws.send(Message::text(text)).await.unwrap();
-        let echoed = tokio::time::timeout(std::time::Duration::from_secs(10), ws.next())
+        let echoed = tokio::time::timeout(Duration::from_secs(10), ws.next())
             .await
             .expect("an echo within 10 s")
             .unwrap()
             .unwrap();
         assert_eq!(echoed.into_text().unwrap().as_str(), text);
     }
-    ws.close(None).await.unwrap();
     let handshake = seen.lock().unwrap().last().unwrap().clone();
-    assert!(handshake.contains("upgrade: websocket"), "{handshake}");
-    assert!(
-        !handshake.contains("anteroom_session"),
-        "the session never leaves: {handshake}"
+    assert!(!handshake.contains("anteroom_"), "{handshake}");
+    // A logout closes the open tunnel at its next check.
+    let (status, _) = call(&d.app, "POST", "/api/v1/auth/logout", &ann, None).await;
+    assert_eq!(status, 204);
+    let ended = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            match ws.next().await {
+                Some(Ok(Message::Text(_) | Message::Binary(_))) => {}
+                _ => return,
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the tunnel closed after the logout");
+}
+
+#[tokio::test]
+async fn one_user_s_notebook_tunnels_and_requests_are_capped_and_an_idle_answer_is_cut() {
+    let World { d, ann, id, .. } = world(|c| {
+        c.notebook_limits.max_tunnels_per_user = 1;
+        c.notebook_limits.max_requests_per_user = 1;
+        c.notebook_limits.idle_timeout = Duration::from_secs(1);
+    })
+    .await;
+    let cookie = open_as(&d, &ann, id, false).await;
+    // One slow answer holds the one request slot until it is cut.
+    let slow = notebook_client(&d, id)
+        .get(format!("http://{}/jobs/{id}/open/slow", host(&d, id)))
+        .header("Cookie", cookie.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(slow.status(), 200);
+    let (status, _, body) = get_notebook(&d, id, &cookie, &format!("/jobs/{id}/open/")).await;
+    assert_eq!(status, 429, "{body}");
+    assert_eq!(
+        code(&serde_json::from_str(&body).unwrap()),
+        "too_many_notebook_requests"
     );
-    // Another user's WebSocket handshake is refused before the notebook.
-    let mut request = ws_url.into_client_request().unwrap();
-    request
-        .headers_mut()
-        .insert("cookie", format!("anteroom_session={bob}").parse().unwrap());
-    let refused = tokio_tungstenite::connect_async(request).await;
+    // The notebook sent 5 of 100 bytes, then nothing: the answer is cut, not held.
+    let body = tokio::time::timeout(Duration::from_secs(30), slow.bytes()).await;
     assert!(
-        matches!(&refused, Err(tokio_tungstenite::tungstenite::Error::Http(r)) if r.status() == 404),
-        "{refused:?}"
+        matches!(body, Ok(Err(_))),
+        "the idle answer ended in an error: {body:?}"
     );
+    let (status, _, _) = get_notebook(&d, id, &cookie, &format!("/jobs/{id}/open/")).await;
+    assert_eq!(status, 200, "its slot is free again");
+
+    // One tunnel at a time.
+    let open = || {
+        let url = format!("ws://{}/jobs/{id}/open/api/kernels/k1/channels", host(&d, id));
+        let (cookie, origin, addr) = (cookie.clone(), format!("http://{}", host(&d, id)), d.app.addr);
+        async move {
+            let mut request = url.into_client_request().unwrap();
+            request.headers_mut().insert("cookie", cookie.parse().unwrap());
+            request.headers_mut().insert("origin", origin.parse().unwrap());
+            tokio_tungstenite::client_async(request, TcpStream::connect(addr).await.unwrap()).await
+        }
+    };
+    let (first, _) = open().await.expect("one tunnel");
+    let second = open().await;
+    assert!(
+        matches!(&second, Err(tokio_tungstenite::tungstenite::Error::Http(r)) if r.status() == 429),
+        "{second:?}"
+    );
+    drop(first);
 }
 
 #[tokio::test]
@@ -237,54 +496,26 @@ async fn only_running_notebooks_open_and_a_simulated_one_says_so_in_the_viewer_s
     let ann = d.app.user_token("ann").await;
     let (id, _) = submit(&d, &ann, notebook("ide", "webide")).await;
     // Created in the cluster, not placed yet.
-    let (status, _, body) = open(&d, Some(&ann), &format!("/jobs/{id}/open/")).await;
-    assert_eq!(status, 409, "{body}");
-    assert_eq!(
-        serde_json::from_str::<Value>(&body).unwrap()["error"]["code"],
-        "notebook_not_running"
-    );
-    // A person opening it (the Open button, a bookmark) gets a page in their language with
-    // the way on, not the API's JSON: the job's page, or the login page without a session.
-    let (status, page) = open_page(&d, Some(&ann), &format!("/jobs/{id}/open/")).await;
-    assert_eq!(status, 409, "{page}");
-    assert!(page.contains("<html lang=\"ja\">"), "{page}");
-    assert!(page.contains("ノートブックはジョブの実行後に開けます。"), "{page}");
-    assert!(
-        page.contains(&format!("<a href=\"/jobs/{id}\">ジョブに戻る</a>")),
-        "{page}"
-    );
-    let (status, page) = open_page(&d, None, &format!("/jobs/{id}/open/tree")).await;
-    assert_eq!(status, 401, "{page}");
-    assert!(page.contains(&format!("<a href=\"/login?next=/jobs/{id}\">")), "{page}");
-    // A browser that sends no Sec-Fetch-Dest is judged by its Accept; a script's fetch
-    // (Sec-Fetch-Dest: empty) and a POST get the API's JSON.
-    for (method, dest, accept) in [
-        ("GET", None, "text/html"),
-        ("GET", Some("empty"), "text/html"),
-        ("POST", Some("document"), "text/html"),
-    ] {
-        let mut req = d
-            .app
-            .client
-            .request(method.parse().unwrap(), d.app.url(&format!("/jobs/{id}/open/")))
-            .header("Accept", accept)
-            .header("Origin", d.app.url("").trim_end_matches('/'))
-            .header("Cookie", format!("anteroom_session={ann}"));
-        if let Some(dest) = dest {
-            req = req.header("Sec-Fetch-Dest", dest);
-        }
-        let res = req.send().await.unwrap();
-        let kind = res.headers()["content-type"].to_str().unwrap().to_owned();
-        let page = dest.is_none();
-        assert_eq!(kind.starts_with("text/html"), page, "{method} {dest:?}: {kind}");
-        assert_eq!(res.status(), 409, "{method} {dest:?}");
-        if page {
-            assert_eq!(res.headers()["cache-control"], "no-store");
-        }
-    }
+    let (status, answer) = handoff(&d, &ann, id, json!({})).await;
+    assert_eq!((status, code(&answer)), (409, "notebook_not_running"), "{answer}");
     d.settle().await;
-    let (status, _, page) = open(&d, Some(&ann), &format!("/jobs/{id}/open/")).await;
-    assert_eq!(status, 200, "{page}");
+    let cookie = open_as(&d, &ann, id, false).await;
+    let res = notebook_client(&d, id)
+        .get(format!("http://{}/jobs/{id}/open/", host(&d, id)))
+        .header("Cookie", cookie.clone())
+        .header("Accept-Language", "ja,en;q=0.5")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(
+        res.headers()["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .contains("default-src 'none'"),
+        "Anteroom's own page on a notebook origin runs nothing"
+    );
+    let page = res.text().await.unwrap();
     assert!(page.contains("<html lang=\"ja\">"), "{page}");
     assert!(page.contains("シミュレーション"), "{page}");
     assert!(page.contains("ide"), "names the job: {page}");
@@ -292,9 +523,92 @@ async fn only_running_notebooks_open_and_a_simulated_one_says_so_in_the_viewer_s
         !page.contains("ANTEROOM_SIM_NOTEBOOK_UPSTREAM"),
         "the setting is for admins: {page}"
     );
-
+    // Without a notebook cookie, a person gets a page that leads back to the portal.
+    let res = notebook_client(&d, id)
+        .get(format!("http://{}/jobs/{id}/open/tree", host(&d, id)))
+        .header("Accept", "text/html")
+        .header("Sec-Fetch-Dest", "document")
+        .header("Accept-Language", "ja")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 401);
+    let page = res.text().await.unwrap();
+    assert!(
+        page.contains(&format!("href=\"http://127.0.0.1:{}/jobs/{id}\"", d.app.addr.port())),
+        "{page}"
+    );
+    // `/` of a notebook origin is its notebook.
+    let res = notebook_client(&d, id)
+        .get(format!("http://{}/", host(&d, id)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.headers()["location"], format!("/jobs/{id}/open/"));
     // A batch job is no notebook.
     let (batch, _) = submit(&d, &ann, timed_job("batch", json!({"cpu": "1"}), None)).await;
-    let (status, body) = call(&d.app, "GET", &format!("/jobs/{batch}/open/"), &ann, None).await;
-    assert_eq!((status.as_u16(), code(&body)), (404, "not_a_notebook"), "{body}");
+    let (status, answer) = handoff(&d, &ann, batch, json!({})).await;
+    assert_eq!((status, code(&answer)), (404, "not_a_notebook"), "{answer}");
+}
+
+#[tokio::test]
+async fn a_sibling_origin_gets_nothing_from_the_portal_session_but_a_navigation() {
+    let World { d, ann, admin, id, .. } = world(|_| {}).await;
+    let get = |path: &str, site: &'static str, mode: &'static str| {
+        d.app
+            .client
+            .get(d.app.url(path))
+            .header("cookie", format!("anteroom_session={ann}"))
+            .header("sec-fetch-site", site)
+            .header("sec-fetch-mode", mode)
+            .send()
+    };
+    // The event stream, a list, the caller: refused from a sibling or another site.
+    for path in ["/api/v1/jobs/events/stream", "/api/v1/jobs", "/api/v1/auth/me"] {
+        for site in ["same-site", "cross-site"] {
+            let res = get(path, site, "cors").await.unwrap();
+            assert_eq!(res.status(), 403, "{path} {site}");
+            let body: Value = res.json().await.unwrap();
+            assert_eq!(code(&body), "cross_site_request");
+        }
+    }
+    assert_eq!(d.app.state.stream_slots.open_for(1), 0, "no stream slot was taken");
+    // From the portal's own pages, and a person following a link from elsewhere: answered.
+    assert_eq!(get("/api/v1/jobs", "same-origin", "cors").await.unwrap().status(), 200);
+    assert_eq!(get("/jobs", "same-site", "navigate").await.unwrap().status(), 200);
+    // A bearer token carries no ambient authority: not affected.
+    let res = d
+        .app
+        .client
+        .get(d.app.url("/api/v1/jobs"))
+        .bearer_auth(&ann)
+        .header("sec-fetch-site", "cross-site")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+
+    // An admin cannot make another user's notebook their own by running it again.
+    let (status, body) = call(
+        &d.app,
+        "POST",
+        &format!("/api/v1/jobs/{id}/resubmit"),
+        &admin,
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(
+        (status.as_u16(), code(&body)),
+        (403, "interactive_job_of_another_user"),
+        "{body}"
+    );
+    let (status, body) = call(
+        &d.app,
+        "POST",
+        &format!("/api/v1/jobs/{id}/resubmit"),
+        &ann,
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(status.as_u16(), 201, "its owner can: {body}");
 }

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use anteroom::cluster::clock::Clock;
-use anteroom::notifications::sender::{client, deliver_due};
+use anteroom::notifications::sender::{NetworkRules, deliver_due};
 use anteroom_tests::api::{call, settings};
 use anteroom_tests::both_driven;
 use anteroom_tests::driven::*;
@@ -98,9 +98,14 @@ async fn waited(d: &Driven) -> u64 {
 }
 
 async fn pass(d: &Driven) -> anteroom::notifications::sender::Sent {
-    deliver_due(&d.app.state.db, &client(), d.clock.now())
+    deliver_due(&d.app.state.db, &NetworkRules::default(), d.clock.now())
         .await
         .expect("a pass")
+}
+
+/// `host:port` of a receiver's URL.
+fn host_of(url: &str) -> String {
+    url.trim_start_matches("http://").split('/').next().unwrap().to_owned()
 }
 
 async fn allow(d: &Driven, admin: &str, hosts: Value) -> (u16, Value) {
@@ -138,11 +143,9 @@ async fn a_subscription_is_told_in_order_signed_and_again_until_it_answers(db: O
     let (status, body) = allow(&d, &admin, json!(["127.0.0.1", "http://x.org", "*.corp.example"])).await;
     assert_eq!(status, 422, "{body}");
     assert_eq!(body["error"]["details"]["fields"][0]["field"], "hosts[1]", "{body}");
-    let (status, body) = allow(&d, &admin, json!(["127.0.0.1", "*.Corp.example", "127.0.0.1"])).await;
-    assert_eq!(
-        (status, body["hosts"].clone()),
-        (200, json!(["*.corp.example", "127.0.0.1"]))
-    );
+    let here = host_of(&url);
+    let (status, body) = allow(&d, &admin, json!([here, "*.Corp.example", here])).await;
+    assert_eq!((status, body["hosts"].clone()), (200, json!(["*.corp.example", here])));
     let (status, _) = call(&d.app, "GET", "/api/v1/admin/webhook-destinations", &ann, None).await;
     assert_eq!(status, 403, "admins only");
 
@@ -150,6 +153,8 @@ async fn a_subscription_is_told_in_order_signed_and_again_until_it_answers(db: O
     for (bad, field) in [
         (json!({"url": "ftp://127.0.0.1/x", "events": ["started"]}), "url"),
         (json!({"url": "http://10.1.2.3/x", "events": ["started"]}), "url"),
+        // The address is listed with its port: another port of it is not.
+        (json!({"url": "http://127.0.0.1/x", "events": ["started"]}), "url"),
         (json!({"url": url, "events": []}), "events"),
         (json!({"url": url, "events": ["waited"]}), "waitedSeconds"),
         (
@@ -287,7 +292,7 @@ async fn a_job_waiting_longer_than_asked_is_told_once_and_preemption_too(db: Opt
     let d = Driven::start(db, GPU_NODES).await;
     let admin = d.app.admin_token().await;
     let (url, received) = receiver().await;
-    allow(&d, &admin, json!(["127.0.0.1"])).await;
+    allow(&d, &admin, json!([host_of(&url)])).await;
     // Eli's notebooks on the GPU node, a normal job behind them (this makes Eli).
     let (victims, _) =
         node_with_three_elastic_jobs_and_a_waiting_normal_job(&d, gpu_job("train", "custom", 4, "normal")).await;
@@ -334,3 +339,104 @@ both_driven!(
     preempted_and_waited,
     a_job_waiting_longer_than_asked_is_told_once_and_preemption_too
 );
+
+/// A subscription of `token`'s to `url`, told when jobs start.
+async fn subscribe(d: &Driven, token: &str, url: &str) -> i64 {
+    let (status, created) = call(
+        &d.app,
+        "POST",
+        "/api/v1/webhooks",
+        token,
+        Some(json!({"url": url, "events": ["started"]})),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    created["webhook"]["id"].as_i64().unwrap()
+}
+
+async fn a_name_that_resolves_inside_is_reached_only_when_its_address_is_listed(db: Option<String>) {
+    let d = Driven::start(db, "").await;
+    let admin = d.app.admin_token().await;
+    let ann = d.app.user_token("ann").await;
+    let (url, received) = receiver().await;
+    let port = host_of(&url).split(':').nth(1).unwrap().to_owned();
+    // `localhost` is allowed by name; it resolves to loopback, which nobody listed.
+    allow(&d, &admin, json!([format!("localhost:{port}")])).await;
+    subscribe(&d, &ann, &format!("http://localhost:{port}/hook")).await;
+    submit(&d, &ann, timed_job("first", json!({"cpu": "1"}), None)).await;
+    d.settle().await;
+    let refused = pass(&d).await;
+    assert_eq!((refused.delivered.len(), refused.given_up.len()), (0, 1), "{refused:?}");
+    assert!(received.events().is_empty(), "the receiver was never called");
+    let (_, deliveries) = call(&d.app, "GET", "/api/v1/webhooks/deliveries", &ann, None).await;
+    assert_eq!(deliveries[0]["lastStatus"], Value::Null, "{deliveries}");
+    assert!(
+        deliveries[0]["lastError"].as_str().unwrap().contains("did not list"),
+        "says why, not what answered: {deliveries}"
+    );
+    // Listed by address and port: reached.
+    allow(
+        &d,
+        &admin,
+        json!([format!("localhost:{port}"), format!("127.0.0.1:{port}")]),
+    )
+    .await;
+    let (second, _) = submit(&d, &ann, timed_job("second", json!({"cpu": "1"}), None)).await;
+    d.settle().await;
+    let sent = pass(&d).await;
+    assert_eq!(sent.delivered.len(), 1, "{sent:?}");
+    assert_eq!(received.events(), [(second, "started".to_owned())]);
+}
+both_driven!(
+    resolved_addresses,
+    a_name_that_resolves_inside_is_reached_only_when_its_address_is_listed
+);
+
+async fn a_dead_receiver_costs_one_try_a_pass_and_delays_no_one_else(db: Option<String>) {
+    let d = Driven::start(db, "").await;
+    let admin = d.app.admin_token().await;
+    let (ann, bob) = (d.app.user_token("ann").await, d.app.user_token("bob").await);
+    let (live, received) = receiver().await;
+    // A port nothing listens on: connections are refused.
+    let dead = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/hook", listener.local_addr().unwrap())
+    };
+    allow(&d, &admin, json!([host_of(&live), host_of(&dead)])).await;
+    subscribe(&d, &ann, &dead).await;
+    subscribe(&d, &bob, &live).await;
+    for n in 0..5 {
+        submit(&d, &ann, timed_job(&format!("a{n}"), json!({"cpu": "1"}), None)).await;
+        submit(&d, &bob, timed_job(&format!("b{n}"), json!({"cpu": "1"}), None)).await;
+    }
+    d.settle().await;
+    // Ann's receiver: one try, then nothing more this pass. Bob's: a few, the rest next pass.
+    let first = pass(&d).await;
+    assert_eq!(first.retried.len(), 1, "{first:?}");
+    assert_eq!(
+        first.delivered.len() as u64,
+        anteroom::notifications::sender::PER_SUBSCRIPTION,
+        "{first:?}"
+    );
+    // Backing off: Ann's subscription is not tried at all; Bob's gets the rest.
+    let second = pass(&d).await;
+    assert_eq!((second.retried.len(), second.delivered.len()), (0, 2), "{second:?}");
+    assert_eq!(received.events().len(), 5);
+    // Once its back-off is over, one try again.
+    d.advance(10).await;
+    let third = pass(&d).await;
+    assert_eq!((third.retried.len(), third.delivered.len()), (1, 0), "{third:?}");
+
+    // Deleting Ann deletes her subscription and its deliveries with her.
+    let ann_id = d.app.get_json("/api/v1/auth/me", Some(&ann)).await["id"]
+        .as_i64()
+        .unwrap();
+    let (status, _) = call(&d.app, "DELETE", &format!("/api/v1/admin/users/{ann_id}"), &admin, None).await;
+    assert_eq!(status, 204);
+    assert_eq!(anteroom_tests::api::count(&d.app, "webhooks").await, 1);
+    assert_eq!(
+        anteroom_tests::api::count(&d.app, &format!("webhook_deliveries WHERE owner_id = {ann_id}")).await,
+        0
+    );
+}
+both_driven!(fairness, a_dead_receiver_costs_one_try_a_pass_and_delays_no_one_else);

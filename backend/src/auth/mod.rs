@@ -87,23 +87,36 @@ pub async fn authenticate(headers: &HeaderMap, state: &AppState) -> Result<AuthU
         .tokens
         .verify(token.trim())
         .ok_or_else(|| ApiError::unauthorized("invalid or expired token"))?;
-    let user = match state.session_users.get(claims.user_id) {
+    Ok(AuthUser(current_user(state, claims.user_id, claims.version).await?))
+}
+
+/// User `id` as they are now, if `version` is still their token version: a deleted user, or a
+/// credential issued before their last password change, role change or logout, is refused.
+/// Read from [`AppState::session_users`] when it was read less than a second ago.
+pub async fn current_user(state: &AppState, id: i64, version: i64) -> Result<users::entity::Model, ApiError> {
+    let user = match state.session_users.get(id) {
         Some(user) => user,
         None => {
             let generation = state.session_users.generation();
-            let user = users::find_by_id(&state.db_read, claims.user_id)
+            let user = users::find_by_id(&state.db_read, id)
                 .await?
                 .ok_or_else(|| ApiError::unauthorized("the token's user no longer exists"))?;
             state.session_users.keep(user.clone(), generation);
             user
         }
     };
-    if user.token_version != claims.version {
+    if user.token_version != version {
         return Err(ApiError::unauthorized(
             "this session has ended (logout, or a password or role change): log in again",
         ));
     }
-    Ok(AuthUser(user))
+    Ok(user)
+}
+
+/// When the caller's session (bearer token or cookie) expires, if it is a valid one.
+pub fn session_expiry(headers: &HeaderMap, state: &AppState) -> Option<i64> {
+    let token = request_token(headers, &state.config).ok()?;
+    state.tokens.verify(token.trim()).map(|v| v.expires_at)
 }
 
 /// The layer of the user router: authenticates and hands the caller to the handler.

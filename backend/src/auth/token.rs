@@ -10,6 +10,10 @@ use serde::{Deserialize, Serialize};
 
 const ISSUER: &str = "anteroom";
 const AUDIENCE: &str = "anteroom-api";
+/// The audience of a notebook cookie: never accepted by the API, and the API's tokens never by
+/// a notebook origin (each validation pins its own audience, and each is signed with its own
+/// key derived from the secret).
+const NOTEBOOK_AUDIENCE: &str = "anteroom-notebook";
 
 /// How long a login lasts.
 pub const TOKEN_LIFETIME: Duration = Duration::hours(12);
@@ -38,6 +42,38 @@ pub struct Verified {
     pub user_id: i64,
     /// That user's token version when it was issued; it must still be the current one.
     pub version: i64,
+    /// When it expires (seconds since the epoch): a notebook cookie issued from it dies then too.
+    pub expires_at: i64,
+}
+
+/// What a notebook cookie says: who may open which job's notebook, until when, and whether as
+/// an admin who confirmed opening someone else's (`crate::notebooks::session`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotebookGrant {
+    /// The viewer.
+    pub user_id: i64,
+    /// The viewer's token version at the handoff: a logout, password or role change ends it.
+    pub version: i64,
+    /// The job whose notebook origin the cookie belongs to.
+    pub job_id: i64,
+    /// Whether the viewer opened another user's notebook as an admin, after confirming.
+    pub as_admin: bool,
+    /// When it expires (seconds since the epoch): never after the portal session it came from.
+    pub expires_at: i64,
+}
+
+/// The claims of a notebook cookie.
+#[derive(Debug, Serialize, Deserialize)]
+struct NotebookClaims {
+    sub: String,
+    exp: i64,
+    iat: i64,
+    iss: String,
+    aud: String,
+    ver: i64,
+    job: i64,
+    #[serde(default)]
+    admin: bool,
 }
 
 /// The signing and verification keys, built once from the configured secret.
@@ -47,6 +83,20 @@ pub struct TokenKeys {
     /// The current key first, then the key before the last rotation, if configured.
     decoding: Vec<DecodingKey>,
     validation: Validation,
+    /// The notebook cookies' keys, derived from the same secrets under another label.
+    notebook_encoding: EncodingKey,
+    notebook_decoding: Vec<DecodingKey>,
+    notebook_validation: Validation,
+}
+
+/// A key for notebook cookies from a session secret: SHA-256 of a label and the secret, so a
+/// notebook cookie can never verify as a session token even if the audience check were lost.
+fn notebook_key(secret: &[u8]) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    hash.update(b"anteroom notebook cookie\0");
+    hash.update(secret);
+    hash.finalize().to_vec()
 }
 
 impl TokenKeys {
@@ -59,6 +109,9 @@ impl TokenKeys {
         validation.set_audience(&[AUDIENCE]);
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         validation.leeway = 30;
+        let mut notebook_validation = validation.clone();
+        notebook_validation.set_audience(&[NOTEBOOK_AUDIENCE]);
+        notebook_validation.leeway = 0;
         Self {
             encoding: EncodingKey::from_secret(secret),
             decoding: std::iter::once(secret)
@@ -66,7 +119,48 @@ impl TokenKeys {
                 .map(DecodingKey::from_secret)
                 .collect(),
             validation,
+            notebook_encoding: EncodingKey::from_secret(&notebook_key(secret)),
+            notebook_decoding: std::iter::once(secret)
+                .chain(previous)
+                .map(|s| DecodingKey::from_secret(&notebook_key(s)))
+                .collect(),
+            notebook_validation,
         }
+    }
+
+    /// A notebook cookie's value for `grant`, issued at `now`.
+    pub fn issue_notebook(
+        &self,
+        grant: &NotebookGrant,
+        now: DateTime<Utc>,
+    ) -> Result<String, jsonwebtoken::errors::Error> {
+        let claims = NotebookClaims {
+            sub: grant.user_id.to_string(),
+            exp: grant.expires_at,
+            iat: now.timestamp(),
+            iss: ISSUER.into(),
+            aud: NOTEBOOK_AUDIENCE.into(),
+            ver: grant.version,
+            job: grant.job_id,
+            admin: grant.as_admin,
+        };
+        jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.notebook_encoding)
+    }
+
+    /// What a valid, unexpired notebook cookie grants; `None` for anything else (a session
+    /// token included). The caller still checks the user's version, role and the job.
+    pub fn verify_notebook(&self, token: &str) -> Option<NotebookGrant> {
+        let data = self
+            .notebook_decoding
+            .iter()
+            .find_map(|key| jsonwebtoken::decode::<NotebookClaims>(token, key, &self.notebook_validation).ok())?;
+        Some(NotebookGrant {
+            user_id: data.claims.sub.parse().ok()?,
+            version: data.claims.ver,
+            job_id: data.claims.job,
+            as_admin: data.claims.admin,
+            expires_at: data.claims.exp,
+        })
     }
 
     /// Issues a token for a user at their current token version; returns it with its expiry.
@@ -99,6 +193,7 @@ impl TokenKeys {
         Some(Verified {
             user_id: data.claims.sub.parse().ok()?,
             version: data.claims.ver,
+            expires_at: data.claims.exp,
         })
     }
 }
@@ -143,8 +238,40 @@ mod tests {
             keys.verify(&token),
             Some(Verified {
                 user_id: 42,
-                version: 3
+                version: 3,
+                expires_at: exp.timestamp(),
             })
+        );
+    }
+
+    #[test]
+    fn a_notebook_cookie_and_a_session_token_never_pass_for_each_other() {
+        let keys = TokenKeys::new(SECRET, Some(OTHER));
+        let grant = NotebookGrant {
+            user_id: 4,
+            version: 2,
+            job_id: 17,
+            as_admin: true,
+            expires_at: (Utc::now() + Duration::hours(1)).timestamp(),
+        };
+        let cookie = keys.issue_notebook(&grant, Utc::now()).unwrap();
+        assert_eq!(keys.verify_notebook(&cookie), Some(grant));
+        assert_eq!(keys.verify(&cookie), None, "a notebook cookie is no session");
+        let (session, _) = keys.issue(4, 2, Utc::now()).unwrap();
+        assert_eq!(keys.verify_notebook(&session), None, "a session is no notebook cookie");
+        // Even a token with the notebook audience signed with the session key is refused.
+        let forged = signed(serde_json::json!({
+            "sub": "4", "exp": Utc::now().timestamp() + 3600, "iat": 0, "iss": ISSUER,
+            "aud": NOTEBOOK_AUDIENCE, "ver": 2, "job": 17, "admin": true
+        }));
+        assert_eq!(keys.verify_notebook(&forged), None);
+        let expired = NotebookGrant {
+            expires_at: Utc::now().timestamp() - 1,
+            ..grant
+        };
+        assert_eq!(
+            keys.verify_notebook(&keys.issue_notebook(&expired, Utc::now()).unwrap()),
+            None
         );
     }
 
@@ -179,6 +306,15 @@ mod tests {
         let (old, _) = before.issue(5, 0, Utc::now()).unwrap();
         let rotated = TokenKeys::new(SECRET, Some(OTHER));
         assert_eq!(rotated.verify(&old).map(|v| v.user_id), Some(5));
+        let grant = NotebookGrant {
+            user_id: 5,
+            version: 0,
+            job_id: 1,
+            as_admin: false,
+            expires_at: (Utc::now() + Duration::hours(1)).timestamp(),
+        };
+        let old_cookie = before.issue_notebook(&grant, Utc::now()).unwrap();
+        assert_eq!(rotated.verify_notebook(&old_cookie), Some(grant));
         let (new, _) = rotated.issue(5, 0, Utc::now()).unwrap();
         assert_eq!(before.verify(&new), None, "new tokens are signed with the new key only");
         let previous_dropped = TokenKeys::new(SECRET, None);

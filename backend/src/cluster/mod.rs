@@ -102,6 +102,10 @@ pub struct JobSpec {
     /// `ANTEROOM_PREEMPTED=1`, so a training script knows to resume from its checkpoint.
     #[serde(default)]
     pub preempted_before: bool,
+    /// The user id its containers run as, never root (`runAsNonRoot` with this `runAsUser`);
+    /// `None`: as its images say (its queue allows root).
+    #[serde(default)]
+    pub run_as_user: Option<i64>,
 }
 
 impl JobSpec {
@@ -406,6 +410,15 @@ pub trait Cluster: Send + Sync + 'static {
     /// `None`), at most `limit_bytes` (the end is kept). [`ClusterError::PodNotFound`] when the
     /// job of that uid has no such pod.
     async fn logs(&self, id: JobId, cluster_uid: &str, request: &LogRequest) -> Result<String, ClusterError>;
+
+    /// The log of one of the job's pods as it is now, as a stream (a download): its last
+    /// `tail_lines` lines (all when `None`), never held whole. By default the log read at once
+    /// (a cluster that holds its logs in memory anyway, the simulated one).
+    async fn log_stream(&self, id: JobId, cluster_uid: &str, request: &LogRequest) -> Result<LogStream, ClusterError> {
+        use futures::StreamExt;
+        let text = self.logs(id, cluster_uid, request).await?;
+        Ok(futures::stream::once(async move { Ok(axum::body::Bytes::from(text)) }).boxed())
+    }
 
     /// The log of one of the job's pods, then what it writes next, until the pod ends or the
     /// stream is dropped: `tail_lines` as in [`Cluster::logs`], and `limit_bytes` bounds what

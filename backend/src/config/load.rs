@@ -322,6 +322,32 @@ impl Config {
             },
             max_streams_per_user: usize::try_from(positive("max_streams_per_user")?).unwrap_or(usize::MAX),
         };
+        let notebook_origin = match get("notebook_origin").filter(|(v, _)| !v.trim().is_empty()) {
+            None => None,
+            Some((v, src)) => Some(
+                crate::notebooks::origin::NotebookOrigin::parse(&v)
+                    .map_err(|reason| invalid("notebook_origin", src, reason))?,
+            ),
+        };
+        if let (Some(notebooks), Some(public)) = (&notebook_origin, &public_url) {
+            // The portal on a notebook host would be served as a notebook origin: never.
+            let host = public.origin.split_once("://").map_or("", |(_, h)| h);
+            if notebooks.job_of_host(host).is_some() {
+                let (v, src) = get("notebook_origin").expect("set");
+                return Err(invalid(
+                    "notebook_origin",
+                    src,
+                    format!("`{v}` matches public_url's host: notebooks need hosts apart from the portal's"),
+                ));
+            }
+        }
+        let (networks, src) = get("cluster_networks").expect("cluster_networks has a default");
+        let cluster_networks = parse_cidrs(&networks).map_err(|reason| invalid("cluster_networks", src, reason))?;
+        let notebook_limits = crate::config::NotebookLimits {
+            max_tunnels_per_user: usize::try_from(positive("max_notebook_tunnels_per_user")?).unwrap_or(usize::MAX),
+            max_requests_per_user: usize::try_from(positive("max_notebook_requests_per_user")?).unwrap_or(usize::MAX),
+            idle_timeout: std::time::Duration::from_secs(positive("notebook_idle_timeout_seconds")?),
+        };
 
         Ok(Config {
             listen,
@@ -349,6 +375,9 @@ impl Config {
             kube_ttl_seconds_after_finished,
             public_url,
             http_limits,
+            cluster_networks,
+            notebook_origin,
+            notebook_limits,
             warnings,
         })
     }

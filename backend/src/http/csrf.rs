@@ -1,5 +1,6 @@
 //! Cross-site request refusal (`spec/api.md`, conventions): a write the browser makes with the
-//! session cookie must come from the UI's own origin.
+//! session cookie must come from the UI's own origin, and no other origin of the site may use
+//! the session at all.
 //!
 //! `SameSite=Strict` keeps the cookie away from other *sites*, but a page on a sibling host or
 //! port of the same site (`https://wiki.example.org` against `https://anteroom.example.org`)
@@ -10,6 +11,13 @@
 //! affected. Login is checked too (login CSRF: a foreign page must not log a victim into the
 //! attacker's account), but only against what a browser says: a client that sends neither
 //! header is a script, not a browser, and logs in as before.
+//!
+//! Reads too: a cookie-authenticated request a browser says comes from another origin
+//! (`Sec-Fetch-Site: same-site` or `cross-site`, or a foreign `Origin`) is refused whatever its
+//! method — an event stream, a log, a list — unless it is the top-level navigation of a person
+//! following a link (`Sec-Fetch-Mode: navigate`), which shows the page and lends the session
+//! to no script. Notebooks are served from sibling hosts (`notebook_origin`): their pages must
+//! get nothing from the viewer's portal session, not even a stream slot.
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
@@ -70,7 +78,16 @@ fn is_write(method: &Method) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
 }
 
-/// The layer: refuses a cookie-authenticated write that does not come from the UI's origin,
+/// Whether the browser says this is a top-level navigation (a person following a link or
+/// typing an address), not a script's request.
+fn is_navigation(headers: &HeaderMap) -> bool {
+    headers
+        .get("sec-fetch-mode")
+        .is_some_and(|m| m.as_bytes().eq_ignore_ascii_case(b"navigate"))
+}
+
+/// The layer: refuses a cookie-authenticated write that does not come from the UI's origin, a
+/// cookie-authenticated read a browser says comes from another origin (navigations excepted),
 /// and a browser's login from a foreign page, with 403 `cross_site_request`.
 pub async fn refuse_cross_site(State(state): State<AppState>, req: Request, next: Next) -> Response {
     // Only a bearer token exempts: a browser behind a basic-auth proxy attaches `Basic` by
@@ -80,14 +97,15 @@ pub async fn refuse_cross_site(State(state): State<AppState>, req: Request, next
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("Bearer "));
-    if is_write(req.method()) && !bearer {
+    if !bearer {
         let own = state.config.public_url.as_ref().map(|u| u.origin.as_str());
         let from = provenance(req.headers(), own);
         let by_cookie = crate::auth::session_token(req.headers(), &state.config).is_some();
-        let refused = if by_cookie {
-            from != Provenance::SameOrigin
-        } else {
-            req.uri().path() == LOGIN_PATH && from == Provenance::Foreign
+        let refused = match (is_write(req.method()), by_cookie) {
+            (true, true) => from != Provenance::SameOrigin,
+            (true, false) => req.uri().path() == LOGIN_PATH && from == Provenance::Foreign,
+            (false, true) => from == Provenance::Foreign && !is_navigation(req.headers()),
+            (false, false) => false,
         };
         if refused {
             tracing::warn!(
@@ -117,6 +135,15 @@ mod tests {
             h.insert(*k, v.parse().unwrap());
         }
         h
+    }
+
+    #[test]
+    fn only_a_person_s_top_level_navigation_counts_as_one() {
+        assert!(is_navigation(&headers(&[("sec-fetch-mode", "navigate")])));
+        for mode in ["cors", "no-cors", "same-origin", "websocket"] {
+            assert!(!is_navigation(&headers(&[("sec-fetch-mode", mode)])), "{mode}");
+        }
+        assert!(!is_navigation(&HeaderMap::new()));
     }
 
     #[test]

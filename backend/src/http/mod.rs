@@ -85,6 +85,7 @@ fn user_routes() -> OpenApiRouter<AppState> {
         .merge(crate::volumes::handlers::router())
         .merge(crate::templates::handlers::router())
         .merge(crate::notifications::handlers::router())
+        .merge(crate::notebooks::handlers::router())
 }
 
 /// Operations under `/api/v1/admin`; mounted behind [`crate::auth::require_admin`], so an
@@ -219,10 +220,10 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
 pub fn router(state: AppState) -> Router {
     let (api, spec) = assemble(Some(&state));
     let docs: Router<AppState> = SwaggerUi::new("/api/docs").url("/api/openapi.json", spec).into();
-    Router::new()
+    let portal = Router::new()
         .merge(api)
         .merge(docs)
-        .merge(crate::notebooks::proxy::router())
+        .merge(crate::notebooks::portal_router())
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(assets::fallback)
         .layer(CatchPanicLayer::custom(panic_response))
@@ -243,7 +244,26 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn_with_state(state.clone(), csrf::refuse_cross_site))
         // Outermost, so every answer gets the headers: errors, fallbacks and panics included.
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::headers))
-        .with_state(state)
+        .with_state(state.clone());
+    // Before all of the portal, its routing included: a notebook host's request goes to the
+    // notebook origin's router and never sees the portal's routes, session or layers.
+    Router::new()
+        .fallback_service(portal)
+        .layer(axum::middleware::from_fn_with_state(
+            (state.clone(), notebook_origin_router(state)),
+            crate::notebooks::host::dispatch,
+        ))
+}
+
+/// The notebook origins' router, with the layers both origins share (panics answered, metrics,
+/// tracing); its own headers and cross-site rule are inside it.
+fn notebook_origin_router(state: AppState) -> Router {
+    crate::notebooks::host::router(state)
+        .layer(CatchPanicLayer::custom(panic_response))
+        .layer(metrics().0.clone())
+        .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
+            tracing::info_span!("notebook", http.method = %req.method(), http.path = %req.uri().path())
+        }))
 }
 
 /// The one route that answers for as long as the client listens.

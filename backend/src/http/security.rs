@@ -35,17 +35,6 @@ pub async fn headers(State(state): State<crate::state::AppState>, req: Request, 
     let https = state.config.public_url.as_ref().is_some_and(|u| u.https);
     let docs = req.uri().path().starts_with("/api/docs");
     let mut res = next.run(req).await;
-    if res.extensions().get::<crate::notebooks::FromNotebook>().is_some() {
-        // A notebook's own pages: its content policy is its own (the portal's would stop its
-        // scripts); the rest still holds.
-        let h = res.headers_mut();
-        h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-        h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-        if https {
-            h.insert(header::STRICT_TRANSPORT_SECURITY, HeaderValue::from_static(HSTS));
-        }
-        return res;
-    }
     let html = res
         .headers()
         .get(header::CONTENT_TYPE)

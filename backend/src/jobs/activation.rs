@@ -174,6 +174,7 @@ pub fn job_spec(row: &job::Model, terms: ClusterTerms) -> Result<JobSpec, DbErr>
             .then(|| u32::try_from(terms.preemption_grace_seconds.max(0)).unwrap_or(u32::MAX)),
         active_deadline_seconds: row.max_runtime_seconds.and_then(|s| u64::try_from(s).ok()),
         preempted_before: row.requeues > 0,
+        run_as_user: row.run_as_user,
     })
 }
 

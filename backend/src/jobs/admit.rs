@@ -157,6 +157,7 @@ pub(super) async fn admit_one(
     };
     let mounts = mounts_of(&p.catalogue, tree, &p.body)?;
     let runtime_limit = runtime_limit_in(rows, &p.body)?;
+    let run_as_user = rows.iter().find(|r| r.name == p.body.queue).and_then(|r| r.run_as_user);
     let decision = decide_submission(
         &snapshot,
         tree,
@@ -164,7 +165,7 @@ pub(super) async fn admit_one(
         now,
     )?;
     let (new_row, reasons) = job_row(
-        (&p.user, &p.body, runtime_limit),
+        (&p.user, &p.body, (runtime_limit, run_as_user)),
         (&p.tasks, &p.request, &tolerations, &mounts),
         &decision,
         &p.config,

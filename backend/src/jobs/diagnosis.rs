@@ -20,9 +20,19 @@ use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::{ApiPath, ApiQuery};
 use crate::state::AppState;
 
-/// The most a log answer carries: the end of a longer log (a download included), and what one
-/// followed log sends before it ends (the client reconnects with `tailLines` for more).
+/// The most a log answer read at once carries (the end of a longer tail), and what one followed
+/// log sends before it ends (the client reconnects with `tailLines` for more). A download is
+/// streamed whole instead, never held.
 pub const LOG_LIMIT_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The lines a log read at once (not followed, not downloaded) shows when `tailLines` is not
+/// given: the cluster is asked for these and at most [`LOG_LIMIT_BYTES`], never the whole log.
+pub const DEFAULT_TAIL_LINES: u32 = 10_000;
+
+/// Log reads held in memory at once in this process, all users together: each holds up to
+/// [`LOG_LIMIT_BYTES`], so a burst of reads of a chatty job's log costs a bounded amount of
+/// memory; the rest wait their turn (within the request's deadline).
+pub const CONCURRENT_LOG_READS: usize = 4;
 
 /// The most lines `tailLines` asks for.
 pub const MAX_TAIL_LINES: u32 = 100_000;
@@ -36,13 +46,15 @@ pub struct LogQuery {
     task: Option<String>,
     /// The replica of the task, from 0 (default 0).
     replica: Option<u32>,
-    /// Only the last lines (1–100,000); absent: the whole log (its last 8 MiB).
+    /// Only the last lines (1–100,000); absent: the last 10,000 (a download: the whole log). A
+    /// read that is not followed nor downloaded carries at most the last 8 MiB of them.
     #[param(minimum = 1, maximum = 100000)]
     tail_lines: Option<u32>,
     /// Keep the answer open and send what the pod writes next, until it ends (at most 8 MiB).
     #[serde(default)]
     follow: bool,
-    /// Answer as a file to save (`Content-Disposition: attachment`).
+    /// Answer as a file to save (`Content-Disposition: attachment`): the whole log (or its last
+    /// `tailLines`), streamed as the cluster sends it, whatever its size.
     #[serde(default)]
     download: bool,
 }
@@ -53,8 +65,10 @@ fn may_be_in_cluster(phase: JobPhase) -> bool {
 }
 
 /// The job's pods (node, phase, reason such as ImagePullBackOff or OOMKilled, exit code,
-/// restarts) and the cluster's events about them and its PodGroup (such as "0/5 nodes are
-/// available: 5 Insufficient nvidia.com/a100"). A job not in the cluster has none.
+/// restarts) and the cluster's events about them and its PodGroup (reason such as
+/// FailedScheduling). The cluster's messages ("0/5 nodes are available: 5 Insufficient
+/// nvidia.com/a100, 2 node(s) had untolerated taint {team: nlp}") only for admins: they name
+/// other teams' nodes and objects. A job not in the cluster has none.
 #[utoipa::path(
     get,
     path = "/api/v1/jobs/{id}/pods",
@@ -82,12 +96,18 @@ pub async fn job_pods(
         .pods(row.id, &row.uid_in_cluster())
         .await
         .map_err(JobError::Cluster)?;
-    Ok(Json(pods))
+    // The cluster's own words go to admins only, as the timeline's cluster errors do.
+    Ok(Json(match super::events::Audience::of(&user) {
+        super::events::Audience::Admin => pods,
+        super::events::Audience::Owner => pods.for_owner(),
+    }))
 }
 
-/// The log of one pod of the job as plain text: the whole log (its last 8 MiB) or its last
-/// `tailLines`; with `follow=true` the answer stays open and carries what the pod writes next
-/// until it ends; with `download=true` it comes as a file.
+/// The log of one pod of the job as plain text: its last `tailLines` (default 10,000; at most
+/// the last 8 MiB of them); with `follow=true` the answer stays open and carries what the pod
+/// writes next until it ends; with `download=true` it comes as a file, the whole log streamed.
+/// Every read holds one of the caller's stream slots while it runs; reads held in memory also
+/// wait for one of a few places shared by everyone.
 #[utoipa::path(
     get,
     path = "/api/v1/jobs/{id}/logs",
@@ -99,7 +119,7 @@ pub async fn job_pods(
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 404, description = "`job_not_found`; `pod_not_found`: the job has no such task or replica, or the pod is not in the cluster (not created yet, or gone)", body = ErrorBody),
         (status = 422, description = "`validation_failed`: a bad parameter", body = ErrorBody),
-        (status = 429, description = "`too_many_streams`: as many streams open as the server allows (a followed log counts as one)", body = ErrorBody),
+        (status = 429, description = "`too_many_streams`: as many streams open as the server allows (every log read counts as one while it runs)", body = ErrorBody),
     )
 )]
 pub async fn job_logs(
@@ -138,40 +158,69 @@ pub async fn job_logs(
     if !may_be_in_cluster(job.phase) {
         return Err(pod_not_in_cluster(&pod));
     }
-    let request = LogRequest {
-        pod: pod.clone(),
-        tail_lines: query.tail_lines,
-        limit_bytes: LOG_LIMIT_BYTES,
-    };
+    // Every read is one of the caller's streams while it runs: one user's reads in parallel
+    // are bounded however the server is configured.
+    let slot = super::stream::stream_slot(&state, &user)?;
     let uid = row.uid_in_cluster();
-    let mut response = if query.follow {
-        let slot = super::stream::stream_slot(&state, &user)?;
-        let stream = state
-            .cluster
-            .follow_logs(id, &uid, &request)
-            .await
-            .map_err(|e| cluster_error(e, &pod))?;
-        let watch = FollowWatch {
-            inner: stream,
-            state: state.clone(),
-            headers,
-            id,
-            check_at: tokio::time::Instant::now() + REAUTHORIZE,
-            _slot: slot,
+    let streamed = if query.follow {
+        let request = LogRequest {
+            pod: pod.clone(),
+            tail_lines: query.tail_lines,
+            limit_bytes: LOG_LIMIT_BYTES,
         };
-        let mut response = Response::new(Body::from_stream(watch.into_stream()));
-        // Never buffered by the compressing layer: a followed line must reach the reader at once.
-        response
-            .headers_mut()
-            .insert(header::CONTENT_ENCODING, HeaderValue::from_static("identity"));
-        response
+        Some(
+            state
+                .cluster
+                .follow_logs(id, &uid, &request)
+                .await
+                .map_err(|e| cluster_error(e, &pod))?,
+        )
+    } else if query.download {
+        let request = LogRequest {
+            pod: pod.clone(),
+            tail_lines: query.tail_lines,
+            limit_bytes: u64::MAX,
+        };
+        Some(
+            state
+                .cluster
+                .log_stream(id, &uid, &request)
+                .await
+                .map_err(|e| cluster_error(e, &pod))?,
+        )
     } else {
-        let text = state
-            .cluster
-            .logs(id, &uid, &request)
-            .await
-            .map_err(|e| cluster_error(e, &pod))?;
-        text.into_response()
+        None
+    };
+    let mut response = match streamed {
+        Some(stream) => {
+            let watch = FollowWatch {
+                inner: stream,
+                state: state.clone(),
+                headers,
+                id,
+                check_at: tokio::time::Instant::now() + REAUTHORIZE,
+                _slot: slot,
+            };
+            let mut response = Response::new(Body::from_stream(watch.into_stream()));
+            // Never buffered by the compressing layer: a followed line must reach the reader
+            // at once, and a download must not be held whole.
+            response
+                .headers_mut()
+                .insert(header::CONTENT_ENCODING, HeaderValue::from_static("identity"));
+            response
+        }
+        None => {
+            let request = LogRequest {
+                pod: pod.clone(),
+                tail_lines: Some(query.tail_lines.unwrap_or(DEFAULT_TAIL_LINES)),
+                limit_bytes: LOG_LIMIT_BYTES,
+            };
+            let text = read_at_once(&state.log_reads, state.cluster.as_ref(), id, &uid, &request)
+                .await
+                .map_err(|e| cluster_error(e, &pod))?;
+            drop(slot);
+            text.into_response()
+        }
     };
     let headers = response.headers_mut();
     headers.insert(
@@ -188,11 +237,28 @@ pub async fn job_logs(
     Ok(response)
 }
 
+/// A log read whole into memory (`request` bounds it), once one of the process's
+/// [`CONCURRENT_LOG_READS`] places in `reads` is free: the memory all such reads hold together
+/// is bounded, however many arrive at once.
+pub async fn read_at_once(
+    reads: &tokio::sync::Semaphore,
+    cluster: &dyn crate::cluster::Cluster,
+    id: i64,
+    cluster_uid: &str,
+    request: &LogRequest,
+) -> Result<String, ClusterError> {
+    let _place = reads
+        .acquire()
+        .await
+        .map_err(|_| ClusterError::Unavailable("the server is shutting down".into()))?;
+    cluster.logs(id, cluster_uid, request).await
+}
+
 /// How often a followed log checks that its reader may still read it.
 const REAUTHORIZE: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// A followed log on its way to the reader: it holds one of the reader's stream slots, ends
-/// when the server shuts down, and checks every [`REAUTHORIZE`] that the reader may still read
+/// A followed or downloaded log on its way to the reader: it holds one of the reader's stream
+/// slots, ends when the server shuts down, and checks every [`REAUTHORIZE`] that the reader may still read
 /// the job (a logout, a role change or a deletion ends it), as the event stream does.
 struct FollowWatch {
     inner: crate::cluster::LogStream,
@@ -201,7 +267,7 @@ struct FollowWatch {
     id: i64,
     /// When to check the reader again.
     check_at: tokio::time::Instant,
-    _slot: super::stream::StreamSlot,
+    _slot: crate::slots::Slot,
 }
 
 impl FollowWatch {

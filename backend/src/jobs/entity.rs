@@ -95,6 +95,9 @@ pub mod job {
         pub requeue: bool,
         /// How many times a preemption sent it back.
         pub requeues: i32,
+        /// The user id its containers run as, never root (its queue's at submission); NULL:
+        /// as its images say, root included.
+        pub run_as_user: Option<i64>,
     }
 
     impl Model {

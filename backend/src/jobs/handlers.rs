@@ -6,7 +6,7 @@ use anteroom_shared::api::jobs::{
 };
 use anteroom_shared::api::prequeue::ResourceSummary;
 use anteroom_shared::api::{ErrorBody, Page};
-use anteroom_shared::scheduling::TaskResourceError;
+use anteroom_shared::scheduling::{JobKind, TaskResourceError};
 use axum::Json;
 use axum::extract::{FromRequest, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -232,7 +232,7 @@ fn idempotency_key(headers: &HeaderMap) -> ApiResult<Option<&str>> {
     responses(
         (status = 201, description = "The new job: activated or prequeued", body = SubmitResponse, headers(("Idempotent-Replayed" = String, description = "`true` when the answer repeats the first answer to this `Idempotency-Key`: nothing was created"))),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
-        (status = 403, description = "`queue_forbidden`; `volume_forbidden`", body = ErrorBody),
+        (status = 403, description = "`queue_forbidden`; `volume_forbidden`; `interactive_job_of_another_user`: an admin cannot run another user's notebook (jupyter, webide) as their own", body = ErrorBody),
         (status = 404, description = "`job_not_found`; `queue_not_found`", body = ErrorBody),
         (status = 409, description = "`backfill_disabled`", body = ErrorBody),
         (status = 422, description = "As for POST /api/v1/jobs: `validation_failed` naming the fields of the new body, and the admission refusals", body = ErrorBody),
@@ -254,6 +254,17 @@ async fn resubmit_job(
     .await
     .map_err(|_| crate::http::out_of_time())??;
     let body = changes.apply_to(&jobs::to_api(&old)?);
+    // A notebook made from another user's job would be the caller's own, opened with their
+    // session and running that user's image and settings: an admin helping must open the
+    // user's notebook (as an admin, confirmed), never run it as themselves.
+    if old.owner_id != user.id && matches!(body.kind, JobKind::Jupyter | JobKind::Webide) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "interactive_job_of_another_user",
+            format!("job {id} is {}'s notebook: only they can run it again", old.owner_name),
+        )
+        .with_details(serde_json::json!({ "owner": old.owner_name })));
+    }
     let submitted = jobs::submit(context(&state), &user, &body, idempotency_key(&headers)?).await?;
     Ok(submitted_answer(submitted))
 }

@@ -32,6 +32,7 @@ use crate::auth::AuthUser;
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::ApiQuery;
 use crate::signals::Signals;
+use crate::slots::Slot;
 use crate::state::AppState;
 use crate::users;
 
@@ -50,59 +51,6 @@ const LATE_PAGES: usize = 20;
 /// Seconds between heartbeat comments.
 pub const HEARTBEAT_SECONDS: u64 = 15;
 
-/// Open event streams per user, capped (`max_streams_per_user`): each stream polls the store
-/// and holds a connection, so one user's script opening streams in a loop must not starve
-/// everyone else.
-#[derive(Debug, Default)]
-pub struct StreamSlots {
-    open: std::sync::Mutex<std::collections::HashMap<i64, usize>>,
-}
-
-/// One open stream of a user; dropping it (the client went away, or the stream ended) frees it.
-#[derive(Debug)]
-pub struct StreamSlot {
-    slots: std::sync::Arc<StreamSlots>,
-    user: i64,
-}
-
-impl StreamSlots {
-    /// A slot for `user`, unless they already hold `max`.
-    pub fn try_take(self: &std::sync::Arc<Self>, user: i64, max: usize) -> Option<StreamSlot> {
-        let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let count = open.entry(user).or_insert(0);
-        if *count >= max {
-            return None;
-        }
-        *count += 1;
-        Some(StreamSlot {
-            slots: self.clone(),
-            user,
-        })
-    }
-
-    /// Streams `user` has open now.
-    pub fn open_for(&self, user: i64) -> usize {
-        let open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        open.get(&user).copied().unwrap_or(0)
-    }
-}
-
-impl Drop for StreamSlot {
-    fn drop(&mut self) {
-        let mut open = self
-            .slots
-            .open
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(count) = open.get_mut(&self.user) {
-            *count = count.saturating_sub(1);
-            if *count == 0 {
-                open.remove(&self.user);
-            }
-        }
-    }
-}
-
 /// Stream filters.
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase")]
@@ -119,7 +67,7 @@ pub struct StreamQuery {
 
 /// One of `user`'s stream slots (event streams and followed logs share them), or 429
 /// `too_many_streams`.
-pub fn stream_slot(state: &AppState, user: &users::entity::Model) -> Result<StreamSlot, ApiError> {
+pub fn stream_slot(state: &AppState, user: &users::entity::Model) -> Result<Slot, ApiError> {
     let max = state.config.http_limits.max_streams_per_user;
     state.stream_slots.try_take(user.id, max).ok_or_else(|| {
         let mut e = ApiError::new(
@@ -239,7 +187,7 @@ struct Feed {
     authorized_at: Instant,
     read_at: Option<Instant>,
     /// Held while the stream is open (dropped with it).
-    _slot: StreamSlot,
+    _slot: Slot,
 }
 
 impl Feed {

@@ -114,7 +114,7 @@ impl BatchRows {
 /// not yet written, with its wait reasons when prequeued ([`first_events`] turns them into its
 /// first events).
 pub(super) fn job_row(
-    (user, body, runtime_limit): (&users::entity::Model, &JobBody, Option<i64>),
+    (user, body, (runtime_limit, run_as_user)): (&users::entity::Model, &JobBody, (Option<i64>, Option<i64>)),
     (tasks, request, tolerations, mounts): (
         &[TaskResources],
         &ResourceList,
@@ -176,6 +176,8 @@ pub(super) fn job_row(
         cluster_preemptable: Set(None),
         failure: Set(None),
         max_runtime_seconds: Set(runtime_limit),
+        // What its queue says now: its pods keep it, whatever the queue becomes.
+        run_as_user: Set(run_as_user),
         requeue: Set(body.requeue.unwrap_or(config.requeue_by_default)),
         requeues: Set(0),
         id: NotSet,

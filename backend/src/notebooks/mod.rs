@@ -1,33 +1,50 @@
-//! Opening a notebook: `jupyter` and `webide` jobs are reached at `/jobs/{id}/open/` through
-//! Anteroom itself, which reverse-proxies HTTP and WebSocket to the job's pod (kube: the pod's
-//! name under the job's headless service; the simulated cluster: `sim_notebook_upstream`, or a
-//! page saying it is simulated).
+//! Opening a notebook: `jupyter` and `webide` jobs are served from an origin of their own per
+//! job (`notebook_origin`, default `http://j{job}.localhost:<port>`), never the portal's: a
+//! notebook's pages are user code, and on the portal's origin they would run with the session
+//! of whoever views them (an admin helping a user included).
 //!
-//! Why through Anteroom: only Anteroom can reach the pod (a NetworkPolicy in `deploy/` lets
-//! nothing else in), so the notebook runs without a token of its own and the session that
-//! opened the portal is the one that opens the notebook — owner and admins only, checked on
-//! every request, the WebSocket handshake included. What the notebook is sent is filtered
-//! ([`forwarded_headers`]): Anteroom's session cookie and `Authorization` never leave, and what
-//! it answers cannot set Anteroom's session cookie ([`answered_headers`]).
+//! The way in: the portal's job page asks for a one-time link (`handlers`,
+//! `POST /api/v1/jobs/{id}/notebook`), the browser follows it to the notebook origin, which
+//! claims it once (`handoff`) and sets a notebook-only cookie (`session`) that names that job
+//! and viewer and dies with the portal session. Requests whose `Host` is a notebook host are
+//! routed apart from the portal's (`host`), and reverse-proxied to the job's pod (`proxy`; kube:
+//! the pod's name under the job's headless service; the simulated cluster:
+//! `sim_notebook_upstream`, or a page saying it is simulated). Only Anteroom can reach the pod
+//! (a NetworkPolicy in `deploy/`), so who may open it stays Anteroom's decision.
+//!
+//! What crosses the boundary is filtered both ways ([`forwarded_headers`], [`answered_headers`]):
+//! Anteroom's cookies and `Authorization` never reach the notebook, and it cannot set them.
 //!
 //! The path is kept as it came (`/jobs/{id}/open/...`): the notebook is started with that base
 //! URL (`NOTEBOOK_ARGS` for Jupyter's images, `ANTEROOM_BASE_URL` for anything else), so its
 //! links and redirects stay under it. `Host` is kept too (as nginx's `proxy_set_header Host
 //! $host`): Jupyter compares a WebSocket's `Origin` with it.
 
+pub mod handlers;
+pub mod handoff;
+pub mod host;
+pub mod origin;
 pub mod proxy;
+pub mod session;
 #[cfg(test)]
 mod tests;
 
-use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
+use anteroom_shared::api::Role;
+use anteroom_shared::api::jobs::Job;
+use anteroom_shared::scheduling::{JobKind, JobPhase};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use crate::error::ApiError;
+use crate::state::AppState;
 
 /// The path under which job `id`'s notebook is opened.
 pub fn base_path(id: i64) -> String {
     format!("/jobs/{id}/open/")
 }
 
-/// Marks a response that came from a notebook: the security headers' layer leaves its content
-/// policy to the notebook (Jupyter's pages would not run under the portal's).
+/// Marks a response that came from a notebook: the notebook origin's headers layer leaves its
+/// content policy to the notebook.
 #[derive(Debug, Clone, Copy)]
 pub struct FromNotebook;
 
@@ -209,4 +226,126 @@ pub fn path_is_plain(path: &str) -> bool {
         .split('/')
         .map(|segment| segment.replace("%2e", "."))
         .any(|segment| segment == "." || segment == "..")
+}
+
+/// Whether `job` has a notebook to open now: 404 `not_a_notebook` for a batch kind, 409
+/// `notebook_not_running` until it runs.
+pub fn openable(job: &Job) -> Result<(), ApiError> {
+    if !matches!(job.kind, JobKind::Jupyter | JobKind::Webide) {
+        return Err(ApiError::not_found(
+            "not_a_notebook",
+            format!("job {} is not a notebook", job.id),
+        ));
+    }
+    if job.phase != JobPhase::Running {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "notebook_not_running",
+            format!("job {} is {}: its notebook opens once it runs", job.id, job.phase),
+        )
+        .with_details(serde_json::json!({ "phase": job.phase })));
+    }
+    Ok(())
+}
+
+fn escape_html(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Why a notebook does not open, as a small page with the error's status: the reason in the
+/// viewer's language (the UI's own text for the code) and the way on — back to the job's page
+/// in the portal (or its login page) when the portal's address is known.
+pub fn error_page(state: &AppState, e: &ApiError, id: Option<i64>, accept_language: Option<&str>) -> Response {
+    let locale = crate::i18n::negotiate(accept_language);
+    let text = |key: &str| crate::i18n::text(locale, key);
+    let reason = match text(&format!("error.{}", e.code)) {
+        missing if missing.starts_with("error.") => e.message.clone(),
+        found => found,
+    };
+    let portal = state.notebook_origin.portal().unwrap_or_default();
+    let (href, label) = match (e.status, id) {
+        (StatusCode::UNAUTHORIZED, Some(id)) if e.code == "unauthorized" => {
+            (format!("{portal}/login?next=/jobs/{id}"), text("nav.login"))
+        }
+        (_, Some(id)) if e.code != "job_not_found" => (format!("{portal}/jobs/{id}"), text("notebook.backToJob")),
+        _ => (format!("{portal}/jobs"), text("nav.jobs")),
+    };
+    let link = if state.notebook_origin.portal().is_some() {
+        format!("<p><a href=\"{}\">{}</a></p>", escape_html(&href), escape_html(&label))
+    } else {
+        String::new()
+    };
+    let body = format!(
+        "<!doctype html><html lang=\"{locale}\"><head><meta charset=\"utf-8\"><title>{title}</title></head>\
+         <body><main><h1>{title}</h1><p data-code=\"{code}\">{reason}</p>{link}</main></body></html>",
+        title = escape_html(&text("notebook.cannotOpen")),
+        code = e.code,
+        reason = escape_html(&reason),
+    );
+    let mut response = (e.status, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    // The same address answers JSON or a page, in one language or another, and may open
+    // once the job runs: nothing may keep this answer.
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::VARY,
+        HeaderValue::from_static("Accept, Accept-Language, Sec-Fetch-Dest"),
+    );
+    if let Some(seconds) = e.retry_after_seconds {
+        headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
+}
+
+/// What a simulated notebook shows: a page in the viewer's language saying that no notebook
+/// server runs, and (to admins) how to point `sim_notebook_upstream` at one.
+pub fn simulated_page(id: i64, name: &str, user: &crate::users::entity::Model, headers: &HeaderMap) -> Response {
+    let locale = crate::i18n::negotiate(headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok()));
+    let text = |key: &str| crate::i18n::text(locale, key);
+    let escape = escape_html;
+    let admin = crate::users::role_of(user) == Role::Admin;
+    let body = format!(
+        "<!doctype html><html lang=\"{locale}\"><head><meta charset=\"utf-8\"><title>{title}</title></head>\
+         <body><main><h1>{title}</h1><p data-job=\"{id}\">{job}</p><p>{explain}</p>{hint}</main></body></html>",
+        title = escape(&text("notebook.simulatedTitle")),
+        job = escape(&text("notebook.simulatedJob").replace("{name}", name)),
+        explain = escape(&text("notebook.simulatedBody")),
+        hint = if admin {
+            format!(
+                "<p><code>ANTEROOM_SIM_NOTEBOOK_UPSTREAM</code> {}</p>",
+                escape(&text("notebook.simulatedHint"))
+            )
+        } else {
+            String::new()
+        },
+    );
+    let mut response = (StatusCode::OK, body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    response
+}
+
+/// The portal's old notebook address (`/jobs/{id}/open/...`, bookmarks from before notebooks
+/// had origins of their own): the job's page, where **Open** hands over to the notebook's
+/// origin. Nothing of a notebook is ever served on the portal.
+pub fn portal_router() -> axum::Router<AppState> {
+    async fn to_job_page(axum::extract::Path(params): axum::extract::Path<Vec<(String, String)>>) -> Response {
+        match params.first().and_then(|(_, id)| id.parse::<i64>().ok()) {
+            Some(id) => axum::response::Redirect::to(&format!("/jobs/{id}")).into_response(),
+            None => ApiError::not_found("job_not_found", "no such job").into_response(),
+        }
+    }
+    axum::Router::new()
+        .route("/jobs/{id}/open", axum::routing::get(to_job_page))
+        .route("/jobs/{id}/open/", axum::routing::get(to_job_page))
+        .route("/jobs/{id}/open/{*rest}", axum::routing::get(to_job_page))
 }

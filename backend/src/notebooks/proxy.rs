@@ -1,22 +1,29 @@
-//! The reverse proxy at `/jobs/{id}/open/`: authorise, find the notebook, forward HTTP and
-//! tunnel WebSocket.
+//! The reverse proxy of a notebook origin (`super::host`): check the notebook cookie and the
+//! job, then forward HTTP and tunnel WebSocket to the job's notebook server.
+//!
+//! What one user can hold here is bounded: proxied requests in flight (until their answer is
+//! sent) and open tunnels each count against a per-user cap of their own
+//! (`max_notebook_requests_per_user`, `max_notebook_tunnels_per_user`), apart from the portal's
+//! event streams; an answer that sends nothing for `notebook_idle_timeout_seconds` is cut. A
+//! tunnel opens only for the notebook's own pages (`Origin`, `Sec-Fetch-Site`), and the session
+//! behind it is checked again every few seconds: a logout, a password or role change, a
+//! deletion or the session's expiry closes it.
 
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use anteroom_shared::api::Role;
-use anteroom_shared::scheduling::{JobKind, JobPhase};
-use axum::Router;
+use anteroom_shared::scheduling::JobKind;
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
-use axum::http::{HeaderValue, StatusCode, Uri, Version, header};
+use axum::http::{HeaderMap, StatusCode, Uri, Version, header};
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::any;
+use futures::StreamExt;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
-use super::{FromNotebook, answered_headers, base_path, forwarded_headers, is_websocket, path_is_plain};
+use super::host::NotebookHost;
+use super::{FromNotebook, answered_headers, base_path, error_page, forwarded_headers, is_websocket, path_is_plain};
 use crate::auth::{SECURE_SESSION_COOKIE, SESSION_COOKIE};
 use crate::cluster::NotebookTarget;
 use crate::error::ApiError;
@@ -25,16 +32,17 @@ use crate::state::AppState;
 /// How long connecting to a notebook may take before the answer is 502.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Both names the session cookie can have; neither is forwarded nor set by a notebook.
-const SESSION_COOKIES: [&str; 2] = [SESSION_COOKIE, SECURE_SESSION_COOKIE];
+/// How often an open tunnel checks that its viewer may still use it.
+pub const REAUTHORIZE: Duration = Duration::from_secs(5);
 
-/// The routes; outside the API (no JSON contract: whatever the notebook serves).
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/jobs/{id}/open", any(to_slash))
-        .route("/jobs/{id}/open/", any(open))
-        .route("/jobs/{id}/open/{*rest}", any(open_path))
-}
+/// Cookies that are Anteroom's, never forwarded to a notebook nor set by one: the portal's
+/// session (a browser may hold it for a sibling host) and the notebook cookie itself.
+const ANTEROOM_COOKIES: [&str; 4] = [
+    SESSION_COOKIE,
+    SECURE_SESSION_COOKIE,
+    super::session::NOTEBOOK_COOKIE,
+    super::session::SECURE_NOTEBOOK_COOKIE,
+];
 
 /// One HTTP client for every notebook (it pools connections).
 fn client() -> &'static Client<HttpConnector, Body> {
@@ -48,7 +56,7 @@ fn client() -> &'static Client<HttpConnector, Body> {
 
 /// `/jobs/{id}/open` → `/jobs/{id}/open/` (query kept): relative links in the notebook need
 /// the slash.
-async fn to_slash(Path(id): Path<String>, uri: Uri) -> Response {
+pub async fn to_slash(Path(id): Path<String>, uri: Uri) -> Response {
     match id.parse::<i64>() {
         Ok(id) => {
             let query = uri.query().map(|q| format!("?{q}")).unwrap_or_default();
@@ -58,29 +66,47 @@ async fn to_slash(Path(id): Path<String>, uri: Uri) -> Response {
     }
 }
 
-async fn open(State(state): State<AppState>, Path(id): Path<String>, req: Request) -> Response {
-    answer(state, &id, req).await
+/// `/jobs/{id}/open/`.
+pub async fn open(
+    State(state): State<AppState>,
+    axum::Extension(host): axum::Extension<NotebookHost>,
+    Path(id): Path<String>,
+    req: Request,
+) -> Response {
+    answer(state, host, &id, req).await
 }
 
-async fn open_path(State(state): State<AppState>, Path((id, _)): Path<(String, String)>, req: Request) -> Response {
-    answer(state, &id, req).await
+/// `/jobs/{id}/open/{*rest}`.
+pub async fn open_path(
+    State(state): State<AppState>,
+    axum::Extension(host): axum::Extension<NotebookHost>,
+    Path((id, _)): Path<(String, String)>,
+    req: Request,
+) -> Response {
+    answer(state, host, &id, req).await
 }
 
 /// The notebook's answer, or why there is none: as a page in the viewer's language when a
-/// person opened the address (the Open button, a bookmark), as the API's JSON otherwise.
-async fn answer(state: AppState, id: &str, req: Request) -> Response {
+/// person opened the address, as the API's JSON otherwise.
+async fn answer(state: AppState, host: NotebookHost, id: &str, req: Request) -> Response {
     let page = is_navigation(req.method(), req.headers());
     let language = req.headers().get(header::ACCEPT_LANGUAGE).cloned();
-    match forward(state, id, req).await {
+    let id = id.parse::<i64>().ok().filter(|id| *id == host.0);
+    match forward(state.clone(), id, req).await {
         Ok(response) => response,
-        Err(e) if page => error_page(&e, id.parse().ok(), language.as_ref().and_then(|v| v.to_str().ok())),
+        Err(e) if page => error_page(
+            &state,
+            &e,
+            Some(host.0),
+            language.as_ref().and_then(|v| v.to_str().ok()),
+        ),
         Err(e) => e.into_response(),
     }
 }
 
-/// Whether a browser is loading a page here (rather than a script or the API asking): a
-/// `GET` for a document, by `Sec-Fetch-Dest` where the browser says it, else by `Accept`.
-fn is_navigation(method: &axum::http::Method, headers: &axum::http::HeaderMap) -> bool {
+/// Whether a browser is loading a page here (rather than a script asking): a `GET` for a
+/// document, by `Sec-Fetch-Dest` where the browser says it, else by `Accept`.
+fn is_navigation(method: &axum::http::Method, headers: &HeaderMap) -> bool {
     if *method != axum::http::Method::GET || is_websocket(headers) {
         return false;
     }
@@ -93,108 +119,55 @@ fn is_navigation(method: &axum::http::Method, headers: &axum::http::HeaderMap) -
     }
 }
 
-fn escape_html(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+/// Whether a WebSocket handshake comes from the notebook's own pages: its `Origin` is this
+/// notebook origin, and the browser, if it says, calls it same-origin. A handshake from any
+/// other page — another notebook, the portal, another site — would otherwise carry the
+/// viewer's cookie into the kernel.
+pub fn handshake_is_own(headers: &HeaderMap, own_origin: &str) -> bool {
+    let origin_ok = headers
+        .get(header::ORIGIN)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|o| o.trim().eq_ignore_ascii_case(own_origin));
+    let site_ok = headers
+        .get("sec-fetch-site")
+        .is_none_or(|s| s.as_bytes().eq_ignore_ascii_case(b"same-origin"));
+    origin_ok && site_ok
 }
 
-/// Why a notebook does not open, as a small page with the error's status: the reason in the
-/// viewer's language (the UI's own text for the code) and the way on — the job's page, or
-/// the login page when there is no session.
-fn error_page(e: &ApiError, id: Option<i64>, accept_language: Option<&str>) -> Response {
-    let locale = crate::i18n::negotiate(accept_language);
-    let text = |key: &str| crate::i18n::text(locale, key);
-    let reason = match text(&format!("error.{}", e.code)) {
-        missing if missing.starts_with("error.") => e.message.clone(),
-        found => found,
-    };
-    let (href, label) = match (e.status, id) {
-        (StatusCode::UNAUTHORIZED, Some(id)) => (format!("/login?next=/jobs/{id}"), text("nav.login")),
-        (StatusCode::UNAUTHORIZED, None) => ("/login".to_owned(), text("nav.login")),
-        (_, Some(id)) if e.code != "job_not_found" => (format!("/jobs/{id}"), text("notebook.backToJob")),
-        _ => ("/jobs".to_owned(), text("nav.jobs")),
-    };
-    let body = format!(
-        "<!doctype html><html lang=\"{locale}\"><head><meta charset=\"utf-8\"><title>{title}</title></head>\
-         <body><main><h1>{title}</h1><p data-code=\"{code}\">{reason}</p><p><a href=\"{href}\">{label}</a></p></main></body></html>",
-        title = escape_html(&text("notebook.cannotOpen")),
-        code = e.code,
-        reason = escape_html(&reason),
-        href = escape_html(&href),
-        label = escape_html(&label),
-    );
-    let mut response = (e.status, body).into_response();
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    // The same address answers JSON or a page, in one language or another, and may open
-    // once the job runs: nothing may keep this answer.
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(
-        header::VARY,
-        HeaderValue::from_static("Accept, Accept-Language, Sec-Fetch-Dest"),
-    );
-    if let Some(seconds) = e.retry_after_seconds {
-        headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-    }
-    response
-}
-
-/// Checks the caller and the job, then hands the request to the notebook.
-async fn forward(state: AppState, id: &str, mut req: Request) -> Result<Response, ApiError> {
-    let id: i64 = id
-        .parse()
-        .map_err(|_| ApiError::not_found("job_not_found", "no such job"))?;
+/// Checks the viewer and the job, then hands the request to the notebook.
+async fn forward(state: AppState, id: Option<i64>, mut req: Request) -> Result<Response, ApiError> {
+    let id = id.ok_or_else(|| ApiError::not_found("job_not_found", "not this origin's notebook"))?;
     if !path_is_plain(req.uri().path()) {
         return Err(ApiError::not_found("not_found", "not a path under this notebook"));
     }
-    // The notebook's own page may send `Authorization: token …` (a Jupyter with a token):
-    // that is the notebook's, not Anteroom's; only a bearer token or the session cookie counts.
-    let mut credentials = req.headers().clone();
-    if credentials
-        .get(header::AUTHORIZATION)
-        .is_some_and(|v| !v.as_bytes().starts_with(b"Bearer "))
-    {
-        credentials.remove(header::AUTHORIZATION);
-    }
-    let user = crate::auth::authenticate(&credentials, &state).await?.0;
-    // Another user's job does not exist for them: 404, as everywhere. Admins included: the
-    // notebook's pages run on Anteroom's origin, so its scripts could act as whoever opens it,
-    // and an admin's session is the one that must never be lent to a user's code.
-    let row = crate::jobs::visible(&state.db_read, &user, id).await?;
-    if row.owner_id != user.id {
-        return Err(ApiError::not_found(
-            "job_not_found",
-            format!("job {id} is not yours to open"),
-        ));
-    }
-    let job = crate::jobs::to_api(&row)?;
-    if !matches!(job.kind, JobKind::Jupyter | JobKind::Webide) {
-        return Err(ApiError::not_found(
-            "not_a_notebook",
-            format!("job {id} is not a notebook"),
-        ));
-    }
-    if job.phase != JobPhase::Running {
+    let websocket = is_websocket(req.headers());
+    if websocket && !handshake_is_own(req.headers(), &state.notebook_origin.origin(id)) {
+        tracing::warn!(job = id, origin = ?req.headers().get(header::ORIGIN), "a notebook WebSocket from another origin refused");
         return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "notebook_not_running",
-            format!("job {id} is {}: its notebook opens once it runs", job.phase),
-        )
-        .with_details(serde_json::json!({ "phase": job.phase })));
+            StatusCode::FORBIDDEN,
+            "cross_site_request",
+            "a notebook's WebSocket opens only from the notebook's own pages",
+        ));
     }
+    let (user, _) = super::session::viewer(&state, req.headers(), id).await?;
+    let row = crate::jobs::visible(&state.db_read, &user, id).await?;
+    let job = crate::jobs::to_api(&row)?;
+    super::openable(&job)?;
+    let limits = state.config.notebook_limits;
+    // Held until the answer is sent (HTTP) or the tunnel closes.
+    let slot = if websocket {
+        state.notebook_tunnels.try_take(user.id, limits.max_tunnels_per_user)
+    } else {
+        state.notebook_requests.try_take(user.id, limits.max_requests_per_user)
+    }
+    .ok_or_else(|| too_many(websocket, &limits))?;
     let task = job.tasks.first().map(|t| t.name.as_str()).unwrap_or("main");
     let base = match state.cluster.notebook_target(id, job.kind, task) {
-        NotebookTarget::Simulated => return Ok(simulated_page(id, &job.name, &user, req.headers())),
+        NotebookTarget::Simulated => return Ok(super::simulated_page(id, &job.name, &user, req.headers())),
         NotebookTarget::Http(base) => base,
     };
-    let https = state.config.public_url.as_ref().is_some_and(|u| u.https);
-    let websocket = is_websocket(req.headers());
     let client_upgrade = websocket.then(|| hyper::upgrade::on(&mut req));
+    let request_headers = req.headers().clone();
     let (parts, body) = req.into_parts();
     let full = parts.uri.path_and_query().map_or("/", |p| p.as_str());
     // code-server serves from its root (relative links work under any prefix); Jupyter is
@@ -217,85 +190,171 @@ async fn forward(state: AppState, id: &str, mut req: Request) -> Result<Response
         .version(Version::HTTP_11)
         .body(if websocket { Body::empty() } else { body })
         .map_err(|e| ApiError::internal(anyhow::anyhow!("proxy request: {e}")))?;
-    *out.headers_mut() = forwarded_headers(&parts.headers, &SESSION_COOKIES, https, id);
-    let mut answer = client().request(out).await.map_err(|e| {
-        tracing::warn!(job = id, error = %e, "the notebook did not answer");
-        ApiError::new(
-            StatusCode::BAD_GATEWAY,
-            "notebook_unreachable",
-            "the notebook did not answer; it may still be starting",
-        )
-    })?;
+    *out.headers_mut() = forwarded_headers(&parts.headers, &ANTEROOM_COOKIES, state.notebook_origin.https(), id);
+    let idle = limits.idle_timeout;
+    let mut answer = match tokio::time::timeout(idle, client().request(out)).await {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(e)) => {
+            tracing::warn!(job = id, error = %e, "the notebook did not answer");
+            return Err(ApiError::new(
+                StatusCode::BAD_GATEWAY,
+                "notebook_unreachable",
+                "the notebook did not answer; it may still be starting",
+            ));
+        }
+        Err(_) => {
+            tracing::warn!(job = id, idle_s = idle.as_secs(), "the notebook did not answer in time");
+            return Err(ApiError::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                "notebook_timeout",
+                "the notebook did not answer in time",
+            ));
+        }
+    };
     let switching = answer.status() == StatusCode::SWITCHING_PROTOCOLS;
-    if switching && let Some(client_upgrade) = client_upgrade {
-        // An open tunnel holds one of its user's stream slots (a connection's slot is freed
-        // when it is upgraded), and ends when the server shuts down.
-        let slot = crate::jobs::stream::stream_slot(&state, &user)?;
-        let signals = state.signals.clone();
+    let (answer_parts, answer_body) = if switching && let Some(client_upgrade) = client_upgrade {
         let upstream_upgrade = hyper::upgrade::on(&mut answer);
-        tokio::spawn(async move {
-            let _slot = slot;
-            let (client, upstream) = match tokio::try_join!(client_upgrade, upstream_upgrade) {
-                Ok(both) => both,
-                Err(e) => {
-                    tracing::debug!(job = id, error = %e, "a notebook WebSocket did not open");
-                    return;
-                }
-            };
-            let (mut client, mut upstream) = (TokioIo::new(client), TokioIo::new(upstream));
-            tokio::select! {
-                copied = tokio::io::copy_bidirectional(&mut client, &mut upstream) => {
-                    if let Err(e) = copied {
-                        tracing::debug!(job = id, error = %e, "a notebook WebSocket ended");
-                    }
-                }
-                () = signals.closed() => {}
-            }
-        });
-    }
-    let (answer_parts, answer_body) = answer.into_parts();
-    let mut response = Response::new(if switching {
-        Body::empty()
+        let (parts, _) = answer.into_parts();
+        tokio::spawn(tunnel(
+            state.clone(),
+            request_headers,
+            id,
+            client_upgrade,
+            upstream_upgrade,
+            slot,
+        ));
+        (parts, Body::empty())
     } else {
-        Body::new(answer_body)
-    });
+        let (parts, body) = answer.into_parts();
+        (parts, idle_bounded(Body::new(body), idle, slot, id))
+    };
+    let mut response = Response::new(answer_body);
     *response.status_mut() = answer_parts.status;
-    *response.headers_mut() = answered_headers(&answer_parts.headers, &SESSION_COOKIES, switching, id);
+    *response.headers_mut() = answered_headers(&answer_parts.headers, &ANTEROOM_COOKIES, switching, id);
     response.extensions_mut().insert(FromNotebook);
     Ok(response)
 }
 
-/// What a simulated notebook shows: a page in the viewer's language saying that no notebook
-/// server runs, and how to point `sim_notebook_upstream` at one.
-fn simulated_page(
+/// 429 when the viewer holds as many tunnels or requests as allowed.
+fn too_many(websocket: bool, limits: &crate::config::NotebookLimits) -> ApiError {
+    let (code, max, what) = if websocket {
+        (
+            "too_many_notebook_tunnels",
+            limits.max_tunnels_per_user,
+            "notebook connections",
+        )
+    } else {
+        (
+            "too_many_notebook_requests",
+            limits.max_requests_per_user,
+            "notebook requests in flight",
+        )
+    };
+    let mut e = ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        code,
+        format!("you already have {max} {what}; close some first"),
+    )
+    .with_details(serde_json::json!({ "limit": max }));
+    e.retry_after_seconds = Some(5);
+    e
+}
+
+/// The notebook's answer on its way to the browser: cut when the notebook sends nothing for
+/// `idle`, and holding the viewer's request slot until it ends.
+fn idle_bounded(body: Body, idle: Duration, slot: crate::slots::Slot, id: i64) -> Body {
+    let stream = body.into_data_stream();
+    Body::from_stream(futures::stream::unfold(Some((stream, slot)), move |state| async move {
+        let (mut stream, slot) = state?;
+        match tokio::time::timeout(idle, stream.next()).await {
+            Ok(Some(Ok(chunk))) => Some((Ok(chunk), Some((stream, slot)))),
+            Ok(Some(Err(e))) => Some((Err(std::io::Error::other(e)), None)),
+            Ok(None) => None,
+            Err(_) => {
+                tracing::debug!(
+                    job = id,
+                    idle_s = idle.as_secs(),
+                    "a notebook answer went idle and was cut"
+                );
+                Some((Err(std::io::Error::other("the notebook's answer went idle")), None))
+            }
+        }
+    }))
+}
+
+/// An open tunnel: bytes both ways until either side closes, the server shuts down, or the
+/// viewer may no longer use it (checked every [`REAUTHORIZE`]).
+async fn tunnel(
+    state: AppState,
+    headers: HeaderMap,
     id: i64,
-    name: &str,
-    user: &crate::users::entity::Model,
-    headers: &axum::http::HeaderMap,
-) -> Response {
-    let locale = crate::i18n::negotiate(headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok()));
-    let text = |key: &str| crate::i18n::text(locale, key);
-    let escape = escape_html;
-    let admin = crate::users::role_of(user) == Role::Admin;
-    let body = format!(
-        "<!doctype html><html lang=\"{locale}\"><head><meta charset=\"utf-8\"><title>{title}</title></head>\
-         <body><main><h1>{title}</h1><p data-job=\"{id}\">{job}</p><p>{explain}</p>{hint}</main></body></html>",
-        title = escape(&text("notebook.simulatedTitle")),
-        job = escape(&text("notebook.simulatedJob").replace("{name}", name)),
-        explain = escape(&text("notebook.simulatedBody")),
-        hint = if admin {
-            format!(
-                "<p><code>ANTEROOM_SIM_NOTEBOOK_UPSTREAM</code> {}</p>",
-                escape(&text("notebook.simulatedHint"))
-            )
-        } else {
-            String::new()
-        },
-    );
-    let mut response = (StatusCode::OK, body).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    response
+    client_upgrade: hyper::upgrade::OnUpgrade,
+    upstream_upgrade: hyper::upgrade::OnUpgrade,
+    slot: crate::slots::Slot,
+) {
+    let _slot = slot;
+    let (client, upstream) = match tokio::try_join!(client_upgrade, upstream_upgrade) {
+        Ok(both) => both,
+        Err(e) => {
+            tracing::debug!(job = id, error = %e, "a notebook WebSocket did not open");
+            return;
+        }
+    };
+    let (mut client, mut upstream) = (TokioIo::new(client), TokioIo::new(upstream));
+    let copy = tokio::io::copy_bidirectional(&mut client, &mut upstream);
+    tokio::pin!(copy);
+    let mut check = tokio::time::interval_at(tokio::time::Instant::now() + REAUTHORIZE, REAUTHORIZE);
+    loop {
+        tokio::select! {
+            copied = &mut copy => {
+                if let Err(e) = copied {
+                    tracing::debug!(job = id, error = %e, "a notebook WebSocket ended");
+                }
+                return;
+            }
+            () = state.signals.closed() => return,
+            _ = check.tick() => {
+                if let Err(e) = super::session::viewer(&state, &headers, id).await {
+                    tracing::info!(job = id, code = e.code, "a notebook WebSocket closed: its session ended");
+                    return;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    #[test]
+    fn a_websocket_handshake_is_the_notebook_s_own_only_from_its_origin() {
+        let own = "http://j7.localhost:8080";
+        let h = |pairs: &[(&'static str, &'static str)]| -> HeaderMap {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.parse().unwrap(), HeaderValue::from_static(v)))
+                .collect()
+        };
+        assert!(handshake_is_own(&h(&[("origin", "http://j7.localhost:8080")]), own));
+        assert!(handshake_is_own(
+            &h(&[
+                ("origin", "http://J7.localhost:8080"),
+                ("sec-fetch-site", "same-origin")
+            ]),
+            own
+        ));
+        for foreign in [
+            h(&[("origin", "https://evil.example")]),
+            h(&[("origin", "http://j8.localhost:8080")]),
+            h(&[("origin", "http://127.0.0.1:8080")]),
+            h(&[("origin", "http://j7.localhost:8081")]),
+            h(&[("origin", "null")]),
+            h(&[]),
+            h(&[("origin", "http://j7.localhost:8080"), ("sec-fetch-site", "same-site")]),
+        ] {
+            assert!(!handshake_is_own(&foreign, own), "{foreign:?}");
+        }
+    }
 }

@@ -12,10 +12,13 @@
 //! `X-Anteroom-Delivery` id.
 //!
 //! Webhooks only go to host names and addresses the admins list ([`rules::Destination`],
-//! checked when a subscription is made and again at each try), and redirects are not followed,
-//! so a user cannot point the server at an arbitrary address. The check is by name: an allowed
-//! name that resolves to a private address is reached (the admins' list is the control; IPv6
-//! literals cannot be listed).
+//! checked when a subscription is made and again at each try; without a port, 80 and 443
+//! only), and redirects are not followed, so a user cannot point the server at an arbitrary
+//! address. The check is on addresses too: the name is resolved once, an address that is
+//! loopback, link-local, private, CGNAT or the cluster's own is refused unless the admins
+//! listed it exactly, and the connection goes to the checked address ([`rules::may_connect`],
+//! [`sender`]). Deleting a user deletes their subscriptions and deliveries with them
+//! ([`forget_owner`]).
 //!
 //! - `entity.rs`: the tables. `rules.rs`: allowlist, signature, backoff (pure).
 //! - `sender.rs`: the sender. `handlers.rs`: the HTTP face.
@@ -28,6 +31,21 @@ pub mod sender;
 use anteroom_shared::api::notifications::NotifyOn;
 use chrono::{DateTime, Utc};
 use sea_orm::{ConnectionTrait, DbBackend, DbErr, Statement, Value};
+
+/// Deletes the subscriptions of user `owner` and their deliveries, pending or sent: called in
+/// the transaction that deletes the user, so nothing is sent for a user who is gone.
+pub async fn forget_owner(db: &impl ConnectionTrait, owner: i64) -> Result<(), DbErr> {
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    entity::delivery::Entity::delete_many()
+        .filter(entity::delivery::Column::OwnerId.eq(owner))
+        .exec(db)
+        .await?;
+    entity::webhook::Entity::delete_many()
+        .filter(entity::webhook::Column::OwnerId.eq(owner))
+        .exec(db)
+        .await?;
+    Ok(())
+}
 
 /// `?` or `$n`: the `n`-th (1-based) placeholder of `backend`.
 fn placeholder(backend: DbBackend, n: usize) -> String {

@@ -1,8 +1,11 @@
 //! The pure rules of notifications: which destinations the admins allow, how a delivery is
 //! signed, and when a failed one is tried again. No I/O.
 
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
 use chrono::{DateTime, Duration, Utc};
 use hmac::{Hmac, Mac};
+use ipnet::IpNet;
 use sha2::Sha256;
 
 /// Most hosts in the admins' list.
@@ -16,14 +19,15 @@ pub const MAX_RETRY_DELAY_SECONDS: i64 = 3_600;
 /// The longest URL a subscription may name.
 pub const MAX_URL_LENGTH: usize = 2_048;
 
-/// One allowed destination: a host (or every subdomain of one) and optionally one port.
+/// One allowed destination: a host (or every subdomain of one) and optionally one port
+/// (without one: 80 and 443 only, the ports of the web, never a database's or a kubelet's).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Destination {
     /// `true`: `*.host` — any subdomain of `host`, not `host` itself.
     wildcard: bool,
     /// Lowercase host name or IP literal.
     host: String,
-    /// `None`: any port.
+    /// `None`: 80 and 443.
     port: Option<u16>,
 }
 
@@ -90,7 +94,92 @@ impl Destination {
         } else {
             host == self.host
         };
-        host_ok && self.port.is_none_or(|p| p == port)
+        host_ok && self.port.map_or(port == 80 || port == 443, |p| p == port)
+    }
+
+    /// Whether this entry is exactly `ip` (and admits `port`): the only way an internal
+    /// address ([`is_internal`]) becomes reachable.
+    fn is_exactly(&self, ip: IpAddr, port: u16) -> bool {
+        !self.wildcard && self.host.parse::<IpAddr>().is_ok_and(|h| h == ip) && self.admits(&self.host, port)
+    }
+}
+
+/// Whether a webhook may connect to `ip`: always for an address of the internet; for a
+/// loopback, link-local, private (RFC 1918, ULA), CGNAT or otherwise special address, or one in
+/// the cluster's own ranges (`cluster_networks`), only when an admin listed that exact address
+/// (with the port). A host *name* the admins allow does not make the addresses it resolves to
+/// allowed: a name can point anywhere, and change between the check and the connection.
+pub fn may_connect(addr: SocketAddr, allowed: &[Destination], cluster_ranges: &[IpNet]) -> bool {
+    let ip = canonical(addr.ip());
+    !is_internal(ip, cluster_ranges) || allowed.iter().any(|d| d.is_exactly(ip, addr.port()))
+}
+
+/// An IPv4 address written as IPv6 (`::ffff:a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`)
+/// as the IPv4 address it reaches, so `::ffff:127.0.0.1` is loopback too.
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                IpAddr::V4(v4)
+            } else if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
+                IpAddr::V4(Ipv4Addr::new(
+                    (s[6] >> 8) as u8,
+                    s[6] as u8,
+                    (s[7] >> 8) as u8,
+                    s[7] as u8,
+                ))
+            } else if s[0] == 0x2002 {
+                IpAddr::V4(Ipv4Addr::new(
+                    (s[1] >> 8) as u8,
+                    s[1] as u8,
+                    (s[2] >> 8) as u8,
+                    s[2] as u8,
+                ))
+            } else {
+                ip
+            }
+        }
+        v4 => v4,
+    }
+}
+
+/// Whether `ip` is no address of the internet, or one of the cluster's: loopback, unspecified,
+/// private (RFC 1918), link-local (the clouds' metadata service at 169.254.169.254), CGNAT
+/// (100.64.0.0/10), benchmarking, reserved, broadcast, multicast; IPv6 loopback, ULA
+/// (fc00::/7), link-local, site-local, multicast, Teredo; and any of `cluster_ranges`.
+pub fn is_internal(ip: IpAddr, cluster_ranges: &[IpNet]) -> bool {
+    let ip = canonical(ip);
+    if cluster_ranges.iter().any(|net| net.contains(&ip)) {
+        return true;
+    }
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            v4.is_loopback()
+                || v4.is_unspecified()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || a == 0
+                || (a == 100 && (64..128).contains(&b))
+                || (a == 192 && b == 0 && v4.octets()[2] == 0)
+                || (a == 198 && (b == 18 || b == 19))
+                || a >= 240
+        }
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00
+                || (s[0] & 0xffc0) == 0xfe80
+                || (s[0] & 0xffc0) == 0xfec0
+                || (s[0] == 0x2001 && s[1] == 0)
+                || (s[0] == 0x0100 && s[1..4] == [0, 0, 0])
+                || s[0..6] == [0, 0, 0, 0, 0, 0]
+        }
     }
 }
 
@@ -170,10 +259,16 @@ mod tests {
 
     #[test]
     fn a_url_goes_only_where_the_admins_allow() {
-        let list = allowed(&["hooks.example.org", "*.corp.example", "10.0.0.5:8443"]);
+        let list = allowed(&[
+            "hooks.example.org",
+            "*.corp.example",
+            "10.0.0.5:8443",
+            "ci.example.org:9000",
+        ]);
         for ok in [
             "https://hooks.example.org/anteroom",
-            "http://hooks.example.org:9000/x",
+            "http://hooks.example.org/x",
+            "https://ci.example.org:9000/x",
             "https://ci.corp.example/hook",
             "https://a.b.corp.example/",
             "https://10.0.0.5:8443/",
@@ -188,6 +283,11 @@ mod tests {
             ("https://10.0.0.5/", UrlProblem::NotAllowed),
             ("https://10.0.0.5:8444/", UrlProblem::NotAllowed),
             ("https://169.254.169.254/latest", UrlProblem::NotAllowed),
+            // Listed without a port: the web's ports only.
+            ("http://hooks.example.org:9000/x", UrlProblem::NotAllowed),
+            ("http://hooks.example.org:6443/x", UrlProblem::NotAllowed),
+            ("https://ci.corp.example:22/", UrlProblem::NotAllowed),
+            ("https://ci.example.org/x", UrlProblem::NotAllowed),
             ("ftp://hooks.example.org/", UrlProblem::Malformed),
             ("https://user:pw@hooks.example.org/", UrlProblem::Malformed),
             ("hooks.example.org/x", UrlProblem::Malformed),
@@ -203,6 +303,66 @@ mod tests {
             check_url("https://hooks.example.org/", &[]).err(),
             Some(UrlProblem::NotAllowed),
             "empty list: none"
+        );
+    }
+
+    #[test]
+    fn internal_addresses_are_reached_only_when_listed_exactly_with_their_port() {
+        let sock = |s: &str| s.parse::<SocketAddr>().unwrap();
+        let cluster: Vec<IpNet> = vec!["203.0.113.0/24".parse().unwrap()];
+        let none: Vec<Destination> = Vec::new();
+        for internal in [
+            "127.0.0.1:80",
+            "127.1.2.3:443",
+            "0.0.0.0:80",
+            "10.0.0.5:443",
+            "172.16.0.1:80",
+            "172.31.255.255:80",
+            "192.168.1.1:80",
+            "169.254.169.254:80",
+            "100.64.0.1:80",
+            "100.127.255.255:80",
+            "198.18.0.1:80",
+            "255.255.255.255:80",
+            "224.0.0.1:80",
+            "240.0.0.1:80",
+            "203.0.113.9:443",
+            "[::1]:80",
+            "[::]:80",
+            "[fd00::1]:80",
+            "[fc00::1]:80",
+            "[fe80::1]:80",
+            "[::ffff:127.0.0.1]:80",
+            "[::ffff:169.254.169.254]:80",
+            "[64:ff9b::a9fe:a9fe]:80",
+            "[2002:7f00:1::]:80",
+        ] {
+            assert!(!may_connect(sock(internal), &none, &cluster), "{internal}");
+        }
+        for public in [
+            "93.184.216.34:443",
+            "100.128.0.1:443",
+            "172.32.0.1:80",
+            "[2606:4700::1111]:443",
+        ] {
+            assert!(may_connect(sock(public), &none, &cluster), "{public}");
+        }
+        let listed = allowed(&["127.0.0.1:9000", "10.0.0.5", "hooks.internal"]);
+        assert!(may_connect(sock("127.0.0.1:9000"), &listed, &cluster));
+        assert!(!may_connect(sock("127.0.0.1:9001"), &listed, &cluster), "another port");
+        assert!(may_connect(sock("10.0.0.5:443"), &listed, &cluster));
+        assert!(
+            !may_connect(sock("10.0.0.5:8080"), &listed, &cluster),
+            "no port listed: 80/443"
+        );
+        assert!(
+            !may_connect(sock("10.0.0.6:443"), &listed, &cluster),
+            "a name is not an address"
+        );
+        assert!(!may_connect(sock("[::ffff:10.0.0.6]:443"), &listed, &cluster));
+        assert!(
+            may_connect(sock("[::ffff:10.0.0.5]:443"), &listed, &cluster),
+            "the same address"
         );
     }
 

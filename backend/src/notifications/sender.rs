@@ -1,8 +1,17 @@
 //! The sender: posts due deliveries, oldest first, in order per (subscription, job), and
 //! records each outcome. Runs while this replica holds the watcher's lease ([`run`]); tests
 //! call [`deliver_due`] themselves.
+//!
+//! Where a delivery may go is decided on addresses, not names: the URL's host is resolved once,
+//! every address it resolves to must be one a webhook may reach ([`rules::may_connect`]:
+//! internal ranges only when listed exactly), and the connection goes to the addresses that
+//! were checked — there is no second lookup a name could rebind between. A pass is fair between
+//! subscriptions: each gets at most [`PER_SUBSCRIPTION`] tries, stops at its first failure, and
+//! a subscription whose receiver is backing off is not tried at all, so one user's dead
+//! receiver delays nobody else's.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -11,7 +20,7 @@ use futures::StreamExt;
 
 use anteroom_shared::api::notifications::{NotifyOn, WebhookPayload};
 use chrono::{DateTime, Utc};
-use sea_orm::sea_query::Expr;
+use sea_orm::sea_query::{Alias, Expr, ExprTrait, Func, Query};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
 };
@@ -19,8 +28,10 @@ use sea_orm::{
 use super::entity::{delivery, webhook};
 use super::rules::{self, Destination};
 
-/// Deliveries read per pass.
-const PER_PASS: u64 = 100;
+/// Subscriptions served per pass, the longest waiting first.
+const SUBSCRIPTIONS_PER_PASS: u64 = 100;
+/// Deliveries of one subscription tried per pass.
+pub const PER_SUBSCRIPTION: u64 = 3;
 /// How long one post may take.
 pub const POST_TIMEOUT: Duration = Duration::from_secs(5);
 /// How often the sender looks for due deliveries.
@@ -37,15 +48,67 @@ pub struct Sent {
     pub given_up: Vec<i64>,
 }
 
-/// The HTTP client of deliveries: a short timeout, no redirects (a redirect could lead
-/// outside the admins' list), no proxy from the environment.
-pub fn client() -> reqwest::Client {
+/// Where deliveries may not go beyond the internet and the addresses admins listed: the
+/// cluster's own networks (`cluster_networks`: pods, services, nodes).
+#[derive(Debug, Clone, Default)]
+pub struct NetworkRules {
+    /// The cluster's address ranges, refused unless an admin listed the exact address.
+    pub cluster_ranges: Vec<ipnet::IpNet>,
+}
+
+/// The HTTP client of one delivery to `host`: it connects only to `addrs` (checked), with a
+/// short timeout, no redirects (a redirect could lead outside the admins' list), no proxy from
+/// the environment.
+fn client_to(host: &str, addrs: &[SocketAddr]) -> Result<reqwest::Client, reqwest::Error> {
     reqwest::Client::builder()
         .timeout(POST_TIMEOUT)
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
+        .resolve_to_addrs(host, addrs)
         .build()
-        .expect("an HTTP client")
+}
+
+/// Why a delivery's destination cannot be reached now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unreachable {
+    /// The name did not resolve (try again later).
+    Unresolved,
+    /// It resolves only to addresses no webhook may reach (give up).
+    Refused,
+}
+
+/// The addresses `url` may be posted to, resolved once.
+async fn checked_addresses(
+    url: &reqwest::Url,
+    allowed: &[Destination],
+    network: &NetworkRules,
+) -> Result<Vec<SocketAddr>, Unreachable> {
+    let port = url.port_or_known_default().ok_or(Unreachable::Refused)?;
+    let host = url.host_str().ok_or(Unreachable::Refused)?;
+    let literal = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<std::net::IpAddr>();
+    let resolved: Vec<SocketAddr> = match literal {
+        Ok(ip) => vec![SocketAddr::new(ip, port)],
+        Err(_) => match tokio::time::timeout(POST_TIMEOUT, tokio::net::lookup_host((host, port))).await {
+            Ok(Ok(addrs)) => addrs.collect(),
+            _ => return Err(Unreachable::Unresolved),
+        },
+    };
+    if resolved.is_empty() {
+        return Err(Unreachable::Unresolved);
+    }
+    // Every address must pass: a name that also resolves inside is refused as a whole, so
+    // which address the connection picks never decides what is reached.
+    if resolved
+        .iter()
+        .all(|addr| rules::may_connect(*addr, allowed, &network.cluster_ranges))
+    {
+        Ok(resolved)
+    } else {
+        Err(Unreachable::Refused)
+    }
 }
 
 /// The admins' list as stored (entries that no longer parse are skipped).
@@ -56,30 +119,67 @@ pub async fn destinations(db: &impl ConnectionTrait) -> Result<Vec<String>, DbEr
         .unwrap_or_default())
 }
 
-/// One pass at `now`: every due delivery whose earlier ones of the same (subscription, job)
-/// are done, oldest first, up to `PER_PASS` (100).
-pub async fn deliver_due(db: &DatabaseConnection, http: &reqwest::Client, now: DateTime<Utc>) -> Result<Sent, DbErr> {
+/// Deliveries due at `now` whose earlier ones of the same (subscription, job) are done, of
+/// subscriptions that are not backing off.
+fn due(now: DateTime<Utc>) -> sea_orm::Condition {
     use delivery::Column as D;
-    let due = delivery::Entity::find()
-        .filter(D::DeliveredAt.is_null())
-        .filter(D::GivenUp.eq(false))
+    let backing_off = Query::select()
+        .expr(Expr::val(1))
+        .from_as(delivery::Entity, Alias::new("b"))
+        .and_where(Expr::col((Alias::new("b"), D::WebhookId)).equals((delivery::Entity, D::WebhookId)))
+        .and_where(Expr::col((Alias::new("b"), D::DeliveredAt)).is_null())
+        .and_where(Expr::col((Alias::new("b"), D::GivenUp)).eq(false))
+        .and_where(Expr::col((Alias::new("b"), D::Attempts)).gt(0))
+        .and_where(Expr::col((Alias::new("b"), D::NextAttemptAt)).gt(now))
+        .to_owned();
+    sea_orm::Condition::all()
+        .add(D::DeliveredAt.is_null())
+        .add(D::GivenUp.eq(false))
         // A new delivery has no time set: due at once.
-        .filter(
+        .add(
             sea_orm::Condition::any()
                 .add(D::NextAttemptAt.is_null())
                 .add(D::NextAttemptAt.lte(now)),
         )
         // In order per (subscription, job): a delivery behind one still pending is not read at
         // all, so deliveries held behind a failing receiver never crowd out everyone else's.
-        .filter(Expr::cust(
+        .add(Expr::cust(
             "NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.webhook_id = webhook_deliveries.webhook_id \
              AND e.job_id = webhook_deliveries.job_id AND e.id < webhook_deliveries.id \
              AND e.delivered_at IS NULL AND NOT e.given_up)",
         ))
-        .order_by_asc(D::Id)
-        .limit(PER_PASS)
+        // A receiver that failed waits out its back-off before anything else is sent to it.
+        .add(Expr::exists(backing_off).not())
+}
+
+/// One pass at `now`: of up to [`SUBSCRIPTIONS_PER_PASS`] subscriptions with something due
+/// (the longest waiting first, none that is backing off), up to [`PER_SUBSCRIPTION`] due
+/// deliveries each, oldest first.
+pub async fn deliver_due(db: &DatabaseConnection, network: &NetworkRules, now: DateTime<Utc>) -> Result<Sent, DbErr> {
+    use delivery::Column as D;
+    let subscriptions: Vec<i64> = delivery::Entity::find()
+        .select_only()
+        .column(D::WebhookId)
+        .filter(due(now))
+        .group_by(D::WebhookId)
+        .order_by(Func::min(Expr::col(D::Id)), sea_orm::Order::Asc)
+        .limit(SUBSCRIPTIONS_PER_PASS)
+        .into_tuple()
         .all(db)
         .await?;
+    let mut due_now = Vec::new();
+    for subscription in subscriptions {
+        due_now.extend(
+            delivery::Entity::find()
+                .filter(D::WebhookId.eq(subscription))
+                .filter(due(now))
+                .order_by_asc(D::Id)
+                .limit(PER_SUBSCRIPTION)
+                .all(db)
+                .await?,
+        );
+    }
+    let due = due_now;
     let mut sent = Sent::default();
     if due.is_empty() {
         return Ok(sent);
@@ -110,7 +210,7 @@ pub async fn deliver_due(db: &DatabaseConnection, http: &reqwest::Client, now: D
     }
     let context = PassContext {
         db,
-        http,
+        network,
         now,
         allowed: &allowed,
         hooks: &hooks,
@@ -120,18 +220,15 @@ pub async fn deliver_due(db: &DatabaseConnection, http: &reqwest::Client, now: D
         .map(|group| {
             let context = &context;
             async move {
-                let mut failed: HashSet<i64> = HashSet::new();
                 let mut outcomes = Vec::with_capacity(group.len());
                 for d in group {
-                    if failed.contains(&d.job_id) {
-                        continue;
-                    }
                     let outcome = try_one(context, &d).await?;
-                    if outcome != Outcome::Delivered {
-                        // Its job's later deliveries to this subscription wait for it.
-                        failed.insert(d.job_id);
-                    }
                     outcomes.push((d.id, outcome));
+                    if outcome != Outcome::Delivered {
+                        // The receiver failed: the rest waits for the next pass (and its
+                        // back-off), so a dead receiver costs one timeout a pass at most.
+                        break;
+                    }
                 }
                 Ok(outcomes)
             }
@@ -174,7 +271,7 @@ enum Outcome {
 /// What every try of a pass reads.
 struct PassContext<'a> {
     db: &'a DatabaseConnection,
-    http: &'a reqwest::Client,
+    network: &'a NetworkRules,
     now: DateTime<Utc>,
     allowed: &'a [Destination],
     hooks: &'a HashMap<i64, webhook::Model>,
@@ -211,8 +308,30 @@ async fn try_one(c: &PassContext<'_>, d: &delivery::Model) -> Result<Outcome, Db
         phase,
     };
     let body = serde_json::to_vec(&payload).expect("a payload serialises");
-    let outcome = c
-        .http
+    let addrs = match checked_addresses(&url, c.allowed, c.network).await {
+        Ok(addrs) => addrs,
+        Err(Unreachable::Refused) => {
+            give_up(
+                c.db,
+                &delivery::Model {
+                    attempts: d.attempts.saturating_add(1),
+                    ..d.clone()
+                },
+                None,
+                "its host resolves to an address the admins did not list",
+            )
+            .await?;
+            return Ok(Outcome::GivenUp);
+        }
+        Err(Unreachable::Unresolved) => {
+            return retry_or_give_up(c, d, None, "its host did not resolve".to_owned()).await;
+        }
+    };
+    let http = match client_to(url.host_str().unwrap_or_default(), &addrs) {
+        Ok(http) => http,
+        Err(e) => return Err(DbErr::Custom(format!("an HTTP client for a delivery: {e}"))),
+    };
+    let outcome = http
         .post(url)
         .header("content-type", "application/json")
         .header("user-agent", "Anteroom-Webhook/1")
@@ -225,9 +344,9 @@ async fn try_one(c: &PassContext<'_>, d: &delivery::Model) -> Result<Outcome, Db
         .body(body)
         .send()
         .await;
-    let attempts = d.attempts.saturating_add(1);
     let (status, error) = match outcome {
         Ok(res) if res.status().is_success() => {
+            let attempts = d.attempts.saturating_add(1);
             delivery::Entity::update_many()
                 .col_expr(D::DeliveredAt, Expr::value(c.now))
                 .col_expr(D::NextAttemptAt, Expr::value(Option::<DateTime<Utc>>::None))
@@ -245,6 +364,18 @@ async fn try_one(c: &PassContext<'_>, d: &delivery::Model) -> Result<Outcome, Db
         ),
         Err(e) => (None, without_url(&e)),
     };
+    retry_or_give_up(c, d, status, error).await
+}
+
+/// Records a failed try of `d`: tried again after its back-off, or given up after the last.
+async fn retry_or_give_up(
+    c: &PassContext<'_>,
+    d: &delivery::Model,
+    status: Option<i32>,
+    error: String,
+) -> Result<Outcome, DbErr> {
+    use delivery::Column as D;
+    let attempts = d.attempts.saturating_add(1);
     match rules::next_attempt(attempts, c.now) {
         Some(next) => {
             delivery::Entity::update_many()
@@ -325,8 +456,8 @@ pub async fn run(
     clock: Arc<dyn crate::cluster::clock::Clock>,
     signals: crate::signals::Signals,
     leading: Arc<AtomicBool>,
+    network: NetworkRules,
 ) {
-    let http = client();
     let mut pass: u64 = 0;
     loop {
         tokio::select! {
@@ -342,7 +473,7 @@ pub async fn run(
         {
             tracing::warn!(error = %e, "writing waited notifications failed; retrying later");
         }
-        if let Err(e) = deliver_due(&db, &http, clock.now()).await {
+        if let Err(e) = deliver_due(&db, &network, clock.now()).await {
             tracing::warn!(error = %e, "sending webhook deliveries failed; retrying later");
         }
     }

@@ -23,6 +23,8 @@ pub mod queue {
         pub default_runtime_seconds: Option<i64>,
         /// The largest runtime limit a job of the queue may ask for; NULL: any.
         pub max_runtime_seconds: Option<i64>,
+        /// The user id its jobs run as, never root; NULL: as each image says, root included.
+        pub run_as_user: Option<i64>,
         /// Created.
         pub created_at: DateTimeUtc,
         /// Last change.

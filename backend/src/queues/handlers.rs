@@ -87,6 +87,7 @@ async fn list_queues(State(state): State<AppState>, AuthUser(user): AuthUser) ->
             parent: row.parent,
             default_runtime_seconds: row.default_runtime_seconds,
             max_runtime_seconds: row.max_runtime_seconds,
+            run_as_user: row.run_as_user,
         });
     }
     Ok(Json(out))
@@ -108,6 +109,7 @@ async fn admin_view(state: &AppState, name: Option<&str>) -> ApiResult<Vec<Admin
             parent: row.parent,
             default_runtime_seconds: row.default_runtime_seconds,
             max_runtime_seconds: row.max_runtime_seconds,
+            run_as_user: row.run_as_user,
         });
     }
     Ok(out)

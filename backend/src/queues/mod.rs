@@ -288,6 +288,17 @@ fn check_body(body: &QueueBody) -> Result<(), QueueError> {
             ),
         ));
     }
+    if let Some(Some(uid)) = body.run_as_user
+        && !(1..=anteroom_shared::api::queues::MAX_RUN_AS_USER).contains(&uid)
+    {
+        return Err(QueueError::Invalid(
+            "runAsUser".into(),
+            Rule::fixed(
+                "runAsUserRange",
+                "a user id from 1 to 2,147,483,647 (0 is root: use null to let images run as root)",
+            ),
+        ));
+    }
     if body.members.len() > 10_000 {
         return Err(QueueError::Invalid("members".into(), "at most 10,000 members".into()));
     }
@@ -446,6 +457,16 @@ pub async fn save(
         capacity: Set(capacity),
         default_runtime_seconds: Set(body.default_runtime_seconds),
         max_runtime_seconds: Set(body.max_runtime_seconds),
+        // Absent: a queue replaced keeps what it had (a client that does not know the field
+        // never resets it); a new queue runs as a non-root user.
+        run_as_user: Set(match body.run_as_user {
+            Some(uid) => uid,
+            None => existing
+                .as_ref()
+                .map_or(Some(anteroom_shared::api::queues::DEFAULT_RUN_AS_USER), |e| {
+                    e.run_as_user
+                }),
+        }),
         created_at: Set(existing.as_ref().map_or(now, |e| e.created_at)),
         updated_at: Set(now),
     };

@@ -371,8 +371,8 @@ pub async fn end_sessions(db: &DatabaseConnection, id: i64) -> Result<bool, DbEr
     Ok(result.rows_affected == 1)
 }
 
-/// Deletes user `id`, refusing to delete the last admin. Their tokens stop working at once,
-/// since every request reloads its user.
+/// Deletes user `id` and their webhook subscriptions, refusing to delete the last admin. Their
+/// tokens stop working at once, since every request reloads its user.
 pub async fn delete(db: &DatabaseConnection, id: i64) -> Result<AdminChange<()>, DbErr> {
     let txn = begin_admin_change(db).await?;
     if entity::Entity::delete_by_id(id).exec(&txn).await?.rows_affected == 0 {
@@ -382,6 +382,8 @@ pub async fn delete(db: &DatabaseConnection, id: i64) -> Result<AdminChange<()>,
         txn.rollback().await?;
         return Ok(AdminChange::LastAdmin);
     }
+    // Their webhooks go with them: nothing is sent for a user who is gone.
+    crate::notifications::forget_owner(&txn, id).await?;
     txn.commit().await?;
     Ok(AdminChange::Done(()))
 }

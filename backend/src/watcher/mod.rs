@@ -135,6 +135,8 @@ pub struct Watcher {
     pub faults: Option<FaultHook>,
     /// How long finished jobs are kept (`job_retention_days`); `None`: for ever.
     pub job_retention: Option<chrono::Duration>,
+    /// Where webhook deliveries may not go (`cluster_networks`).
+    pub webhook_network: crate::notifications::sender::NetworkRules,
     /// Where each round's forecast goes.
     pub forecasts: Arc<crate::forecasts::Forecasts>,
     reasons: Arc<tokio::sync::Mutex<reasons::ReasonCache>>,
@@ -170,6 +172,9 @@ impl Watcher {
             lease: Lease::for_this_process(WATCHER_LEASE, chrono::Duration::seconds(LEASE_TTL_SECONDS)),
             faults: None,
             job_retention: retention::job_retention(state.config.job_retention_days),
+            webhook_network: crate::notifications::sender::NetworkRules {
+                cluster_ranges: state.config.cluster_networks.clone(),
+            },
             forecasts: state.forecasts.clone(),
             reasons: Arc::default(),
             view: Arc::default(),
@@ -419,6 +424,7 @@ impl Watcher {
             self.clock.clone(),
             self.signals.clone(),
             leading.clone(),
+            self.webhook_network.clone(),
         ));
         let mut fence: Option<Fence> = None;
         let mut next_round = tokio::time::Instant::now();

@@ -1,6 +1,8 @@
-//! `ar logs ID [-f]`: a pod's log as the API gives it, copied to stdout as it arrives.
+//! `ar logs ID [-f]`: a pod's log as the API gives it, copied to stdout as it arrives — to a
+//! terminal without its control characters ([`crate::terminal`]: a job's output must not drive
+//! the terminal of whoever reads it), to a pipe or a file as it came.
 
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 
 use reqwest::Method;
 
@@ -29,15 +31,22 @@ pub async fn logs(ctx: &Ctx, args: LogsArgs) -> CliResult<()> {
         .send(repeat, || ctx.api.request(Method::GET, &path).query(&query))
         .await?;
     let mut out = std::io::stdout().lock();
+    let mut terminal = out.is_terminal().then(crate::terminal::TerminalText::default);
     while let Some(chunk) = response.chunk().await.map_err(|e| CliError::Unreachable {
         url: ctx.api.base().to_owned(),
         reason: e.to_string(),
     })? {
-        let written = out.write_all(&chunk).and_then(|()| out.flush());
-        if written.is_err() {
+        let written = match terminal.as_mut() {
+            Some(t) => out.write_all(&t.clean(&chunk)),
+            None => out.write_all(&chunk),
+        };
+        if written.and_then(|()| out.flush()).is_err() {
             // The reader went away (`ar logs 7 | head`): that is not a failure.
             return Ok(());
         }
+    }
+    if let Some(t) = terminal.as_mut() {
+        let _ = out.write_all(&t.finish()).and_then(|()| out.flush());
     }
     Ok(())
 }

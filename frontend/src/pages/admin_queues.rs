@@ -185,6 +185,11 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
     let hours = |seconds: Option<i64>| seconds.map(crate::format::hours_text).unwrap_or_default();
     let default_runtime = RwSignal::new(hours(queue.as_ref().and_then(|q| q.default_runtime_seconds)));
     let max_runtime = RwSignal::new(hours(queue.as_ref().and_then(|q| q.max_runtime_seconds)));
+    // A new queue's jobs run as a non-root user unless the admin empties the field.
+    let run_as_user = RwSignal::new(match &queue {
+        Some(q) => q.run_as_user.map(|u| u.to_string()).unwrap_or_default(),
+        None => anteroom_shared::api::queues::DEFAULT_RUN_AS_USER.to_string(),
+    });
     let errors = RwSignal::new(Vec::<(String, String)>::new());
     let saving = RwSignal::new(false);
     let error_of = move |field: &'static str| {
@@ -241,12 +246,27 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
                 Err(_) => bad.push((field.to_owned(), i18n.t(k!("newJob.runtimeInvalid")).to_owned())),
             }
         }
+        let typed_user = run_as_user.get_untracked();
+        let uid = match typed_user.trim() {
+            "" => None,
+            t => match t.parse::<i64>() {
+                Ok(u) if (1..=anteroom_shared::api::queues::MAX_RUN_AS_USER).contains(&u) => Some(u),
+                _ => {
+                    bad.push((
+                        "runAsUser".to_owned(),
+                        i18n.t(k!("fieldError.runAsUserRange")).to_owned(),
+                    ));
+                    None
+                }
+            },
+        };
         if !bad.is_empty() {
             errors.set(bad);
             return;
         }
         let p = parent.get_untracked();
         let body = QueueBody {
+            run_as_user: Some(uid),
             default_runtime_seconds: limits[0],
             max_runtime_seconds: limits[1],
             name: name.get_untracked().trim().to_owned(),
@@ -336,6 +356,10 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
                     <input id="queue-max-runtime" class=INPUT type="text" inputmode="decimal" bind:value=max_runtime
                         aria-describedby="queue-max-runtime-error queue-max-runtime-hint" data-testid="queue-max-runtime" />
                 </Field>
+                <Field id="queue-run-as-user".into() label=k!("queue.runAsUser") hint=Some(k!("queue.runAsUserHint")) error=error_of("runAsUser")>
+                    <input id="queue-run-as-user" class=INPUT type="text" inputmode="numeric" bind:value=run_as_user
+                        aria-describedby="queue-run-as-user-error queue-run-as-user-hint" data-testid="queue-run-as-user" />
+                </Field>
             </div>
             <label class="flex items-center gap-2 text-sm" for="queue-open">
                 <input type="checkbox" id="queue-open" bind:checked=open />
@@ -392,6 +416,7 @@ mod tests {
             used: ResourceList::new(),
             default_runtime_seconds: None,
             max_runtime_seconds: None,
+            run_as_user: None,
         }
     }
 

@@ -73,6 +73,36 @@ pub fn JobDetail() -> impl IntoView {
     }
 }
 
+/// Opens job `id`'s notebook in a new tab: the tab opens at once (still the click's, so no
+/// popup blocker stops it), then goes to the one-time link the API gives, on the notebook's own
+/// origin; on an error it closes again and a toast says why. A browser that refuses the tab
+/// gets the notebook in this one.
+fn open_in_new_tab(id: i64, as_admin: bool, i18n: crate::i18n::I18n, toasts: crate::components::toast::Toasts) {
+    let window = web_sys::window();
+    let tab = window
+        .as_ref()
+        .and_then(|w| w.open_with_url_and_target("about:blank", "_blank").ok().flatten());
+    leptos::task::spawn_local(async move {
+        match crate::api::open_notebook(id, as_admin).await {
+            Ok(handoff) => {
+                let location = match &tab {
+                    Some(tab) => Some(tab.location()),
+                    None => window.map(|w| w.location()),
+                };
+                if let Some(location) = location {
+                    let _ = location.set_href(&handoff.url);
+                }
+            }
+            Err(f) => {
+                if let Some(tab) = tab {
+                    let _ = tab.close();
+                }
+                toasts.error(i18n.failure(&f));
+            }
+        }
+    });
+}
+
 #[component]
 fn DetailView(detail: Detail, log_choice: diagnosis::LogChoice) -> impl IntoView {
     let i18n = use_i18n();
@@ -104,6 +134,22 @@ fn DetailView(detail: Detail, log_choice: diagnosis::LogChoice) -> impl IntoView
         }
     };
     let notebook_open = matches!(job.kind, JobKind::Jupyter | JobKind::Webide) && job.phase == JobPhase::Running;
+    // Someone else's notebook (an admin's view): its pages run that user's code in the admin's
+    // browser, so it opens only after the admin confirms, and on the notebook's own origin.
+    let someone_elses = crate::auth::use_auth().user().is_some_and(|u| u.username != job.owner);
+    let open_notebook = {
+        let owner = job.owner.clone();
+        move |_| {
+            if someone_elses {
+                confirm.ask(
+                    i18n.tf(k!("jobs.openAsAdminWarning"), &[("owner", &owner)]),
+                    move || open_in_new_tab(id, true, i18n, toasts),
+                );
+            } else {
+                open_in_new_tab(id, false, i18n, toasts);
+            }
+        }
+    };
     let in_cluster = !matches!(job.phase, JobPhase::Prequeue);
     let delete = {
         let name = job.name.clone();
@@ -146,9 +192,9 @@ fn DetailView(detail: Detail, log_choice: diagnosis::LogChoice) -> impl IntoView
                 <PhaseBadge phase=job.phase />
                 <div class="ml-auto flex flex-wrap gap-2">
                     {notebook_open.then(|| view! {
-                        <a class=BUTTON href=format!("/jobs/{id}/open/") target="_blank" rel="noopener" data-testid="open-notebook">
-                            {move || i18n.t(k!("jobs.openNotebook"))}
-                        </a>
+                        <button type="button" class=BUTTON on:click=open_notebook.clone() data-testid="open-notebook">
+                            {move || i18n.t(if someone_elses { k!("jobs.openNotebookAsAdmin") } else { k!("jobs.openNotebook") })}
+                        </button>
                     })}
                     <button type="button" class=BUTTON_SECONDARY on:click=run_again data-testid="run-again">
                         {move || i18n.t(k!("jobs.runAgain"))}

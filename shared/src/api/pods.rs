@@ -23,7 +23,9 @@ pub struct PodView {
     /// Why it is in that state, in Kubernetes' words when it has one: `ImagePullBackOff`,
     /// `CrashLoopBackOff`, `OOMKilled`, `Error`, `Evicted`, `Unschedulable`…
     pub reason: Option<String>,
-    /// The cluster's message for that reason, when it gave one.
+    /// The cluster's message for that reason, when it gave one — to admins only: it may name
+    /// other teams' nodes, taints and quota objects. Owners read the reason (the UI says it in
+    /// their language).
     pub message: Option<String>,
     /// The exit code of its container's last run, once it ended.
     pub exit_code: Option<i32>,
@@ -48,14 +50,31 @@ pub struct ClusterEventView {
     pub event_type: String,
     /// Kubernetes' reason word (`FailedScheduling`, `Scheduled`, `Pulling`, `BackOff`…).
     pub reason: String,
-    /// The cluster's own message (e.g. `0/5 nodes are available: insufficient nvidia.com/a100`).
-    pub message: String,
+    /// The cluster's own message (e.g. `0/5 nodes are available: insufficient nvidia.com/a100`)
+    /// — to admins only: it may name other teams' nodes, taints and quota objects; `null` for
+    /// the job's owner, who reads the reason (the UI says it in their language).
+    #[serde(default)]
+    pub message: Option<String>,
     /// How many times it happened.
     pub count: u32,
     /// First seen.
     pub first_at: Option<DateTime<Utc>>,
     /// Last seen.
     pub last_at: Option<DateTime<Utc>>,
+}
+
+impl JobPods {
+    /// What the job's owner is shown: the reasons, never the cluster's own words (the same rule
+    /// as the timeline's cluster errors).
+    pub fn for_owner(mut self) -> Self {
+        for pod in &mut self.pods {
+            pod.message = None;
+        }
+        for event in &mut self.events {
+            event.message = None;
+        }
+        self
+    }
 }
 
 /// `GET /api/v1/jobs/{id}/pods` answer.

@@ -28,6 +28,10 @@ pub struct Queue {
     /// The largest runtime limit its jobs may ask for; `null`: any.
     #[serde(default)]
     pub max_runtime_seconds: Option<i64>,
+    /// The user id its jobs' containers run as, never root; `null`: as each image says, root
+    /// included.
+    #[serde(default)]
+    pub run_as_user: Option<i64>,
 }
 
 /// A queue as an admin manages it: a [`Queue`] plus its members.
@@ -55,6 +59,27 @@ pub struct AdminQueue {
     /// The largest runtime limit its jobs may ask for; `null`: any.
     #[serde(default)]
     pub max_runtime_seconds: Option<i64>,
+    /// The user id its jobs' containers run as (`runAsNonRoot`, `runAsUser`): never root;
+    /// `null`: as each image says, root included (for images that need it).
+    #[serde(default)]
+    pub run_as_user: Option<i64>,
+}
+
+/// The user id a new queue's jobs run as when its body names none: a non-root user, so a new
+/// queue is least-privilege unless an admin says its images need root.
+pub const DEFAULT_RUN_AS_USER: i64 = 1000;
+
+/// The largest user id a queue may name (Kubernetes' `runAsUser` is an int64, Linux's a u32
+/// minus the overflow id).
+pub const MAX_RUN_AS_USER: i64 = 2_147_483_647;
+
+/// A field that tells "absent" (`None`) from `null` (`Some(None)`).
+fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
 }
 
 /// `POST /api/v1/admin/queues` and `PUT /api/v1/admin/queues/{name}` body.
@@ -92,6 +117,12 @@ pub struct QueueBody {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(minimum = 60, maximum = 31_536_000))]
     pub max_runtime_seconds: Option<i64>,
+    /// The user id its jobs' containers run as, never root (`runAsNonRoot` with this
+    /// `runAsUser`, 1 – 2,147,483,647); `null`: as each image says, root included (for images
+    /// that need it). Absent: a new queue gets 1000, a queue replaced keeps what it had.
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>, minimum = 1, maximum = 2_147_483_647))]
+    pub run_as_user: Option<Option<i64>>,
 }
 
 impl QueueBody {

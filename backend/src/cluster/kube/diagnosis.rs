@@ -20,10 +20,13 @@
 //!   [`MAX_EVENTS`] kept, oldest first;
 //! - a log is read only for a pod that is the job's (a GET checks labels and uid first), and
 //!   only for a name that is a valid pod name of `ar-<id>`: the name goes into the request path;
-//! - a snapshot log keeps its end (the trait's promise): `tailLines` goes to the apiserver, but
-//!   `limitBytes` would keep the *beginning*, so the adapter reads the stream and keeps the last
-//!   `limit_bytes` (whole lines), holding at most twice that; a followed log is bounded by
-//!   `limitBytes` at the apiserver and again here (the kubelet may send slightly more);
+//! - a snapshot log keeps its end (the trait's promise) and never costs more than `limit_bytes`:
+//!   `tailLines` and `limitBytes` both go to the apiserver, but `limitBytes` keeps the
+//!   *beginning* of the tail, so a tail that does not fit (the answer is `limit_bytes` long) is
+//!   asked again with half the lines it held, a few times at most, and the last answer's end is
+//!   kept (whole lines); a followed log is bounded by `limitBytes` at the apiserver and again
+//!   here (the kubelet may send slightly more); a download (`limit_bytes` = `u64::MAX`) is
+//!   streamed as it comes, never held;
 //! - a container that has not started has no log yet: an empty one, not an error.
 
 use std::collections::BTreeMap;
@@ -256,7 +259,7 @@ fn event_view(event: &Event, kind: &str) -> ClusterEventView {
         ),
         event_type: event.type_.clone().unwrap_or_else(|| "Normal".to_owned()),
         reason: event.reason.clone().unwrap_or_default(),
-        message: event.message.clone().unwrap_or_default(),
+        message: event.message.clone().filter(|m| !m.is_empty()),
         count: u32::try_from(count).unwrap_or(1),
         first_at: first,
         last_at: last,
@@ -266,7 +269,7 @@ fn event_view(event: &Event, kind: &str) -> ClusterEventView {
 /// Folds repeats (same object, reason and message: counts summed, the earliest first and the
 /// latest last time, the type of the latest) and keeps the latest [`MAX_EVENTS`], oldest first.
 pub fn fold_events(events: impl IntoIterator<Item = ClusterEventView>) -> Vec<ClusterEventView> {
-    let mut folded: BTreeMap<(String, String, String), ClusterEventView> = BTreeMap::new();
+    let mut folded: BTreeMap<(String, String, Option<String>), ClusterEventView> = BTreeMap::new();
     for event in events {
         let key = (event.object.clone(), event.reason.clone(), event.message.clone());
         match folded.get_mut(&key) {
@@ -441,6 +444,8 @@ impl KubeApi {
     /// it so), else the first — a webhook may have injected a sidecar, and then the apiserver
     /// refuses a log request that names none.
     fn log_params(pod: &Pod, request: &LogRequest, follow: bool) -> LogParams {
+        let limit_bytes =
+            (request.limit_bytes != u64::MAX).then(|| i64::try_from(request.limit_bytes).unwrap_or(i64::MAX));
         let containers = pod.spec.as_ref().map(|s| s.containers.as_slice()).unwrap_or_default();
         let task = label_or_annotation(pod, TASK_SPEC_KEY);
         let container = containers
@@ -451,7 +456,7 @@ impl KubeApi {
         LogParams {
             container,
             follow,
-            limit_bytes: follow.then(|| i64::try_from(request.limit_bytes).unwrap_or(i64::MAX)),
+            limit_bytes,
             tail_lines: request.tail_lines.map(i64::from),
             ..LogParams::default()
         }
@@ -482,30 +487,32 @@ impl KubeApi {
 
     /// The log of one of the job's pods as it is now: its last `tail_lines` lines, at most
     /// `limit_bytes` of its end (whole lines), invalid UTF-8 replaced. Empty while the
-    /// container has not started.
+    /// container has not started. Never holds more than `limit_bytes` (and a chunk) at once.
     pub async fn pod_log(&self, id: JobId, cluster_uid: &str, request: &LogRequest) -> Result<String, ClusterError> {
-        let Some(reader) = self.open_log(id, cluster_uid, request, false).await? else {
-            return Ok(String::new());
-        };
-        let mut reader = Box::pin(reader);
         let limit = usize::try_from(request.limit_bytes).unwrap_or(usize::MAX);
-        let mut kept: Vec<u8> = Vec::new();
-        let mut cut = false;
+        let mut asked = request.clone();
+        let mut attempts = 0;
         loop {
-            let chunk = reader.fill_buf().await.map_err(|e| read_error(&request.pod, &e))?;
-            if chunk.is_empty() {
-                break;
-            }
-            let n = chunk.len();
-            kept.extend_from_slice(chunk);
-            reader.consume_unpin(n);
-            // Trimmed now and then rather than per chunk: at most twice the limit is held.
-            if kept.len() > limit.saturating_mul(2) {
-                kept.drain(..kept.len() - limit);
-                cut = true;
-            }
+            attempts += 1;
+            let Some(reader) = self.open_log(id, cluster_uid, &asked, false).await? else {
+                return Ok(String::new());
+            };
+            let (kept, cut) = read_bounded(Box::pin(reader), limit, &asked.pod).await?;
+            // Shorter than the limit: the apiserver sent the whole tail, its end included.
+            let whole = kept.len() < limit;
+            let lines = kept.iter().filter(|b| **b == b'\n').count();
+            let Some(tail) = asked
+                .tail_lines
+                .filter(|_| !whole && lines > 1 && attempts < MAX_LOG_ATTEMPTS)
+            else {
+                let text = keep_end(kept, limit, cut);
+                return Ok(
+                    String::from_utf8(text).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+                );
+            };
+            // The tail did not fit: fewer lines, so that their end does.
+            asked.tail_lines = Some(tail.min(u32::try_from(lines / 2).unwrap_or(u32::MAX)).max(1));
         }
-        Ok(String::from_utf8_lossy(&keep_end(kept, limit, cut)).into_owned())
     }
 
     /// The log of one of the job's pods, then what it writes next, as chunks until the
@@ -517,7 +524,28 @@ impl KubeApi {
         cluster_uid: &str,
         request: &LogRequest,
     ) -> Result<LogStream, ClusterError> {
-        let Some(reader) = self.open_log(id, cluster_uid, request, true).await? else {
+        self.stream_pod_log(id, cluster_uid, request, true).await
+    }
+
+    /// The log of one of the job's pods as it is now, as chunks as the apiserver sends them (a
+    /// download): never held whole. Empty while the container has not started.
+    pub async fn pod_log_stream(
+        &self,
+        id: JobId,
+        cluster_uid: &str,
+        request: &LogRequest,
+    ) -> Result<LogStream, ClusterError> {
+        self.stream_pod_log(id, cluster_uid, request, false).await
+    }
+
+    async fn stream_pod_log(
+        &self,
+        id: JobId,
+        cluster_uid: &str,
+        request: &LogRequest,
+        follow: bool,
+    ) -> Result<LogStream, ClusterError> {
+        let Some(reader) = self.open_log(id, cluster_uid, request, follow).await? else {
             return Ok(futures::stream::empty().boxed());
         };
         let pod = request.pod.clone();
@@ -543,6 +571,34 @@ impl KubeApi {
             }
         });
         Ok(stream.boxed())
+    }
+}
+
+/// Times a snapshot log is asked for with fewer lines before its beginning is kept.
+const MAX_LOG_ATTEMPTS: u32 = 4;
+
+/// Reads `reader` to its end keeping at most `limit` bytes of its end (plus a chunk): the
+/// bytes, and whether anything was dropped from their front.
+async fn read_bounded(
+    mut reader: std::pin::Pin<Box<impl AsyncBufRead + Send>>,
+    limit: usize,
+    pod: &str,
+) -> Result<(Vec<u8>, bool), ClusterError> {
+    let mut kept: Vec<u8> = Vec::new();
+    let mut cut = false;
+    loop {
+        let chunk = reader.fill_buf().await.map_err(|e| read_error(pod, &e))?;
+        if chunk.is_empty() {
+            return Ok((kept, cut));
+        }
+        let n = chunk.len();
+        kept.extend_from_slice(chunk);
+        reader.consume_unpin(n);
+        // The apiserver keeps to `limitBytes`; a kubelet that sends more is trimmed as it comes.
+        if kept.len() > limit.saturating_add(64 * 1024) {
+            kept.drain(..kept.len() - limit);
+            cut = true;
+        }
     }
 }
 

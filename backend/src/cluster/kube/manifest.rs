@@ -33,11 +33,17 @@
 //!   and TensorFlow by default) mounts a memory-backed `emptyDir` (`sizeLimit` that size, part
 //!   of its memory) at `/dev/shm`, as the seed's Volcano example does;
 //! - a container that asks for no NVIDIA device gets `NVIDIA_VISIBLE_DEVICES=void`, so a CPU
-//!   job on a GPU node does not see the node's GPUs through a CUDA image's default `all`;
-//! - job pods are kept apart from the cluster's API and from root: no service account token is
-//!   mounted (`automountServiceAccountToken: false`: a job has no business with the apiserver,
-//!   and a token in every pod is a token in every user's hands) and no process may gain more
-//!   privileges than it started with (`allowPrivilegeEscalation: false`: no setuid `sudo`);
+//!   job on a GPU node does not see the node's GPUs through a CUDA image's default `all`; and
+//!   every container gets the NVIDIA runtime's other controls set to what a training job needs
+//!   ([`NVIDIA_SAFE_ENV`]), so an image cannot widen what the GPU runtime grants (graphics and
+//!   display capabilities, MIG configuration, IMEX channels);
+//! - job pods run with least privilege (Kubernetes' Pod Security Standards, `restricted` where
+//!   the queue allows it): no service account token is mounted (`automountServiceAccountToken:
+//!   false`: a job has no business with the apiserver, and a token in every pod is a token in
+//!   every user's hands); every container drops every Linux capability (`drop: [ALL]`), may not
+//!   gain privileges (`allowPrivilegeEscalation: false`: no setuid `sudo`) and runs under the
+//!   runtime's default seccomp profile; and when the job's queue says so (`runAsUser`, the
+//!   default of new queues) the pod runs as that user id and never as root (`runAsNonRoot`);
 //!   `imagePullPolicy` is the setting's, or Kubernetes' default when unset;
 //! - the pods' `terminationGracePeriodSeconds` is the job's preemption grace period, so a pod
 //!   the kubelet ends (eviction, Volcano preemption) gets the same time to checkpoint as one
@@ -57,9 +63,10 @@ use std::collections::BTreeMap;
 
 use anteroom_shared::scheduling::{JobKind, JobPhase, PreemptionPolicy, ResourceList, ScheduleType};
 use k8s_openapi::api::core::v1::{
-    Affinity, Container, EmptyDirVolumeSource, EnvVar, NFSVolumeSource, NodeAffinity, NodeSelector,
-    NodeSelectorRequirement, NodeSelectorTerm, PersistentVolumeClaimVolumeSource, PodSpec, PodTemplateSpec,
-    ResourceRequirements, SecurityContext, Toleration as K8sToleration, Volume, VolumeMount,
+    Affinity, Capabilities, Container, EmptyDirVolumeSource, EnvVar, NFSVolumeSource, NodeAffinity, NodeSelector,
+    NodeSelectorRequirement, NodeSelectorTerm, PersistentVolumeClaimVolumeSource, PodSecurityContext, PodSpec,
+    PodTemplateSpec, ResourceRequirements, SeccompProfile, SecurityContext, Toleration as K8sToleration, Volume,
+    VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -234,12 +241,10 @@ pub fn volcano_job(spec: &JobSpec, settings: &ManifestSettings) -> VolcanoJob {
                         env: container_env(spec, task),
                         volume_mounts: volume_mounts(task),
                         image_pull_policy: settings.image_pull_policy.map(|p| p.as_str().to_owned()),
-                        security_context: Some(SecurityContext {
-                            allow_privilege_escalation: Some(false),
-                            ..SecurityContext::default()
-                        }),
+                        security_context: Some(container_security()),
                         ..Container::default()
                     }],
+                    security_context: Some(pod_security(spec.run_as_user)),
                     volumes: pod_volumes(task),
                     automount_service_account_token: Some(false),
                     affinity: hostname_affinity(&task.node_names),
@@ -360,10 +365,54 @@ fn plugins(kind: JobKind, gang_size: u32) -> Option<BTreeMap<String, Vec<String>
     Some(plugins)
 }
 
+/// What every container may do: no Linux capability, no privilege gained after start (no
+/// setuid), the runtime's default seccomp profile.
+fn container_security() -> SecurityContext {
+    SecurityContext {
+        allow_privilege_escalation: Some(false),
+        capabilities: Some(Capabilities {
+            drop: Some(vec!["ALL".to_owned()]),
+            add: None,
+        }),
+        seccomp_profile: Some(runtime_default_seccomp()),
+        ..SecurityContext::default()
+    }
+}
+
+fn runtime_default_seccomp() -> SeccompProfile {
+    SeccompProfile {
+        type_: "RuntimeDefault".to_owned(),
+        localhost_profile: None,
+    }
+}
+
+/// Who the pod runs as: `run_as_user` and never root when the queue says so; else as the
+/// image says. The default seccomp profile either way.
+fn pod_security(run_as_user: Option<i64>) -> PodSecurityContext {
+    PodSecurityContext {
+        run_as_non_root: run_as_user.map(|_| true),
+        run_as_user,
+        seccomp_profile: Some(runtime_default_seccomp()),
+        ..PodSecurityContext::default()
+    }
+}
+
+/// The NVIDIA container runtime's controls an image could set to widen what a container gets,
+/// set by Anteroom to what a training job needs: the compute and utility (`nvidia-smi`) parts
+/// of the driver only (not graphics, video or display), no MIG configuration or monitoring,
+/// no IMEX channels. Which GPUs a container sees stays the device plugin's (or `void`).
+pub const NVIDIA_SAFE_ENV: [(&str, &str); 4] = [
+    ("NVIDIA_DRIVER_CAPABILITIES", "compute,utility"),
+    ("NVIDIA_MIG_CONFIG_DEVICES", ""),
+    ("NVIDIA_MIG_MONITOR_DEVICES", ""),
+    ("NVIDIA_IMEX_CHANNELS", ""),
+];
+
 /// `NVIDIA_VISIBLE_DEVICES=void` for a container that asks for no `nvidia.com/*` device: with
 /// the NVIDIA container runtime as a node's default and a CUDA image (which sets the variable
 /// to `all`), such a container would otherwise see every GPU of its node, outside any quota.
-/// The device plugin sets the variable itself for containers that do get GPUs.
+/// The device plugin sets the variable itself for containers that do get GPUs. Then
+/// [`NVIDIA_SAFE_ENV`], for every container.
 /// The body's variables come first, in its order (validation refuses the names Anteroom sets).
 fn container_env(spec: &JobSpec, task: &TaskSpec) -> Option<Vec<EnvVar>> {
     let plain = |name: &str, value: String| EnvVar {
@@ -395,7 +444,12 @@ fn container_env(spec: &JobSpec, task: &TaskSpec) -> Option<Vec<EnvVar>> {
     if !asks_for_gpus {
         env.push(plain("NVIDIA_VISIBLE_DEVICES", "void".to_owned()));
     }
-    (!env.is_empty()).then_some(env)
+    env.extend(
+        NVIDIA_SAFE_ENV
+            .iter()
+            .map(|(name, value)| plain(name, (*value).to_owned())),
+    );
+    Some(env)
 }
 
 /// The pod's volumes: `/dev/shm` when the task has it, then the catalogue's, each named

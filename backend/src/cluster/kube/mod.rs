@@ -411,6 +411,10 @@ impl Cluster for KubeCluster {
         self.api.follow_pod_log(id, cluster_uid, request).await
     }
 
+    async fn log_stream(&self, id: JobId, cluster_uid: &str, request: &LogRequest) -> Result<LogStream, ClusterError> {
+        self.api.pod_log_stream(id, cluster_uid, request).await
+    }
+
     /// The notebook pod's name under the job's headless service (Volcano's `svc` plugin, which
     /// the manifest turns on for notebooks): `ar-<id>-<task>-0.ar-<id>.<namespace>.svc`.
     fn notebook_target(&self, id: JobId, kind: JobKind, task: &str) -> NotebookTarget {

@@ -230,7 +230,7 @@ pub fn events(job: &SimJob, nodes: &[NodeSnapshot], now: DateTime<Utc>, default_
             object,
             event_type: if warning { "Warning" } else { "Normal" }.to_owned(),
             reason: reason.to_owned(),
-            message,
+            message: Some(message),
             count: 1,
             first_at: first,
             last_at: first,

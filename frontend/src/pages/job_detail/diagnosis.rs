@@ -32,6 +32,38 @@ const FOLLOWED_LINES: u32 = 1000;
 /// How often a followed log is read again, in milliseconds.
 const FOLLOW_EVERY_MS: u64 = 2000;
 
+/// What a Kubernetes reason word means, in the reader's language: owners see this instead of
+/// the cluster's own message (which names other teams' nodes and objects); admins see both.
+fn reason_sentence(i18n: crate::i18n::I18n, reason: &str) -> String {
+    let key = match reason {
+        "ImagePullBackOff" => k!("clusterReason.ImagePullBackOff"),
+        "ErrImagePull" => k!("clusterReason.ErrImagePull"),
+        "InvalidImageName" => k!("clusterReason.InvalidImageName"),
+        "CrashLoopBackOff" => k!("clusterReason.CrashLoopBackOff"),
+        "OOMKilled" => k!("clusterReason.OOMKilled"),
+        "Error" => k!("clusterReason.Error"),
+        "Completed" => k!("clusterReason.Completed"),
+        "Evicted" => k!("clusterReason.Evicted"),
+        "Unschedulable" => k!("clusterReason.Unschedulable"),
+        "FailedScheduling" => k!("clusterReason.FailedScheduling"),
+        "DeadlineExceeded" => k!("clusterReason.DeadlineExceeded"),
+        "Terminating" => k!("clusterReason.Terminating"),
+        "ContainerCreating" => k!("clusterReason.ContainerCreating"),
+        "CreateContainerConfigError" => k!("clusterReason.CreateContainerConfigError"),
+        "Scheduled" => k!("clusterReason.Scheduled"),
+        "Pulling" => k!("clusterReason.Pulling"),
+        "Pulled" => k!("clusterReason.Pulled"),
+        "Created" => k!("clusterReason.Created"),
+        "Started" => k!("clusterReason.Started"),
+        "Killing" => k!("clusterReason.Killing"),
+        "BackOff" => k!("clusterReason.BackOff"),
+        "FailedMount" => k!("clusterReason.FailedMount"),
+        "Preempted" => k!("clusterReason.Preempted"),
+        other => return i18n.tf(k!("clusterReason.other"), &[("reason", other)]),
+    };
+    i18n.t(key).to_owned()
+}
+
 /// Why the job failed, in one line: the reason, the exit code, the pod.
 #[component]
 pub fn FailureLine(
@@ -100,7 +132,8 @@ pub fn PodsPanel(
                                                 <td class=TD>{pod.phase.clone()}</td>
                                                 <td class=TD>
                                                     <span class="font-medium">{pod.reason.clone().unwrap_or_default()}</span>
-                                                    {pod.message.clone().map(|m| view! { <p class="text-xs text-slate-600 dark:text-slate-300">{m}</p> })}
+                                                    {pod.reason.clone().map(|r| view! { <p class="text-xs" data-testid="reason-sentence">{move || reason_sentence(i18n, &r)}</p> })}
+                                                    {pod.message.clone().map(|m| view! { <p class="text-xs text-slate-600 dark:text-slate-300" data-testid="cluster-message">{m}</p> })}
                                                 </td>
                                                 <td class=TD>{pod.exit_code.map(|c| c.to_string()).unwrap_or_else(|| "—".into())}</td>
                                                 <td class=TD>{pod.restarts}</td>
@@ -130,7 +163,11 @@ pub fn PodsPanel(
                                             " "<code class="text-xs">{e.object.clone()}</code>
                                             {(count > 1).then(|| view! { " "<span class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.tf(k!("pods.count"), &[("count", &count.to_string())])}</span> })}
                                             " "<span class="text-xs text-slate-600 dark:text-slate-300">{move || last.map(|t| format::datetime(i18n.locale(), t)).unwrap_or_default()}</span>
-                                            <p class="text-xs text-slate-700 dark:text-slate-300">{e.message.clone()}</p>
+                                            <p class="text-xs" data-testid="reason-sentence">{
+                                                let reason = e.reason.clone();
+                                                move || reason_sentence(i18n, &reason)
+                                            }</p>
+                                            {e.message.clone().map(|m| view! { <p class="text-xs text-slate-700 dark:text-slate-300" data-testid="cluster-message">{m}</p> })}
                                         </li>
                                     }
                                 }).collect_view()}

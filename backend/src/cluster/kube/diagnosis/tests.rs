@@ -224,7 +224,7 @@ fn event(object: &str, reason: &str, message: &str, count: u32, first: &str, las
         object: object.to_owned(),
         event_type: "Warning".to_owned(),
         reason: reason.to_owned(),
-        message: message.to_owned(),
+        message: Some(message.to_owned()),
         count,
         first_at: Some(utc(first)),
         last_at: Some(utc(last)),
@@ -304,8 +304,8 @@ fn kube_events_fold_repeats_and_keep_the_latest_hundred_oldest_first() {
     });
     let kept = fold_events(many);
     assert_eq!(kept.len(), MAX_EVENTS);
-    assert_eq!(kept[0].message, "line 30");
-    assert_eq!(kept[MAX_EVENTS - 1].message, "line 129");
+    assert_eq!(kept[0].message.as_deref(), Some("line 30"));
+    assert_eq!(kept[MAX_EVENTS - 1].message.as_deref(), Some("line 129"));
 }
 
 #[test]
@@ -323,7 +323,7 @@ fn kube_an_event_reads_its_counts_and_times_from_either_events_api() {
             object: "Pod/ar-7-main-0".to_owned(),
             event_type: "Warning".to_owned(),
             reason: "BackOff".to_owned(),
-            message: "Back-off restarting failed container".to_owned(),
+            message: Some("Back-off restarting failed container".to_owned()),
             count: 5,
             first_at: Some(utc("2026-11-22T10:00:00Z")),
             last_at: Some(utc("2026-11-22T10:04:00Z")),

@@ -40,6 +40,7 @@ fn job(id: i64, kind: JobKind, tasks: Vec<TaskSpec>) -> JobSpec {
         termination_grace_seconds: Some(120),
         active_deadline_seconds: None,
         preempted_before: false,
+        run_as_user: None,
     }
 }
 
@@ -435,8 +436,16 @@ fn kube_volcano_phases_map_to_anteroom_phases() {
     assert_eq!(phase_of("Hibernating"), None);
 }
 
+/// The variables Anteroom sets on every container, after the body's (and `void` devices).
+fn safe_nvidia_env() -> Vec<(String, Option<String>)> {
+    super::NVIDIA_SAFE_ENV
+        .iter()
+        .map(|(n, v)| ((*n).to_owned(), Some((*v).to_owned())))
+        .collect()
+}
+
 #[test]
-fn kube_a_container_without_gpus_is_told_to_see_none() {
+fn kube_a_container_without_gpus_is_told_to_see_none_and_no_image_widens_what_the_gpu_runtime_grants() {
     let settings = settings();
     let cpu = volcano_job(
         &job(
@@ -451,11 +460,22 @@ fn kube_a_container_without_gpus_is_told_to_see_none() {
             .env
             .clone()
     };
-    let cpu_env = env(&cpu).expect("an env");
-    assert_eq!(cpu_env.len(), 1);
-    assert_eq!(cpu_env[0].name, "NVIDIA_VISIBLE_DEVICES");
-    assert_eq!(cpu_env[0].value.as_deref(), Some("void"));
-    // A container with NVIDIA devices is left to the device plugin, which names them.
+    let pairs = |env: Vec<k8s_openapi::api::core::v1::EnvVar>| -> Vec<(String, Option<String>)> {
+        env.into_iter().map(|v| (v.name, v.value)).collect()
+    };
+    let cpu_env = pairs(env(&cpu).expect("an env"));
+    let mut expected = vec![("NVIDIA_VISIBLE_DEVICES".to_owned(), Some("void".to_owned()))];
+    expected.extend(safe_nvidia_env());
+    assert_eq!(cpu_env, expected);
+    assert!(
+        cpu_env.contains(&(
+            "NVIDIA_DRIVER_CAPABILITIES".to_owned(),
+            Some("compute,utility".to_owned())
+        )),
+        "an image's `all` never reaches the runtime: {cpu_env:?}"
+    );
+    // A container with NVIDIA devices is left to the device plugin, which names them; its
+    // capabilities are still set.
     let gpu = volcano_job(
         &job(
             6,
@@ -464,8 +484,8 @@ fn kube_a_container_without_gpus_is_told_to_see_none() {
         ),
         &settings,
     );
-    assert_eq!(env(&gpu), None);
-    // The body's variables come first, in its order; a GPU task gets only those.
+    assert_eq!(pairs(env(&gpu).expect("an env")), safe_nvidia_env());
+    // The body's variables come first, in its order.
     let mut t = task("main", 1, &[("cpu", "2"), ("nvidia.com/a100", "1")]);
     t.env = vec![
         anteroom_shared::api::jobs::EnvVar {
@@ -483,20 +503,59 @@ fn kube_a_container_without_gpus_is_told_to_see_none() {
         .into_iter()
         .map(|v| (v.name, v.value))
         .collect();
-    assert_eq!(
-        names,
-        [
-            ("NCCL_DEBUG".to_owned(), Some("INFO".to_owned())),
-            ("EMPTY".to_owned(), Some(String::new()))
-        ]
-    );
+    let mut expected = vec![
+        ("NCCL_DEBUG".to_owned(), Some("INFO".to_owned())),
+        ("EMPTY".to_owned(), Some(String::new())),
+    ];
+    expected.extend(safe_nvidia_env());
+    assert_eq!(names, expected);
     t.resources = ResourceList::parse_map([("cpu", "2")]).expect("a list");
     let cpu_with_env = volcano_job(&job(8, JobKind::Custom, vec![t]), &settings);
-    let last = env(&cpu_with_env).expect("an env").pop().expect("a variable");
-    assert_eq!(
-        (last.name.as_str(), last.value.as_deref()),
-        ("NVIDIA_VISIBLE_DEVICES", Some("void"))
+    let names: Vec<String> = env(&cpu_with_env)
+        .expect("an env")
+        .into_iter()
+        .map(|v| v.name)
+        .collect();
+    assert_eq!(names[2], "NVIDIA_VISIBLE_DEVICES", "{names:?}");
+}
+
+#[test]
+fn kube_every_container_drops_every_capability_and_a_queue_s_user_makes_the_pod_non_root() {
+    let settings = settings();
+    let mut spec = job(
+        10,
+        JobKind::Jupyter,
+        vec![task("main", 1, &[("cpu", "1"), ("memory", "2Gi")])],
     );
+    let pod = |spec: &JobSpec| {
+        volcano_job(spec, &settings).spec.tasks[0]
+            .template
+            .spec
+            .clone()
+            .expect("pod spec")
+    };
+    let root_allowed = pod(&spec);
+    let container = root_allowed.containers[0].security_context.clone().expect("a context");
+    assert_eq!(container.allow_privilege_escalation, Some(false));
+    assert_eq!(
+        container.capabilities.and_then(|c| c.drop),
+        Some(vec!["ALL".to_owned()])
+    );
+    assert_eq!(
+        container.seccomp_profile.map(|p| p.type_),
+        Some("RuntimeDefault".to_owned())
+    );
+    let pod_context = root_allowed.security_context.clone().expect("a pod context");
+    assert_eq!(pod_context.run_as_non_root, None, "the queue lets images run as root");
+    assert_eq!(pod_context.run_as_user, None);
+    assert_eq!(
+        pod_context.seccomp_profile.map(|p| p.type_),
+        Some("RuntimeDefault".to_owned())
+    );
+    spec.run_as_user = Some(1000);
+    let non_root = pod(&spec).security_context.expect("a pod context");
+    assert_eq!(non_root.run_as_non_root, Some(true));
+    assert_eq!(non_root.run_as_user, Some(1000));
 }
 
 #[test]
@@ -516,7 +575,14 @@ fn a_runtime_limit_is_the_pods_active_deadline_and_a_requeued_run_knows_it_was_p
     };
     let plain = pod(&spec);
     assert_eq!(plain.active_deadline_seconds, None);
-    assert_eq!(plain.containers[0].env, None, "nothing set for a first run");
+    assert!(
+        !plain.containers[0]
+            .env
+            .iter()
+            .flatten()
+            .any(|v| v.name.starts_with("ANTEROOM_")),
+        "nothing of Anteroom's set for a first run"
+    );
     spec.active_deadline_seconds = Some(7200);
     spec.preempted_before = true;
     let limited = pod(&spec);

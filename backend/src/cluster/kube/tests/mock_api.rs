@@ -54,6 +54,7 @@ pub(super) fn spec(id: i64) -> JobSpec {
         termination_grace_seconds: Some(30),
         active_deadline_seconds: None,
         preempted_before: false,
+        run_as_user: None,
     }
 }
 

@@ -44,6 +44,7 @@ impl JobBuilder {
             termination_grace_seconds: None,
             active_deadline_seconds: None,
             preempted_before: false,
+            run_as_user: None,
         })
     }
     /// Another uid than the builder's `uid-<id>`: another job with the same id.

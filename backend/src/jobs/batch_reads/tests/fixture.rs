@@ -172,6 +172,7 @@ pub(super) async fn seed(db: &DatabaseConnection, jobs: &[StoredJob], limits: Li
                 .map(|cpu| format!("{{\"cpu\":\"{cpu}\"}}"))),
             default_runtime_seconds: Set(None),
             max_runtime_seconds: Set(None),
+            run_as_user: Set(None),
             created_at: Set(now()),
             updated_at: Set(now()),
         }

@@ -236,6 +236,7 @@ async fn kube_a_job_for_a_queue_volcano_does_not_have_is_refused_before_any_writ
         termination_grace_seconds: None,
         active_deadline_seconds: None,
         preempted_before: false,
+        run_as_user: None,
         tasks: vec![TaskSpec {
             name: "main".to_owned(),
             replicas: 1,
@@ -287,6 +288,7 @@ async fn kube_the_fake_apiserver_records_writes_it_does_not_serve() {
         termination_grace_seconds: None,
         active_deadline_seconds: None,
         preempted_before: false,
+        run_as_user: None,
         tasks: Vec::new(),
     };
     let _ = api.create_job(&spec).await;

@@ -292,25 +292,87 @@ fn log_request(pod: &str, tail_lines: Option<u32>, limit_bytes: u64) -> LogReque
 }
 
 #[tokio::test]
-async fn kube_a_log_is_read_after_checking_the_pod_is_the_jobs_and_keeps_its_end() {
+async fn kube_a_log_is_read_after_checking_the_pod_is_the_jobs_within_its_byte_limit() {
     let (api, mut handle) = mock_api();
     let server = async {
         let (_, _, send) = expect(&mut handle, Method::GET, &format!("{PODS}/ar-7-worker-0")).await;
         respond(send, 200, job_pod("worker", 0, UID, json!({"phase": "Running"})));
-        // The container named as the task; no limitBytes: the apiserver would keep the
-        // beginning.
+        // The container named as the task; the tail and the byte limit both asked of the
+        // apiserver, so it never sends more than the limit.
         let (_, _, send) = expect(
             &mut handle,
             Method::GET,
-            &format!("{PODS}/ar-7-worker-0/log?&container=worker&tailLines=100"),
+            &format!("{PODS}/ar-7-worker-0/log?&container=worker&limitBytes=100&tailLines=100"),
         )
         .await;
         respond_text(send, 200, "epoch 1\nepoch 2\nepoch 3\n");
     };
+    let request = log_request("ar-7-worker-0", Some(100), 100);
+    let (result, ()) = tokio::join!(api.pod_log(7, UID, &request), server);
+    assert_no_more_requests(api, handle).await;
+    assert_eq!(result.expect("log"), "epoch 1\nepoch 2\nepoch 3\n");
+}
+
+#[tokio::test]
+async fn kube_a_tail_longer_than_the_byte_limit_is_asked_again_with_fewer_lines_so_its_end_is_kept() {
+    let (api, mut handle) = mock_api();
+    let server = async {
+        // 100 lines asked, the limit reached after two whole lines: not the end.
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{PODS}/ar-7-worker-0")).await;
+        respond(send, 200, job_pod("worker", 0, UID, json!({"phase": "Running"})));
+        let (_, _, send) = expect(
+            &mut handle,
+            Method::GET,
+            &format!("{PODS}/ar-7-worker-0/log?&container=worker&limitBytes=17&tailLines=100"),
+        )
+        .await;
+        respond_text(send, 200, "epoch 1\nepoch 2\ne");
+        // Half the lines it held: one, which fits, so it ends the log.
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{PODS}/ar-7-worker-0")).await;
+        respond(send, 200, job_pod("worker", 0, UID, json!({"phase": "Running"})));
+        let (_, _, send) = expect(
+            &mut handle,
+            Method::GET,
+            &format!("{PODS}/ar-7-worker-0/log?&container=worker&limitBytes=17&tailLines=1"),
+        )
+        .await;
+        respond_text(send, 200, "epoch 3\n");
+    };
     let request = log_request("ar-7-worker-0", Some(100), 17);
     let (result, ()) = tokio::join!(api.pod_log(7, UID, &request), server);
     assert_no_more_requests(api, handle).await;
-    assert_eq!(result.expect("log"), "epoch 2\nepoch 3\n");
+    assert_eq!(result.expect("log"), "epoch 3\n");
+}
+
+#[tokio::test]
+async fn kube_a_downloaded_log_is_streamed_whole_without_a_byte_limit() {
+    let (api, mut handle) = mock_api();
+    let server = async {
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{PODS}/ar-7-worker-0")).await;
+        respond(send, 200, job_pod("worker", 0, UID, json!({"phase": "Running"})));
+        let (_, _, send) = expect(
+            &mut handle,
+            Method::GET,
+            &format!("{PODS}/ar-7-worker-0/log?&container=worker"),
+        )
+        .await;
+        respond_text(send, 200, "epoch 1\nepoch 2\nepoch 3\n");
+    };
+    let request = log_request("ar-7-worker-0", None, u64::MAX);
+    let requests = async {
+        let stream = api.pod_log_stream(7, UID, &request).await.expect("a stream");
+        let chunks: Vec<_> = stream.collect().await;
+        chunks
+            .into_iter()
+            .map(|c| c.expect("a chunk"))
+            .fold(Vec::new(), |mut all, c| {
+                all.extend_from_slice(&c);
+                all
+            })
+    };
+    let (all, ()) = tokio::join!(requests, server);
+    assert_no_more_requests(api, handle).await;
+    assert_eq!(all, b"epoch 1\nepoch 2\nepoch 3\n");
 }
 
 #[tokio::test]
@@ -394,7 +456,7 @@ async fn kube_a_container_that_has_not_started_has_an_empty_log() {
             let query = if follow {
                 "container=worker&follow=true&limitBytes=1024"
             } else {
-                "container=worker"
+                "container=worker&limitBytes=1024"
             };
             let (_, _, send) = expect(&mut handle, Method::GET, &format!("{PODS}/ar-7-worker-0/log?&{query}")).await;
             respond(send, 400, waiting.clone());
