@@ -520,7 +520,7 @@ pub const SETTINGS: &[Setting] = &[
         env: "ANTEROOM_NOTEBOOK_ORIGIN",
         default: None,
         secret: false,
-        help: "where notebooks are served, a URL whose host holds {job}, e.g. https://{job}.nb.example.org (a wildcard DNS name and certificate); default: http://j{job}.localhost:<port>, which browsers resolve to this machine",
+        help: "where notebooks are served, a URL whose host holds {job}, e.g. https://{job}.nb.example.org (a wildcard DNS name and certificate; :{port} is the port the server listens on); default: http://j{job}.localhost:<port>, which browsers resolve to this machine",
     },
     Setting {
         name: "max_notebook_tunnels_per_user",

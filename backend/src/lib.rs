@@ -27,7 +27,14 @@ pub mod state;
 pub mod store;
 pub mod telemetry;
 pub mod templates;
+#[cfg(test)]
+mod test_alloc;
 pub mod tolerations;
 pub mod users;
 pub mod volumes;
 pub mod watcher;
+
+/// Tests count what they allocate ([`test_alloc`]): bounds on memory are checked, not assumed.
+#[cfg(test)]
+#[global_allocator]
+static ALLOCATOR: test_alloc::Counting = test_alloc::Counting;

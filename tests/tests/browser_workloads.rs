@@ -1,7 +1,7 @@
 //! A researcher's job page in the web UI (headless Chromium, the running app, the simulated
 //! cluster): a failed job says why in one line with its pods and log, a log follows live, "Run
-//! again" makes the next run, and a notebook opens through Anteroom's proxy (against a stub
-//! notebook server).
+//! again" makes the next run, and a notebook opens on its own origin through Anteroom's proxy
+//! (against a stub notebook server).
 
 use anteroom_tests::api::submit_job;
 use anteroom_tests::browser::{Browser, require_ui};
@@ -111,14 +111,21 @@ async fn browser_a_job_page_says_why_it_failed_follows_a_log_runs_again_and_open
     .await
     .unwrap();
 
-    // A running notebook: Open leads through Anteroom to the notebook itself.
+    // A running notebook: Open hands over to the notebook's own origin in a new tab.
     b.client.goto(&app.url(&format!("/jobs/{lab}"))).await.unwrap();
-    let open = b.wait_for("[data-testid=open-notebook]").await.unwrap();
-    let href = open.attr("href").await.unwrap().expect("a link");
-    assert_eq!(href, format!("/jobs/{lab}/open/"));
+    b.wait_for("[data-testid=open-notebook]").await.unwrap();
     b.assert_clean("/jobs/{id} (notebook)").await;
-    b.client.goto(&app.url(&href)).await.unwrap();
+    let portal_tab = b.client.window().await.unwrap();
+    b.click("[data-testid=open-notebook]").await;
+    let notebook_tab = b.new_tab_besides(&portal_tab).await;
+    b.client.switch_to_window(notebook_tab).await.unwrap();
     b.wait_for_text("#stub", "Stub notebook").await.unwrap();
+    let at = b.client.current_url().await.unwrap();
+    assert_eq!(
+        at.as_str(),
+        format!("http://j{lab}.localhost:{}/jobs/{lab}/open/", app.addr.port()),
+        "the notebook's own origin, the handoff's code gone from the address"
+    );
     b.close().await;
 }
 

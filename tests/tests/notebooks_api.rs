@@ -269,6 +269,19 @@ async fn a_notebook_opens_on_its_own_origin_through_a_one_time_handoff_and_no_cr
         "a notebook sets none of Anteroom's cookies"
     );
 
+    // Another origin's page (a sibling notebook) gets nothing with the viewer's notebook cookie;
+    // a person's navigation does.
+    for (mode, status) in [("cors", 403), ("no-cors", 403), ("navigate", 200)] {
+        let res = notebook_client(&d, id)
+            .get(format!("http://{}/jobs/{id}/open/", host(&d, id)))
+            .header("cookie", cookie.clone())
+            .header("sec-fetch-site", "same-site")
+            .header("sec-fetch-mode", mode)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), status, "{mode}");
+    }
     // The portal's session is no key to a notebook origin (cookie or bearer) ...
     for (name, value) in [
         ("cookie", format!("anteroom_session={ann}")),

@@ -242,4 +242,69 @@ mod tests {
         );
         assert_ne!(fresh, job::new_cluster_uid());
     }
+
+    /// An installation upgraded with jobs in it keeps letting images run as root (they may need
+    /// it); one that had none yet starts with every queue at user 1000 (migration 28).
+    #[tokio::test]
+    async fn an_upgrade_keeps_root_where_jobs_ran_and_a_new_installation_runs_as_user_1000() {
+        use crate::queues::entity::queue;
+        let run_as = |with_a_job: bool| async move {
+            let dir = tempfile::tempdir().unwrap();
+            let url = format!("sqlite://{}?mode=rwc", dir.path().join("anteroom.db").display());
+            let db = crate::store::connect(&url).await.unwrap();
+            let before = Migrator::migrations()
+                .iter()
+                .position(|m| m.name() == "m20261128_000028_run_as_user")
+                .expect("the migration is registered");
+            Migrator::up(&db, Some(u32::try_from(before).unwrap())).await.unwrap();
+            db.execute_unprepared(
+                "INSERT INTO queues (name, display_name, open, created_at, updated_at) VALUES \
+                 ('team', 'team', true, '2026-11-01 00:00:00+00:00', '2026-11-01 00:00:00+00:00')",
+            )
+            .await
+            .unwrap();
+            if with_a_job {
+                db.execute_unprepared(
+                    "INSERT INTO jobs (name, kind, queue, owner_id, owner_name, schedule_type, \
+                     preemption_policy, phase, tasks, resources, request_milli, explicit_nodes, single_node, nodes, \
+                     submitted_at, updated_at, attempts) VALUES ('old', 'custom', 'default', 1, 'ada', 'normal', \
+                     'Never', 'Completed', '[]', '{}', '', '', true, '[]', '2026-11-01 00:00:00+00:00', \
+                     '2026-11-01 00:00:00+00:00', 0)",
+                )
+                .await
+                .unwrap();
+            }
+            Migrator::up(&db, None).await.unwrap();
+            let mut users: Vec<(String, Option<i64>)> = queue::Entity::find()
+                .all(&db)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|q| (q.name, q.run_as_user))
+                .collect();
+            users.sort();
+            let jobs: Vec<Option<i64>> = job::Entity::find()
+                .all(&db)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|j| j.run_as_user)
+                .collect();
+            (users, jobs)
+        };
+        assert_eq!(
+            run_as(true).await,
+            (
+                vec![("default".to_owned(), None), ("team".to_owned(), None)],
+                vec![None]
+            )
+        );
+        assert_eq!(
+            run_as(false).await,
+            (
+                vec![("default".to_owned(), Some(1000)), ("team".to_owned(), Some(1000))],
+                vec![]
+            )
+        );
+    }
 }

@@ -19,6 +19,8 @@ pub struct NotebookOrigin {
     suffix: String,
     /// The port browsers use, when not the scheme's default.
     port: Option<u16>,
+    /// The setting said `:{port}`: the port the server listens on, known once it is bound.
+    listen_port: bool,
     /// The portal's origin, for the links back from a notebook origin's own pages (an expired
     /// link, a stopped job); `None` when it is not known.
     portal: Option<String>,
@@ -27,8 +29,13 @@ pub struct NotebookOrigin {
 /// The placeholder the setting's host must hold once.
 pub const JOB_PLACEHOLDER: &str = "{job}";
 
+/// The placeholder a setting's port may be: the port the server listens on (a development box
+/// whose notebooks are reached at `http://{job}.nb.lab.internal:{port}`).
+pub const PORT_PLACEHOLDER: &str = "{port}";
+
 impl NotebookOrigin {
-    /// Reads the setting: `http(s)://<host with {job}>[:port][/]`, no path, query or user part.
+    /// Reads the setting: `http(s)://<host with {job}>[:port or :{port}][/]`, no path, query or
+    /// user part.
     /// The error says what is wrong.
     pub fn parse(text: &str) -> Result<Self, String> {
         let text = text.trim();
@@ -46,16 +53,17 @@ impl NotebookOrigin {
                 "`{text}` must be only a scheme, a host holding {JOB_PLACEHOLDER} and an optional port"
             ));
         }
-        let (host, port) = match authority.rsplit_once(':') {
+        let (host, port, listen_port) = match authority.rsplit_once(':') {
+            Some((host, PORT_PLACEHOLDER)) => (host.to_owned(), None, true),
             Some((host, port)) => {
                 let port = port
                     .parse::<u16>()
                     .ok()
                     .filter(|p| *p > 0)
                     .ok_or_else(|| format!("`{text}`: `{port}` is not a port"))?;
-                (host.to_owned(), Some(port))
+                (host.to_owned(), Some(port), false)
             }
-            None => (authority.clone(), None),
+            None => (authority.clone(), None, false),
         };
         let Some((prefix, suffix)) = host.split_once(JOB_PLACEHOLDER) else {
             return Err(format!(
@@ -91,6 +99,7 @@ impl NotebookOrigin {
             prefix: prefix.to_owned(),
             suffix: suffix.to_owned(),
             port: port.filter(|p| *p != default_port),
+            listen_port,
             portal: None,
         })
     }
@@ -104,6 +113,10 @@ impl NotebookOrigin {
         listen: std::net::SocketAddr,
     ) -> Self {
         let mut origin = configured.cloned().unwrap_or_else(|| Self::laptop(listen.port()));
+        if origin.listen_port {
+            let default_port = if origin.https { 443 } else { 80 };
+            origin.port = Some(listen.port()).filter(|p| *p != default_port);
+        }
         origin.portal = Some(public_url.map(str::to_owned).unwrap_or_else(|| {
             let ip = match listen.ip() {
                 ip if ip.is_unspecified() && ip.is_ipv4() => std::net::IpAddr::from([127, 0, 0, 1]),
@@ -128,6 +141,7 @@ impl NotebookOrigin {
             prefix: "j".into(),
             suffix: ".localhost".into(),
             port: (port != 80).then_some(port),
+            listen_port: true,
             portal: None,
         }
     }
@@ -228,6 +242,11 @@ mod tests {
         assert_eq!(o.job_of_host("nb-5.lab.internal:8443"), Some(5));
         let o = NotebookOrigin::parse("https://{job}.nb.example.org:443").unwrap();
         assert_eq!(o.origin(1), "https://1.nb.example.org", "the default port is left out");
+        // `{port}`: the port the server listens on, once bound.
+        let o = NotebookOrigin::parse("http://{job}.nb.lab.internal:{port}").unwrap();
+        let bound = NotebookOrigin::resolve(Some(&o), None, "127.0.0.1:41234".parse().unwrap());
+        assert_eq!(bound.origin(3), "http://3.nb.lab.internal:41234");
+        assert_eq!(bound.job_of_host("3.nb.lab.internal:41234"), Some(3));
     }
 
     #[test]

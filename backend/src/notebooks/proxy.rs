@@ -149,8 +149,7 @@ async fn forward(state: AppState, id: Option<i64>, mut req: Request) -> Result<R
             "a notebook's WebSocket opens only from the notebook's own pages",
         ));
     }
-    let (user, _) = super::session::viewer(&state, req.headers(), id).await?;
-    let row = crate::jobs::visible(&state.db_read, &user, id).await?;
+    let (user, row) = super::session::viewer(&state, req.headers(), id).await?;
     let job = crate::jobs::to_api(&row)?;
     super::openable(&job)?;
     let limits = state.config.notebook_limits;

@@ -79,18 +79,18 @@ pub fn may_open(user: &users::entity::Model, owner_id: i64, as_admin: bool) -> O
 /// everything that may have changed since it was set: the cookie's signature, audience, job and
 /// expiry; the user's existence and token version; their right to open this job (ownership, or
 /// the admin role for an admin's confirmed opening). 401 without a valid cookie, 404 when the
-/// viewer may not open it.
+/// viewer may not open it. With the viewer, the job as stored now.
 pub async fn viewer(
     state: &AppState,
     headers: &HeaderMap,
     job_id: i64,
-) -> Result<(users::entity::Model, Opener), ApiError> {
+) -> Result<(users::entity::Model, crate::jobs::entity::job::Model), ApiError> {
     let grant = grant(state, headers, job_id)?;
     let user = crate::auth::current_user(state, grant.user_id, grant.version).await?;
     let row = crate::jobs::visible(&state.db_read, &user, job_id).await?;
-    let opener = may_open(&user, row.owner_id, grant.as_admin)
+    may_open(&user, row.owner_id, grant.as_admin)
         .ok_or_else(|| ApiError::not_found("job_not_found", format!("job {job_id} is not yours to open")))?;
-    Ok((user, opener))
+    Ok((user, row))
 }
 
 /// The notebook cookie's grant for job `job_id`, or 401.

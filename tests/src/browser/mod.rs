@@ -234,6 +234,20 @@ impl Browser {
         }
     }
 
+    /// The handle of a tab other than `besides` once one opens (up to 15 s): what a click that
+    /// opens a new tab opened.
+    pub async fn new_tab_besides(&self, besides: &fantoccini::wd::WindowHandle) -> fantoccini::wd::WindowHandle {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let windows = self.client.windows().await.expect("the tabs");
+            if let Some(other) = windows.into_iter().find(|w| w != besides) {
+                return other;
+            }
+            assert!(Instant::now() < deadline, "no new tab opened");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// Logs in through the login page at `base` and waits for the page it lands on.
     pub async fn login(&self, base: &str, username: &str, password: &str) {
         self.client

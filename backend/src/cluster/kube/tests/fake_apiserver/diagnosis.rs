@@ -136,3 +136,51 @@ async fn kube_a_followed_log_yields_what_the_pod_writes_as_it_writes_it_and_ends
     let result = cluster.follow_logs(7, UID, &missing).await.map(|_| ());
     assert!(matches!(result, Err(ClusterError::PodNotFound(_))), "{result:?}");
 }
+
+#[tokio::test]
+async fn kube_a_hundred_parallel_reads_of_a_huge_log_keep_its_end_and_a_bounded_amount_of_memory() {
+    use crate::jobs::diagnosis::{CONCURRENT_LOG_READS, read_at_once};
+    const LINE: usize = 512;
+    const LINES: u64 = 1_000_000; // a 512 MB log, made as it is read
+    const LIMIT: u64 = 2 * 1024 * 1024;
+    let fake = FakeApiServer::start().await;
+    fake.apply(Kind::Pods, ours(job_pod(7, 0, None)));
+    fake.generated_log("ar-7-main-0", LINES, LINE);
+    let cluster = KubeCluster::start(fake.client(), settings());
+    let places = tokio::sync::Semaphore::new(CONCURRENT_LOG_READS);
+    // The last 10,000 lines (5 MB) do not fit in 2 MiB: each read asks again for fewer.
+    let request = LogRequest {
+        pod: "ar-7-main-0".to_owned(),
+        tail_lines: Some(10_000),
+        limit_bytes: LIMIT,
+    };
+    let last = String::from_utf8(super::server::generated_line(LINES - 1, LINE)).unwrap();
+    let before = crate::test_alloc::live();
+    crate::test_alloc::reset_peak();
+    // Each answer is looked at and let go, as the handler sends it and lets it go.
+    let reads = futures::future::join_all((0..100).map(|_| async {
+        let log = read_at_once(&places, cluster.as_ref(), 7, UID, &request)
+            .await
+            .expect("a log");
+        (log.ends_with(&last), log.len() as u64)
+    }))
+    .await;
+    let growth = crate::test_alloc::peak() - before;
+    for (ends_with_the_last_line, len) in reads {
+        assert!(ends_with_the_last_line, "the end of the log is kept");
+        assert!(len <= LIMIT);
+    }
+    eprintln!(
+        "100 parallel reads, {CONCURRENT_LOG_READS} at a time, {} MiB limit each: peak growth {:.1} MiB",
+        LIMIT / 1024 / 1024,
+        growth as f64 / 1024.0 / 1024.0
+    );
+    // What the reads hold at once is bounded by the places and the limit (plus buffers), not
+    // by how many reads come: 100 at once unbounded would hold 100 × 2 MiB. The bound is fixed
+    // here, so that raising the places is a decision this test makes visible.
+    const BOUND: isize = 24 * 1024 * 1024;
+    assert!(
+        growth < BOUND,
+        "peak growth {growth} bytes is over {BOUND} ({CONCURRENT_LOG_READS} reads of {LIMIT} bytes at a time)"
+    );
+}

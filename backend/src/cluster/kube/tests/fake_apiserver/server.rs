@@ -85,6 +85,8 @@ type LogFeed = tokio::sync::mpsc::UnboundedReceiver<Bytes>;
 struct FakeState {
     inner: Mutex<Inner>,
     logs: Mutex<HashMap<String, LogFeed>>,
+    /// Pods whose log is `lines` lines of `line_len` bytes, made as they are sent.
+    generated_logs: Mutex<HashMap<String, (u64, usize)>>,
     requests: Mutex<Vec<String>>,
     open_watches: AtomicUsize,
     down: AtomicBool,
@@ -134,6 +136,7 @@ impl FakeApiServer {
                     .collect(),
             }),
             logs: Mutex::new(HashMap::new()),
+            generated_logs: Mutex::new(HashMap::new()),
             requests: Mutex::new(Vec::new()),
             open_watches: AtomicUsize::new(0),
             down: AtomicBool::new(false),
@@ -273,6 +276,18 @@ impl FakeApiServer {
         sender
     }
 
+    /// The log of pod `name` (any namespace) is `lines` lines of `line_len` bytes each (the
+    /// line's number, padding, a newline), made as it is sent and never held: a log as large as
+    /// the test likes. `tailLines` and `limitBytes` are honoured as the apiserver does (the
+    /// limit keeps the beginning of the tail, cutting a line).
+    pub(crate) fn generated_log(&self, name: &str, lines: u64, line_len: usize) {
+        self.state
+            .generated_logs
+            .lock()
+            .expect("generated logs")
+            .insert(name.to_owned(), (lines, line_len));
+    }
+
     /// Every request so far as `METHOD /path?query`, in order.
     pub(crate) fn requests(&self) -> Vec<String> {
         self.state.requests.lock().expect("requests").clone()
@@ -353,13 +368,52 @@ async fn one_pod(State(state): State<Arc<FakeState>>, Path((ns, name)): Path<(St
     }
 }
 
-/// The pod's log as the test feeds it (streamed as written), or `400 … is waiting to start`.
-async fn pod_log(State(state): State<Arc<FakeState>>, Path((ns, name)): Path<(String, String)>) -> Response {
+/// Line `n` of a generated log, `len` bytes with its newline.
+pub(crate) fn generated_line(n: u64, len: usize) -> Vec<u8> {
+    let mut line = format!("{n:010} ").into_bytes();
+    line.resize(len.saturating_sub(1).max(line.len()), b'x');
+    line.push(b'\n');
+    line
+}
+
+/// The pod's log as the test feeds it (streamed as written) or generates it, or `400 … is
+/// waiting to start`.
+async fn pod_log(
+    State(state): State<Arc<FakeState>>,
+    Path((ns, name)): Path<(String, String)>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
     if !state.inner.lock().expect("fake state").collections[&Kind::Pods]
         .objects
         .contains_key(&(ns, name.clone()))
     {
         return not_found("pods", &name);
+    }
+    let generated = state.generated_logs.lock().expect("generated logs").get(&name).copied();
+    if let Some((lines, line_len)) = generated {
+        let tail: u64 = query.get("tailLines").and_then(|t| t.parse().ok()).unwrap_or(lines);
+        let limit: u64 = query.get("limitBytes").and_then(|l| l.parse().ok()).unwrap_or(u64::MAX);
+        let first = lines.saturating_sub(tail);
+        // 64 KiB a chunk, the limit cutting the last one.
+        let stream = futures::stream::unfold((first, 0u64), move |(next, sent)| async move {
+            if next >= lines || sent >= limit {
+                return None;
+            }
+            let mut chunk = Vec::with_capacity(64 * 1024);
+            let mut n = next;
+            while n < lines && chunk.len() < 64 * 1024 {
+                chunk.extend(generated_line(n, line_len));
+                n += 1;
+            }
+            let room = usize::try_from(limit - sent).unwrap_or(usize::MAX);
+            chunk.truncate(room);
+            let len = chunk.len() as u64;
+            Some((Ok::<Bytes, Infallible>(Bytes::from(chunk)), (n, sent + len)))
+        });
+        return Response::builder()
+            .header("content-type", "text/plain")
+            .body(Body::from_stream(stream))
+            .expect("log response");
     }
     let Some(feed) = state.logs.lock().expect("logs").remove(&name) else {
         let body = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "BadRequest", "code": 400,
