@@ -18,15 +18,10 @@ use chrono::Utc;
 use serde::Deserialize;
 
 use super::handlers::HANDOFF_PATH;
-use super::{base_path, error_page, session};
+use super::{NotebookHost, base_path, error_page, session};
 use crate::auth::token::NotebookGrant;
 use crate::error::ApiError;
 use crate::state::AppState;
-
-/// The job whose notebook origin a request came to (from its `Host`), put into the request by
-/// [`dispatch`] for the handlers of this router.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NotebookHost(pub i64);
 
 /// The job whose notebook origin `req` is addressed to, if any: by the request's authority
 /// (absolute-form) or its `Host` header.

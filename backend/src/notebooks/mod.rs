@@ -43,6 +43,11 @@ pub fn base_path(id: i64) -> String {
     format!("/jobs/{id}/open/")
 }
 
+/// The job whose notebook origin a request came to (from its `Host`), put into the request by
+/// [`host::dispatch`] for the handlers of the notebook origins' router.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotebookHost(pub i64);
+
 /// Marks a response that came from a notebook: the notebook origin's headers layer leaves its
 /// content policy to the notebook.
 #[derive(Debug, Clone, Copy)]

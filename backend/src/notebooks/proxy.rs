@@ -22,8 +22,9 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
-use super::host::NotebookHost;
-use super::{FromNotebook, answered_headers, base_path, error_page, forwarded_headers, is_websocket, path_is_plain};
+use super::{
+    FromNotebook, NotebookHost, answered_headers, base_path, error_page, forwarded_headers, is_websocket, path_is_plain,
+};
 use crate::auth::{SECURE_SESSION_COOKIE, SESSION_COOKIE};
 use crate::cluster::NotebookTarget;
 use crate::error::ApiError;
