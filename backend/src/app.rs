@@ -139,6 +139,7 @@ pub async fn prepare_on(
             log_reads: Arc::new(tokio::sync::Semaphore::new(
                 crate::jobs::diagnosis::CONCURRENT_LOG_READS,
             )),
+            log_reads_by_user: Default::default(),
             notebook_origin,
             forecasts: Arc::new(crate::forecasts::Forecasts::new(driven_by_hand)),
             driven_by_hand,

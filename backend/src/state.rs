@@ -62,6 +62,8 @@ pub struct AppState {
     /// Snapshot log reads in flight in this process, all users together: each holds up to
     /// the log answer's limit in memory.
     pub log_reads: Arc<tokio::sync::Semaphore>,
+    /// Of those, per user (one user's burst cannot hold them all).
+    pub log_reads_by_user: Arc<crate::slots::UserSlots>,
     /// Where notebooks are served (`notebook_origin`, or `http://j{job}.localhost:<port>`).
     pub notebook_origin: Arc<crate::notebooks::origin::NotebookOrigin>,
     /// Where the watcher publishes its forecast of the prequeue (positions in the active order,

@@ -2,7 +2,9 @@
 //! live and the most that were live since the last [`reset_peak`]. A `#[tokio::test]` runs its
 //! whole world (client, fake apiserver, server) on its own thread, so what it measures is its
 //! own, whatever other tests do at the same time on other threads. Bytes allocated on one
-//! thread and freed on another make the first one's count too high, never too low.
+//! thread and freed on another move both threads' counts (the first too high, the second too
+//! low): a test that measures keeps its work on its own thread (a current-thread runtime, no
+//! blocking pool).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

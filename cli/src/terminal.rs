@@ -7,6 +7,10 @@
 //! carriage return becomes a newline (a progress bar's updates become lines), and `\r\n` one
 //! newline. Piped or redirected, the log is written as it came.
 //!
+//! A terminal that is not UTF-8 (an 8-bit locale) would read the bytes of some characters as C1
+//! controls (`ĝ` is `C4 9D`, and `9D` is OSC there): to such a terminal only ASCII goes, every
+//! other character written as `?` ([`TerminalText::ascii_only`]).
+//!
 //! Pure and streaming: a sequence split between two chunks is still recognised.
 
 /// Where the cleaner stands between two chunks.
@@ -43,9 +47,34 @@ pub struct TerminalText {
     partial: Vec<u8>,
     /// Characters of the string being swallowed.
     string_len: usize,
+    /// Only ASCII goes out (a terminal that is not UTF-8).
+    ascii: bool,
 }
 
 impl TerminalText {
+    /// A cleaner for a terminal that is not UTF-8: every character beyond ASCII becomes `?`.
+    pub fn ascii_only() -> Self {
+        TerminalText {
+            ascii: true,
+            ..TerminalText::default()
+        }
+    }
+
+    /// The cleaner for a terminal in the locale the environment names (`LC_ALL`, else
+    /// `LC_CTYPE`, else `LANG`): UTF-8 when it says so, ASCII only otherwise.
+    pub fn for_locale(var: impl Fn(&str) -> Option<String>) -> Self {
+        let locale = ["LC_ALL", "LC_CTYPE", "LANG"]
+            .into_iter()
+            .find_map(|name| var(name).filter(|v| !v.is_empty()))
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        if locale.contains("utf-8") || locale.contains("utf8") {
+            TerminalText::default()
+        } else {
+            TerminalText::ascii_only()
+        }
+    }
+
     /// The printable part of `chunk`, given what came before it.
     pub fn clean(&mut self, chunk: &[u8]) -> Vec<u8> {
         let mut bytes = std::mem::take(&mut self.partial);
@@ -139,6 +168,7 @@ impl TerminalText {
             '\u{9b}' => self.state = State::Csi,
             '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => self.start_string(),
             c if c.is_control() => {}
+            c if self.ascii && !c.is_ascii() => out.push('?'),
             c => out.push(c),
         }
     }
@@ -201,6 +231,21 @@ mod tests {
         // (an overlong CSI, a lead byte cut from its continuation by a dropped NUL).
         assert_eq!(s(b"a\xe0\x82\x9b31mb"), "a\u{fffd}\u{fffd}\u{fffd}31mb");
         assert_eq!(s(b"a\xc2\x00\x9b"), "a\u{fffd}\u{fffd}");
+    }
+
+    #[test]
+    fn a_terminal_that_is_not_utf8_gets_ascii_only() {
+        // U+011D U+011C are `C4 9D` / `C4 9C`: OSC and ST to an 8-bit terminal.
+        let mut t = TerminalText::ascii_only();
+        assert_eq!(t.clean("aĝ52;c;ZWNobw==Ĝb é\n".as_bytes()), b"a?52;c;ZWNobw==?b ?\n");
+        let locale = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned())
+        };
+        assert!(!TerminalText::for_locale(locale(&[("LANG", "en_US.UTF-8")])).ascii);
+        assert!(!TerminalText::for_locale(locale(&[("LC_ALL", "ja_JP.utf8"), ("LANG", "C")])).ascii);
+        assert!(TerminalText::for_locale(locale(&[("LANG", "de_DE.ISO-8859-1")])).ascii);
+        assert!(TerminalText::for_locale(locale(&[("LC_ALL", "C"), ("LANG", "en_US.UTF-8")])).ascii);
+        assert!(TerminalText::for_locale(locale(&[])).ascii, "no locale: POSIX, ASCII");
     }
 
     #[test]

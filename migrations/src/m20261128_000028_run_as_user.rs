@@ -3,9 +3,12 @@
 //! included — and `jobs.run_as_user`, what the job's queue said when it was submitted (its pods
 //! keep it, whatever the queue becomes).
 //!
-//! An installation that has run jobs keeps running them as before (NULL on every queue: its
-//! images may need root, and an upgrade must not break them); a new one — no job yet — starts
-//! with every queue at user 1000, as a queue created later gets unless its body says otherwise.
+//! An installation in use keeps letting images run as root (NULL on every queue: its images may
+//! need it, and an upgrade must not break them); a new one starts with every queue at user 1000,
+//! as a queue created later gets unless its body says otherwise. "New" is read from the users
+//! table: migrations run before the first start creates the first admin, so an installation
+//! migrating with no user at all has never served anyone — whereas an empty `jobs` table could
+//! be an old installation whose jobs were pruned.
 
 use sea_orm_migration::prelude::*;
 use sea_orm_migration::sea_orm::ConnectionTrait;
@@ -49,7 +52,7 @@ impl MigrationTrait for Migration {
             .await?;
         let db = manager.get_connection();
         db.execute_unprepared(&format!(
-            "UPDATE queues SET run_as_user = {NEW_INSTALL_RUN_AS_USER} WHERE NOT EXISTS (SELECT 1 FROM jobs)"
+            "UPDATE queues SET run_as_user = {NEW_INSTALL_RUN_AS_USER} WHERE NOT EXISTS (SELECT 1 FROM users)"
         ))
         .await?;
         Ok(())

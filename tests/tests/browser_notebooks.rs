@@ -1,7 +1,7 @@
 //! A notebook's page is user code (issue 40): in real Chromium, a notebook whose page tries to
 //! use the portal session of whoever opens it — create an admin, delete its owner's other job,
-//! read the caller, open an event stream, post a form — achieves nothing, whether its owner or
-//! an admin (after confirming) opens it.
+//! read the caller, open event streams (by script and by frames), post a form — achieves
+//! nothing, whether its owner or an admin (after confirming) opens it.
 //!
 //! The portal and the notebook origins are siblings of one site here, the case where
 //! `SameSite=Strict` does not help: the portal at `http://portal.anteroom.test:<port>`, notebooks
@@ -51,6 +51,14 @@ const EVIL_PAGE: &str = r#"<!doctype html><html lang="en"><head><meta charset="u
     es.onerror = () => { es.close(); resolve("error"); };
     setTimeout(() => { es.close(); resolve("timeout"); }, 5000);
   });
+  // Frames of the portal's event stream: each would hold one of the viewer's stream slots.
+  for (let i = 0; i < 8; i++) {
+    const frame = document.createElement("iframe");
+    frame.title = "stream " + i;
+    frame.src = portal + "/api/v1/jobs/events/stream";
+    document.body.appendChild(frame);
+  }
+  await new Promise((resolve) => setTimeout(resolve, 1500));
   out.form = await new Promise((resolve) => {
     document.querySelector("iframe").onload = () => resolve("answered");
     document.getElementById("csrf").submit();
@@ -128,9 +136,17 @@ async fn open_and_let_it_run(b: &Browser, portal: &str, lab: i64, confirm: bool)
     result
 }
 
-/// No account was made, Ann's job `precious` runs on, and no stream opened: what `who`'s
-/// notebook page tried (`result`) did nothing.
-async fn nothing_happened(app: &TestApp, admin: &str, precious: i64, who: &str, result: &Value) {
+/// No account was made, Ann's job `precious` runs on, and no stream holds a slot of the
+/// viewer's (a stream the server answered would hold one until its next heartbeat, 15 s, well
+/// after the page finished): what `who`'s notebook page tried (`result`) did nothing.
+async fn nothing_happened(app: &TestApp, admin: &str, precious: i64, (who, id): (&str, i64), result: &Value) {
+    // The portal's own tab holds its live stream; the page's frames and script would add up to
+    // eight more.
+    let open = app.state.stream_slots.open_for(id);
+    assert!(
+        open <= 1,
+        "{who}'s session holds {open} streams: the notebook's page took some ({result})"
+    );
     let users = app.get_json("/api/v1/admin/users", Some(admin)).await;
     let names: Vec<&str> = users
         .as_array()
@@ -167,6 +183,9 @@ async fn browser_a_notebook_s_script_gets_nothing_from_the_session_of_its_owner_
     let portal = format!("http://portal.anteroom.test:{port}");
     let ann = app.user_token("ann").await;
     let admin = app.admin_token().await;
+    let id_of = |me: Value| me["id"].as_i64().unwrap();
+    let ann_id = id_of(app.get_json("/api/v1/auth/me", Some(&ann)).await);
+    let admin_id = id_of(app.get_json("/api/v1/auth/me", Some(&admin)).await);
     let (precious, _) = submit_job(
         &app,
         &ann,
@@ -190,7 +209,7 @@ async fn browser_a_notebook_s_script_gets_nothing_from_the_session_of_its_owner_
     // Its owner opens it.
     b.login(&portal, "ann", USER_PASSWORD).await;
     let result = open_and_let_it_run(&b, &portal, lab, false).await;
-    nothing_happened(&app, &admin, precious, "ann", &result).await;
+    nothing_happened(&app, &admin, precious, ("ann", ann_id), &result).await;
 
     // An admin helping Ann opens it as an admin, after the warning.
     b.client.goto(&format!("{portal}/jobs")).await.unwrap();
@@ -198,6 +217,6 @@ async fn browser_a_notebook_s_script_gets_nothing_from_the_session_of_its_owner_
     b.wait_for("#login-username").await.unwrap();
     b.login(&portal, "admin", ADMIN_PASSWORD).await;
     let result = open_and_let_it_run(&b, &portal, lab, true).await;
-    nothing_happened(&app, &admin, precious, "the admin", &result).await;
+    nothing_happened(&app, &admin, precious, ("the admin", admin_id), &result).await;
     b.close().await;
 }

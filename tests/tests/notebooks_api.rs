@@ -271,16 +271,26 @@ async fn a_notebook_opens_on_its_own_origin_through_a_one_time_handoff_and_no_cr
 
     // Another origin's page (a sibling notebook) gets nothing with the viewer's notebook cookie;
     // a person's navigation does.
-    for (mode, status) in [("cors", 403), ("no-cors", 403), ("navigate", 200)] {
+    for (method, mode, dest, status) in [
+        ("GET", "cors", "empty", 403),
+        ("GET", "no-cors", "image", 403),
+        ("GET", "navigate", "iframe", 403),
+        ("POST", "navigate", "document", 403),
+        ("GET", "navigate", "document", 200),
+    ] {
         let res = notebook_client(&d, id)
-            .get(format!("http://{}/jobs/{id}/open/", host(&d, id)))
+            .request(
+                method.parse().unwrap(),
+                format!("http://{}/jobs/{id}/open/", host(&d, id)),
+            )
             .header("cookie", cookie.clone())
             .header("sec-fetch-site", "same-site")
             .header("sec-fetch-mode", mode)
+            .header("sec-fetch-dest", dest)
             .send()
             .await
             .unwrap();
-        assert_eq!(res.status(), status, "{mode}");
+        assert_eq!(res.status(), status, "{method} {mode} {dest}");
     }
     // The portal's session is no key to a notebook origin (cookie or bearer) ...
     for (name, value) in [
@@ -456,7 +466,8 @@ async fn one_user_s_notebook_tunnels_and_requests_are_capped_and_an_idle_answer_
     let World { d, ann, id, .. } = world(|c| {
         c.notebook_limits.max_tunnels_per_user = 1;
         c.notebook_limits.max_requests_per_user = 1;
-        c.notebook_limits.idle_timeout = Duration::from_secs(1);
+        // Long enough that the next request surely comes while the slow answer holds the slot.
+        c.notebook_limits.idle_timeout = Duration::from_secs(5);
     })
     .await;
     let cookie = open_as(&d, &ann, id, false).await;
@@ -567,28 +578,49 @@ async fn only_running_notebooks_open_and_a_simulated_one_says_so_in_the_viewer_s
 #[tokio::test]
 async fn a_sibling_origin_gets_nothing_from_the_portal_session_but_a_navigation() {
     let World { d, ann, admin, id, .. } = world(|_| {}).await;
-    let get = |path: &str, site: &'static str, mode: &'static str| {
+    let get = |path: &str, site: &'static str, mode: &'static str, dest: &'static str| {
         d.app
             .client
             .get(d.app.url(path))
             .header("cookie", format!("anteroom_session={ann}"))
             .header("sec-fetch-site", site)
             .header("sec-fetch-mode", mode)
+            .header("sec-fetch-dest", dest)
             .send()
     };
-    // The event stream, a list, the caller: refused from a sibling or another site.
+    // The event stream, a list, the caller: refused from a sibling or another site, a frame
+    // included (a page could hold as many as it likes).
+    let ann_id = d.app.get_json("/api/v1/auth/me", Some(&ann)).await["id"]
+        .as_i64()
+        .unwrap();
     for path in ["/api/v1/jobs/events/stream", "/api/v1/jobs", "/api/v1/auth/me"] {
-        for site in ["same-site", "cross-site"] {
-            let res = get(path, site, "cors").await.unwrap();
-            assert_eq!(res.status(), 403, "{path} {site}");
+        for (site, mode, dest) in [
+            ("same-site", "cors", "empty"),
+            ("cross-site", "cors", "empty"),
+            ("same-site", "navigate", "iframe"),
+        ] {
+            let res = get(path, site, mode, dest).await.unwrap();
+            assert_eq!(res.status(), 403, "{path} {site} {dest}");
             let body: Value = res.json().await.unwrap();
             assert_eq!(code(&body), "cross_site_request");
         }
     }
-    assert_eq!(d.app.state.stream_slots.open_for(1), 0, "no stream slot was taken");
+    assert_eq!(d.app.state.stream_slots.open_for(ann_id), 0, "no stream slot was taken");
     // From the portal's own pages, and a person following a link from elsewhere: answered.
-    assert_eq!(get("/api/v1/jobs", "same-origin", "cors").await.unwrap().status(), 200);
-    assert_eq!(get("/jobs", "same-site", "navigate").await.unwrap().status(), 200);
+    assert_eq!(
+        get("/api/v1/jobs", "same-origin", "cors", "empty")
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    assert_eq!(
+        get("/jobs", "same-site", "navigate", "document")
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
     // A bearer token carries no ambient authority: not affected.
     let res = d
         .app

@@ -116,12 +116,14 @@ async fn a_foreign_page_cannot_write_with_the_admins_cookie_and_the_ui_s_own_ori
         ("same-origin", "cors", 200),
         ("cross-site", "navigate", 200),
     ] {
+        let dest = if mode == "navigate" { "document" } else { "empty" };
         let res = app
             .client
             .get(app.url("/api/v1/auth/me"))
             .header("cookie", &cookie)
             .header("sec-fetch-site", site)
             .header("sec-fetch-mode", mode)
+            .header("sec-fetch-dest", dest)
             .send()
             .await
             .unwrap();

@@ -50,17 +50,26 @@ pub fn session_cookie(config: &Config, token: &str, max_age_seconds: i64) -> Str
 }
 
 /// The session cookie's token in `headers`, if the request carries one (empty counts as none).
+/// Two different ones count as none: the browser holds only one of its own (host-only), so a
+/// second was planted by a page of a parent or sibling domain (a notebook over plain http can
+/// set `Domain=` cookies for the site, with a path that puts it first) to log the victim into
+/// the planter's account; the request goes unauthenticated instead.
 pub fn session_token<'h>(headers: &'h HeaderMap, config: &Config) -> Option<&'h str> {
     let name = session_cookie_name(config);
-    headers
+    let mut values = headers
         .get_all(axum::http::header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(n, _)| *n == name)
+        .filter(|(n, _)| *n == name)
         .map(|(_, value)| value)
-        .filter(|value| !value.is_empty())
+        .filter(|value| !value.is_empty());
+    let first = values.next()?;
+    if values.any(|other| other != first) {
+        return None;
+    }
+    Some(first)
 }
 
 /// The token of a request: the bearer header (API clients) or, without one, the session
@@ -153,5 +162,27 @@ impl FromRequestParts<AppState> for AuthUser {
             Some(user) => Ok(user.clone()),
             None => authenticate(&parts.headers, state).await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_session_cookie_is_the_session_and_two_different_ones_are_none() {
+        let config = Config::for_data_dir(std::path::Path::new("/nonexistent"));
+        let with = |cookie: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(axum::http::header::COOKIE, cookie.parse().unwrap());
+            h
+        };
+        let one = with("a=1; anteroom_session=mine; b=2");
+        assert_eq!(session_token(&one, &config), Some("mine"));
+        let same_twice = with("anteroom_session=mine; anteroom_session=mine");
+        assert_eq!(session_token(&same_twice, &config), Some("mine"));
+        let planted = with("anteroom_session=planted; anteroom_session=mine");
+        assert_eq!(session_token(&planted, &config), None);
+        assert_eq!(session_token(&with("anteroom_session="), &config), None);
     }
 }

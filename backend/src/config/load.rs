@@ -329,6 +329,31 @@ impl Config {
                     .map_err(|reason| invalid("notebook_origin", src, reason))?,
             ),
         };
+        if let (Some(notebooks), Some(public)) = (&notebook_origin, &public_url)
+            && public.https
+            && !notebooks.https()
+        {
+            // A notebook cookie sent in the clear, and a notebook page that can plant cookies for
+            // the site over http: notebooks follow the portal onto TLS.
+            let (v, src) = get("notebook_origin").expect("set");
+            return Err(invalid(
+                "notebook_origin",
+                src,
+                format!("`{v}` is http while public_url is https: serve notebooks over https too"),
+            ));
+        }
+        match (&notebook_origin, &public_url) {
+            (None, Some(public)) if !is_loopback_origin(&public.origin) => warnings.push(format!(
+                "notebook_origin is unset: notebooks open at http://j<id>.localhost:<port>, which reaches this server only from its own machine or through an SSH tunnel, not from browsers that use {}; set notebook_origin (README: Notebooks on an origin of their own)",
+                public.origin
+            )),
+            (Some(notebooks), Some(public)) if !public.https && !notebooks.origin(1).contains(".localhost") => {
+                warnings.push(
+                    "public_url and notebook_origin are http: without TLS the session cookie cannot be __Host-, and a notebook page could plant cookies for the site's other hosts; use https for both".to_owned(),
+                )
+            }
+            _ => {}
+        }
         if let (Some(notebooks), Some(public)) = (&notebook_origin, &public_url) {
             // The portal on a notebook host would be served as a notebook origin: never.
             let host = public.origin.split_once("://").map_or("", |(_, h)| h);
@@ -381,6 +406,20 @@ impl Config {
             warnings,
         })
     }
+}
+
+/// Whether an origin (`scheme://host[:port]`) names this machine: a loopback address or
+/// `localhost`, where the laptop default for notebooks works.
+fn is_loopback_origin(origin: &str) -> bool {
+    let authority = origin.split_once("://").map_or(origin, |(_, a)| a);
+    let host = match authority.rsplit_once(':') {
+        Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host,
+        _ => authority,
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// A comma-separated list of CIDRs (`10.0.0.0/8, ::1/128`); a bare address is its own /32 or

@@ -276,3 +276,74 @@ fn the_database_url_and_its_password_never_print() {
     assert!(!shown.contains("db.internal"), "{shown}");
     assert!(shown.contains("database_url: postgres:***"), "{shown}");
 }
+
+#[test]
+fn notebooks_get_their_own_origin_and_a_setting_that_cannot_work_is_refused_or_warned_of() {
+    let c = Config::load(&no_file(), &env_of(&[])).unwrap();
+    assert_eq!(
+        c.notebook_origin, None,
+        "the laptop default, resolved once the port is bound"
+    );
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    let c = Config::load(
+        &no_file(),
+        &env_of(&[
+            ("ANTEROOM_PUBLIC_URL", "https://anteroom.example.org"),
+            ("ANTEROOM_NOTEBOOK_ORIGIN", "https://{job}.nb.example.org"),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(c.notebook_origin.unwrap().origin(3), "https://3.nb.example.org");
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    // Notebooks in the clear beside a portal on TLS: refused, naming the setting.
+    let err = Config::load(
+        &no_file(),
+        &env_of(&[
+            ("ANTEROOM_PUBLIC_URL", "https://anteroom.example.org"),
+            ("ANTEROOM_NOTEBOOK_ORIGIN", "http://{job}.nb.example.org"),
+        ]),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("`notebook_origin`") && err.contains("https"), "{err}");
+    // A notebook host that would be the portal's: refused.
+    let err = Config::load(
+        &no_file(),
+        &env_of(&[
+            ("ANTEROOM_PUBLIC_URL", "https://7.nb.example.org"),
+            ("ANTEROOM_NOTEBOOK_ORIGIN", "https://{job}.nb.example.org"),
+        ]),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("matches public_url"), "{err}");
+    // A portal others reach by name, with notebooks left at localhost: a warning at start.
+    let c = Config::load(
+        &no_file(),
+        &env_of(&[("ANTEROOM_PUBLIC_URL", "https://anteroom.example.org")]),
+    )
+    .unwrap();
+    assert!(
+        c.warnings.iter().any(|w| w.contains("notebook_origin is unset")),
+        "{:?}",
+        c.warnings
+    );
+    let c = Config::load(&no_file(), &env_of(&[("ANTEROOM_PUBLIC_URL", "http://127.0.0.1:8080")])).unwrap();
+    assert!(c.warnings.is_empty(), "a laptop: {:?}", c.warnings);
+    // Both over http on a real domain: warned of.
+    let c = Config::load(
+        &no_file(),
+        &env_of(&[
+            ("ANTEROOM_PUBLIC_URL", "http://anteroom.corp.internal"),
+            ("ANTEROOM_NOTEBOOK_ORIGIN", "http://{job}.nb.corp.internal"),
+        ]),
+    )
+    .unwrap();
+    assert!(c.warnings.iter().any(|w| w.contains("use https")), "{:?}", c.warnings);
+    let err = Config::load(
+        &no_file(),
+        &env_of(&[("ANTEROOM_NOTEBOOK_ORIGIN", "https://nb.example.org")]),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("{job}"), "{err}");
+}

@@ -78,12 +78,19 @@ fn is_write(method: &Method) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
 }
 
-/// Whether the browser says this is a top-level navigation (a person following a link or
-/// typing an address), not a script's request.
-fn is_navigation(headers: &HeaderMap) -> bool {
-    headers
-        .get("sec-fetch-mode")
-        .is_some_and(|m| m.as_bytes().eq_ignore_ascii_case(b"navigate"))
+/// Whether the browser says this is a person's top-level navigation — following a link or
+/// typing an address: a `GET` (or `HEAD`) with `Sec-Fetch-Mode: navigate` and `Sec-Fetch-Dest:
+/// document`. Not a frame (`Sec-Fetch-Dest: iframe`, `object`…: a page can make as many as it
+/// likes, each holding what it loads), not a form's `POST`, not a script's request.
+pub fn is_navigation(method: &Method, headers: &HeaderMap) -> bool {
+    let says = |name: &str, value: &[u8]| {
+        headers
+            .get(name)
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(value))
+    };
+    matches!(*method, Method::GET | Method::HEAD)
+        && says("sec-fetch-mode", b"navigate")
+        && says("sec-fetch-dest", b"document")
 }
 
 /// The layer: refuses a cookie-authenticated write that does not come from the UI's origin, a
@@ -104,7 +111,7 @@ pub async fn refuse_cross_site(State(state): State<AppState>, req: Request, next
         let refused = match (is_write(req.method()), by_cookie) {
             (true, true) => from != Provenance::SameOrigin,
             (true, false) => req.uri().path() == LOGIN_PATH && from == Provenance::Foreign,
-            (false, true) => from == Provenance::Foreign && !is_navigation(req.headers()),
+            (false, true) => from == Provenance::Foreign && !is_navigation(req.method(), req.headers()),
             (false, false) => false,
         };
         if refused {
@@ -139,11 +146,19 @@ mod tests {
 
     #[test]
     fn only_a_person_s_top_level_navigation_counts_as_one() {
-        assert!(is_navigation(&headers(&[("sec-fetch-mode", "navigate")])));
-        for mode in ["cors", "no-cors", "same-origin", "websocket"] {
-            assert!(!is_navigation(&headers(&[("sec-fetch-mode", mode)])), "{mode}");
+        let document = headers(&[("sec-fetch-mode", "navigate"), ("sec-fetch-dest", "document")]);
+        assert!(is_navigation(&Method::GET, &document));
+        assert!(is_navigation(&Method::HEAD, &document));
+        assert!(!is_navigation(&Method::POST, &document), "a form's post is a write");
+        for dest in ["iframe", "frame", "object", "embed", "empty"] {
+            let h = headers(&[("sec-fetch-mode", "navigate"), ("sec-fetch-dest", dest)]);
+            assert!(!is_navigation(&Method::GET, &h), "{dest}");
         }
-        assert!(!is_navigation(&HeaderMap::new()));
+        for mode in ["cors", "no-cors", "same-origin", "websocket"] {
+            let h = headers(&[("sec-fetch-mode", mode), ("sec-fetch-dest", "document")]);
+            assert!(!is_navigation(&Method::GET, &h), "{mode}");
+        }
+        assert!(!is_navigation(&Method::GET, &HeaderMap::new()));
     }
 
     #[test]

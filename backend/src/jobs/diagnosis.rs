@@ -9,7 +9,7 @@ use axum::Json;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderValue, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use futures::StreamExt;
 use serde::Deserialize;
 
@@ -29,10 +29,19 @@ pub const LOG_LIMIT_BYTES: u64 = 8 * 1024 * 1024;
 /// given: the cluster is asked for these and at most [`LOG_LIMIT_BYTES`], never the whole log.
 pub const DEFAULT_TAIL_LINES: u32 = 10_000;
 
-/// Log reads held in memory at once in this process, all users together: each holds up to
-/// [`LOG_LIMIT_BYTES`], so a burst of reads of a chatty job's log costs a bounded amount of
-/// memory; the rest wait their turn (within the request's deadline).
+/// Log reads held in memory at once in this process, all users together — from the read to the
+/// answer's last byte sent: each holds up to [`LOG_LIMIT_BYTES`], so a burst of reads of a
+/// chatty job's log (or of answers nobody reads) costs a bounded amount of memory; the rest
+/// wait their turn (within the request's deadline).
 pub const CONCURRENT_LOG_READS: usize = 4;
+
+/// Of those, what one user may hold at once (429 `too_many_log_reads` beyond): one user's
+/// burst cannot keep everyone else's logs waiting.
+pub const LOG_READS_PER_USER: usize = 2;
+
+/// The pieces a log read at once is sent in: the server's write buffer takes a few at a time,
+/// and the read keeps its place until the last has gone.
+const LOG_CHUNK_BYTES: usize = 64 * 1024;
 
 /// The most lines `tailLines` asks for.
 pub const MAX_TAIL_LINES: u32 = 100_000;
@@ -119,7 +128,7 @@ pub async fn job_pods(
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 404, description = "`job_not_found`; `pod_not_found`: the job has no such task or replica, or the pod is not in the cluster (not created yet, or gone)", body = ErrorBody),
         (status = 422, description = "`validation_failed`: a bad parameter", body = ErrorBody),
-        (status = 429, description = "`too_many_streams`: as many streams open as the server allows (every log read counts as one while it runs)", body = ErrorBody),
+        (status = 429, description = "`too_many_streams`: as many streams open as the server allows (every log read counts as one while it runs); `too_many_log_reads`: two logs of the caller's are being read at once already", body = ErrorBody),
     )
 )]
 pub async fn job_logs(
@@ -215,11 +224,16 @@ pub async fn job_logs(
                 tail_lines: Some(query.tail_lines.unwrap_or(DEFAULT_TAIL_LINES)),
                 limit_bytes: LOG_LIMIT_BYTES,
             };
-            let text = read_at_once(&state.log_reads, state.cluster.as_ref(), id, &uid, &request)
+            let mine = state
+                .log_reads_by_user
+                .try_take(user.id, LOG_READS_PER_USER)
+                .ok_or_else(too_many_log_reads)?;
+            let held = read_at_once(&state.log_reads, state.cluster.as_ref(), id, &uid, &request)
                 .await
                 .map_err(|e| cluster_error(e, &pod))?;
-            drop(slot);
-            text.into_response()
+            // The place, the user's share and the stream slot go with the answer's last byte:
+            // an answer its client does not read still counts (until the server cuts it).
+            Response::new(held.into_body((slot, mine)))
         }
     };
     let headers = response.headers_mut();
@@ -241,17 +255,60 @@ pub async fn job_logs(
 /// [`CONCURRENT_LOG_READS`] places in `reads` is free: the memory all such reads hold together
 /// is bounded, however many arrive at once.
 pub async fn read_at_once(
-    reads: &tokio::sync::Semaphore,
+    reads: &std::sync::Arc<tokio::sync::Semaphore>,
     cluster: &dyn crate::cluster::Cluster,
     id: i64,
     cluster_uid: &str,
     request: &LogRequest,
-) -> Result<String, ClusterError> {
-    let _place = reads
-        .acquire()
+) -> Result<HeldLog, ClusterError> {
+    let place = reads
+        .clone()
+        .acquire_owned()
         .await
         .map_err(|_| ClusterError::Unavailable("the server is shutting down".into()))?;
-    cluster.logs(id, cluster_uid, request).await
+    Ok(HeldLog {
+        text: cluster.logs(id, cluster_uid, request).await?,
+        place,
+    })
+}
+
+/// A log read at once, holding its place among the [`CONCURRENT_LOG_READS`] until it is sent
+/// (or dropped).
+pub struct HeldLog {
+    /// The log.
+    pub text: String,
+    place: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl HeldLog {
+    /// The answer's body: the log in [`LOG_CHUNK_BYTES`] pieces, keeping its place and
+    /// `guards` until the last piece is taken (or the answer dropped).
+    fn into_body<G: Send + 'static>(self, guards: G) -> Body {
+        let bytes = axum::body::Bytes::from(self.text);
+        // The stream's state holds the place and the guards: they go when it ends or is dropped.
+        Body::from_stream(futures::stream::unfold(
+            (bytes, self.place, guards),
+            |(mut rest, place, guards)| async move {
+                if rest.is_empty() {
+                    return None;
+                }
+                let piece = rest.split_to(rest.len().min(LOG_CHUNK_BYTES));
+                Some((Ok::<_, std::io::Error>(piece), (rest, place, guards)))
+            },
+        ))
+    }
+}
+
+/// 429 `too_many_log_reads`: the caller already has [`LOG_READS_PER_USER`] logs being read.
+fn too_many_log_reads() -> ApiError {
+    let mut e = ApiError::new(
+        axum::http::StatusCode::TOO_MANY_REQUESTS,
+        "too_many_log_reads",
+        format!("you already have {LOG_READS_PER_USER} logs being read; wait for one to finish"),
+    )
+    .with_details(serde_json::json!({ "limit": LOG_READS_PER_USER }));
+    e.retry_after_seconds = Some(1);
+    e
 }
 
 /// How often a followed log checks that its reader may still read it.
@@ -314,5 +371,37 @@ fn cluster_error(e: ClusterError, pod: &str) -> ApiError {
     match e {
         ClusterError::PodNotFound(_) => pod_not_in_cluster(pod),
         other => JobError::Cluster(other).into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_log_read_at_once_keeps_its_place_and_guards_until_its_last_piece_is_taken() {
+        let places = std::sync::Arc::new(tokio::sync::Semaphore::new(1));
+        let held = HeldLog {
+            text: "x".repeat(3 * LOG_CHUNK_BYTES + 10),
+            place: places.clone().acquire_owned().await.unwrap(),
+        };
+        let guard = std::sync::Arc::new(());
+        let mut body = held.into_body(guard.clone()).into_data_stream();
+        let mut taken = 0;
+        while let Some(piece) = body.next().await {
+            assert_eq!(places.available_permits(), 0, "held while pieces remain");
+            assert_eq!(std::sync::Arc::strong_count(&guard), 2);
+            taken += piece.unwrap().len();
+        }
+        assert_eq!(taken, 3 * LOG_CHUNK_BYTES + 10);
+        assert_eq!(places.available_permits(), 1, "given back with the last piece");
+        assert_eq!(std::sync::Arc::strong_count(&guard), 1);
+        // An answer dropped unread gives its place back too.
+        let held = HeldLog {
+            text: "y".repeat(10),
+            place: places.clone().acquire_owned().await.unwrap(),
+        };
+        drop(held.into_body(()));
+        assert_eq!(places.available_permits(), 1);
     }
 }

@@ -243,12 +243,13 @@ mod tests {
         assert_ne!(fresh, job::new_cluster_uid());
     }
 
-    /// An installation upgraded with jobs in it keeps letting images run as root (they may need
-    /// it); one that had none yet starts with every queue at user 1000 (migration 28).
+    /// An installation upgraded in use keeps letting images run as root (they may need it), even
+    /// with every job pruned; one that never had a user starts with every queue at user 1000
+    /// (migration 28).
     #[tokio::test]
-    async fn an_upgrade_keeps_root_where_jobs_ran_and_a_new_installation_runs_as_user_1000() {
+    async fn an_upgrade_keeps_root_where_the_installation_was_used_and_a_new_one_runs_as_user_1000() {
         use crate::queues::entity::queue;
-        let run_as = |with_a_job: bool| async move {
+        let run_as = |in_use: bool, with_a_job: bool| async move {
             let dir = tempfile::tempdir().unwrap();
             let url = format!("sqlite://{}?mode=rwc", dir.path().join("anteroom.db").display());
             let db = crate::store::connect(&url).await.unwrap();
@@ -263,6 +264,15 @@ mod tests {
             )
             .await
             .unwrap();
+            if in_use {
+                // Used, its jobs all pruned since: a user, no job.
+                db.execute_unprepared(
+                    "INSERT INTO users (username, display_name, password_hash, role, created_at, updated_at) \
+                     VALUES ('ada', 'Ada', 'x', 'admin', '2026-11-01 00:00:00+00:00', '2026-11-01 00:00:00+00:00')",
+                )
+                .await
+                .unwrap();
+            }
             if with_a_job {
                 db.execute_unprepared(
                     "INSERT INTO jobs (name, kind, queue, owner_id, owner_name, schedule_type, \
@@ -293,14 +303,19 @@ mod tests {
             (users, jobs)
         };
         assert_eq!(
-            run_as(true).await,
+            run_as(true, true).await,
             (
                 vec![("default".to_owned(), None), ("team".to_owned(), None)],
                 vec![None]
             )
         );
         assert_eq!(
-            run_as(false).await,
+            run_as(true, false).await,
+            (vec![("default".to_owned(), None), ("team".to_owned(), None)], vec![]),
+            "used, every job pruned"
+        );
+        assert_eq!(
+            run_as(false, false).await,
             (
                 vec![("default".to_owned(), Some(1000)), ("team".to_owned(), Some(1000))],
                 vec![]

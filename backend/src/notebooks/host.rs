@@ -143,21 +143,19 @@ async fn set_session(state: &AppState, id: i64, code: Option<String>) -> Result<
 }
 
 /// Whether a browser says the request comes from another origin of the site or another site,
-/// and it is not the top-level navigation of a person following a link.
-pub fn from_a_sibling(headers: &HeaderMap) -> bool {
+/// and it is not the top-level `GET` of a person following a link (frames and form posts from
+/// another origin count as that origin's requests).
+pub fn from_a_sibling(method: &axum::http::Method, headers: &HeaderMap) -> bool {
     let site = headers.get("sec-fetch-site").map(HeaderValue::as_bytes);
     let foreign =
         matches!(site, Some(s) if s.eq_ignore_ascii_case(b"same-site") || s.eq_ignore_ascii_case(b"cross-site"));
-    let navigation = headers
-        .get("sec-fetch-mode")
-        .is_some_and(|m| m.as_bytes().eq_ignore_ascii_case(b"navigate"));
-    foreign && !navigation
+    foreign && !crate::http::csrf::is_navigation(method, headers)
 }
 
 /// Refuses a request another origin's page makes here with the viewer's cookie (see the
 /// module's doc): 403 `cross_site_request`, before any notebook sees it.
 async fn refuse_siblings(req: Request, next: Next) -> Response {
-    if from_a_sibling(req.headers()) {
+    if from_a_sibling(req.method(), req.headers()) {
         tracing::warn!(http.path = %req.uri().path(), origin = ?req.headers().get(header::ORIGIN), "a request from another origin to a notebook refused");
         return ApiError::new(
             StatusCode::FORBIDDEN,
@@ -205,25 +203,36 @@ mod tests {
     }
 
     #[test]
-    fn a_sibling_s_fetch_is_refused_and_a_navigation_or_the_page_s_own_fetch_is_not() {
-        assert!(from_a_sibling(&h(&[
+    fn a_sibling_s_fetch_frame_or_form_is_refused_and_a_navigation_or_the_page_s_own_fetch_is_not() {
+        use axum::http::Method;
+        let get = Method::GET;
+        assert!(from_a_sibling(
+            &get,
+            &h(&[("sec-fetch-site", "same-site"), ("sec-fetch-mode", "cors")])
+        ));
+        assert!(from_a_sibling(
+            &get,
+            &h(&[("sec-fetch-site", "cross-site"), ("sec-fetch-mode", "websocket")])
+        ));
+        assert!(from_a_sibling(&get, &h(&[("sec-fetch-site", "Same-Site")])));
+        let frame = h(&[
             ("sec-fetch-site", "same-site"),
-            ("sec-fetch-mode", "cors")
-        ])));
-        assert!(from_a_sibling(&h(&[
+            ("sec-fetch-mode", "navigate"),
+            ("sec-fetch-dest", "iframe"),
+        ]);
+        assert!(from_a_sibling(&get, &frame), "a frame");
+        let page = h(&[
             ("sec-fetch-site", "cross-site"),
-            ("sec-fetch-mode", "websocket")
-        ])));
-        assert!(from_a_sibling(&h(&[("sec-fetch-site", "Same-Site")])));
-        assert!(!from_a_sibling(&h(&[
-            ("sec-fetch-site", "cross-site"),
-            ("sec-fetch-mode", "navigate")
-        ])));
-        assert!(!from_a_sibling(&h(&[
-            ("sec-fetch-site", "same-origin"),
-            ("sec-fetch-mode", "cors")
-        ])));
-        assert!(!from_a_sibling(&h(&[("sec-fetch-site", "none")])));
-        assert!(!from_a_sibling(&HeaderMap::new()));
+            ("sec-fetch-mode", "navigate"),
+            ("sec-fetch-dest", "document"),
+        ]);
+        assert!(!from_a_sibling(&get, &page), "a person's navigation");
+        assert!(from_a_sibling(&Method::POST, &page), "a form posted from elsewhere");
+        assert!(!from_a_sibling(
+            &get,
+            &h(&[("sec-fetch-site", "same-origin"), ("sec-fetch-mode", "cors")])
+        ));
+        assert!(!from_a_sibling(&get, &h(&[("sec-fetch-site", "none")])));
+        assert!(!from_a_sibling(&get, &HeaderMap::new()));
     }
 }

@@ -184,15 +184,22 @@ async fn forward(state: AppState, id: Option<i64>, mut req: Request) -> Result<R
     let uri: Uri = format!("{base}{path}")
         .parse()
         .map_err(|_| ApiError::not_found("not_found", "not a path a notebook can serve"))?;
+    let idle = limits.idle_timeout;
+    // An upload that moves is not idle: its pieces count as progress while the notebook's
+    // answer is awaited.
+    let progress = Progress::new();
     let mut out = axum::http::Request::builder()
         .method(parts.method)
         .uri(uri)
         .version(Version::HTTP_11)
-        .body(if websocket { Body::empty() } else { body })
+        .body(if websocket {
+            Body::empty()
+        } else {
+            progress.counting(body, idle)
+        })
         .map_err(|e| ApiError::internal(anyhow::anyhow!("proxy request: {e}")))?;
     *out.headers_mut() = forwarded_headers(&parts.headers, &ANTEROOM_COOKIES, state.notebook_origin.https(), id);
-    let idle = limits.idle_timeout;
-    let mut answer = match tokio::time::timeout(idle, client().request(out)).await {
+    let mut answer = match progress.within(idle, client().request(out)).await {
         Ok(Ok(answer)) => answer,
         Ok(Err(e)) => {
             tracing::warn!(job = id, error = %e, "the notebook did not answer");
@@ -233,6 +240,70 @@ async fn forward(state: AppState, id: Option<i64>, mut req: Request) -> Result<R
     *response.headers_mut() = answered_headers(&answer_parts.headers, &ANTEROOM_COOKIES, switching, id);
     response.extensions_mut().insert(FromNotebook);
     Ok(response)
+}
+
+/// When a proxied request last moved (a piece of its upload), for the idle deadline.
+#[derive(Clone)]
+struct Progress {
+    start: tokio::time::Instant,
+    /// Milliseconds from `start` to the last piece.
+    last_ms: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Progress {
+    fn new() -> Self {
+        Progress {
+            start: tokio::time::Instant::now(),
+            last_ms: Default::default(),
+        }
+    }
+
+    fn touch(&self) {
+        let ms = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_ms.store(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn last(&self) -> tokio::time::Instant {
+        self.start + Duration::from_millis(self.last_ms.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// `body` as it is sent on: each piece counts as progress, and a pause of `idle` between
+    /// pieces ends it with an error.
+    fn counting(&self, body: Body, idle: Duration) -> Body {
+        let progress = self.clone();
+        let stream = body.into_data_stream();
+        Body::from_stream(futures::stream::unfold(Some(stream), move |state| {
+            let progress = progress.clone();
+            async move {
+                let mut stream = state?;
+                match tokio::time::timeout(idle, stream.next()).await {
+                    Ok(Some(Ok(piece))) => {
+                        progress.touch();
+                        Some((Ok(piece), Some(stream)))
+                    }
+                    Ok(Some(Err(e))) => Some((Err(std::io::Error::other(e)), None)),
+                    Ok(None) => None,
+                    Err(_) => Some((Err(std::io::Error::other("the upload went idle")), None)),
+                }
+            }
+        }))
+    }
+
+    /// `answer`, unless `idle` passes with neither it nor a piece of the upload: `Err(())`.
+    async fn within<T>(&self, idle: Duration, answer: impl std::future::Future<Output = T>) -> Result<T, ()> {
+        tokio::pin!(answer);
+        loop {
+            let deadline = self.last() + idle;
+            tokio::select! {
+                done = &mut answer => return Ok(done),
+                () = tokio::time::sleep_until(deadline) => {
+                    if self.last() + idle <= tokio::time::Instant::now() {
+                        return Err(());
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// 429 when the viewer holds as many tunnels or requests as allowed.
@@ -327,6 +398,30 @@ async fn tunnel(
 mod tests {
     use super::*;
     use axum::http::HeaderValue;
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_awaited_behind_a_moving_upload_is_not_idle_and_one_behind_nothing_is() {
+        let idle = Duration::from_secs(60);
+        // The notebook answers after 90 s, while the upload sends a piece every 30 s.
+        let progress = Progress::new();
+        let uploading = progress.clone();
+        let upload = tokio::spawn(async move {
+            for _ in 0..3 {
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                uploading.touch();
+            }
+        });
+        let answer = async {
+            tokio::time::sleep(Duration::from_secs(90)).await;
+            "answered"
+        };
+        assert_eq!(progress.within(idle, answer).await, Ok("answered"));
+        upload.await.unwrap();
+        // Nothing moves for 60 s: cut.
+        let stalled = Progress::new();
+        let never = std::future::pending::<()>();
+        assert_eq!(stalled.within(idle, never).await, Err(()));
+    }
 
     #[test]
     fn a_websocket_handshake_is_the_notebook_s_own_only_from_its_origin() {

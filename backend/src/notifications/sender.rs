@@ -3,9 +3,9 @@
 //! call [`deliver_due`] themselves.
 //!
 //! Where a delivery may go is decided on addresses, not names: the URL's host is resolved once,
-//! every address it resolves to must be one a webhook may reach ([`rules::may_connect`]:
-//! internal ranges only when listed exactly), and the connection goes to the addresses that
-//! were checked — there is no second lookup a name could rebind between. A pass is fair between
+//! only the addresses a webhook may reach are kept ([`rules::may_connect`]: internal ranges only
+//! when listed exactly; none left, the delivery is given up), and the connection goes to those —
+//! there is no second lookup a name could rebind between. A pass is fair between
 //! subscriptions: each gets at most [`PER_SUBSCRIPTION`] tries, stops at its first failure, and
 //! a subscription whose receiver is backing off is not tried at all, so one user's dead
 //! receiver delays nobody else's.
@@ -99,15 +99,17 @@ async fn checked_addresses(
     if resolved.is_empty() {
         return Err(Unreachable::Unresolved);
     }
-    // Every address must pass: a name that also resolves inside is refused as a whole, so
-    // which address the connection picks never decides what is reached.
-    if resolved
-        .iter()
-        .all(|addr| rules::may_connect(*addr, allowed, &network.cluster_ranges))
-    {
-        Ok(resolved)
-    } else {
+    // Only the addresses a webhook may reach are kept, and only they are connected to: a name
+    // that also resolves inside (`localhost` to `::1` and `127.0.0.1`, with `127.0.0.1` listed)
+    // reaches the permitted one and never the other.
+    let permitted: Vec<SocketAddr> = resolved
+        .into_iter()
+        .filter(|addr| rules::may_connect(*addr, allowed, &network.cluster_ranges))
+        .collect();
+    if permitted.is_empty() {
         Err(Unreachable::Refused)
+    } else {
+        Ok(permitted)
     }
 }
 

@@ -31,7 +31,9 @@ pub async fn logs(ctx: &Ctx, args: LogsArgs) -> CliResult<()> {
         .send(repeat, || ctx.api.request(Method::GET, &path).query(&query))
         .await?;
     let mut out = std::io::stdout().lock();
-    let mut terminal = out.is_terminal().then(crate::terminal::TerminalText::default);
+    let mut terminal = out
+        .is_terminal()
+        .then(|| crate::terminal::TerminalText::for_locale(|name| std::env::var(name).ok()));
     while let Some(chunk) = response.chunk().await.map_err(|e| CliError::Unreachable {
         url: ctx.api.base().to_owned(),
         reason: e.to_string(),

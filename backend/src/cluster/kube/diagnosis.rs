@@ -20,11 +20,13 @@
 //!   [`MAX_EVENTS`] kept, oldest first;
 //! - a log is read only for a pod that is the job's (a GET checks labels and uid first), and
 //!   only for a name that is a valid pod name of `ar-<id>`: the name goes into the request path;
-//! - a snapshot log keeps its end (the trait's promise) and never costs more than `limit_bytes`:
-//!   `tailLines` and `limitBytes` both go to the apiserver, but `limitBytes` keeps the
-//!   *beginning* of the tail, so a tail that does not fit (the answer is `limit_bytes` long) is
-//!   asked again with half the lines it held, a few times at most, and the last answer's end is
-//!   kept (whole lines); a followed log is bounded by `limitBytes` at the apiserver and again
+//! - a snapshot log keeps its end (the trait's promise) and never holds more than `limit_bytes`
+//!   (and a chunk): `tailLines` and `limitBytes` both go to the apiserver, but `limitBytes`
+//!   keeps the *beginning* of the tail, so a tail that does not fit (the answer is
+//!   `limit_bytes` long) is asked again with half the lines it held, a few times at most; when
+//!   that cannot help (lines longer than the limit, a progress bar without newlines), the tail
+//!   is read once more without `limitBytes`, keeping only its end as it streams by (whole
+//!   lines); a followed log is bounded by `limitBytes` at the apiserver and again
 //!   here (the kubelet may send slightly more); a download (`limit_bytes` = `u64::MAX`) is
 //!   streamed as it comes, never held;
 //! - a container that has not started has no log yet: an empty one, not an error.
@@ -498,20 +500,25 @@ impl KubeApi {
                 return Ok(String::new());
             };
             let (kept, cut) = read_bounded(Box::pin(reader), limit, &asked.pod).await?;
-            // Shorter than the limit: the apiserver sent the whole tail, its end included.
-            let whole = kept.len() < limit;
-            let lines = kept.iter().filter(|b| **b == b'\n').count();
-            let Some(tail) = asked
-                .tail_lines
-                .filter(|_| !whole && lines > 1 && attempts < MAX_LOG_ATTEMPTS)
-            else {
+            // Read without a byte limit (the last try), or shorter than the limit: the
+            // apiserver sent the whole tail, its end included.
+            if asked.limit_bytes == u64::MAX || kept.len() < limit {
                 let text = keep_end(kept, limit, cut);
                 return Ok(
                     String::from_utf8(text).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
                 );
-            };
-            // The tail did not fit: fewer lines, so that their end does.
-            asked.tail_lines = Some(tail.min(u32::try_from(lines / 2).unwrap_or(u32::MAX)).max(1));
+            }
+            // The tail did not fit, and the limit kept its beginning. Fewer lines, so that their
+            // end does; when halving cannot help (long lines, a progress bar's line without a
+            // newline) or the tries are spent, the tail without the apiserver's limit, of which
+            // only the end is kept as it streams by.
+            let lines = kept.iter().filter(|b| **b == b'\n').count();
+            match asked.tail_lines {
+                Some(tail) if lines > 1 && attempts < MAX_LOG_ATTEMPTS => {
+                    asked.tail_lines = Some(tail.min(u32::try_from(lines / 2).unwrap_or(u32::MAX)).max(1));
+                }
+                _ => asked.limit_bytes = u64::MAX,
+            }
         }
     }
 

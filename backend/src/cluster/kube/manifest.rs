@@ -399,13 +399,20 @@ fn pod_security(run_as_user: Option<i64>) -> PodSecurityContext {
 
 /// The NVIDIA container runtime's controls an image could set to widen what a container gets,
 /// set by Anteroom to what a training job needs: the compute and utility (`nvidia-smi`) parts
-/// of the driver only (not graphics, video or display), no MIG configuration or monitoring,
-/// no IMEX channels. Which GPUs a container sees stays the device plugin's (or `void`).
-pub const NVIDIA_SAFE_ENV: [(&str, &str); 4] = [
+/// of the driver only (not graphics, video or display), no MIG configuration or monitoring, no
+/// IMEX channels, and none of the host devices the toolkit injects on an image's word
+/// (InfiniBand through `NVIDIA_MOFED`, GPUDirect Storage, NVSwitch, GDRCopy: `enabled` in an
+/// image would win over the node's configuration). Which GPUs a container sees stays the
+/// device plugin's (or `void`); RDMA devices come from their own device plugin, as resources.
+pub const NVIDIA_SAFE_ENV: [(&str, &str); 8] = [
     ("NVIDIA_DRIVER_CAPABILITIES", "compute,utility"),
     ("NVIDIA_MIG_CONFIG_DEVICES", ""),
     ("NVIDIA_MIG_MONITOR_DEVICES", ""),
     ("NVIDIA_IMEX_CHANNELS", ""),
+    ("NVIDIA_MOFED", "disabled"),
+    ("NVIDIA_GDS", "disabled"),
+    ("NVIDIA_NVSWITCH", "disabled"),
+    ("NVIDIA_GDRCOPY", "disabled"),
 ];
 
 /// `NVIDIA_VISIBLE_DEVICES=void` for a container that asks for no `nvidia.com/*` device: with

@@ -147,7 +147,7 @@ async fn kube_a_hundred_parallel_reads_of_a_huge_log_keep_its_end_and_a_bounded_
     fake.apply(Kind::Pods, ours(job_pod(7, 0, None)));
     fake.generated_log("ar-7-main-0", LINES, LINE);
     let cluster = KubeCluster::start(fake.client(), settings());
-    let places = tokio::sync::Semaphore::new(CONCURRENT_LOG_READS);
+    let places = std::sync::Arc::new(tokio::sync::Semaphore::new(CONCURRENT_LOG_READS));
     // The last 10,000 lines (5 MB) do not fit in 2 MiB: each read asks again for fewer.
     let request = LogRequest {
         pod: "ar-7-main-0".to_owned(),
@@ -159,10 +159,10 @@ async fn kube_a_hundred_parallel_reads_of_a_huge_log_keep_its_end_and_a_bounded_
     crate::test_alloc::reset_peak();
     // Each answer is looked at and let go, as the handler sends it and lets it go.
     let reads = futures::future::join_all((0..100).map(|_| async {
-        let log = read_at_once(&places, cluster.as_ref(), 7, UID, &request)
+        let held = read_at_once(&places, cluster.as_ref(), 7, UID, &request)
             .await
             .expect("a log");
-        (log.ends_with(&last), log.len() as u64)
+        (held.text.ends_with(&last), held.text.len() as u64)
     }))
     .await;
     let growth = crate::test_alloc::peak() - before;

@@ -345,6 +345,37 @@ async fn kube_a_tail_longer_than_the_byte_limit_is_asked_again_with_fewer_lines_
 }
 
 #[tokio::test]
+async fn kube_a_tail_whose_lines_do_not_fit_is_read_once_more_without_the_limit_keeping_its_end() {
+    let (api, mut handle) = mock_api();
+    let server = async {
+        // A progress bar: no newline in the first 20 bytes the limit lets through.
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{PODS}/ar-7-worker-0")).await;
+        respond(send, 200, job_pod("worker", 0, UID, json!({"phase": "Running"})));
+        let (_, _, send) = expect(
+            &mut handle,
+            Method::GET,
+            &format!("{PODS}/ar-7-worker-0/log?&container=worker&limitBytes=20&tailLines=100"),
+        )
+        .await;
+        respond_text(send, 200, "10%\r20%\r30%\r40%\r100%");
+        // The same tail without the limit: only its end is kept.
+        let (_, _, send) = expect(&mut handle, Method::GET, &format!("{PODS}/ar-7-worker-0")).await;
+        respond(send, 200, job_pod("worker", 0, UID, json!({"phase": "Running"})));
+        let (_, _, send) = expect(
+            &mut handle,
+            Method::GET,
+            &format!("{PODS}/ar-7-worker-0/log?&container=worker&tailLines=100"),
+        )
+        .await;
+        respond_text(send, 200, "10%\r20%\r30%\r40%\r100%\nTraceback: boom\n");
+    };
+    let request = log_request("ar-7-worker-0", Some(100), 20);
+    let (result, ()) = tokio::join!(api.pod_log(7, UID, &request), server);
+    assert_no_more_requests(api, handle).await;
+    assert_eq!(result.expect("log"), "Traceback: boom\n", "the end, in whole lines");
+}
+
+#[tokio::test]
 async fn kube_a_downloaded_log_is_streamed_whole_without_a_byte_limit() {
     let (api, mut handle) = mock_api();
     let server = async {
