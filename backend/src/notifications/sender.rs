@@ -29,7 +29,7 @@ use super::entity::{delivery, webhook};
 use super::rules::{self, Destination};
 
 /// Subscriptions served per pass, the longest waiting first.
-const SUBSCRIPTIONS_PER_PASS: u64 = 100;
+pub const SUBSCRIPTIONS_PER_PASS: u64 = 100;
 /// Deliveries of one subscription tried per pass.
 pub const PER_SUBSCRIPTION: u64 = 3;
 /// How long one post may take.
