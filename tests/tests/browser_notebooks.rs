@@ -4,10 +4,14 @@
 //! nothing, whether its owner or an admin (after confirming) opens it.
 //!
 //! The portal and the notebook origins are siblings of one site here, the case where
-//! `SameSite=Strict` does not help: the portal at `http://portal.anteroom.test:<port>`, notebooks
-//! at `http://<job>.nb.anteroom.test:<port>` (Chromium maps both names to the test server), so the
+//! `SameSite=Strict` does not help: the portal at `http://portal.anteroom.example.com:<port>`,
+//! notebooks at `http://<job>.nb.anteroom.example.com:<port>` (Chromium maps both names to the
+//! test server; under a registered suffix, `.com`, so that the browser counts them as one site:
+//! names under an unknown suffix such as `.test` would each be a site of their own), so the
 //! browser does send the portal's cookie with the notebook page's requests; the server must
-//! refuse them.
+//! refuse them. Chromium treats both origins as secure, as https ones are in a deployment:
+//! only then does it send the fetch metadata the server decides by. The server's own count of
+//! refusals is checked, so a request that merely failed in the browser (CORS) proves nothing.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -113,6 +117,16 @@ async fn running(app: &TestApp, token: &str, id: i64) {
 
 /// Opens job `lab`'s notebook from its page in the portal (confirming when asked), lets its
 /// page run, and returns what the page says it got.
+/// What the server refused as coming from another origin so far.
+async fn refusals(app: &TestApp) -> f64 {
+    app.metrics()
+        .await
+        .lines()
+        .filter(|l| l.starts_with("anteroom_cross_site_refusals_total"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
 async fn open_and_let_it_run(b: &Browser, portal: &str, lab: i64, confirm: bool) -> Value {
     b.client.goto(&format!("{portal}/jobs/{lab}")).await.unwrap();
     b.wait_for("[data-testid=open-notebook]").await.unwrap();
@@ -126,7 +140,11 @@ async fn open_and_let_it_run(b: &Browser, portal: &str, lab: i64, confirm: bool)
     b.client.switch_to_window(tab).await.unwrap();
     b.wait_for_text("#stub", "Stub notebook").await.unwrap();
     let at = b.client.current_url().await.unwrap();
-    assert_eq!(at.host_str(), Some(format!("{lab}.nb.anteroom.test").as_str()), "{at}");
+    assert_eq!(
+        at.host_str(),
+        Some(format!("{lab}.nb.anteroom.example.com").as_str()),
+        "{at}"
+    );
     b.wait_until("the notebook's script finished", "document.title === 'done'")
         .await
         .unwrap();
@@ -174,13 +192,14 @@ async fn browser_a_notebook_s_script_gets_nothing_from_the_session_of_its_owner_
         .configure(move |c| {
             c.sim_notebook_upstream = Some(upstream);
             c.notebook_origin = Some(
-                anteroom::notebooks::origin::NotebookOrigin::parse("http://{job}.nb.anteroom.test:{port}").unwrap(),
+                anteroom::notebooks::origin::NotebookOrigin::parse("http://{job}.nb.anteroom.example.com:{port}")
+                    .unwrap(),
             );
         })
         .start()
         .await;
     let port = app.addr.port();
-    let portal = format!("http://portal.anteroom.test:{port}");
+    let portal = format!("http://portal.anteroom.example.com:{port}");
     let ann = app.user_token("ann").await;
     let admin = app.admin_token().await;
     let id_of = |me: Value| me["id"].as_i64().unwrap();
@@ -205,10 +224,25 @@ async fn browser_a_notebook_s_script_gets_nothing_from_the_session_of_its_owner_
         .replace("PORTAL", &portal)
         .replace("VICTIM", &precious.to_string());
 
-    let b = Browser::start_with("en-US,en", &["--host-resolver-rules=MAP *.anteroom.test 127.0.0.1"]).await;
+    // Browsers send fetch metadata (`Sec-Fetch-Site`, what the server decides by) only to
+    // secure origins: https, or these two as if they were.
+    let secure =
+        format!("--unsafely-treat-insecure-origin-as-secure={portal},http://{lab}.nb.anteroom.example.com:{port}");
+    let b = Browser::start_with(
+        "en-US,en",
+        &["--host-resolver-rules=MAP *.anteroom.example.com 127.0.0.1", &secure],
+    )
+    .await;
     // Its owner opens it.
+    // Every request the page makes to the portal with the session is refused by the server
+    // itself: the two posts, the stream, the eight frames and the read (the preflighted
+    // requests never leave the browser).
+    const REFUSED_AT_LEAST: f64 = 12.0;
     b.login(&portal, "ann", USER_PASSWORD).await;
+    let before = refusals(&app).await;
     let result = open_and_let_it_run(&b, &portal, lab, false).await;
+    let refused = refusals(&app).await - before;
+    assert!(refused >= REFUSED_AT_LEAST, "{refused} refused ({result})");
     nothing_happened(&app, &admin, precious, ("ann", ann_id), &result).await;
 
     // An admin helping Ann opens it as an admin, after the warning.
@@ -216,7 +250,10 @@ async fn browser_a_notebook_s_script_gets_nothing_from_the_session_of_its_owner_
     b.click("[data-testid=logout]").await;
     b.wait_for("#login-username").await.unwrap();
     b.login(&portal, "admin", ADMIN_PASSWORD).await;
+    let before = refusals(&app).await;
     let result = open_and_let_it_run(&b, &portal, lab, true).await;
+    let refused = refusals(&app).await - before;
+    assert!(refused >= REFUSED_AT_LEAST, "{refused} refused ({result})");
     nothing_happened(&app, &admin, precious, ("the admin", admin_id), &result).await;
     b.close().await;
 }

@@ -27,6 +27,10 @@ use axum::response::{IntoResponse, Response};
 use crate::error::ApiError;
 use crate::state::AppState;
 
+/// Requests refused for coming from another origin (`origin`: `portal` or `notebook`): a
+/// notebook page or another site trying a user's session shows here.
+pub const CROSS_SITE_REFUSALS: &str = "anteroom_cross_site_refusals_total";
+
 /// The login path, checked without a cookie (login CSRF).
 const LOGIN_PATH: &str = "/api/v1/auth/login";
 
@@ -115,6 +119,7 @@ pub async fn refuse_cross_site(State(state): State<AppState>, req: Request, next
             (false, false) => false,
         };
         if refused {
+            axum_prometheus::metrics::counter!(CROSS_SITE_REFUSALS, "origin" => "portal").increment(1);
             tracing::warn!(
                 http.method = %req.method(),
                 http.path = %req.uri().path(),

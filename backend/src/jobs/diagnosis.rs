@@ -286,16 +286,16 @@ impl HeldLog {
     fn into_body<G: Send + 'static>(self, guards: G) -> Body {
         let bytes = axum::body::Bytes::from(self.text);
         // The stream's state holds the place and the guards: they go when it ends or is dropped.
-        Body::from_stream(futures::stream::unfold(
-            (bytes, self.place, guards),
-            |(mut rest, place, guards)| async move {
+        Body::from_stream(
+            futures::stream::unfold((bytes, self.place, guards), |(mut rest, place, guards)| async move {
                 if rest.is_empty() {
                     return None;
                 }
                 let piece = rest.split_to(rest.len().min(LOG_CHUNK_BYTES));
                 Some((Ok::<_, std::io::Error>(piece), (rest, place, guards)))
-            },
-        ))
+            })
+            .fuse(),
+        )
     }
 }
 
@@ -394,6 +394,8 @@ mod tests {
             taken += piece.unwrap().len();
         }
         assert_eq!(taken, 3 * LOG_CHUNK_BYTES + 10);
+        // A layer that polls once more after the end (the compressing one does) gets the end.
+        assert!(body.next().await.is_none());
         assert_eq!(places.available_permits(), 1, "given back with the last piece");
         assert_eq!(std::sync::Arc::strong_count(&guard), 1);
         // An answer dropped unread gives its place back too.

@@ -156,6 +156,7 @@ pub fn from_a_sibling(method: &axum::http::Method, headers: &HeaderMap) -> bool 
 /// module's doc): 403 `cross_site_request`, before any notebook sees it.
 async fn refuse_siblings(req: Request, next: Next) -> Response {
     if from_a_sibling(req.method(), req.headers()) {
+        axum_prometheus::metrics::counter!(crate::http::csrf::CROSS_SITE_REFUSALS, "origin" => "notebook").increment(1);
         tracing::warn!(http.path = %req.uri().path(), origin = ?req.headers().get(header::ORIGIN), "a request from another origin to a notebook refused");
         return ApiError::new(
             StatusCode::FORBIDDEN,

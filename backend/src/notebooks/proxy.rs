@@ -143,6 +143,7 @@ async fn forward(state: AppState, id: Option<i64>, mut req: Request) -> Result<R
     }
     let websocket = is_websocket(req.headers());
     if websocket && !handshake_is_own(req.headers(), &state.notebook_origin.origin(id)) {
+        axum_prometheus::metrics::counter!(crate::http::csrf::CROSS_SITE_REFUSALS, "origin" => "notebook").increment(1);
         tracing::warn!(job = id, origin = ?req.headers().get(header::ORIGIN), "a notebook WebSocket from another origin refused");
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
@@ -272,21 +273,24 @@ impl Progress {
     fn counting(&self, body: Body, idle: Duration) -> Body {
         let progress = self.clone();
         let stream = body.into_data_stream();
-        Body::from_stream(futures::stream::unfold(Some(stream), move |state| {
-            let progress = progress.clone();
-            async move {
-                let mut stream = state?;
-                match tokio::time::timeout(idle, stream.next()).await {
-                    Ok(Some(Ok(piece))) => {
-                        progress.touch();
-                        Some((Ok(piece), Some(stream)))
+        Body::from_stream(
+            futures::stream::unfold(Some(stream), move |state| {
+                let progress = progress.clone();
+                async move {
+                    let mut stream = state?;
+                    match tokio::time::timeout(idle, stream.next()).await {
+                        Ok(Some(Ok(piece))) => {
+                            progress.touch();
+                            Some((Ok(piece), Some(stream)))
+                        }
+                        Ok(Some(Err(e))) => Some((Err(std::io::Error::other(e)), None)),
+                        Ok(None) => None,
+                        Err(_) => Some((Err(std::io::Error::other("the upload went idle")), None)),
                     }
-                    Ok(Some(Err(e))) => Some((Err(std::io::Error::other(e)), None)),
-                    Ok(None) => None,
-                    Err(_) => Some((Err(std::io::Error::other("the upload went idle")), None)),
                 }
-            }
-        }))
+            })
+            .fuse(),
+        )
     }
 
     /// `answer`, unless `idle` passes with neither it nor a piece of the upload: `Err(())`.
@@ -335,22 +339,25 @@ fn too_many(websocket: bool, limits: &crate::config::NotebookLimits) -> ApiError
 /// `idle`, and holding the viewer's request slot until it ends.
 fn idle_bounded(body: Body, idle: Duration, slot: crate::slots::Slot, id: i64) -> Body {
     let stream = body.into_data_stream();
-    Body::from_stream(futures::stream::unfold(Some((stream, slot)), move |state| async move {
-        let (mut stream, slot) = state?;
-        match tokio::time::timeout(idle, stream.next()).await {
-            Ok(Some(Ok(chunk))) => Some((Ok(chunk), Some((stream, slot)))),
-            Ok(Some(Err(e))) => Some((Err(std::io::Error::other(e)), None)),
-            Ok(None) => None,
-            Err(_) => {
-                tracing::debug!(
-                    job = id,
-                    idle_s = idle.as_secs(),
-                    "a notebook answer went idle and was cut"
-                );
-                Some((Err(std::io::Error::other("the notebook's answer went idle")), None))
+    Body::from_stream(
+        futures::stream::unfold(Some((stream, slot)), move |state| async move {
+            let (mut stream, slot) = state?;
+            match tokio::time::timeout(idle, stream.next()).await {
+                Ok(Some(Ok(chunk))) => Some((Ok(chunk), Some((stream, slot)))),
+                Ok(Some(Err(e))) => Some((Err(std::io::Error::other(e)), None)),
+                Ok(None) => None,
+                Err(_) => {
+                    tracing::debug!(
+                        job = id,
+                        idle_s = idle.as_secs(),
+                        "a notebook answer went idle and was cut"
+                    );
+                    Some((Err(std::io::Error::other("the notebook's answer went idle")), None))
+                }
             }
-        }
-    }))
+        })
+        .fuse(),
+    )
 }
 
 /// An open tunnel: bytes both ways until either side closes, the server shuts down, or the
