@@ -231,7 +231,7 @@ pub async fn serve(
     let watcher = if state.driven_by_hand {
         tokio::spawn(async {})
     } else {
-        tokio::spawn(crate::watcher::Watcher::new(&state).run())
+        tokio::spawn(crate::watcher::Watcher::new(state.watcher_inputs()).run())
     };
     let closer = state.signals.clone();
     let signals = state.signals.clone();

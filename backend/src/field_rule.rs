@@ -20,6 +20,15 @@ pub struct Rule {
 }
 
 impl Rule {
+    /// "must be `min` to `max` characters".
+    pub fn length_between(min: usize, max: usize) -> Rule {
+        Rule::with(
+            "lengthBetween",
+            format!("must be {min} to {max} characters"),
+            serde_json::json!({ "min": min, "max": max }),
+        )
+    }
+
     /// A rule whose text names no value.
     pub const fn fixed(code: &'static str, message: &'static str) -> Self {
         Self {

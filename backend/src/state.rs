@@ -88,4 +88,21 @@ impl AppState {
             bound,
         ));
     }
+
+    /// What the prequeue watcher of this application uses of it.
+    pub fn watcher_inputs(&self) -> crate::watcher::WatcherInputs {
+        crate::watcher::WatcherInputs {
+            db: self.db.clone(),
+            db_read: self.db_read.clone(),
+            cluster: self.cluster.clone(),
+            settings: self.settings.clone(),
+            signals: self.signals.clone(),
+            clock: self.clock.clone(),
+            job_retention_days: self.config.job_retention_days,
+            webhook_network: crate::notifications::sender::NetworkRules {
+                cluster_ranges: self.config.cluster_networks.clone(),
+            },
+            forecasts: self.forecasts.clone(),
+        }
+    }
 }

@@ -43,30 +43,6 @@ impl ApiFailure {
             details: None,
         }
     }
-
-    /// The fields a validation failure names, as `(field, what is wrong)` in the language of
-    /// `i18n`: the translation of the field's `code` with its `params`, or the server's English
-    /// text for a code this build was not taught (`invalid` has none).
-    pub fn fields(&self, i18n: crate::i18n::I18n) -> Vec<(String, String)> {
-        let Some(list) = self
-            .details
-            .as_ref()
-            .and_then(|d| d.get("fields"))
-            .and_then(|f| f.as_array())
-        else {
-            return Vec::new();
-        };
-        list.iter()
-            .filter_map(|f| {
-                let message = f.get("message").and_then(|m| m.as_str()).unwrap_or_default();
-                let code = f.get("code").and_then(|c| c.as_str()).unwrap_or("invalid");
-                Some((
-                    f.get("field")?.as_str()?.to_owned(),
-                    i18n.field_rule(code, f.get("params"), message),
-                ))
-            })
-            .collect()
-    }
 }
 
 thread_local! {

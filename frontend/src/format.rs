@@ -256,29 +256,3 @@ pub fn amount(locale: Locale, resource: &str, v: f64) -> String {
 pub fn resource_short(resource: &str) -> &str {
     resource.rsplit('/').next().unwrap_or(resource)
 }
-
-/// A resource's name in the reader's language: CPU, memory, ephemeral storage; an
-/// accelerator by its model (`a100`), a name people use in every language.
-pub fn resource_name(i18n: crate::i18n::I18n, resource: &str) -> String {
-    use crate::i18n::k;
-    match resource {
-        "cpu" => i18n.t(k!("resource.cpu")).to_owned(),
-        "memory" => i18n.t(k!("resource.memory")).to_owned(),
-        "ephemeral-storage" => i18n.t(k!("resource.storage")).to_owned(),
-        other => resource_short(other).to_owned(),
-    }
-}
-
-/// An amount of a resource as words in the reader's language: `8 CPU`, `32 Gi memory`,
-/// `2 × a100` (`8 核`, `内存 32 Gi`, `a100 × 2` in Chinese).
-pub fn resource_amount(i18n: crate::i18n::I18n, resource: &str, q: &Quantity) -> String {
-    use crate::i18n::k;
-    let amount = quantity(i18n.locale(), resource, q);
-    let name = resource_name(i18n, resource);
-    let key = match ResourceKind::of(resource) {
-        ResourceKind::Cpu => k!("resource.amountCpu"),
-        ResourceKind::Bytes => k!("resource.amountOf"),
-        ResourceKind::Count => k!("resource.amountDevices"),
-    };
-    i18n.tf(key, &[("amount", &amount), ("name", &name)])
-}

@@ -114,6 +114,56 @@ impl I18n {
 }
 
 impl I18n {
+    /// The fields a validation failure names, as `(field, what is wrong)` in the language of
+    /// this language: the translation of the field's `code` with its `params`, or the server's English
+    /// text for a code this build was not taught (`invalid` has none).
+    pub fn failure_fields(&self, failure: &crate::api::ApiFailure) -> Vec<(String, String)> {
+        let Some(list) = failure
+            .details
+            .as_ref()
+            .and_then(|d| d.get("fields"))
+            .and_then(|f| f.as_array())
+        else {
+            return Vec::new();
+        };
+        list.iter()
+            .filter_map(|f| {
+                let message = f.get("message").and_then(|m| m.as_str()).unwrap_or_default();
+                let code = f.get("code").and_then(|c| c.as_str()).unwrap_or("invalid");
+                Some((
+                    f.get("field")?.as_str()?.to_owned(),
+                    self.field_rule(code, f.get("params"), message),
+                ))
+            })
+            .collect()
+    }
+
+    /// A resource's name in the reader's language: CPU, memory, ephemeral storage; an
+    /// accelerator by its model (`a100`), a name people use in every language.
+    pub fn resource_name(&self, resource: &str) -> String {
+        match resource {
+            "cpu" => self.t(k!("resource.cpu")).to_owned(),
+            "memory" => self.t(k!("resource.memory")).to_owned(),
+            "ephemeral-storage" => self.t(k!("resource.storage")).to_owned(),
+            other => crate::format::resource_short(other).to_owned(),
+        }
+    }
+
+    /// An amount of a resource as words in the reader's language: `8 CPU`, `32 Gi memory`,
+    /// `2 × a100` (`8 核`, `内存 32 Gi`, `a100 × 2` in Chinese).
+    pub fn resource_amount(&self, resource: &str, q: &anteroom_shared::scheduling::Quantity) -> String {
+        let amount = crate::format::quantity(self.locale(), resource, q);
+        let name = self.resource_name(resource);
+        let key = match crate::format::ResourceKind::of(resource) {
+            crate::format::ResourceKind::Cpu => k!("resource.amountCpu"),
+            crate::format::ResourceKind::Bytes => k!("resource.amountOf"),
+            crate::format::ResourceKind::Count => k!("resource.amountDevices"),
+        };
+        self.tf(key, &[("amount", &amount), ("name", &name)])
+    }
+}
+
+impl I18n {
     /// What is wrong with a field, from the API's `code` and `params` (`fieldError.<code>`,
     /// numbers written the locale's way), or its English `message` for a code this build does
     /// not know.

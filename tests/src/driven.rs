@@ -104,7 +104,7 @@ impl Driven {
         let app = builder.start().await;
         let sim = app.sim.clone().expect("the simulated cluster runs");
         let events = sim_events(&app);
-        let watcher = Watcher::new(&app.state);
+        let watcher = Watcher::new(app.state.watcher_inputs());
         Driven {
             app,
             clock,

@@ -86,7 +86,7 @@ async fn history(database_url: Option<String>, two_replicas: bool, steps: Vec<(S
         ),
         false => None,
     };
-    let mut second_watcher = second.as_ref().map(|b| Watcher::new(&b.state));
+    let mut second_watcher = second.as_ref().map(|b| Watcher::new(b.state.watcher_inputs()));
     // Whose watcher holds the lease: the first replica's (false) or the second's.
     let mut second_leads = false;
     let admin = d.app.admin_token().await;

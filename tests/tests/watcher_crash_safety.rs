@@ -134,7 +134,7 @@ async fn assert_cluster_holds(d: &Driven, first: i64, jobs: &[i64]) {
 
 /// A watcher that dies at `point`.
 fn dying_at(d: &Driven, point: FaultPoint) -> Watcher {
-    let mut w = Watcher::new(&d.app.state);
+    let mut w = Watcher::new(d.app.state.watcher_inputs());
     w.faults = Some(Arc::new(move |p| p == point));
     w
 }
@@ -220,7 +220,7 @@ both_driven!(
 async fn a_watcher_whose_lease_was_taken_over_writes_nothing(db: Option<String>) {
     let d = Driven::start(db, "").await;
     let (first, jobs) = prequeued_jobs(&d, 2).await;
-    let old = Watcher::new(&d.app.state);
+    let old = Watcher::new(d.app.state.watcher_inputs());
     let now = d.clock.now();
     let stale = old
         .lease
@@ -230,7 +230,7 @@ async fn a_watcher_whose_lease_was_taken_over_writes_nothing(db: Option<String>)
         .expect("free lease");
     // It pauses past its lease; another replica takes over.
     d.clock.advance(chrono::Duration::seconds(16));
-    let new = Watcher::new(&d.app.state);
+    let new = Watcher::new(d.app.state.watcher_inputs());
     let fresh = new
         .lease
         .acquire(&d.app.state.db, d.clock.now())
@@ -264,7 +264,7 @@ async fn two_watchers_on_one_store_create_each_of_a_thousand_jobs_once(db: Optio
     for _ in 0..2 {
         let d = d.clone();
         tasks.push(tokio::spawn(async move {
-            let w = Watcher::new(&d.app.state);
+            let w = Watcher::new(d.app.state.watcher_inputs());
             let mut fence = None;
             let mut terms = 0;
             for _ in 0..20_000 {

@@ -20,8 +20,7 @@
 
 use anteroom_shared::api::jobs::{Admission, Decision, JobBody, WaitReason};
 use anteroom_shared::scheduling::{
-    JobPhase, PrequeueConfig, ResourceList, ScheduleType, TaskResources, Toleration, TolerationRuleSpec,
-    job_tolerations,
+    JobPhase, ResourceList, ScheduleType, TaskResources, Toleration, TolerationRuleSpec, job_tolerations,
 };
 use chrono::{DateTime, Utc};
 use sea_orm::{
@@ -33,34 +32,12 @@ use tokio::sync::{mpsc, oneshot};
 use super::batch_reads::BatchReads;
 use super::entity::{idempotency_key, job};
 use super::events;
+pub use super::pending::{OwnerCounts, Pending};
 use super::submission_rows::{BatchRows, first_events, job_row};
 use super::{JobError, SchedulingRow, idempotency, wait_reason};
 use crate::prequeue::{NodeSnapshot, QueueSpec, QueueTree, Snapshot, Submission, SubmitDecision, decide_submission};
 use crate::queues::{self, entity::queue};
 use crate::{quotas, users};
-
-/// A submission that passed steps 1–2 outside the lock, with everything the rest needs.
-#[derive(Debug)]
-pub struct Pending {
-    /// The caller.
-    pub user: users::entity::Model,
-    /// The body.
-    pub body: JobBody,
-    /// Its tasks as the core sees them.
-    pub tasks: Vec<TaskResources>,
-    /// Σ replicas × requests.
-    pub request: ResourceList,
-    /// The cluster's nodes, read before the lock.
-    pub nodes: Vec<NodeSnapshot>,
-    /// The volume catalogue, read before the lock when the body names volumes.
-    pub catalogue: Vec<anteroom_shared::api::volumes::Volume>,
-    /// The idempotency key and the body's hash.
-    pub key: Option<(String, String)>,
-    /// The settings of this submission.
-    pub config: PrequeueConfig,
-    /// Where its submission time (and so its timeout) comes from.
-    pub clock: std::sync::Arc<dyn crate::cluster::clock::Clock>,
-}
 
 /// What became of a submission under the lock.
 #[derive(Debug)]
@@ -499,15 +476,6 @@ pub(super) async fn decision_snapshot(
             unfinished: owner_unfinished,
         },
     ))
-}
-
-/// The caller's jobs as steps 6 needs them, each counted up to its limit.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct OwnerCounts {
-    /// Prequeued jobs.
-    pub prequeued: u64,
-    /// Jobs in any phase but a terminal one.
-    pub unfinished: u64,
 }
 
 /// The tolerations of a job in `queue` requesting `request` under `rules`

@@ -8,7 +8,7 @@
 //! figures take at most five statements whatever the batch's size.
 //!
 //! The transaction holds SQLite's one write lock from its start (on PostgreSQL, the locks of
-//! the batch's queue trees and owners, see `admit.rs`), so nothing but the batch itself
+//! the batch's queue trees and owners, see the admission), so nothing but the batch itself
 //! changes these figures until it commits — but jobs ending, which only free room: each
 //! decision sees what a fresh read at its turn would see, or a moment older. Two details:
 //!
@@ -30,8 +30,8 @@ use sea_orm::sea_query::{Alias, Expr, ExprTrait, Query};
 use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, FromQueryResult, QueryFilter, QueryOrder};
 
 use super::SchedulingRow;
-use super::admit::{OwnerCounts, Pending};
 use super::entity::job;
+use super::pending::{OwnerCounts, Pending};
 use crate::prequeue::{JobSnapshot, QueueQuota, QueueSpec, QueueTree, Snapshot, UsageRow, UserId};
 use crate::queues::{self, QueueError, entity::member, entity::queue};
 use crate::store::compact;
@@ -213,7 +213,7 @@ impl BatchReads {
         Err(QueueError::Forbidden(name.to_owned()))
     }
 
-    /// What [`super::admit::decision_snapshot`] would read now for `p` at `now`; `None` when
+    /// What the admission's `decision_snapshot` would read now for `p` at `now`; `None` when
     /// `now` is past the horizon or a figure it needs was not read (a tree, queue or owner the
     /// batch's read did not cover, unreadable counts): then the caller reads the store.
     pub fn snapshot(

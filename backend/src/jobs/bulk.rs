@@ -8,7 +8,7 @@ use axum::Json;
 use axum::extract::State;
 
 use super::JobError;
-use super::handlers::context;
+use super::context::context;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::ApiJson;

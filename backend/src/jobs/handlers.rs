@@ -14,8 +14,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use super::JobError;
+use super::context::context;
 use super::list_query::{JobListParams, JobListQuery};
-use super::{Context, JobError};
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
@@ -51,21 +52,6 @@ pub fn admin_router() -> OpenApiRouter<AppState> {
         .routes(routes!(lock_job))
         .routes(routes!(super::bulk::lock_jobs))
         .routes(routes!(admin_prequeue))
-}
-
-pub(super) fn context(state: &AppState) -> Context<'_> {
-    Context {
-        db: &state.db,
-        db_read: &state.db_read,
-        cluster: &state.cluster,
-        settings: &state.settings,
-        signals: &state.signals,
-        sequencer: &state.sequencer,
-        activator: &state.activator,
-        clock: &state.clock,
-        allowed_images: &state.config.allowed_images,
-        request_timeout: state.config.http_limits.request_timeout,
-    }
 }
 
 impl From<JobError> for ApiError {
@@ -201,7 +187,7 @@ async fn read_in_time<T: serde::de::DeserializeOwned>(
     let read = ApiJson::<T>::from_request(request, state);
     let ApiJson(body) = tokio::time::timeout(state.config.http_limits.request_timeout, read)
         .await
-        .map_err(|_| crate::http::out_of_time())??;
+        .map_err(|_| crate::http::deadline::out_of_time())??;
     Ok(body)
 }
 
@@ -252,7 +238,7 @@ async fn resubmit_job(
         jobs::visible(&state.db_read, &user, id),
     )
     .await
-    .map_err(|_| crate::http::out_of_time())??;
+    .map_err(|_| crate::http::deadline::out_of_time())??;
     let body = changes.apply_to(&jobs::to_api(&old)?);
     // A notebook made from another user's job would be the caller's own, opened with their
     // session and running that user's image and settings: an admin helping must open the

@@ -131,7 +131,7 @@ pub fn problems(body: &JobBody) -> Vec<Problem> {
         push("name".into(), p);
     }
     if body.queue.is_empty() || body.queue.len() > 63 {
-        push("queue".into(), crate::queues::length_rule(1, 63));
+        push("queue".into(), crate::field_rule::Rule::length_between(1, 63));
     }
     if body.schedule_type == ScheduleType::Backfill && body.preemption_policy.is_some() {
         push(

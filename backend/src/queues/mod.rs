@@ -82,7 +82,7 @@ pub enum QueueError {
 pub fn dns_label_problem(name: &str) -> Option<Rule> {
     let bytes = name.as_bytes();
     if bytes.is_empty() || bytes.len() > 63 {
-        return Some(length_rule(1, 63));
+        return Some(Rule::length_between(1, 63));
     }
     let ok = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-';
     if !bytes.iter().all(ok) {
@@ -95,15 +95,6 @@ pub fn dns_label_problem(name: &str) -> Option<Rule> {
         return Some(Rule::fixed("nameEnds", "must start and end with a letter or digit"));
     }
     None
-}
-
-/// "must be `min` to `max` characters".
-pub fn length_rule(min: usize, max: usize) -> Rule {
-    Rule::with(
-        "lengthBetween",
-        format!("must be {min} to {max} characters"),
-        serde_json::json!({ "min": min, "max": max }),
-    )
 }
 
 /// The queue as the core sees it.

@@ -417,7 +417,7 @@ async fn admins(txn: &DatabaseTransaction) -> Result<u64, DbErr> {
 pub fn username_problem(username: &str) -> Option<Rule> {
     let valid_char = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-');
     if username.is_empty() || username.len() > 64 {
-        Some(crate::queues::length_rule(1, 64))
+        Some(crate::field_rule::Rule::length_between(1, 64))
     } else if !username.chars().all(valid_char) {
         Some(Rule::fixed(
             "usernameCharacters",
@@ -435,7 +435,7 @@ pub fn username_problem(username: &str) -> Option<Rule> {
 pub fn password_problem(password: &str) -> Option<Rule> {
     let n = password.chars().count();
     if !(8..=1024).contains(&n) {
-        Some(crate::queues::length_rule(8, 1024))
+        Some(crate::field_rule::Rule::length_between(8, 1024))
     } else {
         None
     }
@@ -445,7 +445,7 @@ pub fn password_problem(password: &str) -> Option<Rule> {
 pub fn display_name_problem(name: &str) -> Option<Rule> {
     let n = name.chars().count();
     if n == 0 || n > 128 {
-        Some(crate::queues::length_rule(1, 128))
+        Some(crate::field_rule::Rule::length_between(1, 128))
     } else if name.chars().any(char::is_control) {
         Some(Rule::fixed(
             "noControlCharacters",

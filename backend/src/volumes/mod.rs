@@ -11,7 +11,7 @@ use anteroom_shared::api::volumes::{Volume, VolumeBody, VolumeMount};
 use chrono::Utc;
 use sea_orm::{ActiveModelTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryOrder, Set};
 
-use crate::queues;
+use crate::queues::entity::queue;
 
 /// At most this many volumes in one job.
 pub const MAX_VOLUMES_PER_JOB: usize = 16;
@@ -64,11 +64,7 @@ pub async fn save(db: &DatabaseConnection, body: &VolumeBody, name: Option<&str>
     let txn = crate::store::write_transaction(db).await?;
     crate::store::lock_named(&txn, "anteroom-queues").await?;
     for queue in &body.queues {
-        if queues::entity::queue::Entity::find_by_id(queue.clone())
-            .one(&txn)
-            .await?
-            .is_none()
-        {
+        if queue::Entity::find_by_id(queue.clone()).one(&txn).await?.is_none() {
             return Err(VolumeError::UnknownQueue(queue.clone()));
         }
     }

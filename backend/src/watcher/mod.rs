@@ -114,6 +114,28 @@ pub struct RoundReport {
     pub preemptable_told: usize,
 }
 
+/// What a watcher is made of: the handles of the application it uses.
+pub struct WatcherInputs {
+    /// The writer.
+    pub db: DatabaseConnection,
+    /// The pool for reads that stand alone.
+    pub db_read: DatabaseConnection,
+    /// Where jobs run.
+    pub cluster: Arc<dyn Cluster>,
+    /// The prequeue settings.
+    pub settings: Arc<Settings>,
+    /// Wake-ups and the shutdown notice.
+    pub signals: Signals,
+    /// Where "now" comes from.
+    pub clock: Arc<dyn Clock>,
+    /// `job_retention_days` (0: for ever).
+    pub job_retention_days: u32,
+    /// Where webhook deliveries may not go (`cluster_networks`).
+    pub webhook_network: crate::notifications::sender::NetworkRules,
+    /// Where each round's forecast goes.
+    pub forecasts: Arc<crate::forecasts::Forecasts>,
+}
+
 /// The watcher's dependencies and its memory between rounds.
 #[derive(Clone)]
 pub struct Watcher {
@@ -160,22 +182,32 @@ fn round_phases() -> Vec<&'static str> {
 }
 
 impl Watcher {
-    /// The watcher of the app whose state this is (a new lease holder).
-    pub fn new(state: &crate::state::AppState) -> Self {
+    /// A watcher of these inputs (a new lease holder): the few handles of the application it
+    /// uses, no more, so its reader and its tests see what it depends on.
+    pub fn new(inputs: WatcherInputs) -> Self {
+        let WatcherInputs {
+            db,
+            db_read,
+            cluster,
+            settings,
+            signals,
+            clock,
+            job_retention_days,
+            webhook_network,
+            forecasts,
+        } = inputs;
         Watcher {
-            db: state.db.clone(),
-            db_read: state.db_read.clone(),
-            cluster: state.cluster.clone(),
-            settings: state.settings.clone(),
-            signals: state.signals.clone(),
-            clock: state.clock.clone(),
+            db,
+            db_read,
+            cluster,
+            settings,
+            signals,
+            clock,
             lease: Lease::for_this_process(WATCHER_LEASE, chrono::Duration::seconds(LEASE_TTL_SECONDS)),
             faults: None,
-            job_retention: retention::job_retention(state.config.job_retention_days),
-            webhook_network: crate::notifications::sender::NetworkRules {
-                cluster_ranges: state.config.cluster_networks.clone(),
-            },
-            forecasts: state.forecasts.clone(),
+            job_retention: retention::job_retention(job_retention_days),
+            webhook_network,
+            forecasts,
             reasons: Arc::default(),
             view: Arc::default(),
             renewed: Arc::new(std::sync::Mutex::new(Instant::now())),

@@ -67,7 +67,7 @@ pub fn CapacityBar(
     let (u, c) = (crate::format::value(&used), crate::format::value(&capacity));
     let name = {
         let resource = resource.clone();
-        move || crate::format::resource_name(i18n, &resource)
+        move || i18n.resource_name(&resource)
     };
     let colour = vendor_colour(&resource);
     let label = {
@@ -77,7 +77,7 @@ pub fn CapacityBar(
             i18n.tf(
                 crate::i18n::k!("summary.capacityBar"),
                 &[
-                    ("resource", &crate::format::resource_name(i18n, &resource)),
+                    ("resource", &i18n.resource_name(&resource)),
                     ("used", &crate::format::amount(l, &resource, u)),
                     ("capacity", &crate::format::amount(l, &resource, c)),
                 ],

@@ -49,7 +49,7 @@ pub fn failure_reason(i18n: crate::i18n::I18n, failure: &anteroom_shared::api::p
 pub fn resources_text(i18n: I18n, resources: &ResourceList) -> String {
     resources
         .iter()
-        .map(|(name, q)| format::resource_amount(i18n, name, &q))
+        .map(|(name, q)| i18n.resource_amount(name, &q))
         .collect::<Vec<_>>()
         .join(" · ")
 }

@@ -141,7 +141,7 @@ fn CheckBar(check: ResourceCheck) -> impl IntoView {
             i18n.tf(
                 k!("reason.bar"),
                 &[
-                    ("resource", &format::resource_name(i18n, &resource)),
+                    ("resource", &i18n.resource_name(&resource)),
                     ("used", &format::amount(l, &resource, usage)),
                     ("request", &format::amount(l, &resource, request)),
                     ("limit", &format::amount(l, &resource, limit)),
@@ -153,7 +153,7 @@ fn CheckBar(check: ResourceCheck) -> impl IntoView {
     let colour = vendor_colour(&resource);
     view! {
         <div class="grid grid-cols-[8rem_1fr] items-center gap-2 text-xs" data-testid="reason-bar" data-resource=resource.clone() data-exceeded=over.to_string()>
-            <span class="font-medium text-slate-800 dark:text-slate-200">{let r = resource.clone(); move || format::resource_name(i18n, &r)}</span>
+            <span class="font-medium text-slate-800 dark:text-slate-200">{let r = resource.clone(); move || i18n.resource_name(&r)}</span>
             <div class="space-y-0.5">
                 {
                     let words = words.clone();

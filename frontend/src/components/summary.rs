@@ -105,7 +105,7 @@ fn SummaryBody(summary: ResourceSummary) -> impl IntoView {
                             view! {
                                 <li class="space-y-1" data-testid="summary-resource" data-resource=resource.clone()>
                                     <div class="flex justify-between text-sm">
-                                        <span class="font-medium">{let r = resource.clone(); move || format::resource_name(i18n, &r)}</span>
+                                        <span class="font-medium">{let r = resource.clone(); move || i18n.resource_name(&r)}</span>
                                         <span class="text-slate-700 dark:text-slate-300" data-testid="summary-value">{
                                             let resource = resource.clone();
                                             move || match limit {

@@ -103,7 +103,7 @@ fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
                         move || {
                             let l = i18n.locale();
                             i18n.tf(k!("cluster.bar"), &[
-                                ("resource", &format::resource_name(i18n, &res)),
+                                ("resource", &i18n.resource_name(&res)),
                                 ("used", &format::amount(l, &res, u)),
                                 ("allocatable", &format::amount(l, &res, a)),
                                 ("free", &format::amount(l, &res, f)),
@@ -112,7 +112,7 @@ fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
                     };
                     view! {
                         <div class="grid grid-cols-[8rem_1fr_18rem] items-center gap-2 text-xs" data-testid="node-resource" data-resource=res.clone()>
-                            <span>{let r = res.clone(); move || format::resource_name(i18n, &r)}</span>
+                            <span>{let r = res.clone(); move || i18n.resource_name(&r)}</span>
                             { let label = label.clone(); move || view! { <UsageBar solid=u scale=a label=label() colour=vendor_colour(&bar_res) /> } }
                             <span class="text-slate-700 dark:text-slate-300">{label}</span>
                         </div>

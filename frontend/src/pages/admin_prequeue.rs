@@ -246,7 +246,7 @@ fn SettingsForm(initial: PrequeueConfig) -> impl IntoView {
             match crate::api::save_prequeue_config(&c).await {
                 Ok(_) => toasts.success(i18n.t(k!("settings.saved")).to_owned()),
                 Err(f) => {
-                    let fields = f.fields(i18n);
+                    let fields = i18n.failure_fields(&f);
                     if !fields.is_empty() {
                         errors.set(fields);
                     }

@@ -65,7 +65,7 @@ pub fn children_in(order: &[(usize, AdminQueue)], at: Option<usize>) -> Vec<usiz
 enum Editing {
     None,
     New,
-    Queue(AdminQueue),
+    Queue(Box<AdminQueue>),
 }
 
 /// The page.
@@ -93,7 +93,7 @@ pub fn AdminQueues() -> impl IntoView {
             {move || match editing.get() {
                 Editing::None => ().into_any(),
                 Editing::New => view! { <QueueForm queue=None names=names done=done /> }.into_any(),
-                Editing::Queue(q) => view! { <QueueForm queue=Some(q) names=names done=done /> }.into_any(),
+                Editing::Queue(q) => view! { <QueueForm queue=Some(*q) names=names done=done /> }.into_any(),
             }}
             {move || match queues.get() {
                 None => view! { <crate::auth::Loading /> }.into_any(),
@@ -137,7 +137,7 @@ fn QueueRow(order: std::sync::Arc<Vec<(usize, AdminQueue)>>, at: usize, editing:
                 <span class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.tp(k!("queue.members.one"), k!("queue.members.other"), member_count, &[])}</span>
                 <button type="button" class=format!("{BUTTON_SECONDARY} ml-auto") data-testid="edit-queue"
                     aria-label=move || i18n.tf(k!("queue.editNamed"), &[("name", &edit_name)])
-                    on:click=move |_| editing.set(Editing::Queue(for_edit.clone()))>
+                    on:click=move |_| editing.set(Editing::Queue(Box::new(for_edit.clone())))>
                     {move || i18n.t(k!("common.edit"))}
                 </button>
             </div>
@@ -291,7 +291,7 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
                     done.try_run(());
                 }
                 Err(f) => {
-                    let mut fields = f.fields(i18n);
+                    let mut fields = i18n.failure_fields(&f);
                     // Tree errors name no field: put them on the one they are about.
                     match f.code.as_str() {
                         "queue_cycle" | "parent_not_found" => fields.push(("parent".into(), i18n.failure(&f))),

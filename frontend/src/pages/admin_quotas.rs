@@ -167,7 +167,7 @@ fn QuotaCard(
                     done.try_run(());
                 }
                 Err(f) => {
-                    server_errors.set(f.fields(i18n));
+                    server_errors.set(i18n.failure_fields(&f));
                     toasts.error(i18n.failure(&f));
                 }
             }

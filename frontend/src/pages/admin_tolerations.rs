@@ -140,8 +140,8 @@ fn RuleCard(
                     done.try_run(());
                 }
                 Err(f) => {
-                    let mut fields: Vec<(String, Problem)> = f
-                        .fields(i18n)
+                    let mut fields: Vec<(String, Problem)> = i18n
+                        .failure_fields(&f)
                         .into_iter()
                         .map(|(field, m)| (field, Problem::of(&m)))
                         .collect();

@@ -162,7 +162,7 @@ fn NewUser(reload: RwSignal<u64>) -> impl IntoView {
                     reload.try_update(|r| *r += 1);
                 }
                 Err(f) => {
-                    errors.set(f.fields(i18n));
+                    errors.set(i18n.failure_fields(&f));
                     toasts.error(i18n.failure(&f));
                 }
             }

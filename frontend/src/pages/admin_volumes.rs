@@ -115,7 +115,7 @@ fn VolumeCard(volume: Option<Volume>, done: Callback<()>) -> impl IntoView {
                         done.run(());
                     }
                     Err(f) => {
-                        errors.set(f.fields(i18n));
+                        errors.set(i18n.failure_fields(&f));
                         toasts.error(i18n.failure(&f));
                     }
                 }

@@ -279,7 +279,7 @@ pub fn NewJob() -> impl IntoView {
                     navigate(&format!("/jobs/{}", answer.job.id), Default::default());
                 }
                 Err(f) => {
-                    let fields = f.fields(i18n);
+                    let fields = i18n.failure_fields(&f);
                     if !fields.is_empty() {
                         errors.set(fields);
                     }
@@ -483,7 +483,7 @@ pub fn NewJob() -> impl IntoView {
                             }.into_any(),
                         },
                         PreviewState::Refused(f) => {
-                            let fields = f.fields(i18n);
+                            let fields = i18n.failure_fields(&f);
                             view! {
                                 <div class="space-y-2" data-testid="preview-error">
                                     <p role="alert" class="rounded border border-red-300 dark:border-red-700 bg-red-50 dark:bg-red-950 p-2 text-sm text-red-900 dark:text-red-100">{move || i18n.failure(&f)}</p>

@@ -123,7 +123,7 @@ fn NewWebhook(done: Callback<()>) -> impl IntoView {
                     done.run(());
                 }
                 Err(f) => {
-                    errors.set(f.fields(i18n));
+                    errors.set(i18n.failure_fields(&f));
                     toasts.error(i18n.failure(&f));
                 }
             }
@@ -282,7 +282,7 @@ fn Destinations() -> impl IntoView {
                 }
                 Err(f) => {
                     error.set(
-                        f.fields(i18n)
+                        i18n.failure_fields(&f)
                             .into_iter()
                             .next()
                             .map(|(field, m)| format!("{field}: {m}")),

@@ -115,7 +115,7 @@ async fn compare(store: &str, url: Option<String>, size: usize, with_reference: 
     seed(&app.state.db, size, clock.now()).await?;
 
     let resident_before = resident_kib("VmRSS");
-    let watcher = Watcher::new(&app.state);
+    let watcher = Watcher::new(app.state.watcher_inputs());
     let fence = watcher
         .lease
         .acquire(&app.state.db, clock.now())
