@@ -118,9 +118,10 @@ pub async fn prepare_on(
         config.public_url.as_ref().map(|u| u.origin.as_str()),
         config.listen,
     ));
+    let signals = crate::signals::Signals::default();
     Ok(Prepared {
         state: AppState {
-            db,
+            db: db.clone(),
             db_read,
             config: Arc::new(config),
             tokens,
@@ -128,7 +129,7 @@ pub async fn prepare_on(
             login_throttle: Arc::new(LoginThrottle::default()),
             passwords: Arc::new(PasswordWork::for_this_machine()),
             settings,
-            signals: crate::signals::Signals::default(),
+            signals: signals.clone(),
             sequencer,
             activator,
             clock,
@@ -141,7 +142,7 @@ pub async fn prepare_on(
             )),
             log_reads_by_user: Default::default(),
             notebook_origin,
-            forecasts: Arc::new(crate::forecasts::Forecasts::new(driven_by_hand)),
+            forecasts: Arc::new(crate::forecasts::Forecasts::new(driven_by_hand, db.clone(), signals)),
             driven_by_hand,
             checkpointer,
         },

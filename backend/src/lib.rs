@@ -7,6 +7,7 @@ pub mod cli;
 pub mod cluster;
 pub mod config;
 pub mod error;
+pub mod etag;
 pub mod extract;
 pub mod field_rule;
 pub mod files;

@@ -17,6 +17,7 @@ use tokio::sync::{Notify, watch};
 pub struct Signals {
     watcher: Arc<Notify>,
     events: Arc<Notify>,
+    forecast: Arc<Notify>,
     closing: Arc<watch::Sender<bool>>,
     outgoing: Arc<Outgoing>,
 }
@@ -28,6 +29,7 @@ struct Outgoing {
     watcher: AtomicBool,
     events: AtomicBool,
     settings: AtomicBool,
+    forecast: AtomicBool,
     raised: Notify,
 }
 
@@ -40,6 +42,8 @@ pub struct Raised {
     pub events: bool,
     /// [`Signals::settings_written`].
     pub settings: bool,
+    /// [`Signals::forecast_written`].
+    pub forecast: bool,
 }
 
 impl Default for Signals {
@@ -47,6 +51,7 @@ impl Default for Signals {
         Signals {
             watcher: Arc::default(),
             events: Arc::default(),
+            forecast: Arc::default(),
             closing: Arc::new(watch::Sender::new(false)),
             outgoing: Arc::default(),
         }
@@ -94,6 +99,25 @@ impl Signals {
         self.outgoing.raised.notify_one();
     }
 
+    /// The leader wrote a new forecast board (`crate::forecasts`): readers waiting for a job's
+    /// standing read it again, here and on every other replica.
+    pub fn forecast_written(&self) {
+        self.forecast_written_here();
+        self.outgoing.forecast.store(true, Ordering::Release);
+        self.outgoing.raised.notify_one();
+    }
+
+    /// [`Signals::forecast_written`] in this process only (heard from another replica).
+    pub fn forecast_written_here(&self) {
+        self.forecast.notify_waiters();
+    }
+
+    /// What readers waiting for a new forecast board wait on (register with
+    /// `Notified::enable` before reading the store).
+    pub fn forecast(&self) -> &Notify {
+        &self.forecast
+    }
+
     /// Waits until a wake-up was raised here since the last call, then answers which, and
     /// clears them: what [`replicas`] publishes.
     async fn raised(&self) -> Raised {
@@ -112,6 +136,7 @@ impl Signals {
             watcher: self.outgoing.watcher.swap(false, Ordering::AcqRel),
             events: self.outgoing.events.swap(false, Ordering::AcqRel),
             settings: self.outgoing.settings.swap(false, Ordering::AcqRel),
+            forecast: self.outgoing.forecast.swap(false, Ordering::AcqRel),
         }
     }
 
@@ -121,6 +146,7 @@ impl Signals {
             (raised.watcher, &self.outgoing.watcher),
             (raised.events, &self.outgoing.events),
             (raised.settings, &self.outgoing.settings),
+            (raised.forecast, &self.outgoing.forecast),
         ];
         for (on, flag) in again {
             if on {

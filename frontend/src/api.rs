@@ -13,14 +13,17 @@ use anteroom_shared::api::{
     ClusterNode, ClusterResource, CreateUser, ErrorBody, LoginRequest, LoginResponse, Page, Session, SetSchedulable,
     UpdateUser, User,
 };
-use anteroom_shared::scheduling::PrequeueConfig;
 use gloo_net::http::{Request, RequestBuilder, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub use self::job_filter::{JobFilter, PAGE_SIZE, page_from};
+pub use self::versions::{
+    Versioned, admin_queue, prequeue_config, replace_queue, save_prequeue_config, template, update_template,
+};
 
 mod job_filter;
+mod versions;
 
 /// Why a call failed: the API's stable `code`, English `message` and `details` (the fields a
 /// 422 names); `network` (translated like the API's codes, under `error.network`) when no
@@ -213,14 +216,6 @@ pub async fn save_template(
     post("/api/v1/templates", body).await
 }
 
-/// `PUT /api/v1/templates/{id}`: the whole template again (publishing, the kind's default).
-pub async fn update_template(
-    id: i64,
-    body: &anteroom_shared::api::templates::TemplateWrite,
-) -> Result<anteroom_shared::api::templates::JobTemplate, ApiFailure> {
-    put(&format!("/api/v1/templates/{id}"), body).await
-}
-
 /// `DELETE /api/v1/templates/{id}`.
 pub async fn delete_template(id: i64) -> Result<(), ApiFailure> {
     delete(&format!("/api/v1/templates/{id}")).await
@@ -388,16 +383,6 @@ pub async fn prequeued(page: u64) -> Result<Page<PrequeuedJob>, ApiFailure> {
     get(&format!("/api/v1/admin/prequeue?page={page}&pageSize={PAGE_SIZE}")).await
 }
 
-/// `GET /api/v1/admin/prequeue-config`.
-pub async fn prequeue_config() -> Result<PrequeueConfig, ApiFailure> {
-    get("/api/v1/admin/prequeue-config").await
-}
-
-/// `PUT /api/v1/admin/prequeue-config`.
-pub async fn save_prequeue_config(config: &PrequeueConfig) -> Result<PrequeueConfig, ApiFailure> {
-    put("/api/v1/admin/prequeue-config", config).await
-}
-
 /// `GET /api/v1/admin/queue-quotas`.
 pub async fn quotas() -> Result<Vec<QueueQuotaRule>, ApiFailure> {
     get("/api/v1/admin/queue-quotas").await
@@ -439,12 +424,9 @@ pub async fn admin_queues() -> Result<Vec<AdminQueue>, ApiFailure> {
     get("/api/v1/admin/queues").await
 }
 
-/// `POST` (new) or `PUT` (the queue's current name) a queue.
-pub async fn save_queue(existing: Option<&str>, body: &QueueBody) -> Result<AdminQueue, ApiFailure> {
-    match existing {
-        Some(name) => put(&format!("/api/v1/admin/queues/{}", encode(name)), body).await,
-        None => post("/api/v1/admin/queues", body).await,
-    }
+/// `POST /api/v1/admin/queues`: a new queue.
+pub async fn create_queue(body: &QueueBody) -> Result<AdminQueue, ApiFailure> {
+    post("/api/v1/admin/queues", body).await
 }
 
 /// `DELETE /api/v1/admin/queues/{name}`.

@@ -57,7 +57,7 @@ fn left_by(kind: &str) -> &'static [JobPhase] {
     match kind {
         // A new job (`prequeued` follows `submitted` today; a requeue would change that), or
         // no change of phase.
-        "submitted" | "prequeued" | "preempted_for" | "locked" | "unlocked" => &[],
+        "submitted" | "prequeued" | "preempted_for" | "locked" | "unlocked" | "requeue_refused" => &[],
         // The watcher's claim (Prequeue → Activating) writes no event: the first one a claimed
         // job sends is its activation, or its failed create (then it is Activating).
         "activated" | "activation_failed" => &[JobPhase::Prequeue, JobPhase::Activating],

@@ -30,6 +30,7 @@ mod m20261127_000025_runtime_limits;
 mod m20261127_000026_webhooks;
 mod m20261128_000027_notebook_handoffs;
 mod m20261128_000028_run_as_user;
+mod m20261128_000029_forecast_board;
 
 /// Applies the migrations in order; used at start and by `anteroom migrate`.
 pub struct Migrator;
@@ -66,6 +67,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000026_webhooks::Migration),
             Box::new(m20261128_000027_notebook_handoffs::Migration),
             Box::new(m20261128_000028_run_as_user::Migration),
+            Box::new(m20261128_000029_forecast_board::Migration),
         ]
     }
 }

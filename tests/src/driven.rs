@@ -195,10 +195,10 @@ impl Driven {
         let mut applied = Vec::new();
         if self.one_by_one_sync {
             for event in &batch {
-                applied.push(sync::apply(&self.app.state.db, event).await);
+                applied.push(sync::apply(&self.app.state.db, self.app.state.cluster.as_ref(), event).await);
             }
         } else {
-            applied = sync::apply_all(&self.app.state.db, &batch).await;
+            applied = sync::apply_all(&self.app.state.db, self.app.state.cluster.as_ref(), &batch).await;
         }
         applied.into_iter().map(|a| a.map_err(|e| e.to_string())).collect()
     }
@@ -278,6 +278,11 @@ pub fn gpu_job(name: &str, kind: &str, gpus: u32, schedule: &str) -> Value {
 /// 4-GPU job pending in the cluster (it does not fit), submitted after them. Answers
 /// ([1, 2, 4]-GPU victims' ids, the normal job).
 pub async fn node_with_three_elastic_jobs_and_a_waiting_normal_job(d: &Driven, normal: Value) -> ([i64; 3], i64) {
+    node_with_three_elastic_jobs_in("default", d, normal).await
+}
+
+/// [`node_with_three_elastic_jobs_and_a_waiting_normal_job`], the notebooks (Eli's) in `queue`.
+pub async fn node_with_three_elastic_jobs_in(queue: &str, d: &Driven, normal: Value) -> ([i64; 3], i64) {
     let admin = d.app.admin_token().await;
     let eli = d.app.user_token("eli").await;
     settings(
@@ -288,7 +293,9 @@ pub async fn node_with_three_elastic_jobs_and_a_waiting_normal_job(d: &Driven, n
     .await;
     let mut victims = [0; 3];
     for (i, gpus) in [1, 2, 4].into_iter().enumerate() {
-        let (id, a) = submit(d, &eli, gpu_job(&format!("nb{gpus}"), "jupyter", gpus, "backfill")).await;
+        let mut notebook = gpu_job(&format!("nb{gpus}"), "jupyter", gpus, "backfill");
+        notebook["queue"] = json!(queue);
+        let (id, a) = submit(d, &eli, notebook).await;
         assert_eq!(a["admission"]["decision"], "activated", "{a}");
         victims[i] = id;
     }

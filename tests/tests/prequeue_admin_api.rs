@@ -145,10 +145,67 @@ async fn settings_are_validated_as_a_whole_and_applied_at_once(app: TestApp) {
     assert_eq!(fields, ["normalJobWaitingToleranceSeconds", "prequeueCandidateSize"]);
     let (_, unchanged) = call(&app, "GET", "/api/v1/admin/prequeue-config", &admin, None).await;
     assert_eq!(unchanged, config);
-    let mut partial = config.clone();
-    partial.as_object_mut().unwrap().remove("activationOrder");
-    let (status, _) = call(&app, "PUT", "/api/v1/admin/prequeue-config", &admin, Some(partial)).await;
-    assert_eq!(status, 422, "PUT takes every field");
+    // A client of the spec's first table (ten fields) saves, and every setting it does not
+    // know keeps its stored value, never a default.
+    settings(
+        &app,
+        &admin,
+        json!({"maxUnfinishedJobsPerUser": 77, "requeueByDefault": true, "maxRequeues": 5, "timeAwareBackfill": true,
+               "preemptionPlanWindowSeconds": 600}),
+    )
+    .await;
+    let (_, newer) = call(&app, "GET", "/api/v1/admin/prequeue-config", &admin, None).await;
+    let ten = json!({
+        "backfillEnabled": false, "queueQuotaEnabled": false, "normalJobWaitingToleranceSeconds": 240,
+        "activateTickerIntervalSeconds": 5, "maxTotalActivationsPerRound": 500, "prequeueCandidateSize": 10,
+        "backfillMinRuntimeSeconds": 0, "maxPrequeuedJobsPerUser": 100, "activationOrder": "fcfs",
+        "preemptionGracePeriodSeconds": 30
+    });
+    let (status, body) = call(&app, "PUT", "/api/v1/admin/prequeue-config", &admin, Some(ten)).await;
+    assert_eq!(status, 200, "the spec's ten fields alone save: {body}");
+    let mut expected = newer.clone();
+    expected["normalJobWaitingToleranceSeconds"] = json!(240);
+    assert_eq!(body, expected, "only what the body named changed");
+    for kept in [
+        "maxUnfinishedJobsPerUser",
+        "requeueByDefault",
+        "maxRequeues",
+        "timeAwareBackfill",
+        "preemptionPlanWindowSeconds",
+        "defaultRequests",
+    ] {
+        assert_eq!(body[kept], newer[kept], "{kept}");
+    }
+    // Two admins: each read a version; the second to save on an old one is refused, and nothing
+    // of it is stored.
+    const CONFIG: &str = "/api/v1/admin/prequeue-config";
+    let (first_tag, _) = read_tagged(&app, CONFIG, &admin).await;
+    let (second_tag, _) = read_tagged(&app, CONFIG, &admin).await;
+    assert_eq!(first_tag, second_tag, "the same settings, the same version");
+    let (status, new_tag, _) = put_if(
+        &app,
+        CONFIG,
+        &admin,
+        Some(&first_tag),
+        json!({"prequeueCandidateSize": 11}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_ne!(new_tag.as_deref(), Some(first_tag.as_str()), "a new version");
+    let (status, _, body) = put_if(
+        &app,
+        CONFIG,
+        &admin,
+        Some(&second_tag),
+        json!({"prequeueCandidateSize": 12}),
+    )
+    .await;
+    assert_eq!((status.as_u16(), code(&body)), (412, "precondition_failed"), "{body}");
+    let (now, after) = read_tagged(&app, CONFIG, &admin).await;
+    assert_eq!(Some(now), new_tag, "the refused change stored nothing");
+    assert_eq!(after["prequeueCandidateSize"], 11);
+    let (status, _, _) = put_if(&app, CONFIG, &admin, Some("*"), json!({"prequeueCandidateSize": 10})).await;
+    assert_eq!(status, 200, "If-Match: * takes whatever is stored");
     let (_, status_before) = call(&app, "GET", "/api/v1/prequeue/status", &kim, None).await;
     assert_eq!(
         (&status_before["backfillEnabled"], &status_before["queueQuotaEnabled"]),

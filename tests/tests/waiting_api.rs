@@ -145,6 +145,60 @@ async fn a_queue_refuses_runtime_limits_out_of_range_or_a_default_above_its_maxi
     }
     let listed = d.app.get_json("/api/v1/admin/queues", Some(&admin)).await;
     assert_eq!(listed.as_array().unwrap().len(), 1, "only default: {listed}");
+    // Limits set, then a replace by a client that does not know them: kept. `null`: cleared.
+    let limited = json!({"name": "lab", "open": true, "defaultRuntimeSeconds": 3600, "maxRuntimeSeconds": 7200});
+    let (status, _) = call(&d.app, "POST", "/api/v1/admin/queues", &admin, Some(limited)).await;
+    assert_eq!(status, 201);
+    let (status, kept) = call(
+        &d.app,
+        "PUT",
+        "/api/v1/admin/queues/lab",
+        &admin,
+        Some(json!({"name": "lab", "open": false})),
+    )
+    .await;
+    assert_eq!(status, 200, "{kept}");
+    assert_eq!(
+        (
+            kept["open"].clone(),
+            kept["defaultRuntimeSeconds"].clone(),
+            kept["maxRuntimeSeconds"].clone()
+        ),
+        (json!(false), json!(3600), json!(7200))
+    );
+    // A change of one checked against the other as stored: a default above the kept maximum.
+    let (status, answer) = call(
+        &d.app,
+        "PUT",
+        "/api/v1/admin/queues/lab",
+        &admin,
+        Some(json!({"name": "lab", "open": false, "defaultRuntimeSeconds": 9000})),
+    )
+    .await;
+    assert_eq!(
+        (
+            status.as_u16(),
+            answer["error"]["details"]["fields"][0]["field"].clone()
+        ),
+        (422, json!("defaultRuntimeSeconds")),
+        "{answer}"
+    );
+    let (status, cleared) = call(
+        &d.app,
+        "PUT",
+        "/api/v1/admin/queues/lab",
+        &admin,
+        Some(json!({"name": "lab", "open": false, "defaultRuntimeSeconds": null})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        (
+            cleared["defaultRuntimeSeconds"].clone(),
+            cleared["maxRuntimeSeconds"].clone()
+        ),
+        (Value::Null, json!(7200))
+    );
 }
 both_driven!(
     queue_runtime_limits,
@@ -289,8 +343,8 @@ async fn what_is_ahead_and_when_it_starts_follow_the_real_order_and_the_limits(d
     let (b1, answer) = submit(&d, &bob, lab_job("b1", 2, Some(300))).await;
     assert_eq!(answer["admission"]["decision"], "prequeued", "{answer}");
 
-    // Before any round, no forecast: the position is counted, the estimate absent, and what
-    // is ahead not known yet.
+    // Before any round, no forecast: the position is counted in submission order, the
+    // estimate absent, and nothing is listed ahead (no 503: the store has the job).
     let standing = detail(&d, &bob, b1).await["prequeue"].clone();
     assert_eq!(
         (standing["position"].as_i64(), standing["basis"].clone()),
@@ -298,7 +352,16 @@ async fn what_is_ahead_and_when_it_starts_follow_the_real_order_and_the_limits(d
         "{standing}"
     );
     let (status, body) = call(&d.app, "GET", &format!("/api/v1/jobs/{b1}/ahead"), &bob, None).await;
-    assert_eq!((status.as_u16(), code(&body)), (503, "forecast_unavailable"), "{body}");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        (
+            body["position"].as_i64(),
+            body["total"].as_i64(),
+            body["items"].as_array().map(Vec::len)
+        ),
+        (Some(3), Some(0), Some(0)),
+        "{body}"
+    );
 
     // FCFS: Bob's job is behind Ann's two; he sees them as another user's, with what they ask
     // for, why they wait and when they start; an admin sees whose they are.

@@ -54,7 +54,6 @@ pub struct AheadQuery {
         (status = 404, description = "`job_not_found`", body = ErrorBody),
         (status = 409, description = "`job_not_waiting`: it is not in the prequeue", body = ErrorBody),
         (status = 422, description = "`validation_failed`: a bad parameter", body = ErrorBody),
-        (status = 503, description = "`forecast_unavailable`: no forecast covers the job: it was just submitted (retry in a few seconds), or this replica does not hold the watcher's lease (only the leader forecasts)", body = ErrorBody),
     )
 )]
 pub async fn jobs_ahead(
@@ -78,19 +77,34 @@ pub async fn jobs_ahead(
             format!("job {id} is not waiting in the prequeue"),
         ));
     }
-    let board = state.forecasts.board();
-    let Some((board, ahead)) = board.as_ref().and_then(|b| Some((b, b.ahead_of(id)?))) else {
-        return Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "forecast_unavailable",
-            "no forecast covers this job yet; try again in a few seconds",
-        ));
+    // The leader's board as stored, the same on every replica; a job just submitted waits for
+    // the forecast its submission woke.
+    let board = state
+        .forecasts
+        .covering(&state.db_read, id, crate::forecasts::STANDING_WAIT)
+        .await?;
+    let Some(board) = board else {
+        // No leader ever forecast (none is running): the submission order, nothing listed.
+        return Ok(Json(JobsAhead {
+            job_id: id,
+            order: anteroom_shared::scheduling::ActivationOrder::Fcfs,
+            position: super::reads::position(&state.db_read, &row).await?,
+            total: 0,
+            items: Vec::new(),
+            computed_at: state.clock.now(),
+        }));
+    };
+    let ahead = match board.ahead_of(id) {
+        Some(ahead) => ahead,
+        // Not forecast yet (the leader is slow or gone): after every job of its queue the
+        // board holds, which were all considered before it.
+        None => board.queues.get(&row.queue).map_or(&[][..], Vec::as_slice),
     };
     let page = &ahead[..ahead.len().min(limit as usize)];
     let rows = page_rows(&state.db_read, page).await?;
     let items = page
         .iter()
-        .filter_map(|ahead_id| item(board, *ahead_id, rows.get(ahead_id), &user))
+        .filter_map(|ahead_id| item(&board, *ahead_id, rows.get(ahead_id), &user))
         .collect();
     Ok(Json(JobsAhead {
         job_id: id,
@@ -102,44 +116,71 @@ pub async fn jobs_ahead(
     }))
 }
 
-/// What the page needs from each job's row: its name, owner and stored reasons.
-async fn page_rows(
-    db: &impl ConnectionTrait,
-    ids: &[i64],
-) -> Result<HashMap<i64, (String, String, Option<String>)>, DbErr> {
+/// What the page needs from each job's row.
+struct AheadRow {
+    name: String,
+    owner_id: i64,
+    owner_name: String,
+    /// Σ replicas × requests (JSON).
+    resources: String,
+    submitted_at: chrono::DateTime<chrono::Utc>,
+    wait_reasons: Option<String>,
+}
+
+/// The rows of `ids`, by id.
+async fn page_rows(db: &impl ConnectionTrait, ids: &[i64]) -> Result<HashMap<i64, AheadRow>, DbErr> {
+    type Row = (
+        i64,
+        String,
+        i64,
+        String,
+        String,
+        chrono::DateTime<chrono::Utc>,
+        Option<String>,
+    );
     let mut out = HashMap::with_capacity(ids.len());
     for chunk in ids.chunks(250) {
-        let rows: Vec<(i64, String, String, Option<String>)> = job::Entity::find()
+        let rows: Vec<Row> = job::Entity::find()
             .select_only()
             .column(job::Column::Id)
             .column(job::Column::Name)
+            .column(job::Column::OwnerId)
             .column(job::Column::OwnerName)
+            .column(job::Column::Resources)
+            .column(job::Column::SubmittedAt)
             .column(job::Column::WaitReasons)
             .filter(job::Column::Id.is_in(chunk.iter().copied()))
             .into_tuple()
             .all(db)
             .await?;
-        out.extend(
-            rows.into_iter()
-                .map(|(id, name, owner, reasons)| (id, (name, owner, reasons))),
-        );
+        out.extend(rows.into_iter().map(
+            |(id, name, owner_id, owner_name, resources, submitted_at, wait_reasons)| {
+                (
+                    id,
+                    AheadRow {
+                        name,
+                        owner_id,
+                        owner_name,
+                        resources,
+                        submitted_at,
+                        wait_reasons,
+                    },
+                )
+            },
+        ));
     }
     Ok(out)
 }
 
 /// One job ahead as `reader` may see it; `None` when its row is gone (deleted since the
 /// forecast).
-fn item(
-    board: &Board,
-    id: i64,
-    row: Option<&(String, String, Option<String>)>,
-    reader: &crate::users::entity::Model,
-) -> Option<AheadJob> {
+fn item(board: &Board, id: i64, row: Option<&AheadRow>, reader: &crate::users::entity::Model) -> Option<AheadJob> {
     let entry = board.jobs.get(&id)?;
-    let (name, owner, reasons) = row?;
-    let mine = entry.owner == reader.id;
+    let row = row?;
+    let mine = row.owner_id == reader.id;
     let shown = mine || crate::users::role_of(reader) == anteroom_shared::api::Role::Admin;
-    let mut reasons: Vec<WaitReason> = reasons
+    let mut reasons: Vec<WaitReason> = row
+        .wait_reasons
         .as_deref()
         .and_then(|r| serde_json::from_str(r).ok())
         .unwrap_or_default();
@@ -152,11 +193,11 @@ fn item(
     }
     Some(AheadJob {
         id: shown.then_some(id),
-        name: shown.then(|| name.clone()),
-        owner: shown.then(|| owner.clone()),
+        name: shown.then(|| row.name.clone()),
+        owner: shown.then(|| row.owner_name.clone()),
         mine,
-        resources: entry.resources.clone(),
-        submitted_at: entry.submitted_at,
+        resources: serde_json::from_str(&row.resources).unwrap_or_default(),
+        submitted_at: row.submitted_at,
         reasons,
         estimated_start_at: entry.estimated_start_at,
         basis: entry.basis,

@@ -37,6 +37,9 @@ pub enum EventKind {
     Unlocked,
     /// Back in the prequeue after a preemption, keeping its submission time.
     Requeued,
+    /// Its requeue after a preemption refused: not admitted again (its queue closed to its
+    /// owner, its request over a limit…); it stays `Preempted`. Details: `code`, `details`.
+    RequeueRefused,
 }
 
 impl EventKind {
@@ -55,6 +58,7 @@ impl EventKind {
             EventKind::Locked => "locked",
             EventKind::Unlocked => "unlocked",
             EventKind::Requeued => "requeued",
+            EventKind::RequeueRefused => "requeue_refused",
         }
     }
 }

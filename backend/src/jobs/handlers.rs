@@ -365,7 +365,22 @@ async fn get_job(
     AuthUser(user): AuthUser,
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<JobDetail>> {
-    let board = state.forecasts.board();
+    let board = state.forecasts.current(&state.db_read).await?;
+    let detail = jobs::detail(&state.db_read, &user, id, board.as_deref()).await?;
+    let covered =
+        |b: &Option<std::sync::Arc<crate::forecasts::Board>>| b.as_ref().is_some_and(|b| b.jobs.contains_key(&id));
+    if detail.prequeue.is_none() || covered(&board) {
+        return Ok(Json(detail));
+    }
+    // Just submitted: its forecast follows within a second; wait for it rather than answer a
+    // standing the next read contradicts.
+    let board = state
+        .forecasts
+        .covering(&state.db_read, id, crate::forecasts::STANDING_WAIT)
+        .await?;
+    if !covered(&board) {
+        return Ok(Json(detail));
+    }
     Ok(Json(jobs::detail(&state.db_read, &user, id, board.as_deref()).await?))
 }
 
@@ -446,7 +461,7 @@ async fn admin_prequeue(
     let page = query.validate()?;
     let (mut items, total) = jobs::prequeued(&state.db_read, page.offset(), page.page_size).await?;
     // The order the prequeue follows (fair share included) where the forecast covers a job.
-    if let Some(board) = state.forecasts.board() {
+    if let Some(board) = state.forecasts.current(&state.db_read).await? {
         for item in &mut items {
             if let Some(entry) = board.jobs.get(&item.job.id) {
                 item.position = entry.rank as u64 + 1;

@@ -17,6 +17,7 @@ use super::entity::{delivery, destinations, webhook};
 use super::rules::{self, Destination, UrlProblem};
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ApiResult, FieldError};
+use crate::etag::{IfMatch, Tagged};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::field_rule::Rule;
 use crate::state::AppState;
@@ -284,13 +285,14 @@ async fn list_deliveries(
     tag = "notifications",
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "The list", body = WebhookDestinations),
+        (status = 200, description = "The list", body = WebhookDestinations,
+            headers(("ETag" = String, description = "Its version: send it back in `If-Match` with a change"))),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
     )
 )]
-async fn get_destinations(State(state): State<AppState>) -> ApiResult<Json<WebhookDestinations>> {
-    Ok(Json(WebhookDestinations {
+async fn get_destinations(State(state): State<AppState>) -> ApiResult<Tagged<WebhookDestinations>> {
+    Ok(Tagged::new(WebhookDestinations {
         hosts: super::sender::destinations(&state.db_read).await?,
     }))
 }
@@ -302,18 +304,22 @@ async fn get_destinations(State(state): State<AppState>) -> ApiResult<Json<Webho
     path = "/api/v1/admin/webhook-destinations",
     tag = "notifications",
     security(("bearer" = [])),
+    params(("If-Match" = Option<String>, Header, description = "The `ETag` of the list the change was made on")),
     request_body = WebhookDestinations,
     responses(
-        (status = 200, description = "Saved (normalised: lowercase, without repeats)", body = WebhookDestinations),
+        (status = 200, description = "Saved (normalised: lowercase, without repeats)", body = WebhookDestinations,
+            headers(("ETag" = String, description = "Its new version"))),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
+        (status = 412, description = "`precondition_failed`: changed since the `If-Match` was read; nothing stored", body = ErrorBody),
         (status = 422, description = "`validation_failed` naming each entry that is not `host`, `*.domain` or an address, optionally with `:port`, or more than 100", body = ErrorBody),
     )
 )]
 async fn put_destinations(
     State(state): State<AppState>,
+    IfMatch(if_match): IfMatch,
     ApiJson(body): ApiJson<WebhookDestinations>,
-) -> ApiResult<Json<WebhookDestinations>> {
+) -> ApiResult<Tagged<WebhookDestinations>> {
     let mut fields: Vec<FieldError> = body
         .hosts
         .iter()
@@ -341,11 +347,21 @@ async fn put_destinations(
     let mut hosts: Vec<String> = body.hosts.iter().map(|h| h.to_ascii_lowercase()).collect();
     hosts.sort();
     hosts.dedup();
+    // The check and the write in one locked transaction: two admins cannot both pass it.
+    let txn = crate::store::write_transaction(&state.db).await?;
+    crate::store::lock_named(&txn, "anteroom-webhook-destinations").await?;
+    if let Some(if_match) = if_match {
+        let stored = WebhookDestinations {
+            hosts: super::sender::destinations(&txn).await?,
+        };
+        crate::etag::check(Some(&if_match), &crate::etag::of(&stored))?;
+    }
     destinations::ActiveModel {
         id: Set(1),
         hosts: Set(serde_json::to_string(&hosts).expect("hosts serialise")),
     }
-    .update(&state.db)
+    .update(&txn)
     .await?;
-    Ok(Json(WebhookDestinations { hosts }))
+    txn.commit().await?;
+    Ok(Tagged::new(WebhookDestinations { hosts }))
 }

@@ -45,5 +45,6 @@ pub use snapshot::{
     usage_from_jobs,
 };
 pub use submit::{
-    Submission, SubmitDecision, SubmitRejection, check_node_names, decide_submission, starts_waiting_clock,
+    Submission, SubmitDecision, SubmitRejection, check_node_names, check_request_alone, decide_submission,
+    starts_waiting_clock,
 };

@@ -170,34 +170,8 @@ pub fn decide_submission(
     now: DateTime<Utc>,
 ) -> Result<SubmitDecision, SubmitRejection> {
     let config = &snapshot.config;
-    // Step 1, the core's part of it: what the request adds up to, and where it may run.
-    let request = job_resources(job.tasks)?;
-    check_node_names(job.tasks, &snapshot.nodes)?;
-    // Step 3: backfill rules.
-    if job.schedule_type == ScheduleType::Backfill {
-        if !job.kind.may_backfill() {
-            return Err(SubmitRejection::BackfillKindUnsupported { kind: job.kind });
-        }
-        if !config.backfill_enabled {
-            return Err(SubmitRejection::BackfillDisabled);
-        }
-    }
-    // Step 4: admission on allocatable capacity.
-    place_gang(job.tasks, job.tolerations, &snapshot.nodes, CapacityKind::Allocatable)
-        .map_err(SubmitRejection::Unschedulable)?;
-    // Step 5: hard limits (normal jobs, quotas on).
+    let request = check_request_alone(snapshot, tree, job)?;
     let view = QuotaView::new(snapshot, tree);
-    if job.schedule_type == ScheduleType::Normal {
-        if let Some(resources) = view.request_over_limit(job.queue, &request) {
-            return Err(SubmitRejection::QuotaRequestExceedsLimit {
-                queue: job.queue.to_owned(),
-                resources,
-            });
-        }
-        if let Some(details) = view.request_over_capacity(job.queue, &request) {
-            return Err(SubmitRejection::RequestExceedsQueueCapacity(details));
-        }
-    }
     // Step 6: the caller holds too much already, unfinished jobs overall (even with quotas
     // off, one user cannot hold the whole cluster's job table), then the prequeue.
     let unfinished = match job.owner_unfinished {
@@ -250,6 +224,47 @@ pub fn decide_submission(
     } else {
         SubmitDecision::Prequeued { reasons }
     })
+}
+
+/// Steps 1 (the core's part), 3, 4 and 5: what the request alone must pass, whatever else waits
+/// or runs — its quantities and node names, the backfill rules, a placement on the nodes'
+/// allocatable capacity, and (normal jobs) the queue's per-user limits and the capacities on
+/// its path. A submission's first checks, and a requeued job's again (§6: admitted like a new
+/// submission). Needs the snapshot's config, nodes, queues and quotas only. Answers the request.
+pub fn check_request_alone(
+    snapshot: &Snapshot,
+    tree: &QueueTree,
+    job: &Submission<'_>,
+) -> Result<ResourceList, SubmitRejection> {
+    // Step 1, the core's part of it: what the request adds up to, and where it may run.
+    let request = job_resources(job.tasks)?;
+    check_node_names(job.tasks, &snapshot.nodes)?;
+    // Step 3: backfill rules.
+    if job.schedule_type == ScheduleType::Backfill {
+        if !job.kind.may_backfill() {
+            return Err(SubmitRejection::BackfillKindUnsupported { kind: job.kind });
+        }
+        if !snapshot.config.backfill_enabled {
+            return Err(SubmitRejection::BackfillDisabled);
+        }
+    }
+    // Step 4: admission on allocatable capacity.
+    place_gang(job.tasks, job.tolerations, &snapshot.nodes, CapacityKind::Allocatable)
+        .map_err(SubmitRejection::Unschedulable)?;
+    // Step 5: hard limits (normal jobs, quotas on).
+    if job.schedule_type == ScheduleType::Normal {
+        let view = QuotaView::new(snapshot, tree);
+        if let Some(resources) = view.request_over_limit(job.queue, &request) {
+            return Err(SubmitRejection::QuotaRequestExceedsLimit {
+                queue: job.queue.to_owned(),
+                resources,
+            });
+        }
+        if let Some(details) = view.request_over_capacity(job.queue, &request) {
+            return Err(SubmitRejection::RequestExceedsQueueCapacity(details));
+        }
+    }
+    Ok(request)
 }
 
 /// Every explicit node of every task must be a node of the cluster (the snapshot's nodes,

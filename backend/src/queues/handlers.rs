@@ -6,12 +6,14 @@ use anteroom_shared::api::queues::{AdminQueue, Queue, QueueBody};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use sea_orm::EntityTrait;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::QueueError;
 use crate::auth::AuthUser;
 use crate::cluster::ClusterError;
 use crate::error::{ApiError, ApiResult, FieldError};
+use crate::etag::{IfMatch, Tagged};
 use crate::extract::{ApiJson, ApiPath};
 use crate::queues;
 use crate::state::AppState;
@@ -25,7 +27,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub fn admin_router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(admin_list_queues, create_queue))
-        .routes(routes!(replace_queue, delete_queue))
+        .routes(routes!(admin_get_queue, replace_queue, delete_queue))
 }
 
 impl From<QueueError> for ApiError {
@@ -42,6 +44,7 @@ impl From<QueueError> for ApiError {
                 let details = serde_json::to_value(&tree).unwrap_or_default();
                 ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, tree.code(), message).with_details(details)
             }
+            QueueError::Stale(version) => crate::etag::stale(&version),
             QueueError::HasChildren(_) => ApiError::new(StatusCode::CONFLICT, "queue_has_children", message),
             QueueError::InUse { jobs, .. } => ApiError::new(StatusCode::CONFLICT, "queue_in_use", message)
                 .with_details(serde_json::json!({ "unfinishedJobs": jobs })),
@@ -151,7 +154,7 @@ async fn create_queue(
     AuthUser(admin): AuthUser,
     ApiJson(body): ApiJson<QueueBody>,
 ) -> ApiResult<(StatusCode, Json<AdminQueue>)> {
-    let saved = queues::save(&state.db, state.cluster.as_ref(), &body, None).await?;
+    let saved = queues::save(&state.db, state.cluster.as_ref(), &body, None, None).await?;
     tracing::info!(queue = %saved.name, by = %admin.username, "queue created");
     state.signals.wake_watcher();
     let view = admin_view(&state, Some(&saved.name)).await?;
@@ -168,14 +171,19 @@ async fn create_queue(
     path = "/api/v1/admin/queues/{name}",
     tag = "queues",
     security(("bearer" = [])),
-    params(("name" = String, Path, description = "Queue name")),
+    params(
+        ("name" = String, Path, description = "Queue name"),
+        ("If-Match" = Option<String>, Header, description = "The `ETag` of the queue the change was made on"),
+    ),
     request_body = QueueBody,
     responses(
-        (status = 200, description = "Replaced", body = AdminQueue),
+        (status = 200, description = "Replaced", body = AdminQueue,
+            headers(("ETag" = String, description = "Its new version"))),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
         (status = 404, description = "`queue_not_found`", body = ErrorBody),
         (status = 409, description = "`queue_not_in_cluster`", body = ErrorBody),
+        (status = 412, description = "`precondition_failed`: changed since the `If-Match` was read; nothing stored", body = ErrorBody),
         (status = 422, description = "`validation_failed`, `queue_cycle`, `parent_not_found`, `capacity_exceeds_parent`", body = ErrorBody),
     )
 )]
@@ -183,9 +191,17 @@ async fn replace_queue(
     State(state): State<AppState>,
     AuthUser(admin): AuthUser,
     ApiPath(name): ApiPath<String>,
+    IfMatch(if_match): IfMatch,
     ApiJson(body): ApiJson<QueueBody>,
-) -> ApiResult<Json<AdminQueue>> {
-    let saved = queues::save(&state.db, state.cluster.as_ref(), &body, Some(&name)).await?;
+) -> ApiResult<Tagged<AdminQueue>> {
+    let saved = queues::save(
+        &state.db,
+        state.cluster.as_ref(),
+        &body,
+        Some(&name),
+        if_match.as_deref(),
+    )
+    .await?;
     tracing::info!(queue = %saved.name, by = %admin.username, "queue replaced");
     state.signals.wake_watcher();
     let view = admin_view(&state, Some(&saved.name)).await?;
@@ -193,7 +209,41 @@ async fn replace_queue(
         .into_iter()
         .next()
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("queue vanished")))?;
-    Ok(Json(queue))
+    Ok(Tagged::versioned(queues::version(&saved), queue))
+}
+
+/// One queue with its members, capacity and usage, and its version (`ETag`) for a change.
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/queues/{name}",
+    tag = "queues",
+    security(("bearer" = [])),
+    params(("name" = String, Path, description = "Queue name")),
+    responses(
+        (status = 200, description = "The queue", body = AdminQueue,
+            headers(("ETag" = String, description = "Its version: send it back in `If-Match` with a change"))),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
+        (status = 404, description = "`queue_not_found`", body = ErrorBody),
+    )
+)]
+async fn admin_get_queue(
+    State(state): State<AppState>,
+    ApiPath(name): ApiPath<String>,
+) -> ApiResult<Tagged<AdminQueue>> {
+    // The version first: a write landing between the two reads makes the tag older than the
+    // view, so a change made on it is refused rather than let through.
+    let row = queues::entity::queue::Entity::find_by_id(name.clone())
+        .one(&state.db_read)
+        .await?
+        .ok_or_else(|| QueueError::NotFound(name.clone()))?;
+    let version = queues::version(&row);
+    let queue = admin_view(&state, Some(&name))
+        .await?
+        .into_iter()
+        .next()
+        .ok_or(QueueError::NotFound(name))?;
+    Ok(Tagged::versioned(version, queue))
 }
 
 /// Deletes a queue with no children and no unfinished jobs; its quota goes with it.

@@ -5,13 +5,14 @@
 
 pub mod entity;
 pub mod handlers;
+pub mod names;
 pub mod usage;
 
 use std::collections::{BTreeMap, HashMap};
 
 use anteroom_shared::api::queues::QueueBody;
 use anteroom_shared::scheduling::{JobPhase, ResourceList};
-use chrono::Utc;
+use chrono::{SubsecRound, Utc};
 use sea_orm::sea_query::{Alias, Expr, ExprTrait, Query};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, FromQueryResult,
@@ -19,6 +20,7 @@ use sea_orm::{
 };
 
 use self::entity::{member, queue};
+pub use self::names::{dns_label_problem, resource_name_problem};
 use crate::cluster::{Cluster, ClusterError, ClusterQueue};
 use crate::field_rule::Rule;
 use crate::prequeue::{QueueSpec, QueueTree, QueueTreeError};
@@ -46,6 +48,10 @@ pub enum QueueError {
     /// `capacity_exceeds_parent`).
     #[error(transparent)]
     Tree(#[from] QueueTreeError),
+    /// The write's `If-Match` no longer names the stored queue (`precondition_failed`); carries
+    /// the stored one's version.
+    #[error("queue {0:?} changed since it was read")]
+    Stale(String),
     /// Deleting a queue with children (`queue_has_children`).
     #[error("queue {0:?} has child queues; delete or move them first")]
     HasChildren(String),
@@ -75,26 +81,6 @@ pub enum QueueError {
     /// The database failed.
     #[error(transparent)]
     Db(#[from] DbErr),
-}
-
-/// A Kubernetes name (DNS-1123 label): 1–63 of `a-z 0-9 -`, starting and ending with a letter
-/// or digit. Queue, job and task names all follow it, since each names a cluster object.
-pub fn dns_label_problem(name: &str) -> Option<Rule> {
-    let bytes = name.as_bytes();
-    if bytes.is_empty() || bytes.len() > 63 {
-        return Some(Rule::length_between(1, 63));
-    }
-    let ok = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-';
-    if !bytes.iter().all(ok) {
-        return Some(Rule::fixed(
-            "nameCharacters",
-            "may contain only lowercase letters, digits and '-'",
-        ));
-    }
-    if bytes[0] == b'-' || bytes[bytes.len() - 1] == b'-' {
-        return Some(Rule::fixed("nameEnds", "must start and end with a letter or digit"));
-    }
-    None
 }
 
 /// The queue as the core sees it.
@@ -222,7 +208,7 @@ pub async fn used_by_queue(db: &impl ConnectionTrait) -> Result<BTreeMap<String,
 }
 
 /// Checks the fields of a create or replace that do not need the database.
-fn check_body(body: &QueueBody) -> Result<(), QueueError> {
+fn check_body(body: &QueueBody, limits: RuntimeLimits) -> Result<(), QueueError> {
     if let Some(problem) = dns_label_problem(&body.name) {
         return Err(QueueError::Invalid("name".into(), problem));
     }
@@ -253,8 +239,8 @@ fn check_body(body: &QueueBody) -> Result<(), QueueError> {
     }
     use anteroom_shared::api::jobs::{MAX_RUNTIME_LIMIT_SECONDS, MIN_RUNTIME_LIMIT_SECONDS};
     for (field, value) in [
-        ("defaultRuntimeSeconds", body.default_runtime_seconds),
-        ("maxRuntimeSeconds", body.max_runtime_seconds),
+        ("defaultRuntimeSeconds", limits.default),
+        ("maxRuntimeSeconds", limits.max),
     ] {
         if let Some(v) = value
             && !(MIN_RUNTIME_LIMIT_SECONDS..=MAX_RUNTIME_LIMIT_SECONDS).contains(&v)
@@ -268,7 +254,7 @@ fn check_body(body: &QueueBody) -> Result<(), QueueError> {
             ));
         }
     }
-    if let (Some(default), Some(max)) = (body.default_runtime_seconds, body.max_runtime_seconds)
+    if let (Some(default), Some(max)) = (limits.default, limits.max)
         && default > max
     {
         return Err(QueueError::Invalid(
@@ -294,39 +280,6 @@ fn check_body(body: &QueueBody) -> Result<(), QueueError> {
         return Err(QueueError::Invalid("members".into(), "at most 10,000 members".into()));
     }
     Ok(())
-}
-
-/// A Kubernetes resource name: an optional DNS-subdomain prefix and `/`, then 1–63 of
-/// `A-Z a-z 0-9 - _ .` starting and ending with a letter or digit (`cpu`, `nvidia.com/a100`).
-pub fn resource_name_problem(name: &str) -> Option<Rule> {
-    let (prefix, base) = match name.split_once('/') {
-        Some((p, b)) => (Some(p), b),
-        None => (None, name),
-    };
-    if let Some(prefix) = prefix
-        && (prefix.is_empty()
-            || prefix.len() > 253
-            || !prefix.split('.').all(|label| dns_label_problem(label).is_none()))
-    {
-        return Some(Rule::fixed(
-            "resourcePrefix",
-            "the prefix before '/' must be a DNS subdomain",
-        ));
-    }
-    let bytes = base.as_bytes();
-    let ok = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.');
-    if bytes.is_empty()
-        || bytes.len() > 63
-        || !bytes.iter().all(ok)
-        || !bytes[0].is_ascii_alphanumeric()
-        || !bytes[bytes.len() - 1].is_ascii_alphanumeric()
-    {
-        return Some(Rule::fixed(
-            "resourceName",
-            "must be a Kubernetes resource name such as cpu or nvidia.com/a100",
-        ));
-    }
-    None
 }
 
 /// The user ids of `usernames`, naming the first unknown one.
@@ -389,6 +342,33 @@ async fn lock_for_queue_write(txn: &sea_orm::DatabaseTransaction, roots: &[Strin
     Ok(())
 }
 
+/// A queue's runtime limits as a write leaves them: what the body says, or for a field it
+/// leaves out, what the queue had (a new queue: none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RuntimeLimits {
+    default: Option<i64>,
+    max: Option<i64>,
+}
+
+impl RuntimeLimits {
+    fn of(body: &QueueBody, existing: Option<&queue::Model>) -> Self {
+        RuntimeLimits {
+            default: body
+                .default_runtime_seconds
+                .unwrap_or_else(|| existing.and_then(|e| e.default_runtime_seconds)),
+            max: body
+                .max_runtime_seconds
+                .unwrap_or_else(|| existing.and_then(|e| e.max_runtime_seconds)),
+        }
+    }
+}
+
+/// A queue's version, its `ETag` ([`crate::etag`]): it follows the writes of its definition and
+/// members (each sets `updated_at`), not its usage.
+pub fn version(row: &queue::Model) -> String {
+    crate::etag::of(&(&row.name, row.updated_at.timestamp_micros()))
+}
+
 /// Creates (`replace = None`) or replaces the queue `body.name`: validated against the whole
 /// tree with the change applied, then the cluster is told, then queue and members are written
 /// in one transaction that holds the queue-write lock and the locks of the trees it changes
@@ -398,8 +378,10 @@ pub async fn save(
     cluster: &dyn Cluster,
     body: &QueueBody,
     replace: Option<&str>,
+    if_match: Option<&str>,
 ) -> Result<queue::Model, QueueError> {
-    check_body(body)?;
+    let before = queue::Entity::find_by_id(body.name.clone()).one(db).await?;
+    check_body(body, RuntimeLimits::of(body, before.as_ref()))?;
     if let Some(path_name) = replace
         && path_name != body.name
     {
@@ -414,7 +396,7 @@ pub async fn save(
         _ => Ok(()),
     };
     // A first check outside any lock, so a refused write tells the cluster nothing.
-    check_existing(&queue::Entity::find_by_id(body.name.clone()).one(db).await?)?;
+    check_existing(&before)?;
     apply(&mut specs(db).await?, body)?;
     member_ids(db, &body.members).await?;
     // Before the transaction: the simulated cluster writes through the same single SQLite
@@ -431,10 +413,19 @@ pub async fn save(
     crate::store::lock_named(&txn, "anteroom-queues").await?;
     let existing = queue::Entity::find_by_id(body.name.clone()).one(&txn).await?;
     check_existing(&existing)?;
+    if let (Some(row), Some(if_match)) = (&existing, if_match)
+        && !crate::etag::matches(if_match, &version(row))
+    {
+        return Err(QueueError::Stale(version(row)));
+    }
+    // Read again under the lock: what a field left out keeps is what is stored now.
+    let limits = RuntimeLimits::of(body, existing.as_ref());
+    check_body(body, limits)?;
     let roots = apply(&mut specs(&txn).await?, body)?;
     lock_for_queue_write(&txn, &roots).await?;
     let ids = member_ids(&txn, &body.members).await?;
-    let now = Utc::now();
+    // Whole microseconds, as PostgreSQL keeps them: the version read back is the one answered.
+    let now = Utc::now().trunc_subsecs(6);
     let capacity = body
         .capacity
         .as_ref()
@@ -446,8 +437,8 @@ pub async fn save(
         open: Set(body.open),
         parent: Set(body.parent.clone()),
         capacity: Set(capacity),
-        default_runtime_seconds: Set(body.default_runtime_seconds),
-        max_runtime_seconds: Set(body.max_runtime_seconds),
+        default_runtime_seconds: Set(limits.default),
+        max_runtime_seconds: Set(limits.max),
         // Absent: a queue replaced keeps what it had (a client that does not know the field
         // never resets it); a new queue runs as a non-root user.
         run_as_user: Set(match body.run_as_user {

@@ -4,13 +4,14 @@
 
 use anteroom_shared::api::ErrorBody;
 use anteroom_shared::api::prequeue::PrequeueStatus;
-use anteroom_shared::scheduling::PrequeueConfig;
+use anteroom_shared::scheduling::{PrequeueConfig, PrequeueConfigChange};
 use axum::Json;
 use axum::extract::State;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::SettingsError;
 use crate::error::{ApiError, ApiResult, FieldError};
+use crate::etag::{IfMatch, Tagged};
 use crate::extract::ApiJson;
 use crate::state::AppState;
 
@@ -33,6 +34,7 @@ impl From<SettingsError> for ApiError {
                     .map(|f| FieldError::new(f.field, f.message))
                     .collect(),
             ),
+            SettingsError::Stale(tag) => crate::etag::stale(&tag),
             SettingsError::Db(e) => e.into(),
         }
     }
@@ -66,40 +68,48 @@ async fn prequeue_status(State(state): State<AppState>) -> Json<PrequeueStatus> 
     tag = "prequeue",
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "Every setting of prequeue.md §3", body = PrequeueConfig),
+        (status = 200, description = "Every setting of prequeue.md §3", body = PrequeueConfig,
+            headers(("ETag" = String, description = "Their version: send it back in `If-Match` with a change"))),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
     )
 )]
-async fn get_config(State(state): State<AppState>) -> ApiResult<Json<PrequeueConfig>> {
+async fn get_config(State(state): State<AppState>) -> ApiResult<Tagged<PrequeueConfig>> {
     // Read through, so an admin sees what another replica wrote a moment ago.
     state.settings.refresh(&state.db_read).await?;
-    Ok(Json(state.settings.current()))
+    Ok(Tagged::new(state.settings.current()))
 }
 
-/// Replaces every setting at once; validated as a whole, nothing stored when a field is
-/// invalid. Takes effect at once and wakes the watcher.
+/// Changes the settings the body names (any subset; one left out keeps its stored value, so a
+/// client written for an earlier table never resets what it does not know); the result is
+/// validated as a whole, nothing stored when a field is invalid. With `If-Match` (the `ETag` of
+/// the settings read), refused when someone changed them since. Takes effect at once and wakes
+/// the watcher.
 #[utoipa::path(
     put,
     path = "/api/v1/admin/prequeue-config",
     tag = "prequeue",
     security(("bearer" = [])),
-    request_body = PrequeueConfig,
+    params(("If-Match" = Option<String>, Header, description = "The `ETag` of the settings the change was made on")),
+    request_body = PrequeueConfigChange,
     responses(
-        (status = 200, description = "Stored", body = PrequeueConfig),
+        (status = 200, description = "Stored: every setting as it is now", body = PrequeueConfig,
+            headers(("ETag" = String, description = "Their new version"))),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
+        (status = 412, description = "`precondition_failed`: changed by someone else since the `If-Match` was read; nothing stored", body = ErrorBody),
         (status = 422, description = "`validation_failed` naming every offending field", body = ErrorBody),
     )
 )]
 async fn put_config(
     State(state): State<AppState>,
-    ApiJson(body): ApiJson<PrequeueConfig>,
-) -> ApiResult<Json<PrequeueConfig>> {
-    let stored = state.settings.save(&state.db, body).await?;
+    IfMatch(if_match): IfMatch,
+    ApiJson(body): ApiJson<PrequeueConfigChange>,
+) -> ApiResult<Tagged<PrequeueConfig>> {
+    let stored = state.settings.save(&state.db, &body, if_match.as_deref()).await?;
     // The other replicas read the settings again before their watcher's round, if they lead.
     state.signals.settings_written();
     state.signals.wake_watcher();
     tracing::info!(?stored, "prequeue settings changed");
-    Ok(Json(stored))
+    Ok(Tagged::new(stored))
 }

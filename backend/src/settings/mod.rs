@@ -9,7 +9,7 @@ pub mod handlers;
 use std::str::FromStr;
 use std::time::Duration;
 
-use anteroom_shared::scheduling::{ActivationOrder, ConfigFieldError, PrequeueConfig};
+use anteroom_shared::scheduling::{ActivationOrder, ConfigFieldError, PrequeueConfig, PrequeueConfigChange};
 use chrono::Utc;
 use sea_orm::{ActiveModelTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel, Set};
 use tokio::sync::watch;
@@ -23,6 +23,10 @@ pub enum SettingsError {
     /// Some fields are out of range; nothing was written.
     #[error("invalid prequeue settings")]
     Invalid(Vec<ConfigFieldError>),
+    /// The write's `If-Match` names settings that are no longer the stored ones; nothing was
+    /// written. Carries the stored settings' tag.
+    #[error("the prequeue settings changed since they were read")]
+    Stale(String),
     /// The database failed.
     #[error(transparent)]
     Db(#[from] DbErr),
@@ -71,22 +75,35 @@ impl Settings {
         Ok(())
     }
 
-    /// Validates `config` as a whole and stores it; nothing is written when a field is invalid.
+    /// Applies `change` to the stored settings (a field it leaves out keeps its stored value),
+    /// validates the result as a whole and stores it; nothing is written when a field is
+    /// invalid, nor when `if_match` (the tag the writer read, [`crate::etag`]) no longer names
+    /// the stored settings.
     ///
-    /// Writes take turns, and the value kept in memory afterwards is read back from the
-    /// database, so concurrent writes cannot leave memory holding the one that committed first.
+    /// Writes take turns (the check and the write in one locked transaction), and the value
+    /// kept in memory afterwards is read back from the database, so concurrent writes cannot
+    /// leave memory holding the one that committed first.
     pub async fn save(
         &self,
         db: &sea_orm::DatabaseConnection,
-        config: PrequeueConfig,
+        change: &PrequeueConfigChange,
+        if_match: Option<&str>,
     ) -> Result<PrequeueConfig, SettingsError> {
-        config.validate().map_err(SettingsError::Invalid)?;
         let txn = crate::store::write_transaction(db).await?;
         crate::store::lock_named(&txn, "anteroom-settings").await?;
         let row = entity::Entity::find_by_id(ROW)
             .one(&txn)
             .await?
             .ok_or_else(|| DbErr::RecordNotFound("prequeue_config row 1".into()))?;
+        let stored = config_of(&row)?;
+        let tag = crate::etag::of(&stored);
+        if let Some(if_match) = if_match
+            && !crate::etag::matches(if_match, &tag)
+        {
+            return Err(SettingsError::Stale(tag));
+        }
+        let config = change.apply_to(&stored);
+        config.validate().map_err(SettingsError::Invalid)?;
         let mut active = row.into_active_model();
         active.backfill_enabled = Set(config.backfill_enabled);
         active.queue_quota_enabled = Set(config.queue_quota_enabled);
@@ -139,13 +156,17 @@ impl Settings {
 
 /// The row as settings. A row that fails validation (edited by hand) is not used: the defaults
 /// are, with an error in the log, so a bad value cannot stop the prequeue.
-async fn read(db: &impl ConnectionTrait) -> Result<PrequeueConfig, DbErr> {
+pub async fn read(db: &impl ConnectionTrait) -> Result<PrequeueConfig, DbErr> {
     let row = entity::Entity::find_by_id(ROW)
         .one(db)
         .await?
         .ok_or_else(|| DbErr::RecordNotFound("prequeue_config row 1".into()))?;
-    let config = from_row(&row);
-    match config {
+    config_of(&row)
+}
+
+/// The settings a row holds; the defaults for a row that is invalid (edited by hand?).
+fn config_of(row: &entity::Model) -> Result<PrequeueConfig, DbErr> {
+    match from_row(row) {
         Some(config) if config.validate().is_ok() => Ok(config),
         _ => {
             tracing::error!("the prequeue_config row is invalid (edited by hand?); using the defaults");

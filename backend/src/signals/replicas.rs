@@ -98,10 +98,16 @@ pub fn start(url: &str, db: &DatabaseConnection, signals: &Signals, settings: &A
 }
 
 /// What one notification says: its sender, then `w` (wake the watcher), `e` (events were
-/// written) and `s` (the settings were written), each when raised.
+/// written), `s` (the settings were written) and `f` (a forecast board was written), each when
+/// raised.
 fn payload(me: &str, raised: Raised) -> String {
     let mut p = format!("{me}:");
-    for (on, letter) in [(raised.watcher, 'w'), (raised.events, 'e'), (raised.settings, 's')] {
+    for (on, letter) in [
+        (raised.watcher, 'w'),
+        (raised.events, 'e'),
+        (raised.settings, 's'),
+        (raised.forecast, 'f'),
+    ] {
         if on {
             p.push(letter);
         }
@@ -117,6 +123,7 @@ fn heard(me: &str, payload: &str) -> Raised {
             watcher: what.contains('w'),
             events: what.contains('e'),
             settings: what.contains('s'),
+            forecast: what.contains('f'),
         },
         _ => Raised::default(),
     }
@@ -135,6 +142,9 @@ async fn act_on(h: &Hearing, raised: Raised) {
     if raised.events {
         h.signals.events_written_here();
     }
+    if raised.forecast {
+        h.signals.forecast_written_here();
+    }
 }
 
 /// Everything, for when notifications may have been missed.
@@ -142,6 +152,7 @@ const ALL: Raised = Raised {
     watcher: true,
     events: true,
     settings: true,
+    forecast: true,
 };
 
 async fn publish(db: DatabaseConnection, signals: Signals, me: String, stop: Arc<tokio::sync::Notify>) {
@@ -246,16 +257,18 @@ mod tests {
 
     #[test]
     fn a_replica_hears_what_others_send_and_drops_its_own() {
-        let only = |watcher, events, settings| Raised {
+        let only = |watcher, events, settings, forecast| Raised {
             watcher,
             events,
             settings,
+            forecast,
         };
         for raised in [
-            only(true, false, false),
-            only(false, true, false),
-            only(false, false, true),
-            only(true, true, true),
+            only(true, false, false, false),
+            only(false, true, false, false),
+            only(false, false, true, false),
+            only(false, false, false, true),
+            only(true, true, true, true),
         ] {
             let sent = payload("aaaa", raised);
             assert_eq!(heard("bbbb", &sent), raised, "{sent}");

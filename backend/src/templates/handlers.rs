@@ -12,6 +12,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::{Caller, TemplateError};
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ApiResult};
+use crate::etag::{IfMatch, Tagged};
 use crate::extract::{ApiJson, ApiPath};
 use crate::state::AppState;
 use crate::templates;
@@ -35,6 +36,7 @@ impl From<TemplateError> for ApiError {
                 .with_details(serde_json::json!({ "limit": templates::MAX_TEMPLATES_PER_OWNER })),
             TemplateError::Forbidden(why) => ApiError::forbidden(why),
             TemplateError::Invalid(problems) => ApiError::from_problems(problems),
+            TemplateError::Stale(tag) => crate::etag::stale(&tag),
             TemplateError::Db(e) => e.into(),
         }
     }
@@ -76,7 +78,7 @@ async fn create_template(
     ApiJson(write): ApiJson<TemplateWrite>,
 ) -> ApiResult<(StatusCode, Json<JobTemplate>)> {
     let defaults = state.settings.current().default_requests;
-    let saved = templates::save(&state.db, Caller::from(&user), &write, None, &defaults).await?;
+    let saved = templates::save(&state.db, Caller::from(&user), &write, None, &defaults, None).await?;
     Ok((StatusCode::CREATED, Json(saved)))
 }
 
@@ -88,7 +90,8 @@ async fn create_template(
     security(("bearer" = [])),
     params(("id" = i64, Path, description = "Template id")),
     responses(
-        (status = 200, description = "The template", body = JobTemplate),
+        (status = 200, description = "The template", body = JobTemplate,
+            headers(("ETag" = String, description = "Its version: send it back in `If-Match` with a change"))),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 404, description = "`template_not_found`: none, or someone else's unpublished one", body = ErrorBody),
         (status = 422, description = "`validation_failed`: the id is not a number", body = ErrorBody),
@@ -98,8 +101,10 @@ async fn get_template(
     State(state): State<AppState>,
     user: AuthUser,
     ApiPath(id): ApiPath<i64>,
-) -> ApiResult<Json<JobTemplate>> {
-    Ok(Json(templates::get(&state.db_read, Caller::from(&user), id).await?))
+) -> ApiResult<Tagged<JobTemplate>> {
+    Ok(Tagged::new(
+        templates::get(&state.db_read, Caller::from(&user), id).await?,
+    ))
 }
 
 /// Replaces a template as a whole (its owner stays): the owner's own unpublished one, or any
@@ -109,14 +114,19 @@ async fn get_template(
     path = "/api/v1/templates/{id}",
     tag = "templates",
     security(("bearer" = [])),
-    params(("id" = i64, Path, description = "Template id")),
+    params(
+        ("id" = i64, Path, description = "Template id"),
+        ("If-Match" = Option<String>, Header, description = "The `ETag` of the template the change was made on"),
+    ),
     request_body = TemplateWrite,
     responses(
-        (status = 200, description = "Replaced", body = JobTemplate),
+        (status = 200, description = "Replaced", body = JobTemplate,
+            headers(("ETag" = String, description = "Its new version"))),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 403, description = "`forbidden`: a published template and no admin role, or `published`/`defaultForKind` without it", body = ErrorBody),
         (status = 404, description = "`template_not_found`", body = ErrorBody),
         (status = 409, description = "`template_exists`: the owner has another template of that name", body = ErrorBody),
+        (status = 412, description = "`precondition_failed`: changed since the `If-Match` was read; nothing stored", body = ErrorBody),
         (status = 422, description = "`validation_failed` naming the fields (the body's under `body.`), or the id is not a number", body = ErrorBody),
     )
 )]
@@ -124,11 +134,20 @@ async fn replace_template(
     State(state): State<AppState>,
     user: AuthUser,
     ApiPath(id): ApiPath<i64>,
+    IfMatch(if_match): IfMatch,
     ApiJson(write): ApiJson<TemplateWrite>,
-) -> ApiResult<Json<JobTemplate>> {
+) -> ApiResult<Tagged<JobTemplate>> {
     let defaults = state.settings.current().default_requests;
-    Ok(Json(
-        templates::save(&state.db, Caller::from(&user), &write, Some(id), &defaults).await?,
+    Ok(Tagged::new(
+        templates::save(
+            &state.db,
+            Caller::from(&user),
+            &write,
+            Some(id),
+            &defaults,
+            if_match.as_deref(),
+        )
+        .await?,
     ))
 }
 

@@ -52,6 +52,10 @@ pub enum TemplateError {
     /// Invalid fields: (field, problem).
     #[error("invalid template")]
     Invalid(Vec<(String, crate::field_rule::Rule)>),
+    /// The write's `If-Match` no longer names the stored template (`precondition_failed`);
+    /// carries the stored one's tag.
+    #[error("the template changed since it was read")]
+    Stale(String),
     /// The database failed.
     #[error(transparent)]
     Db(#[from] DbErr),
@@ -168,6 +172,7 @@ pub async fn save(
     write: &TemplateWrite,
     id: Option<i64>,
     defaults: &DefaultRequests,
+    if_match: Option<&str>,
 ) -> Result<JobTemplate, TemplateError> {
     let problems = validate::problems(write, defaults);
     if !problems.is_empty() {
@@ -186,6 +191,12 @@ pub async fn save(
         Some(id) => Some(writable(&txn, caller, id).await?),
         None => None,
     };
+    if let (Some(row), Some(if_match)) = (&existing, if_match) {
+        let tag = crate::etag::of(&to_api(row)?);
+        if !crate::etag::matches(if_match, &tag) {
+            return Err(TemplateError::Stale(tag));
+        }
+    }
     let owner_id = existing.as_ref().map_or(caller.id, |row| row.owner_id);
     if existing.is_none() {
         let owned = entity::Entity::find()

@@ -49,6 +49,12 @@ pub(super) fn requeued() {
     metrics::counter!("anteroom_prequeue_requeued_total").increment(1);
 }
 
+/// `anteroom_prequeue_requeue_refused_total{code}`: preempted jobs not admitted again when
+/// their requeue came (`spec/prequeue.md` §6), by refusal code.
+pub(super) fn requeue_refused(code: &'static str) {
+    metrics::counter!("anteroom_prequeue_requeue_refused_total", "code" => code).increment(1);
+}
+
 /// `anteroom_prequeue_leader`: 1 while this replica holds the watcher's lease.
 pub(super) fn leader(is_leader: bool) {
     metrics::gauge!("anteroom_prequeue_leader").set(if is_leader { 1.0 } else { 0.0 });

@@ -23,6 +23,7 @@ pub mod protection;
 mod reasons;
 pub mod requeue;
 pub mod retention;
+mod snapshot;
 pub mod sync;
 
 use std::sync::Arc;
@@ -34,11 +35,10 @@ use sea_orm::{DatabaseConnection, DbErr};
 use crate::cluster::Cluster;
 use crate::cluster::clock::Clock;
 use crate::jobs::activation::Writer;
-use crate::prequeue::{JobSnapshot, PreemptionSkip, PreparedRound, Snapshot, plan_preemption, usage_from_jobs};
+use crate::prequeue::{JobSnapshot, PreemptionSkip, PreparedRound, Snapshot, plan_preemption};
 use crate::settings::Settings;
 use crate::signals::Signals;
 use crate::store::lease::{Fence, Lease, WATCHER_LEASE};
-use crate::{queues, quotas};
 
 /// How long a grant of the watcher's lease lasts without renewal: a crashed leader is replaced
 /// within this.
@@ -233,56 +233,6 @@ impl Watcher {
         }
     }
 
-    /// One snapshot in a constant number of queries (§5 step 1): settings, queues, quotas, the
-    /// scheduling columns of every waiting or occupying job (from the job view: the rows that
-    /// changed since the last round of lease term `term`), the nodes, and the preemptions whose
-    /// victims still terminate. Its jobs are lent by the job view, as loan number `.1`: give
-    /// them back with `Watcher::give_back` when done (if not, the next round reads every job
-    /// again).
-    pub async fn snapshot(&self, term: i64) -> Result<(Snapshot, u64), DbErr> {
-        let (specs, _) = queues::tree(&self.db_read).await?;
-        let nodes = self
-            .cluster
-            .nodes()
-            .await
-            .map_err(|e| DbErr::Custom(format!("reading the cluster's nodes: {e}")))?;
-        let quotas = quotas::all(&self.db_read).await?;
-        let preemptions_in_flight = preempt::in_flight(&self.db_read).await?;
-        let recent_plans = preempt::recent_plans(&self.db_read).await?;
-        // Lent last, after everything that can fail.
-        let (jobs, loan) = {
-            let mut view = self.view.lock().await;
-            let refreshed = view
-                .refresh(&self.db_read, &round_phases(), term, job_view::FULL_READ_EVERY)
-                .await?;
-            tracing::debug!(
-                full = refreshed.full,
-                changed = refreshed.changed,
-                jobs = view.len(),
-                "job view refreshed"
-            );
-            view.lend()
-        };
-        Ok((
-            Snapshot {
-                config: self.settings.current(),
-                queues: specs,
-                quotas,
-                usage: usage_from_jobs(&jobs),
-                preemptions_in_flight,
-                recent_plans,
-                jobs,
-                nodes,
-            },
-            loan,
-        ))
-    }
-
-    /// Returns a snapshot's jobs to the job view they were lent by.
-    async fn give_back(&self, snapshot: Snapshot, loan: u64) {
-        self.view.lock().await.give_back(snapshot.jobs, loan);
-    }
-
     /// One round (§5) while `fence` holds the lease: repair, preemption, activation, reasons.
     pub async fn round(&self, fence: &Fence) -> Result<RoundReport, WatcherError> {
         let started = Instant::now();
@@ -371,7 +321,9 @@ impl Watcher {
         }
         let activated_at = started.elapsed();
         self.forecasts.observe_activated(&report.activated, now);
-        self.forecasts.refresh(snapshot, &report.activated, now);
+        self.forecasts
+            .refresh(snapshot, &report.activated, now, fence.token)
+            .await;
         report.clocks_started = reasons::start_waiting_clocks(self, fence, &prepared, &outcome).await?;
         report.reasons_written = reasons::write(self, fence, &prepared, &outcome).await?;
         tracing::debug!(

@@ -83,8 +83,13 @@ pub(super) async fn recent_plans(db: &impl ConnectionTrait) -> Result<Vec<Recent
 
 /// Status sync: the victim `id`'s pods are gone, so its room is no longer reserved; a victim
 /// to be requeued goes back to the prequeue ([`super::requeue`]). Answers whether it did.
-pub async fn mark_gone(db: &DatabaseConnection, id: i64, at: DateTime<Utc>) -> Result<bool, DbErr> {
-    super::requeue::pods_gone(db, id, at).await
+pub async fn mark_gone(
+    db: &DatabaseConnection,
+    cluster: &dyn crate::cluster::Cluster,
+    id: i64,
+    at: DateTime<Utc>,
+) -> Result<bool, DbErr> {
+    super::requeue::pods_gone(db, cluster, id, at).await
 }
 
 /// Status sync after a full listing: every victim still terminating in the store but absent
@@ -93,6 +98,7 @@ pub async fn mark_gone(db: &DatabaseConnection, id: i64, at: DateTime<Utc>) -> R
 /// object went first while its pods still terminate, and their room is still reserved.
 pub async fn mark_absent_gone(
     db: &DatabaseConnection,
+    cluster: &dyn crate::cluster::Cluster,
     present: &std::collections::HashSet<i64>,
     at: DateTime<Utc>,
 ) -> Result<usize, DbErr> {
@@ -107,7 +113,7 @@ pub async fn mark_absent_gone(
             .deleted_at
             .is_some_and(|deleted| deleted + chrono::Duration::seconds(row.grace_seconds) <= at);
         if graced && !present.contains(&row.victim_id) {
-            requeued += usize::from(mark_gone(db, row.victim_id, at).await?);
+            requeued += usize::from(mark_gone(db, cluster, row.victim_id, at).await?);
         }
     }
     Ok(requeued)

@@ -12,7 +12,7 @@ use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 
-use crate::cluster::{JobEvent, JobStatus, is_same_job};
+use crate::cluster::{Cluster, JobEvent, JobStatus, is_same_job};
 use crate::jobs::encode_failure;
 use crate::jobs::entity::job;
 use crate::jobs::events::{self, EventKind};
@@ -36,11 +36,12 @@ pub enum Applied {
     Orphan,
 }
 
-/// Applies one cluster event to the store.
-pub async fn apply(db: &DatabaseConnection, event: &JobEvent) -> Result<Applied, DbErr> {
+/// Applies one cluster event to the store. `cluster` is asked only for its nodes, when a
+/// preempted job's requeue admits it again.
+pub async fn apply(db: &DatabaseConnection, cluster: &dyn Cluster, event: &JobEvent) -> Result<Applied, DbErr> {
     match event {
         JobEvent::Status(status) => apply_status(db, status).await,
-        JobEvent::Gone { job_id, observed_at } => apply_gone(db, *job_id, *observed_at).await,
+        JobEvent::Gone { job_id, observed_at } => apply_gone(db, cluster, *job_id, *observed_at).await,
     }
 }
 
@@ -284,12 +285,16 @@ const BATCH: usize = 500;
 ///
 /// One result per event. A run of statuses whose batch fails is applied again one by one, so
 /// a status that cannot be stored fails alone, and the events after it are still applied.
-pub async fn apply_all(db: &DatabaseConnection, events: &[JobEvent]) -> Vec<Result<Applied, DbErr>> {
+pub async fn apply_all(
+    db: &DatabaseConnection,
+    cluster: &dyn Cluster,
+    events: &[JobEvent],
+) -> Vec<Result<Applied, DbErr>> {
     let mut out = Vec::with_capacity(events.len());
     let mut rest = events;
     while let Some(first) = rest.first() {
         if let JobEvent::Gone { .. } = first {
-            out.push(apply(db, first).await);
+            out.push(apply(db, cluster, first).await);
             rest = &rest[1..];
             continue;
         }
@@ -467,10 +472,15 @@ fn count_failed() {
 
 /// A job no longer in the cluster: if the store still has it occupying, it ended without the
 /// store hearing how (deleted by hand in the cluster, or its terminal status was missed).
-async fn apply_gone(db: &DatabaseConnection, id: i64, observed_at: DateTime<Utc>) -> Result<Applied, DbErr> {
+async fn apply_gone(
+    db: &DatabaseConnection,
+    cluster: &dyn Cluster,
+    id: i64,
+    observed_at: DateTime<Utc>,
+) -> Result<Applied, DbErr> {
     // A preempted job's pods are gone: the room reserved on its node is free for everyone.
-    if super::preempt::mark_gone(db, id, observed_at).await? {
-        // Back in the prequeue: the watcher has a job to consider.
+    if super::preempt::mark_gone(db, cluster, id, observed_at).await? {
+        // Back in the prequeue (the watcher has a job to consider), or its requeue refused.
         return Ok(Applied::Finished);
     }
     let Some(row) = job::Entity::find_by_id(id).one(db).await? else {

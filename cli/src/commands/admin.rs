@@ -216,15 +216,47 @@ pub fn apply_fields(settings: &mut Value, fields: &[String]) -> CliResult<()> {
     Ok(())
 }
 
+/// Reads the settings with their version, checks and applies the fields, and sends only them
+/// with `If-Match`: a setting this client does not name is never sent (a newer server's keep
+/// their values), and a change someone made in between is not overwritten (412, exit 1).
 async fn settings_set(ctx: &Ctx, fields: &[String]) -> CliResult<()> {
-    let mut settings: Value = ctx.api.get(SETTINGS, &[]).await?;
-    apply_fields(&mut settings, fields)?;
-    let saved: Value = ctx
+    let response = ctx
         .api
-        .send_json(Method::PUT, SETTINGS, &settings, Repeat::Safe)
+        .send(Repeat::Safe, || ctx.api.request(Method::GET, SETTINGS))
         .await?;
+    let etag = response
+        .headers()
+        .get(reqwest::header::ETAG)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let mut settings: Value = ctx.api.json(response).await?;
+    apply_fields(&mut settings, fields)?;
+    let change = changed_fields(&settings, fields);
+    let response = ctx
+        .api
+        .send(Repeat::Safe, || {
+            let request = ctx.api.request(Method::PUT, SETTINGS).json(&change);
+            match &etag {
+                Some(etag) => request.header(reqwest::header::IF_MATCH, etag),
+                None => request,
+            }
+        })
+        .await?;
+    let saved: Value = ctx.api.json(response).await?;
     print_document(ctx, &saved);
     Ok(())
+}
+
+/// The fields `fields` names (`name=value`), with their values in `settings`: what a change
+/// sends.
+fn changed_fields(settings: &Value, fields: &[String]) -> Value {
+    let mut change = serde_json::Map::new();
+    for name in fields.iter().filter_map(|f| f.split_once('=').map(|(n, _)| n)) {
+        if let Some(value) = settings.get(name) {
+            change.insert(name.to_owned(), value.clone());
+        }
+    }
+    Value::Object(change)
 }
 
 #[cfg(test)]
@@ -252,5 +284,10 @@ mod tests {
         assert!(e.to_string().contains("backfillEnabled"), "{e}");
         assert_eq!(s, before);
         assert!(apply_fields(&mut s, &["nothing".into()]).is_err());
+        // What is sent: the named fields only.
+        assert_eq!(
+            changed_fields(&s, &["maxJobsPerRound=20".into()]),
+            json!({"maxJobsPerRound": 20})
+        );
     }
 }

@@ -142,7 +142,7 @@ pub fn AdminPrequeue() -> impl IntoView {
             {move || match config.get() {
                 None => view! { <crate::auth::Loading /> }.into_any(),
                 Some(Err(f)) => view! { <ErrorPanel failure=f /> }.into_any(),
-                Some(Ok(c)) => view! { <SettingsForm initial=c /> }.into_any(),
+                Some(Ok(c)) => view! { <SettingsForm initial=c.value etag=c.etag /> }.into_any(),
             }}
             <PrequeuedList />
         </section>
@@ -150,9 +150,15 @@ pub fn AdminPrequeue() -> impl IntoView {
 }
 
 #[component]
-fn SettingsForm(initial: PrequeueConfig) -> impl IntoView {
+fn SettingsForm(
+    /// The settings as read.
+    initial: PrequeueConfig,
+    /// Their version, sent back with a save (someone else's save in between: refused).
+    etag: Option<String>,
+) -> impl IntoView {
     let i18n = use_i18n();
     let toasts = use_toasts();
+    let etag = RwSignal::new(etag);
     let backfill = RwSignal::new(initial.backfill_enabled);
     let quota = RwSignal::new(initial.queue_quota_enabled);
     let order = RwSignal::new(initial.activation_order);
@@ -243,8 +249,11 @@ fn SettingsForm(initial: PrequeueConfig) -> impl IntoView {
         };
         saving.set(true);
         leptos::task::spawn_local(async move {
-            match crate::api::save_prequeue_config(&c).await {
-                Ok(_) => toasts.success(i18n.t(k!("settings.saved")).to_owned()),
+            match crate::api::save_prequeue_config(&c, etag.get_untracked().as_deref()).await {
+                Ok(saved) => {
+                    etag.set(saved.etag);
+                    toasts.success(i18n.t(k!("settings.saved")).to_owned());
+                }
                 Err(f) => {
                     let fields = i18n.failure_fields(&f);
                     if !fields.is_empty() {

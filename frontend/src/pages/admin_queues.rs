@@ -218,7 +218,8 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
             })
         })
     });
-    let editing_name = existing.clone();
+    // The row the form was opened on: a change made on it is refused if the queue moved since.
+    let shown = StoredValue::new(queue.clone());
     let save = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         errors.set(Vec::new());
@@ -267,8 +268,8 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
         let p = parent.get_untracked();
         let body = QueueBody {
             run_as_user: Some(uid),
-            default_runtime_seconds: limits[0],
-            max_runtime_seconds: limits[1],
+            default_runtime_seconds: Some(limits[0]),
+            max_runtime_seconds: Some(limits[1]),
             name: name.get_untracked().trim().to_owned(),
             display_name: Some(display.get_untracked()).filter(|d| !d.trim().is_empty()),
             open: open.get_untracked(),
@@ -282,10 +283,14 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
             parent: if p.is_empty() { None } else { Some(p) },
             capacity: if capacity.is_empty() { None } else { Some(capacity) },
         };
-        let existing = editing_name.clone();
+        let shown = shown.get_value();
         saving.set(true);
         leptos::task::spawn_local(async move {
-            match crate::api::save_queue(existing.as_deref(), &body).await {
+            let saved = match &shown {
+                Some(shown) => crate::api::replace_queue(shown, &body).await,
+                None => crate::api::create_queue(&body).await,
+            };
+            match saved {
                 Ok(q) => {
                     toasts.success(i18n.tf(k!("queue.saved"), &[("name", &q.name)]));
                     done.try_run(());

@@ -117,8 +117,9 @@ fn TemplateRow(template: JobTemplate, reload: RwSignal<u64>) -> impl IntoView {
     // templates, and for admins every template they can see.
     let can_delete = move || auth.is_admin() || (mine() && !t.with_value(|t| t.published));
     let update = move |write: TemplateWrite, done: crate::i18n::Key| {
+        let shown = t.get_value();
         leptos::task::spawn_local(async move {
-            match crate::api::update_template(id, &write).await {
+            match crate::api::update_template(&shown, &write).await {
                 Ok(saved) => toasts.success(i18n.tf(done, &[("name", &saved.name)])),
                 Err(f) => toasts.error(i18n.failure(&f)),
             }

@@ -109,14 +109,17 @@ pub struct QueueBody {
     #[serde(default)]
     pub capacity: Option<ResourceList>,
     /// The runtime limit of its jobs that name none (60 – 31,536,000 seconds, at most
-    /// `maxRuntimeSeconds`); absent: none (or the maximum, when there is one).
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(minimum = 60, maximum = 31_536_000))]
-    pub default_runtime_seconds: Option<i64>,
-    /// The largest runtime limit its jobs may ask for (60 – 31,536,000 seconds); absent: any.
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(minimum = 60, maximum = 31_536_000))]
-    pub max_runtime_seconds: Option<i64>,
+    /// `maxRuntimeSeconds`); `null`: none (or the maximum, when there is one). Absent: none for
+    /// a new queue, what it had for a queue replaced (a client that does not know the field
+    /// never resets it).
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>, minimum = 60, maximum = 31_536_000))]
+    pub default_runtime_seconds: Option<Option<i64>>,
+    /// The largest runtime limit its jobs may ask for (60 – 31,536,000 seconds); `null`: any.
+    /// Absent: any for a new queue, what it had for a queue replaced.
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>, minimum = 60, maximum = 31_536_000))]
+    pub max_runtime_seconds: Option<Option<i64>>,
     /// The user id its jobs' containers run as, never root (`runAsNonRoot` with this
     /// `runAsUser`, 1 – 2,147,483,647); `null`: as each image says, root included (for images
     /// that need it). Absent: a new queue gets 1000, a queue replaced keeps what it had.

@@ -13,7 +13,7 @@ mod tolerations;
 
 pub use config::{
     ConfigFieldError, DefaultQuantity, DefaultRequests, POSITIVE_QUANTITY_MAX_LENGTH, POSITIVE_QUANTITY_PATTERN,
-    PrequeueConfig, TaskDefaults, is_plain_positive_quantity,
+    PrequeueConfig, PrequeueConfigChange, TaskDefaults, is_plain_positive_quantity,
 };
 pub use enums::{ActivationOrder, JobKind, JobPhase, PreemptionPolicy, ScheduleType, UnknownVariant};
 pub use quantity::{MAX_MILLI, Quantity, QuantityError, QuantityFormat};

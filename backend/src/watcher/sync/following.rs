@@ -29,7 +29,7 @@ pub async fn resync(
         // A status that could not be stored is logged; the next resync lists it again.
         note_all(db, cluster, signals, chunk).await;
     }
-    match crate::watcher::preempt::mark_absent_gone(db, &present, now).await {
+    match crate::watcher::preempt::mark_absent_gone(db, cluster, &present, now).await {
         Ok(0) => {}
         Ok(_) => {
             // Requeued jobs wait again.
@@ -103,7 +103,7 @@ async fn note_all(
     signals: &Signals,
     events: &[JobEvent],
 ) -> bool {
-    let applied = apply_all(db, events).await;
+    let applied = apply_all(db, cluster, events).await;
     let mut stored = true;
     if applied.iter().any(|a| matches!(a, Ok(Applied::Finished))) {
         signals.events_written();

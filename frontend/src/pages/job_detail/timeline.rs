@@ -103,6 +103,15 @@ pub fn event_description(
             }
         }
         "requeued" => i18n.tf(k!("event.detail.requeued"), &[("count", &int("requeues")?.to_string())]),
+        // Said with the error a submission would have got (`error.<code>`).
+        "requeue_refused" => {
+            let code = text("code")?;
+            let why = match key_named(&format!("error.{code}")) {
+                Some(key) => i18n.t(key).to_owned(),
+                None => code,
+            };
+            i18n.tf(k!("event.detail.requeueRefused"), &[("why", &why)])
+        }
         "preempted_for" => {
             let victims = details.get("victims")?.as_array()?.len() as u64;
             i18n.tp(
@@ -209,5 +218,19 @@ mod tests {
         );
         let ko = said(Ko, "activation_failed", json!({"attempts": 1, "maxAttempts": 10})).unwrap();
         assert!(!ko.chars().any(|c| c.is_ascii_alphabetic()), "{ko}");
+        // A refused requeue says why with the error a submission would have got.
+        assert_eq!(
+            said(
+                En,
+                "requeue_refused",
+                json!({"code": "queue_forbidden", "details": {"queue": "team"}})
+            )
+            .unwrap(),
+            "It was not admitted again and stays preempted: You may not submit to this queue."
+        );
+        for locale in [Zh, Ja, Ko] {
+            let said = said(locale, "requeue_refused", json!({"code": "backfill_disabled"})).unwrap();
+            assert!(!said.chars().any(|c| c.is_ascii_alphabetic()), "{said}");
+        }
     }
 }
