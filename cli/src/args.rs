@@ -34,8 +34,15 @@ pub enum Command {
     Logout,
     /// Who the saved token belongs to.
     Whoami,
-    /// Submit a job from a YAML or JSON file (the API's job body).
+    /// Submit a job from a YAML or JSON file (the API's job body), or from a saved template.
     Submit(SubmitArgs),
+    /// Run a job again as a new job (the same body; change its name, queue, type, policy,
+    /// volumes or tasks).
+    Again(AgainArgs),
+    /// The job templates you may use: yours and the published ones.
+    Templates,
+    /// A job's pods and their latest cluster events.
+    Pods(PodsArgs),
     /// Your jobs (admins: `--all`), like squeue.
     #[command(visible_alias = "list")]
     Ls(ListArgs),
@@ -76,8 +83,18 @@ pub struct LoginArgs {
 #[derive(Debug, Args)]
 pub struct SubmitArgs {
     /// The job file (`-` for standard input).
-    #[arg(short, long, value_name = "FILE")]
-    pub file: PathBuf,
+    #[arg(
+        short,
+        long,
+        value_name = "FILE",
+        required_unless_present = "template",
+        conflicts_with = "template"
+    )]
+    pub file: Option<PathBuf>,
+    /// A saved template instead of a file (its name, as `ar templates` lists it; yours first,
+    /// then the published ones). The job is named after it unless `--set name=…`.
+    #[arg(short, long, value_name = "NAME")]
+    pub template: Option<String>,
     /// Change the file before sending: `name=sweep-3`, `tasks.0.resources.cpu=4`,
     /// `tasks.0.command=[python, train.py, --lr, 0.1]`. Repeatable.
     #[arg(long = "set", value_name = "PATH=VALUE")]
@@ -95,6 +112,45 @@ pub struct SubmitArgs {
     /// Print only the job's id (for scripts).
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// `ar again`.
+#[derive(Debug, Args)]
+pub struct AgainArgs {
+    /// The job to run again.
+    pub id: i64,
+    /// Another name (default: the old one with the next run suffix, `-r2`, `-r3`…).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Another queue.
+    #[arg(long)]
+    pub queue: Option<String>,
+    /// Another schedule type (`normal` or `backfill`).
+    #[arg(long = "type", value_name = "TYPE")]
+    pub schedule_type: Option<String>,
+    /// Another preemption policy (normal jobs: `PreemptLowerPriority` or `Never`).
+    #[arg(long, value_name = "POLICY")]
+    pub policy: Option<String>,
+    /// Other catalogue volumes (repeatable; `--volume ''` for none).
+    #[arg(long = "volume", value_name = "NAME")]
+    pub volumes: Vec<String>,
+    /// Change its tasks: `tasks.0.resources.cpu=4`, `tasks.0.image=pytorch:2.4`. Repeatable.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub set: Vec<String>,
+    /// The `Idempotency-Key` (default: from the job, the changes and the current 10-minute
+    /// window, so the same command run again soon answers the first new job).
+    #[arg(long, value_name = "KEY")]
+    pub idempotency_key: Option<String>,
+    /// Print only the new job's id (for scripts).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// `ar pods`.
+#[derive(Debug, Args)]
+pub struct PodsArgs {
+    /// The job's id.
+    pub id: i64,
 }
 
 /// `ar ls`.

@@ -139,10 +139,11 @@ fn kind_of(v: &Value) -> &'static str {
     }
 }
 
-/// The body's fields that hold numbers; everything else a `--set` writes is text unless it
-/// replaces a number or a boolean (the API's quantities, names, commands and env values are
-/// all strings, and `0.1` or `4` typed on a command line are meant as such).
-const NUMBER_FIELDS: [&str; 1] = ["replicas"];
+/// The body's fields that hold numbers or booleans, also when the file leaves them out;
+/// everything else a `--set` writes is text unless it replaces a number or a boolean (the
+/// API's quantities, names, commands and env values are all strings, and `0.1` or `4` typed on
+/// a command line are meant as such).
+const NUMBER_FIELDS: [&str; 3] = ["replicas", "maxRuntimeSeconds", "requeue"];
 
 fn value_for(existing: Option<&Value>, key: &str, quantity: bool, raw: &str) -> Value {
     let text = || Value::String(raw.to_owned());
@@ -196,11 +197,12 @@ pub fn to_body(doc: Value) -> Result<JobBody, JobFileError> {
     serde_json::from_value(doc).map_err(|e| JobFileError::NotAJob(e.to_string()))
 }
 
-/// The default `Idempotency-Key`: the body's hash (after `--set`) and a stamp — the job
-/// file's modification time, or for a body read from standard input the ten-minute window
-/// the command runs in. Running the same command again (a timeout, a lost connection, a
-/// script re-run) answers the first job, for as long as the server remembers keys (24 h);
-/// an edited file, another `--set`, or `--again` makes a new one.
+/// The default `Idempotency-Key`: the body's hash (after `--set`) and a stamp, the ten-minute
+/// window the command runs in ([`window_stamp`]), whatever the body came from. A retry after a
+/// lost answer (a timeout, a dropped connection, a script re-run) within the window answers the
+/// first job; the same file submitted later on purpose is a new job, and so is an edited file,
+/// another `--set`, or `--again`. Not the file's modification time: an unchanged file
+/// resubmitted hours later must not silently answer the old (perhaps failed) job.
 pub fn default_key(body: &JobBody, stamp: i64) -> String {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
     let hash: String = Sha256::digest(&bytes)
@@ -211,12 +213,12 @@ pub fn default_key(body: &JobBody, stamp: i64) -> String {
     format!("ar-{hash}-{stamp}")
 }
 
-/// The stamp of a body read from standard input: the ten-minute window of `unix_seconds`.
+/// The stamp of the default key: the ten-minute window of `unix_seconds`.
 pub fn window_stamp(unix_seconds: i64) -> i64 {
     unix_seconds.div_euclid(WINDOW_SECONDS)
 }
 
-/// The window within which the same body from standard input is one job.
+/// The window within which the same body is one job when no key is given.
 pub const WINDOW_SECONDS: i64 = 600;
 
 #[cfg(test)]
@@ -286,6 +288,16 @@ tasks:
             d["tasks"][0]["replicas"], "three",
             "not a number: kept as text for the server to refuse"
         );
+    }
+
+    #[test]
+    fn set_writes_the_bodys_numbers_and_booleans_as_such_when_the_file_leaves_them_out() {
+        let mut d = doc();
+        set(&mut d, "maxRuntimeSeconds=600").unwrap();
+        set(&mut d, "requeue=true").unwrap();
+        assert_eq!((&d["maxRuntimeSeconds"], &d["requeue"]), (&json!(600), &json!(true)));
+        let body = to_body(d).unwrap();
+        assert_eq!((body.max_runtime_seconds, body.requeue), (Some(600), Some(true)));
     }
 
     #[test]

@@ -252,6 +252,41 @@ pub async fn job_log(id: i64, task: &str, replica: u32, tail_lines: u32) -> Resu
     Err(failure(res).await)
 }
 
+/// `GET /api/v1/jobs/{id}/logs?follow=true`: the last `tail_lines` lines of a pod's log, then
+/// what it writes next, handed to `chunk` as the bytes arrive, until the pod's log ends (`Ok`),
+/// the connection drops (`network`) or `abort` fires. One of the viewer's stream slots while
+/// it is open.
+pub async fn follow_job_log(
+    id: i64,
+    task: &str,
+    replica: u32,
+    tail_lines: u32,
+    abort: &web_sys::AbortSignal,
+    mut chunk: impl FnMut(&[u8]),
+) -> Result<(), ApiFailure> {
+    use wasm_bindgen::JsCast;
+    let path = format!(
+        "{}&follow=true",
+        job_log_path(id, task, replica, Some(tail_lines), false)
+    );
+    let res = send(Request::get(&path).abort_signal(Some(abort))).await?;
+    if !res.ok() {
+        return Err(failure(res).await);
+    }
+    let Some(body) = res.body() else { return Ok(()) };
+    let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+    loop {
+        let read = wasm_bindgen_futures::JsFuture::from(reader.read())
+            .await
+            .map_err(|e| ApiFailure::network(format!("{e:?}")))?;
+        let field = |name: &str| js_sys::Reflect::get(&read, &name.into()).unwrap_or(wasm_bindgen::JsValue::UNDEFINED);
+        if field("done").is_truthy() {
+            return Ok(());
+        }
+        chunk(&js_sys::Uint8Array::new(&field("value")).to_vec());
+    }
+}
+
 /// `POST /api/v1/jobs/{id}/resubmit` with no changes: the job again, under its next run name.
 /// Idempotent like [`submit`]: a click again after a lost answer gets the first run, not a
 /// second one.

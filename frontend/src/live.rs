@@ -63,6 +63,8 @@ fn left_by(kind: &str) -> &'static [JobPhase] {
         "activated" | "activation_failed" => &[JobPhase::Prequeue, JobPhase::Activating],
         // A preempted job back in the prequeue.
         "requeued" => &[JobPhase::Preempted],
+        // Its pods run: it was Pending (or Activating, its create's answer late).
+        "started" => &[JobPhase::Pending, JobPhase::Activating],
         // `failed`, `finished`, `deleted`, `preempted`, and kinds this build does not know.
         _ => JobPhase::ALL,
     }

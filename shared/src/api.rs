@@ -267,6 +267,10 @@ pub struct ClusterNode {
     pub free: crate::scheduling::ResourceList,
     /// Node labels.
     pub labels: std::collections::BTreeMap<String, String>,
+    /// Node taints: what a job's pods must tolerate to run there (an admin writing toleration
+    /// rules reads them here). Absent from older servers: none.
+    #[serde(default)]
+    pub taints: Vec<crate::scheduling::Taint>,
 }
 
 /// A resource name the nodes offer (`GET /api/v1/cluster/resources`).

@@ -51,6 +51,18 @@ pub async fn call(app: &TestApp, method: &str, path: &str, token: &str, body: Op
     (status, value)
 }
 
+/// `GET path` with the token: the status and the answer as text (a log, say).
+pub async fn call_text(app: &TestApp, path: &str, token: &str) -> (StatusCode, String) {
+    let res = app
+        .client
+        .get(app.url(path))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("request");
+    (res.status(), res.text().await.expect("body"))
+}
+
 /// `GET path`: the `ETag` (panics without one) and the JSON answer; panics unless 200.
 pub async fn read_tagged(app: &TestApp, path: &str, token: &str) -> (String, Value) {
     let res = app
@@ -156,14 +168,23 @@ pub fn code(body: &Value) -> &str {
     body["error"]["code"].as_str().unwrap_or_default()
 }
 
-/// Rows of a table (or of a subquery, with its alias), read behind the API.
+/// Rows of a table (or of a subquery, with its alias, or `table WHERE …`), read behind the API.
 pub async fn count(app: &TestApp, table: &str) -> i64 {
+    count_rows(app, table).await
+}
+
+/// The rows of `table` that `condition` (SQL) selects.
+pub async fn count_where(app: &TestApp, table: &str, condition: &str) -> i64 {
+    count_rows(app, &format!("{table} WHERE {condition}")).await
+}
+
+async fn count_rows(app: &TestApp, from: &str) -> i64 {
     use sea_orm::{ConnectionTrait, Statement};
     let db = &app.state.db;
     let row = db
         .query_one_raw(Statement::from_string(
             db.get_database_backend(),
-            format!("SELECT COUNT(*) AS n FROM {table}"),
+            format!("SELECT COUNT(*) AS n FROM {from}"),
         ))
         .await
         .unwrap()
@@ -187,6 +208,17 @@ pub fn job_id(answer: &Value) -> i64 {
 /// Reads SSE events from a stream until `want` events with an id above `after` arrived (a
 /// PostgreSQL stream resumed after `after` may first repeat unsettled events: clients dedupe).
 pub async fn read_events_after(res: reqwest::Response, want: usize, after: i64) -> Vec<(i64, Value)> {
+    read_events_after_where(res, want, after, |_| true).await
+}
+
+/// [`read_events_after`], counting and keeping only the events `keep` accepts (a test of
+/// submissions ignores the `started` events the simulated cluster adds as it runs them).
+pub async fn read_events_after_where(
+    res: reqwest::Response,
+    want: usize,
+    after: i64,
+    keep: impl Fn(&Value) -> bool,
+) -> Vec<(i64, Value)> {
     let mut res = res;
     let mut text = String::new();
     let mut events = Vec::new();
@@ -209,6 +241,7 @@ pub async fn read_events_after(res: reqwest::Response, want: usize, after: i64) 
                 .map(|v| serde_json::from_str(v.trim()).unwrap());
             if let (Some(id), Some(data)) = (id, data)
                 && id > after
+                && keep(&data)
                 && !events.iter().any(|(seen, _)| *seen == id)
             {
                 events.push((id, data));

@@ -13,6 +13,7 @@
 pub mod api;
 pub mod browser;
 pub mod driven;
+pub mod locales;
 pub mod postgres;
 
 use std::net::SocketAddr;

@@ -186,8 +186,18 @@ async fn browser_an_admin_saves_prequeue_settings_a_quota_and_a_sub_queue_and_se
     let (_, detail) = call(&app, "GET", &format!("/api/v1/jobs/{lockable}"), &admin, None).await;
     assert!(detail["lockedUntil"].is_null(), "{detail}");
 
-    // The cluster page toggles a node's schedulable flag.
+    // The cluster page shows each node's taints (what toleration rules are written for) and
+    // toggles a node's schedulable flag.
     b.client.goto(&app.url("/admin/cluster")).await.unwrap();
+    b.wait_for_text(
+        "[data-node=gpu-a100-0] [data-testid=node-taint]",
+        "nvidia.com/gpu=present:NoSchedule",
+    )
+    .await
+    .unwrap();
+    b.wait_for_text("[data-node=cpu-0] [data-testid=node-no-taints]", "No taints")
+        .await
+        .unwrap();
     b.click("[data-testid=node] [data-testid=schedulable-toggle]").await;
     b.wait_for("[data-testid=toast][data-tone=success] [data-testid=toast-text]")
         .await

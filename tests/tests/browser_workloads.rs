@@ -69,6 +69,7 @@ async fn browser_a_job_page_says_why_it_failed_follows_a_log_runs_again_and_open
     let (failed, _) = submit_job(&app, &alice, job("crash", "custom", &["exit", "3"])).await;
     let (follow, _) = submit_job(&app, &alice, job("steps", "custom", &["sleep", "60"])).await;
     let (lab, _) = submit_job(&app, &alice, job("lab", "jupyter", &[])).await;
+    let (short, _) = submit_job(&app, &alice, job("short", "custom", &["sleep", "25"])).await;
 
     let b = Browser::start("en-US,en").await;
     b.login(&app.url(""), "alice", USER_PASSWORD).await;
@@ -110,6 +111,43 @@ async fn browser_a_job_page_says_why_it_failed_follows_a_log_runs_again_and_open
     )
     .await
     .unwrap();
+    b.wait_for("[data-testid=log-state][data-state=following]")
+        .await
+        .unwrap();
+
+    // Followed to its end: the stream ends with the pod, the job's page is drawn again as it
+    // completes (the stream taken up again where it was), and every line shows once, none lost.
+    b.client.goto(&app.url(&format!("/jobs/{short}"))).await.unwrap();
+    shows(&b, "[data-testid=log]", "command: sleep 25").await;
+    b.click("[data-testid=log-follow]").await;
+    let ended = "document.querySelector('[data-testid=log-state]')?.dataset.state === 'ended'";
+    let mut waited = b.wait_until("the followed log ends with the pod", ended).await;
+    for _ in 0..2 {
+        if waited.is_ok() {
+            break;
+        }
+        waited = b.wait_until("the followed log ends with the pod", ended).await;
+    }
+    waited.unwrap();
+    let (status, whole) = anteroom_tests::api::call_text(&app, &format!("/api/v1/jobs/{short}/logs"), &alice).await;
+    assert_eq!(status, 200, "{whole}");
+    let shown: u64 = b
+        .client
+        .execute(&format!("return {lines};"), vec![])
+        .await
+        .unwrap()
+        .as_u64()
+        .unwrap();
+    assert_eq!(shown, whole.lines().count() as u64, "every line once: {whole}");
+    assert!(whole.contains("exited with code 0"), "{whole}");
+    shows(&b, "[data-testid=log]", "exited with code 0").await;
+    assert!(
+        b.client
+            .find(fantoccini::Locator::Css("[data-testid=log-gap]"))
+            .await
+            .is_err(),
+        "no gap when nothing was missed"
+    );
 
     // A running notebook: Open hands over to the notebook's own origin in a new tab.
     b.client.goto(&app.url(&format!("/jobs/{lab}"))).await.unwrap();

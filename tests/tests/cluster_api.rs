@@ -29,6 +29,12 @@ async fn a_user_sees_the_default_simulated_nodes_with_free_equal_to_allocatable(
     assert_eq!(a100["ready"], true);
     assert_eq!(a100["schedulable"], true);
     assert_eq!(a100["labels"]["zone"], "a");
+    // Its taints, which toleration rules are written for; the CPU node has none.
+    assert_eq!(
+        a100["taints"],
+        json!([{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}])
+    );
+    assert_eq!(nodes[0]["taints"], json!([]));
 }
 
 #[tokio::test]

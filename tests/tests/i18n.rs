@@ -1,33 +1,6 @@
 //! The four locale files must carry the same keys, none of them empty.
 
-use std::collections::BTreeMap;
-
-fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, String>) {
-    match v {
-        serde_json::Value::Object(m) => {
-            for (k, v) in m {
-                let key = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                flatten(&key, v, out);
-            }
-        }
-        serde_json::Value::String(s) => {
-            out.insert(prefix.to_string(), s.clone());
-        }
-        other => panic!("{prefix}: not a string: {other}"),
-    }
-}
-
-fn load(locale: &str) -> BTreeMap<String, String> {
-    let path = format!("{}/../i18n/{locale}.json", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let mut out = BTreeMap::new();
-    flatten("", &serde_json::from_str(&text).unwrap(), &mut out);
-    out
-}
+use anteroom_tests::locales::load;
 
 #[test]
 fn the_four_locale_files_have_identical_keys_and_no_empty_value() {

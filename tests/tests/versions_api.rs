@@ -11,13 +11,13 @@ use serde_json::{Value, json};
 
 /// The checks every versioned resource passes: `path` is read, changed with `first` on its
 /// version, then `second` on the same (old) version is refused and leaves `first` stored; two
-/// writes at once on one version: one stored, one refused; no `If-Match`: stored.
+/// writes at once on one version (`second` and `third`, different bodies): one stored, one
+/// refused; no `If-Match`: stored.
 async fn versions_hold(
     app: &TestApp,
     token: &str,
     path: &str,
-    first: Value,
-    second: Value,
+    [first, second, third]: [Value; 3],
     shown: fn(&Value) -> Value,
 ) {
     let (old, before) = read_tagged(app, path, token).await;
@@ -53,7 +53,7 @@ async fn versions_hold(
     // the first's version.
     let (a, b) = tokio::join!(
         put_if(app, path, token, Some(&new), second.clone()),
-        put_if(app, path, token, Some(&new), first.clone()),
+        put_if(app, path, token, Some(&new), third),
     );
     let mut statuses = [a.0.as_u16(), b.0.as_u16()];
     statuses.sort_unstable();
@@ -92,9 +92,13 @@ async fn templates_queues_and_destinations_are_versioned(app: TestApp) {
     assert_eq!(status, 201, "{template}");
     let path = format!("/api/v1/templates/{}", template["id"]);
     let with = |description: &str| json!({"name": "nb", "description": description, "body": body});
-    versions_hold(&app, &kim, &path, with("two"), with("three"), |t| {
-        t["description"].clone()
-    })
+    versions_hold(
+        &app,
+        &kim,
+        &path,
+        [with("two"), with("three"), with("four")],
+        |t: &Value| t["description"].clone(),
+    )
     .await;
 
     queue(&app, &admin, json!({"name": "team", "open": true})).await;
@@ -103,8 +107,7 @@ async fn templates_queues_and_destinations_are_versioned(app: TestApp) {
         &app,
         &admin,
         "/api/v1/admin/queues/team",
-        team("Team A"),
-        team("Team B"),
+        [team("Team A"), team("Team B"), team("Team C")],
         |q| q["displayName"].clone(),
     )
     .await;
@@ -132,8 +135,11 @@ async fn templates_queues_and_destinations_are_versioned(app: TestApp) {
         &app,
         &admin,
         "/api/v1/admin/webhook-destinations",
-        hosts("hooks.example.com"),
-        hosts("chat.example.com"),
+        [
+            hosts("hooks.example.com"),
+            hosts("chat.example.com"),
+            hosts("mail.example.com"),
+        ],
         |d| d["hosts"].clone(),
     )
     .await;

@@ -49,6 +49,7 @@ fn to_api(node: NodeSnapshot) -> ClusterNode {
         used,
         free: node.free,
         labels: node.labels.into_iter().collect(),
+        taints: node.taints,
     }
 }
 

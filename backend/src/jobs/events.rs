@@ -19,6 +19,8 @@ pub enum EventKind {
     Prequeued,
     /// Created in the cluster.
     Activated,
+    /// Its pods run (`Pending → Running` seen by status sync). Details: `nodes`.
+    Started,
     /// A cluster create failed; it will be retried after a backoff.
     ActivationFailed,
     /// Gave up after too many failed creates, or the cluster reported a failure.
@@ -49,6 +51,7 @@ impl EventKind {
             EventKind::Submitted => "submitted",
             EventKind::Prequeued => "prequeued",
             EventKind::Activated => "activated",
+            EventKind::Started => "started",
             EventKind::ActivationFailed => "activation_failed",
             EventKind::Failed => "failed",
             EventKind::Finished => "finished",

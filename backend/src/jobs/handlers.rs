@@ -311,12 +311,23 @@ async fn list_jobs(
     let mut filter = query.filter;
     filter.users.clear();
     filter.owner = Some(user.id);
-    job_page(&state, &filter, query.page).await
+    job_page(&state, &filter, query.page, query.standing).await
 }
 
 /// One page of jobs as `Page<Job>`: written by SQLite itself ([`jobs::list_json`]), or read
-/// into rows and serialised here (PostgreSQL).
-async fn job_page(state: &AppState, filter: &jobs::JobFilter, page: PageRequest) -> ApiResult<Response> {
+/// into rows and serialised here (PostgreSQL, or with each waiting job's `standing`).
+async fn job_page(
+    state: &AppState,
+    filter: &jobs::JobFilter,
+    page: PageRequest,
+    standing: bool,
+) -> ApiResult<Response> {
+    if standing {
+        let board = state.forecasts.current(&state.db_read).await?;
+        let (items, total) =
+            jobs::list_with_standings(&state.db_read, filter, page.offset(), page.page_size, board.as_deref()).await?;
+        return Ok(Json(page_of(items, total, page)).into_response());
+    }
     if let Some(json) = jobs::list_json(&state.db_read, filter, page.page, page.page_size).await? {
         return Ok(([(axum::http::header::CONTENT_TYPE, "application/json")], json).into_response());
     }
@@ -342,7 +353,7 @@ async fn job_page(state: &AppState, filter: &jobs::JobFilter, page: PageRequest)
     )
 )]
 async fn admin_list_jobs(State(state): State<AppState>, query: JobListQuery) -> ApiResult<Response> {
-    job_page(&state, &query.filter, query.page).await
+    job_page(&state, &query.filter, query.page, query.standing).await
 }
 
 /// A job with its timeline and, while prequeued, its position and reasons. Another user's job

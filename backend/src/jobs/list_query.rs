@@ -53,6 +53,10 @@ pub(super) struct JobListParams {
     /// descending (default `-submittedAt`, newest first); ties in submission order.
     #[param(pattern = "^-?(submittedAt|name|phase|queue|owner)$")]
     sort: Option<String>,
+    /// `true`: each waiting job carries its standing (`prequeue`: position, reasons,
+    /// estimate), so a table of jobs needs no request per waiting job (the terminal client's
+    /// `ar ls`). Default `false`.
+    standing: Option<bool>,
 }
 
 /// Longest `q` of a job list, in characters.
@@ -64,6 +68,8 @@ pub const MAX_SEARCH_CHARS: usize = 100;
 pub(super) struct JobListQuery {
     pub(super) page: PageRequest,
     pub(super) filter: JobFilter,
+    /// `standing=true`: waiting jobs with their standing.
+    pub(super) standing: bool,
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for JobListQuery {
@@ -73,6 +79,7 @@ impl<S: Send + Sync> FromRequestParts<S> for JobListQuery {
         let query = parts.uri.query().unwrap_or_default();
         let mut page = PageQuery::default();
         let mut filter = JobFilter::default();
+        let mut standing = false;
         let mut errors = Vec::new();
         fn parse<T: FromStr>(key: &str, value: &str, into: &mut Vec<T>, errors: &mut Vec<FieldError>) {
             match T::from_str(value) {
@@ -108,6 +115,11 @@ impl<S: Send + Sync> FromRequestParts<S> for JobListQuery {
                     let text = value.trim();
                     filter.name_contains = (!text.is_empty()).then(|| text.to_owned());
                 }
+                "standing" => match value.as_ref() {
+                    "true" => standing = true,
+                    "false" => standing = false,
+                    _ => errors.push(FieldError::new("standing", "must be true or false")),
+                },
                 "sort" => match JobSort::parse(&value) {
                     Some(sort) => filter.sort = sort,
                     None => errors.push(FieldError::new(
@@ -132,6 +144,7 @@ impl<S: Send + Sync> FromRequestParts<S> for JobListQuery {
         Ok(JobListQuery {
             page: page.validate()?,
             filter,
+            standing,
         })
     }
 }

@@ -41,7 +41,9 @@ pub mod summary;
 pub mod validate;
 
 pub use delete::delete;
-pub use reads::{JOB_JSON_FIELDS, JobFilter, detail, list, list_json, position, prequeued, visible};
+pub use reads::{
+    JOB_JSON_FIELDS, JobFilter, detail, list, list_json, list_with_standings, position, prequeued, visible,
+};
 pub use scheduling_row::SchedulingRow;
 
 use std::str::FromStr;
@@ -212,6 +214,7 @@ pub fn to_api(row: &job::Model) -> Result<Job, DbErr> {
         max_runtime_seconds: row.max_runtime_seconds,
         requeue: row.requeue,
         requeues: u32::try_from(row.requeues).unwrap_or(0),
+        prequeue: None,
     })
 }
 

@@ -149,6 +149,50 @@ pub async fn list(
     Ok((jobs, total))
 }
 
+/// [`list`], each waiting job with its standing: its position and estimate from the forecast
+/// `board` (the order the prequeue follows) where it covers the job, else its position counted
+/// in submission order; its stored reasons. One request for a terminal's whole table.
+pub async fn list_with_standings(
+    db: &impl ConnectionTrait,
+    filter: &JobFilter,
+    offset: u64,
+    limit: u64,
+    board: Option<&crate::forecasts::Board>,
+) -> Result<(Vec<Job>, u64), DbErr> {
+    let (mut jobs, total) = list(db, filter, offset, limit).await?;
+    let waiting: Vec<i64> = jobs
+        .iter()
+        .filter(|j| j.phase == JobPhase::Prequeue)
+        .map(|j| j.id)
+        .collect();
+    if waiting.is_empty() {
+        return Ok((jobs, total));
+    }
+    let rows: std::collections::HashMap<i64, job::Model> = job::Entity::find()
+        .filter(job::Column::Id.is_in(waiting))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|row| (row.id, row))
+        .collect();
+    for job in jobs.iter_mut() {
+        let Some(row) = rows.get(&job.id).filter(|r| r.phase == JobPhase::Prequeue.as_str()) else {
+            continue;
+        };
+        let forecast = board.and_then(|b| b.jobs.get(&job.id));
+        job.prequeue = Some(PrequeueStanding {
+            position: match forecast {
+                Some(entry) => entry.rank as u64 + 1,
+                None => position(db, row).await?,
+            },
+            reasons: stored_reasons(row),
+            estimated_start_at: forecast.and_then(|e| e.estimated_start_at),
+            basis: forecast.map(|e| e.basis),
+        });
+    }
+    Ok((jobs, total))
+}
+
 /// A job row as the API's [`Job`] in JSON, written by SQLite itself: each `(field, expression)`
 /// gives one field of the object. Stored JSON columns go through as they are; times, stored as
 /// RFC 3339 with a `+00:00` offset, end in `Z` as the API writes them; empty text stands for an

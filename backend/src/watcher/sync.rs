@@ -34,6 +34,10 @@ pub enum Applied {
     /// The store has the job deleted or failed, the cluster still runs it (a create that
     /// completed after the delete, whose clean-up failed): delete it there.
     Orphan,
+    /// The job is still `Activating` in the store: the cluster's event came before the
+    /// activation path's `Pending` write (they race). Kept by the caller and applied again
+    /// once that write has committed ([`following`]), not dropped until the next resync.
+    Parked,
 }
 
 /// Applies one cluster event to the store. `cluster` is asked only for its nodes, when a
@@ -85,13 +89,20 @@ async fn apply_status(db: &DatabaseConnection, status: &JobStatus) -> Result<App
         let unrecorded = row.claimed_at.is_none_or(|claimed| {
             status.observed_at - claimed >= chrono::Duration::seconds(RECORD_CREATION_AFTER_SECONDS)
         });
-        if !unrecorded || !record_created(db, &row).await? {
-            return Ok(Applied::Nothing);
+        if !unrecorded {
+            return Ok(Applied::Parked);
         }
+        // Whoever records the creation (here, or the activation path in between), the row
+        // has moved on: the status applies to it as it is now.
+        record_created(db, &row).await?;
         let Some(row) = job::Entity::find_by_id(status.job_id).one(db).await? else {
             return Ok(Applied::Nothing);
         };
-        return apply_status_to(db, status, row, JobPhase::Pending).await;
+        return match JobPhase::from_str(&row.phase) {
+            Ok(JobPhase::Activating) => Ok(Applied::Parked),
+            Ok(now) if syncable(now) => apply_status_to(db, status, row, now).await,
+            _ => Ok(Applied::Nothing),
+        };
     }
     apply_status_to(db, status, row, current).await
 }
@@ -187,6 +198,7 @@ async fn write_status(
     }
     if status.phase == JobPhase::Running && current != JobPhase::Running {
         crate::notifications::enqueue(txn, NotifyOn::Started, row.id, row.owner_id, status.observed_at).await?;
+        events::record_each(txn, vec![started_event(row, status)]).await?;
     }
     if finished {
         // Volcano's words go to admins only (`events::CLUSTER_ERROR_KEY`); the owner gets a code.
@@ -216,6 +228,17 @@ async fn write_status(
     Ok(if finished { Applied::Finished } else { Applied::Updated })
 }
 
+/// The `started` event of `row` whose pods `status` sees running: in the same write as its
+/// phase, stamped with the cluster's time.
+fn started_event(row: &job::Model, status: &JobStatus) -> events::NewEvent {
+    let message = match status.nodes.as_slice() {
+        [] => "its pods run".to_owned(),
+        nodes => format!("its pods run on {}", nodes.join(", ")),
+    };
+    let details = serde_json::json!({ "nodes": status.nodes });
+    events::NewEvent::of(row, EventKind::Started, message, Some(details), status.observed_at)
+}
+
 /// Most statuses one statement of [`write_statuses_together`] writes.
 const WRITE_CHUNK: usize = 200;
 
@@ -225,7 +248,7 @@ const WRITE_CHUNK: usize = 200;
 async fn write_statuses_together(
     txn: &impl sea_orm::ConnectionTrait,
     statuses: &[&JobStatus],
-    writes: &[(usize, JobPhase, String)],
+    writes: &[(usize, job::Model, JobPhase, String)],
 ) -> Result<std::collections::HashSet<i64>, DbErr> {
     use sea_orm::sea_query::{CaseStatement, Condition, Query};
     let mut written = std::collections::HashSet::new();
@@ -233,7 +256,7 @@ async fn write_statuses_together(
     for chunk in writes.chunks(WRITE_CHUNK) {
         let (mut phase, mut nodes, mut started) = (CaseStatement::new(), CaseStatement::new(), CaseStatement::new());
         let mut rows = Condition::any();
-        for (k, current, node_list) in chunk {
+        for (k, _, current, node_list) in chunk {
             let status = statuses[*k];
             let this = job::Column::Id.eq(status.job_id);
             phase = phase.case(this.clone(), status.phase.as_str());
@@ -260,18 +283,21 @@ async fn write_statuses_together(
             written.insert(row.try_get_by_index::<i64>(0)?);
         }
     }
-    // Webhook deliveries of the jobs whose pods started, in the same transaction.
-    // Stamped with the cluster's time of each observation.
+    // The `started` events and webhook deliveries of the jobs whose pods started, in the same
+    // transaction, stamped with the cluster's time of each observation.
     let mut started: std::collections::BTreeMap<DateTime<Utc>, Vec<i64>> = std::collections::BTreeMap::new();
-    for (k, current, _) in writes {
+    let mut events = Vec::new();
+    for (k, row, current, _) in writes {
         let status = statuses[*k];
         if status.phase == JobPhase::Running && *current != JobPhase::Running && written.contains(&status.job_id) {
             started.entry(status.observed_at).or_default().push(status.job_id);
+            events.push(started_event(row, status));
         }
     }
     for (at, ids) in started {
         crate::notifications::enqueue_jobs(txn, NotifyOn::Started, &ids, at).await?;
     }
+    events::record_each(txn, events).await?;
     Ok(written)
 }
 
@@ -433,7 +459,7 @@ async fn apply_statuses(db: &DatabaseConnection, statuses: &[&JobStatus]) -> Res
                     again.push(k);
                 }
             } else {
-                together.push((k, current, nodes));
+                together.push((k, row, current, nodes));
             }
         }
         let written = write_statuses_together(&txn, statuses, &together).await?;
@@ -571,8 +597,12 @@ mod tests {
         let statuses = [running(1, "n1", at), running(2, "n2", at), running(3, "n3", at)];
         let statuses: Vec<&JobStatus> = statuses.iter().collect();
         // Job 2 was read as Pending, and deleted since: its write must miss.
-        let writes: Vec<(usize, JobPhase, String)> = (0..3)
-            .map(|k| (k, JobPhase::Pending, serde_json::to_string(&statuses[k].nodes).unwrap()))
+        let rows: Vec<job::Model> = job::Entity::find().all(&db).await.unwrap();
+        let writes: Vec<(usize, job::Model, JobPhase, String)> = (0..3)
+            .map(|k| {
+                let nodes = serde_json::to_string(&statuses[k].nodes).unwrap();
+                (k, rows[k].clone(), JobPhase::Pending, nodes)
+            })
             .collect();
         let txn = db.begin().await.unwrap();
         let written = write_statuses_together(&txn, &statuses, &writes).await.unwrap();
@@ -591,5 +621,14 @@ mod tests {
                 (3, "Running", r#"["n3"]"#, Some(at)),
             ]
         );
+        // A `started` event for each job written, in the same transaction, at the cluster's time.
+        let started: Vec<(i64, String, DateTime<Utc>)> = crate::jobs::entity::event::Entity::find()
+            .all(&db)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.job_id, e.kind, e.created_at))
+            .collect();
+        assert_eq!(started, [(1, "started".to_owned(), at), (3, "started".to_owned(), at)]);
     }
 }

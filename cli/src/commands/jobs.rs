@@ -1,24 +1,25 @@
 //! `ar ls` (squeue), `ar why`, `ar cancel` (scancel).
 
 use anteroom_shared::api::Page;
-use anteroom_shared::api::jobs::{Job, JobDetail};
+use anteroom_shared::api::jobs::{EstimateBasis, Job, JobDetail, PrequeueStanding};
+use anteroom_shared::api::pods::JobFailure;
 use anteroom_shared::scheduling::JobPhase;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 
 use crate::args::ListArgs;
 use crate::context::Ctx;
 use crate::error::CliResult;
+use crate::i18n::I18n;
 use crate::output::{self, Format};
 use crate::reasons;
-
-/// How many job details `ar ls` reads at once for the reasons of waiting jobs.
-const DETAIL_READS_AT_ONCE: usize = 8;
 
 /// The query of a list request from the flags.
 pub fn list_query(args: &ListArgs) -> Vec<(&'static str, String)> {
     let mut query = vec![
         ("page", args.page.to_string()),
         ("pageSize", args.page_size.to_string()),
+        // Each waiting job with its position, reasons and estimate: one request for the table.
+        ("standing", "true".to_owned()),
     ];
     let mut phases = args.phase.clone();
     if args.active {
@@ -57,8 +58,7 @@ pub async fn list(ctx: &Ctx, args: ListArgs) -> CliResult<()> {
         Format::Json => ctx.print_json(&page),
         Format::Yaml => print!("{}", serde_norway::to_string(&page).unwrap_or_default()),
         Format::Table | Format::Wide => {
-            let standings = standings(ctx, &page.items).await;
-            print!("{}", job_table(ctx, &page.items, &standings, format == Format::Wide));
+            print!("{}", job_table(ctx, &page.items, format == Format::Wide));
             if page.total > page.items.len() as u64 {
                 eprintln!(
                     "{}",
@@ -77,27 +77,9 @@ pub async fn list(ctx: &Ctx, args: ListArgs) -> CliResult<()> {
     Ok(())
 }
 
-/// The details of the page's waiting jobs (their position and reasons), read a few at a time;
-/// a job that finished meanwhile simply has none.
-async fn standings(ctx: &Ctx, jobs: &[Job]) -> Vec<Option<JobDetail>> {
-    let mut out = Vec::with_capacity(jobs.len());
-    for chunk in jobs.chunks(DETAIL_READS_AT_ONCE) {
-        let reads = chunk.iter().map(|job| async move {
-            if job.phase != JobPhase::Prequeue {
-                return None;
-            }
-            ctx.api
-                .get::<JobDetail>(&format!("/api/v1/jobs/{}", job.id), &[])
-                .await
-                .ok()
-        });
-        out.extend(futures::future::join_all(reads).await);
-    }
-    out
-}
-
-/// The squeue-like table.
-fn job_table(ctx: &Ctx, jobs: &[Job], standings: &[Option<JobDetail>], wide: bool) -> String {
+/// The squeue-like table: a waiting job's position, the jobs ahead of it and its likely start;
+/// a failed job's reason.
+fn job_table(ctx: &Ctx, jobs: &[Job], wide: bool) -> String {
     let i = &ctx.i18n;
     let mut headers = vec![
         i.t("cli.ls.id"),
@@ -110,12 +92,16 @@ fn job_table(ctx: &Ctx, jobs: &[Job], standings: &[Option<JobDetail>], wide: boo
     if wide {
         headers.extend([i.t("cli.ls.owner"), i.t("cli.ls.resources"), i.t("cli.ls.submitted")]);
     }
-    headers.push(i.t("cli.ls.reason"));
+    headers.extend([
+        i.t("cli.ls.position"),
+        i.t("cli.ls.ahead"),
+        i.t("cli.ls.start"),
+        i.t("cli.ls.reason"),
+    ]);
     let now = Utc::now();
     let rows = jobs
         .iter()
-        .zip(standings)
-        .map(|(job, standing)| {
+        .map(|job| {
             let phase = i.t(&output::phase_key(job.phase));
             let mut row = vec![
                 job.id.to_string(),
@@ -132,23 +118,25 @@ fn job_table(ctx: &Ctx, jobs: &[Job], standings: &[Option<JobDetail>], wide: boo
                     output::local_time(job.submitted_at),
                 ]);
             }
-            let reason = match standing.as_ref().and_then(|d| d.prequeue.as_ref()) {
-                Some(p) if wide => format!(
-                    "#{} {}",
-                    p.position,
-                    p.reasons
-                        .first()
-                        .map(|r| reasons::text(ctx.i18n, r))
-                        .unwrap_or_default()
-                ),
-                Some(p) => format!(
-                    "#{} {}",
-                    p.position,
-                    p.reasons.iter().map(|r| r.code.as_str()).collect::<Vec<_>>().join(",")
-                ),
-                None => String::new(),
-            };
-            row.push(reason.trim_end().to_owned());
+            match &job.prequeue {
+                Some(p) => {
+                    let reason = if wide {
+                        p.reasons
+                            .first()
+                            .map(|r| reasons::text(ctx.i18n, r))
+                            .unwrap_or_default()
+                    } else {
+                        p.reasons.iter().map(|r| r.code.as_str()).collect::<Vec<_>>().join(",")
+                    };
+                    row.extend([
+                        format!("#{}", p.position),
+                        p.position.saturating_sub(1).to_string(),
+                        start_short(*i, p, now),
+                        reason,
+                    ]);
+                }
+                None => row.extend([String::new(), String::new(), String::new(), ended_why(*i, job)]),
+            }
             row
         })
         .collect::<Vec<_>>();
@@ -156,6 +144,55 @@ fn job_table(ctx: &Ctx, jobs: &[Job], standings: &[Option<JobDetail>], wide: boo
         return format!("{}\n", i.t("cli.ls.empty"));
     }
     output::table(&headers, &rows)
+}
+
+/// A waiting job's likely start for a table cell: `in 25m00s`, `now`, `unknown` (a job it
+/// waits for has no runtime limit), or `-` (not forecast yet).
+fn start_short(i: I18n, standing: &PrequeueStanding, now: DateTime<Utc>) -> String {
+    match (standing.estimated_start_at, standing.basis) {
+        (Some(at), _) if at <= now => i.t("cli.start.now"),
+        (Some(at), _) => i.tf("cli.start.in", &[("in", &output::duration((at - now).num_seconds()))]),
+        (None, Some(EstimateBasis::Unknown)) => i.t("cli.start.unknown"),
+        (None, _) => "-".to_owned(),
+    }
+}
+
+/// A waiting job's likely start in a sentence (`ar why`), or why there is none.
+fn start_long(i: I18n, standing: &PrequeueStanding, now: DateTime<Utc>) -> String {
+    match (standing.estimated_start_at, standing.basis) {
+        (Some(at), _) => i.tf(
+            "cli.why.estimate",
+            &[
+                ("time", &output::local_time(at)),
+                ("start", &start_short(i, standing, now)),
+            ],
+        ),
+        (None, Some(EstimateBasis::Unknown)) => i.t("cli.why.estimateUnknown"),
+        (None, _) => i.t("cli.why.estimateNone"),
+    }
+}
+
+/// Why a finished job ended badly, in one line: its failure (`main-0: OOMKilled, exit code
+/// 137`); empty for the others.
+fn ended_why(i: I18n, job: &Job) -> String {
+    match &job.failure {
+        Some(failure) if job.phase == JobPhase::Failed => failure_text(i, failure),
+        _ => String::new(),
+    }
+}
+
+/// A failure as the UI says it: the reason and exit code, Anteroom's own causes in words.
+pub fn failure_text(i: I18n, failure: &JobFailure) -> String {
+    let what = match (failure.exit_code, failure.reason.as_str()) {
+        (Some(code), reason) => i.tf("jobs.failureCode", &[("reason", reason), ("code", &code.to_string())]),
+        (None, "Vanished") => i.t("jobs.failureVanished"),
+        (None, "CreateFailed") => i.t("jobs.failureCreateFailed"),
+        (None, reason) => reason.to_owned(),
+    };
+    match &failure.pod {
+        Some(pod) => format!("{pod}: {what}"),
+        None => what,
+    }
 }
 
 /// How long a waiting job has waited (from `waitingSince`, else its submission); blank for
@@ -192,12 +229,20 @@ pub async fn why(ctx: &Ctx, id: i64) -> CliResult<()> {
     );
     let Some(standing) = &detail.prequeue else {
         println!("{}", i.tf("cli.why.notWaiting", &[("phase", &phase)]));
+        let why = ended_why(*i, job);
+        if !why.is_empty() {
+            println!("{}", i.tf("cli.why.failed", &[("why", &why)]));
+        }
         return Ok(());
     };
     let now = Utc::now();
     let mut line = i.tf(
         "cli.why.position",
-        &[("position", &standing.position.to_string()), ("queue", &job.queue)],
+        &[
+            ("position", &standing.position.to_string()),
+            ("queue", &job.queue),
+            ("ahead", &standing.position.saturating_sub(1).to_string()),
+        ],
     );
     match job.waiting_since {
         Some(since) => {
@@ -217,6 +262,7 @@ pub async fn why(ctx: &Ctx, id: i64) -> CliResult<()> {
         }
     }
     println!("{line}");
+    println!("{}", start_long(*i, standing, now));
     print!("{}", reasons::render(ctx.i18n, ctx.style, &standing.reasons));
     Ok(())
 }

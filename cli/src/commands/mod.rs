@@ -2,10 +2,12 @@
 //! it got, as text for people or JSON with `--json`.
 
 pub mod admin;
+pub mod again;
 pub mod auth;
 pub mod jobs;
 pub mod logs;
 pub mod meta;
+pub mod pods;
 pub mod queues;
 pub mod submit;
 pub mod watch;
@@ -21,6 +23,9 @@ pub async fn dispatch(ctx: &Ctx, command: Command) -> CliResult<()> {
         Command::Logout => auth::logout(ctx).await,
         Command::Whoami => auth::whoami(ctx).await,
         Command::Submit(args) => submit::submit(ctx, args).await,
+        Command::Again(args) => again::again(ctx, args).await,
+        Command::Templates => submit::templates(ctx).await,
+        Command::Pods(args) => pods::pods(ctx, args.id).await,
         Command::Ls(args) => jobs::list(ctx, args).await,
         Command::Why(args) => jobs::why(ctx, args.id).await,
         Command::Watch(args) => watch::watch(ctx, args).await,

@@ -176,24 +176,9 @@ pub fn JobTable(
         move || filter.with(JobFilter::phases_shown),
         move || shown.get_value(),
     );
-    // The cluster's own phase changes (Pending → Running, …) write no event: while the list may
-    // show jobs in the cluster, it looks again every 15 s (an unchanged answer redraws nothing).
-    let cluster_tick = RwSignal::new(0u64);
-    if let Ok(handle) = set_interval_with_handle(
-        move || {
-            let in_cluster = |p: &JobPhase| !p.is_terminal() && *p != JobPhase::Prequeue;
-            let phases = filter.with_untracked(JobFilter::phases_shown);
-            if phases.is_empty() || phases.iter().any(in_cluster) {
-                cluster_tick.update(|t| *t += 1);
-            }
-        },
-        std::time::Duration::from_secs(15),
-    ) {
-        on_cleanup(move || handle.clear());
-    }
     let jobs = use_fetch(move || {
+        // Every change of phase writes an event (the cluster's start too): no polling.
         changes.get();
-        cluster_tick.track();
         let f = filter.get();
         let p = page.get();
         async move {

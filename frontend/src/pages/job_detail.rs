@@ -5,6 +5,8 @@
 
 mod ahead;
 mod diagnosis;
+mod followed_log;
+mod log_panel;
 mod timeline;
 
 use anteroom_shared::api::jobs::JobDetail as Detail;
@@ -59,7 +61,7 @@ pub fn JobDetail() -> impl IntoView {
             waiting.set(prequeued);
         }
     });
-    let log_choice = diagnosis::LogChoice::new();
+    let log_choice = log_panel::LogChoice::new();
     view! {
         {move || match detail.get() {
             Some(Err(f)) => view! {
@@ -104,7 +106,7 @@ fn open_in_new_tab(id: i64, as_admin: bool, i18n: crate::i18n::I18n, toasts: cra
 }
 
 #[component]
-fn DetailView(detail: Detail, log_choice: diagnosis::LogChoice) -> impl IntoView {
+fn DetailView(detail: Detail, log_choice: log_panel::LogChoice) -> impl IntoView {
     let i18n = use_i18n();
     let confirm = use_confirm();
     let toasts = use_toasts();
@@ -316,7 +318,7 @@ fn DetailView(detail: Detail, log_choice: diagnosis::LogChoice) -> impl IntoView
                 </div>
             </section>
             <diagnosis::PodsPanel id=id in_cluster=in_cluster />
-            {in_cluster.then(|| view! { <diagnosis::LogPanel id=id tasks=job.tasks.clone() choice=log_choice /> })}
+            {in_cluster.then(|| view! { <log_panel::LogPanel id=id tasks=job.tasks.clone() unfinished=!finished choice=log_choice /> })}
             <section class=CARD aria-labelledby="timeline-title">
                 <h2 id="timeline-title" class="mb-2 text-lg font-semibold">{move || i18n.t(k!("page.jobDetail.timeline"))}</h2>
                 <ol class="space-y-2 border-l-2 border-slate-200 dark:border-slate-700 pl-4" data-testid="timeline">

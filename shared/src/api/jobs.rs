@@ -260,6 +260,10 @@ pub struct Job {
     /// How many times a preemption sent it back.
     #[serde(default)]
     pub requeues: u32,
+    /// While it waits, where it stands (position, reasons, estimate) — in lists asked with
+    /// `standing=true` only (a job's own page has it beside the job); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prequeue: Option<PrequeueStanding>,
 }
 
 impl Job {

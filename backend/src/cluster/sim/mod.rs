@@ -108,6 +108,9 @@ pub struct SimulatedCluster {
     self_ref: Weak<SimulatedCluster>,
     /// Where its notebooks answer (`sim_notebook_upstream`).
     notebook_upstream: Option<String>,
+    /// Tests: how long a create's answer waits after the job exists (milliseconds), so the
+    /// cluster's events about it come before the caller hears it was created.
+    create_answer_delay_ms: std::sync::atomic::AtomicU64,
 }
 
 /// What the lock guards.
@@ -142,7 +145,18 @@ impl SimulatedCluster {
             wake: Arc::new(Notify::new()),
             self_ref: self_ref.clone(),
             notebook_upstream: settings.notebook_upstream,
+            create_answer_delay_ms: std::sync::atomic::AtomicU64::new(0),
         }))
+    }
+
+    /// Tests: a create answers `by` after the job exists, as a slow API server's answer would,
+    /// so the cluster's first events about it come before the activation path's `Pending`
+    /// write (the race status sync must survive).
+    #[doc(hidden)]
+    pub fn delay_create_answers(&self, by: std::time::Duration) {
+        let millis = u64::try_from(by.as_millis()).unwrap_or(u64::MAX);
+        self.create_answer_delay_ms
+            .store(millis, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Starts the background task that advances the simulation every 250 ms, and at once after
@@ -340,6 +354,10 @@ impl Cluster for SimulatedCluster {
             }
         };
         self.wake.notify_one();
+        let delay = self.create_answer_delay_ms.load(std::sync::atomic::Ordering::Relaxed);
+        if delay > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
+        }
         specs
             .iter()
             .zip(created)

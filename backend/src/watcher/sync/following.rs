@@ -5,13 +5,54 @@ use chrono::Utc;
 use sea_orm::DatabaseConnection;
 
 use super::{Applied, BATCH, apply_all};
-use crate::cluster::JobEvent;
+use crate::cluster::{JobEvent, JobStatus};
 use crate::signals::Signals;
 
-/// How often the whole cluster is listed again even when the stream did not lag: a status
-/// that arrived while its job was still `Activating` in the store (the create and its `Pending`
-/// write race the cluster's first events) is otherwise not seen again until the job changes.
+/// How often the whole cluster is listed again even when the stream did not lag: a safety net
+/// for statuses lost some other way (a write that failed).
 pub const RESYNC_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// How often statuses of jobs still `Activating` in the store ([`Applied::Parked`]: the
+/// cluster's event came before the activation path's `Pending` write) are applied again, besides
+/// every time job events are written (the activation path writes one with its `Pending`, here or
+/// on another replica). A status parked longer than [`RESYNC_EVERY`] is left to the resync.
+pub const PARKED_RETRY: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Statuses of jobs still `Activating` in the store, the latest per job, with when each was
+/// parked first.
+#[derive(Debug, Default)]
+struct Parked {
+    statuses: std::collections::BTreeMap<i64, (JobEvent, tokio::time::Instant)>,
+}
+
+impl Parked {
+    /// Keeps `event` (a job's later status replaces its earlier one, keeping the first time).
+    fn keep(&mut self, event: &JobEvent) {
+        if let JobEvent::Status(status) = event {
+            let since = self
+                .statuses
+                .get(&status.job_id)
+                .map_or_else(tokio::time::Instant::now, |(_, since)| *since);
+            self.statuses.insert(status.job_id, (event.clone(), since));
+        }
+    }
+
+    /// Whether a status of job `id` came after the parked one: the parked one is stale.
+    fn supersede(&mut self, event: &JobEvent) {
+        let (JobEvent::Status(JobStatus { job_id, .. }) | JobEvent::Gone { job_id, .. }) = event;
+        self.statuses.remove(job_id);
+    }
+
+    /// Every parked status, taken out; those parked too long dropped (the resync sees them).
+    fn take(&mut self) -> Vec<JobEvent> {
+        let now = tokio::time::Instant::now();
+        std::mem::take(&mut self.statuses)
+            .into_values()
+            .filter(|(_, since)| now.duration_since(*since) < RESYNC_EVERY)
+            .map(|(event, _)| event)
+            .collect()
+    }
+}
 
 /// Lists every job in the cluster and applies each status; preempted jobs absent from the
 /// listing are marked gone. Used at start, after a lagged stream, every [`RESYNC_EVERY`], and
@@ -26,8 +67,9 @@ pub async fn resync(
     let now = statuses.iter().map(|s| s.observed_at).max().unwrap_or_else(Utc::now);
     let events: Vec<JobEvent> = statuses.into_iter().map(JobEvent::Status).collect();
     for chunk in events.chunks(BATCH) {
-        // A status that could not be stored is logged; the next resync lists it again.
-        note_all(db, cluster, signals, chunk).await;
+        // A status that could not be stored is logged; the next resync lists it again. One
+        // of a job still `Activating` comes with the job's next status, or the next resync.
+        note_all(db, cluster, signals, chunk, &mut Parked::default()).await;
     }
     match crate::watcher::preempt::mark_absent_gone(db, cluster, &present, now).await {
         Ok(0) => {}
@@ -43,10 +85,12 @@ pub async fn resync(
 
 /// Follows the cluster's status stream until shutdown, resyncing ([`resync`]) at start, every
 /// [`RESYNC_EVERY`] and whenever the stream lagged; wakes the watcher when a job finished.
+/// Statuses of jobs still `Activating` are kept and applied again ([`PARKED_RETRY`]).
 pub async fn run(db: DatabaseConnection, cluster: std::sync::Arc<dyn crate::cluster::Cluster>, signals: Signals) {
     let mut events = cluster.subscribe();
     let mut resync_due = true;
     let mut next_resync = tokio::time::Instant::now();
+    let mut parked = Parked::default();
     loop {
         if resync_due {
             next_resync = tokio::time::Instant::now() + RESYNC_EVERY;
@@ -76,7 +120,7 @@ pub async fn run(db: DatabaseConnection, cluster: std::sync::Arc<dyn crate::clus
                             Err(_) => break,
                         }
                     }
-                    if !note_all(&db, cluster.as_ref(), &signals, &batch).await {
+                    if !note_all(&db, cluster.as_ref(), &signals, &batch, &mut parked).await {
                         // A status that failed is listed again by the resync (a `Gone` that
                         // failed shows there as the job's absence only if it was preempted;
                         // the others are seen again by the next status of the job).
@@ -90,9 +134,24 @@ pub async fn run(db: DatabaseConnection, cluster: std::sync::Arc<dyn crate::clus
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
             },
             () = tokio::time::sleep_until(next_resync) => resync_due = true,
+            // The activation path wrote its events (its `Pending` with them), or time passed:
+            // the parked statuses again.
+            () = parked_due(&parked, &signals) => {
+                let again = parked.take();
+                note_all(&db, cluster.as_ref(), &signals, &again, &mut parked).await;
+            }
             () = signals.closed() => return,
         }
     }
+}
+
+/// Resolves when parked statuses should be tried again: when job events were written, or
+/// after [`PARKED_RETRY`]; never while none is parked.
+async fn parked_due(parked: &Parked, signals: &Signals) {
+    if parked.statuses.is_empty() {
+        return std::future::pending().await;
+    }
+    let _ = tokio::time::timeout(PARKED_RETRY, signals.events().notified()).await;
 }
 
 /// Applies `events` ([`apply_all`]) and acts on what they did; `false` when storing one of
@@ -102,17 +161,25 @@ async fn note_all(
     cluster: &dyn crate::cluster::Cluster,
     signals: &Signals,
     events: &[JobEvent],
+    parked: &mut Parked,
 ) -> bool {
     let applied = apply_all(db, cluster, events).await;
     let mut stored = true;
     if applied.iter().any(|a| matches!(a, Ok(Applied::Finished))) {
         signals.events_written();
         signals.wake_watcher();
+    } else if applied.iter().any(|a| matches!(a, Ok(Applied::Updated))) {
+        // A job's pods started (its `started` event), or moved.
+        signals.events_written();
     }
     for (event, applied) in events.iter().zip(applied) {
         match applied {
-            Ok(Applied::Orphan) => delete_orphan(cluster, event).await,
-            Ok(_) => {}
+            Ok(Applied::Parked) => parked.keep(event),
+            Ok(Applied::Orphan) => {
+                parked.supersede(event);
+                delete_orphan(cluster, event).await;
+            }
+            Ok(_) => parked.supersede(event),
             Err(e) => {
                 tracing::warn!(error = %e, "storing a cluster status failed");
                 stored = false;

@@ -50,6 +50,18 @@ pub fn event_description(
                 .join(" ")
         }
         "activated" => i18n.tf(k!("event.detail.activated"), &[("name", &text("clusterName")?)]),
+        "started" => {
+            let nodes: Vec<&str> = details
+                .get("nodes")?
+                .as_array()?
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            if nodes.is_empty() {
+                return None;
+            }
+            i18n.tf(k!("event.detail.started"), &[("nodes", &nodes.join(", "))])
+        }
         "activation_failed" => i18n.tf(
             k!("event.detail.activationFailed"),
             &[
@@ -218,6 +230,11 @@ mod tests {
         );
         let ko = said(Ko, "activation_failed", json!({"attempts": 1, "maxAttempts": 10})).unwrap();
         assert!(!ko.chars().any(|c| c.is_ascii_alphabetic()), "{ko}");
+        assert_eq!(
+            said(En, "started", json!({"nodes": ["gpu-1", "gpu-2"]})).unwrap(),
+            "Its pods run on gpu-1, gpu-2."
+        );
+        assert_eq!(said(En, "started", json!({"nodes": []})), None);
         // A refused requeue says why with the error a submission would have got.
         assert_eq!(
             said(
