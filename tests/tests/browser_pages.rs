@@ -4,79 +4,9 @@
 //! job list's paging, and the first paint of `/jobs` measured.
 
 use anteroom_tests::api::{call, quota, settings, submit_job, submit_jobs};
-use anteroom_tests::browser::{Browser, require_ui};
+use anteroom_tests::browser::{Browser, LATIN_ALLOWED, require_ui};
 use anteroom_tests::{ADMIN_PASSWORD, TestApp};
 use serde_json::json;
-
-/// Latin-letter words a page in Chinese, Japanese or Korean may show: product and technical
-/// names, units, and what this test itself seeds (job, queue, volume and template names).
-const LATIN_ALLOWED: &[&str] = &[
-    // Product and technical names, kept as written in every language.
-    "Anteroom",
-    "Jupyter",
-    "WebIDE",
-    "PyTorch",
-    "TensorFlow",
-    "Kubernetes",
-    "Volcano",
-    "CPU",
-    "GPU",
-    "API",
-    "Pod",
-    "PVC",
-    "NFS",
-    "PersistentVolumeClaim",
-    "Equal",
-    "Exists",
-    "UTC",
-    "shell",
-    "Webhook",
-    "URL",
-    "HMAC",
-    "SHA256",
-    "X",
-    "Signature",
-    // Units.
-    "Gi",
-    "Mi",
-    "Ki",
-    "Ti",
-    "m",
-    // The command and environment examples of the submit form (code, not words).
-    "bash",
-    "c",
-    "python",
-    "train",
-    "py",
-    "echo",
-    "done",
-    "dev",
-    "shm",
-    "NAME",
-    "value",
-    // What the test and the first start seed: the admin, the default queue (and its display
-    // name), the custom kind's task, the helper's image and command, the nodes' accelerator
-    // models; the test's own names are not words ("qr", "qh", "qv", "qm", "qt", "Qz"), so an
-    // English word left untranslated cannot pass as data.
-    "Administrator",
-    "admin",
-    "default",
-    "Default",
-    "main",
-    "busybox",
-    "sleep",
-    "pytorch",
-    "nvidia",
-    "com",
-    "a100",
-    "v100",
-    "qr",
-    "qh",
-    "qv",
-    "qm",
-    "qt",
-    "Qz",
-];
 
 /// Every page in `lang`: translated (not the English title, the job page aside), clean,
 /// screenshotted as `<page>-<lang>.png`.

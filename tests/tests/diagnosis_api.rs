@@ -127,6 +127,13 @@ async fn a_job_pending_in_the_cluster_shows_the_scheduler_s_reason(db: Option<St
         "0/2 nodes are available: 2 Insufficient nvidia.com/a100."
     );
     assert!(seen_by_admin["events"][0]["message"].is_string(), "{seen_by_admin}");
+    // The message read into a cause the UI says in the reader's language: the owner gets it
+    // too (counts and resources, no node's taints), the admin beside the message.
+    let cause = serde_json::json!({"code": "noNodeAvailable", "params": {"total": "2"},
+        "refusals": [{"count": 2, "why": "insufficient", "resource": "nvidia.com/a100"}]});
+    assert_eq!(pods["pods"][0]["cause"], cause, "{pods}");
+    assert_eq!(seen_by_admin["pods"][0]["cause"], cause, "{seen_by_admin}");
+    assert_eq!(pods["events"][0]["cause"]["code"], "noNodeAvailable", "{pods}");
     // A pod not placed yet exists and has written nothing.
     let (status, _, _, log) = text(&d, &ann, &format!("/api/v1/jobs/{second}/logs")).await;
     assert_eq!((status, log.as_str()), (200, ""));

@@ -104,7 +104,8 @@ pub async fn job_pods(
         .cluster
         .pods(row.id, &row.uid_in_cluster())
         .await
-        .map_err(JobError::Cluster)?;
+        .map_err(JobError::Cluster)?
+        .with_causes();
     // The cluster's own words go to admins only, as the timeline's cluster errors do.
     Ok(Json(match super::events::Audience::of(&user) {
         super::events::Audience::Admin => pods,

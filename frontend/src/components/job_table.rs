@@ -16,6 +16,7 @@ use self::controls::{MultiFilter, SortHeader};
 use crate::api::JobFilter;
 use crate::components::badges::{PhaseBadge, ScheduleTypeBadge, kind_label, phase_label, schedule_label};
 use crate::components::confirm::use_confirm;
+use crate::components::marked::Marked;
 use crate::components::pager::Pager;
 use crate::components::time::Time;
 use crate::components::toast::{Toasts, use_toasts};
@@ -514,7 +515,10 @@ fn JobRow(
                 <PhaseBadge phase=job.phase />
                 {locked.then(|| view! { <span class="ml-1 text-xs text-slate-700 dark:text-slate-300" data-testid="locked">{move || i18n.t(k!("jobs.lockedBadge"))}</span> })}
                 {job.failure.clone().map(|f| view! {
-                    <p class="mt-1 text-xs text-red-800 dark:text-red-200" data-testid="job-failure">{move || failure_reason(i18n, &f)}</p>
+                    <p class="mt-1 text-xs text-red-800 dark:text-red-200" data-testid="job-failure">{
+                        let data = vec![f.reason.clone()];
+                        view! { <Marked text=Signal::derive(move || failure_reason(i18n, &f)) data=data /> }
+                    }</p>
                 })}
             </td>
             <td class=TD><span class="whitespace-nowrap">{move || resources_text(i18n, &resources)}</span></td>

@@ -7,6 +7,7 @@ pub mod bars;
 pub mod confirm;
 pub mod field;
 pub mod job_table;
+pub mod marked;
 pub mod pager;
 pub mod reasons;
 pub mod summary;

@@ -17,6 +17,7 @@ use leptos_router::hooks::{use_navigate, use_params_map};
 use crate::components::badges::{PhaseBadge, ScheduleTypeBadge, kind_label};
 use crate::components::confirm::use_confirm;
 use crate::components::job_table::resources_text;
+use crate::components::marked::Marked;
 use crate::components::reasons::Reasons;
 use crate::components::time::Time;
 use crate::components::toast::use_toasts;
@@ -153,6 +154,7 @@ fn DetailView(detail: Detail, log_choice: log_panel::LogChoice) -> impl IntoView
         }
     };
     let in_cluster = !matches!(job.phase, JobPhase::Prequeue);
+    let pods = diagnosis::read_pods(id, in_cluster);
     let delete = {
         let name = job.name.clone();
         move |_| {
@@ -306,8 +308,8 @@ fn DetailView(detail: Detail, log_choice: log_panel::LogChoice) -> impl IntoView
                                     <tr>
                                         <td class=TD>{t.name.clone()}</td>
                                         <td class=TD>{t.replicas}</td>
-                                        <td class=TD><code class="text-xs">{t.image.clone()}</code></td>
-                                        <td class=TD><code class="text-xs">{anteroom_shared::shell_words::join(&t.command)}</code></td>
+                                        <td class=TD><code class="text-xs" translate="no">{t.image.clone()}</code></td>
+                                        <td class=TD><code class="text-xs" translate="no">{anteroom_shared::shell_words::join(&t.command)}</code></td>
                                         <td class=TD>{move || resources_text(i18n, &res)}</td>
                                         <td class=TD>{if t.node_names.is_empty() { "—".to_owned() } else { t.node_names.join(", ") }}</td>
                                     </tr>
@@ -317,8 +319,8 @@ fn DetailView(detail: Detail, log_choice: log_panel::LogChoice) -> impl IntoView
                     </table>
                 </div>
             </section>
-            <diagnosis::PodsPanel id=id in_cluster=in_cluster />
-            {in_cluster.then(|| view! { <log_panel::LogPanel id=id tasks=job.tasks.clone() unfinished=!finished choice=log_choice /> })}
+            <diagnosis::PodsPanel pods=pods in_cluster=in_cluster />
+            {in_cluster.then(|| view! { <log_panel::LogPanel id=id tasks=job.tasks.clone() pods=pods unfinished=!finished choice=log_choice /> })}
             <section class=CARD aria-labelledby="timeline-title">
                 <h2 id="timeline-title" class="mb-2 text-lg font-semibold">{move || i18n.t(k!("page.jobDetail.timeline"))}</h2>
                 <ol class="space-y-2 border-l-2 border-slate-200 dark:border-slate-700 pl-4" data-testid="timeline">
@@ -336,9 +338,11 @@ fn DetailView(detail: Detail, log_choice: log_panel::LogChoice) -> impl IntoView
                                 <span class="ml-2 text-xs text-slate-600 dark:text-slate-300"><Time at=at /></span>
                                 {target.filter(|t| *t != e.job_id).map(|t| view! { " " <a class=LINK href=format!("/jobs/{t}")>{format!("#{t}")}</a> })}
                                 <p class="text-xs text-slate-600 dark:text-slate-300" data-testid="timeline-detail">{
+                                    let data = timeline::event_data(&e);
                                     let e = e.clone();
                                     let queue = queue.clone();
-                                    move || timeline::event_description(i18n, &queue, &e, |at| format::datetime(i18n.locale(), at))
+                                    let text = Signal::derive(move || timeline::event_description(i18n, &queue, &e, |at| format::datetime(i18n.locale(), at)).unwrap_or_default());
+                                    view! { <Marked text=text data=data /> }
                                 }</p>
                             </li>
                         }

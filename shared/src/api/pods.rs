@@ -5,6 +5,10 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+pub use self::cause::{CauseCode, ClusterCause, NodeRefusal, RefusalKind};
+
+mod cause;
+
 /// One pod of a job, as the cluster reports it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -27,6 +31,11 @@ pub struct PodView {
     /// other teams' nodes, taints and quota objects. Owners read the reason (the UI says it in
     /// their language).
     pub message: Option<String>,
+    /// What `message` says, as a code and parameters the UI says in the reader's language
+    /// (owners get it too, without the nodes' taints); absent when the message is not one
+    /// Anteroom knows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<ClusterCause>,
     /// The exit code of its container's last run, once it ended.
     pub exit_code: Option<i32>,
     /// How many times its container was restarted.
@@ -55,6 +64,9 @@ pub struct ClusterEventView {
     /// the job's owner, who reads the reason (the UI says it in their language).
     #[serde(default)]
     pub message: Option<String>,
+    /// What `message` says, as a code and parameters (see [`PodView::cause`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<ClusterCause>,
     /// How many times it happened.
     pub count: u32,
     /// First seen.
@@ -69,9 +81,23 @@ impl JobPods {
     pub fn for_owner(mut self) -> Self {
         for pod in &mut self.pods {
             pod.message = None;
+            pod.cause = pod.cause.take().map(ClusterCause::for_owner);
         }
         for event in &mut self.events {
             event.message = None;
+            event.cause = event.cause.take().map(ClusterCause::for_owner);
+        }
+        self
+    }
+
+    /// Each message read into its cause ([`ClusterCause::of_message`]), whichever cluster wrote
+    /// it: done once where the answer is made, before [`JobPods::for_owner`] drops the messages.
+    pub fn with_causes(mut self) -> Self {
+        for pod in &mut self.pods {
+            pod.cause = pod.message.as_deref().and_then(ClusterCause::of_message);
+        }
+        for event in &mut self.events {
+            event.cause = event.message.as_deref().and_then(ClusterCause::of_message);
         }
         self
     }

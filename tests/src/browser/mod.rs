@@ -383,3 +383,79 @@ mod tests {
         severe_messages(&Value::Null);
     }
 }
+
+/// Latin-letter words a page in Chinese, Japanese or Korean may show (the browser tests'
+/// stray-English check): product and technical names, units, and what the tests seed (job,
+/// queue, volume and template names).
+pub const LATIN_ALLOWED: &[&str] = &[
+    // Product and technical names, kept as written in every language.
+    "Anteroom",
+    // The prefix of the names Anteroom gives its objects in the cluster (`ar-7`, the pod
+    // `ar-7-main-0`), shown where a sentence names one.
+    "ar",
+    "Jupyter",
+    "WebIDE",
+    "PyTorch",
+    "TensorFlow",
+    "Kubernetes",
+    "Volcano",
+    "CPU",
+    "GPU",
+    "API",
+    "Pod",
+    // The glossary keeps it in zh (as Chinese UIs do).
+    "Notebook",
+    "PVC",
+    "NFS",
+    "PersistentVolumeClaim",
+    "Equal",
+    "Exists",
+    "UTC",
+    "shell",
+    "Webhook",
+    "URL",
+    "HMAC",
+    "SHA256",
+    "X",
+    "Signature",
+    // Units.
+    "Gi",
+    "Mi",
+    "Ki",
+    "Ti",
+    "m",
+    // The command and environment examples of the submit form (code, not words).
+    "bash",
+    "c",
+    "python",
+    "train",
+    "py",
+    "echo",
+    "done",
+    "dev",
+    "shm",
+    "NAME",
+    "value",
+    // What the test and the first start seed: the admin, the default queue (and its display
+    // name), the custom kind's task, the helper's image and command, the nodes' accelerator
+    // models; the test's own names are not words ("qr", "qh", "qv", "qm", "qt", "Qz"), so an
+    // English word left untranslated cannot pass as data.
+    "Administrator",
+    "admin",
+    "default",
+    "Default",
+    "main",
+    "busybox",
+    "sleep",
+    "pytorch",
+    "nvidia",
+    "com",
+    "a100",
+    "v100",
+    "qr",
+    "qh",
+    "qv",
+    "qm",
+    "qt",
+    "Qz",
+];

@@ -208,6 +208,7 @@ pub fn pod_view(pod: &Pod, id: JobId) -> PodView {
             .unwrap_or_else(|| "Pending".to_owned()),
         reason,
         message,
+        cause: None,
         exit_code,
         restarts: containers
             .iter()
@@ -260,6 +261,7 @@ fn event_view(event: &Event, kind: &str) -> ClusterEventView {
         event_type: event.type_.clone().unwrap_or_else(|| "Normal".to_owned()),
         reason: event.reason.clone().unwrap_or_default(),
         message: event.message.clone().filter(|m| !m.is_empty()),
+        cause: None,
         count: u32::try_from(count).unwrap_or(1),
         first_at: first,
         last_at: last,

@@ -7,11 +7,12 @@
 use std::time::Duration;
 
 use anteroom_shared::api::jobs::TaskBody;
+use anteroom_shared::api::pods::JobPods;
 use leptos::prelude::*;
 
 use super::followed_log::{FollowedLog, GAP_LINE};
 use crate::api::ApiFailure;
-use crate::components::{CARD, INPUT, LINK, show, use_fetch};
+use crate::components::{CARD, Fetched, INPUT, LINK, show, use_fetch};
 use crate::i18n::{k, use_i18n};
 
 /// Lines of a log shown on the page when not following (the whole log is a download). Only
@@ -171,6 +172,8 @@ pub fn LogPanel(
     id: i64,
     /// Its tasks (names and replicas).
     tasks: Vec<TaskBody>,
+    /// Its pods, as the page read them: a log is read only while its pod is there.
+    pods: Fetched<JobPods>,
     /// Whether the job is not finished yet (a followed log that ends before then is taken up
     /// again: the end was a dropped connection or the server's limit per read, not the pod's).
     unfinished: bool,
@@ -196,9 +199,23 @@ pub fn LogPanel(
             tasks.iter().find(|t| t.name == name).map_or(1, |t| t.replicas)
         }
     };
+    // Whether the chosen pod is in the cluster: `None` until the pods are read. A finished
+    // job's pods may be gone (preempted, deleted): there is no log to read then.
+    let pod_there = Memo::new(move |_| {
+        let (name, r) = (task.get(), replica.get());
+        pods.with(|p| match p {
+            Some(Ok(p)) => Some(p.pods.iter().any(|pod| pod.task == name && pod.replica == r)),
+            Some(Err(_)) => Some(true),
+            None => None,
+        })
+    });
     // Following: one stream per choice, ended when the choice changes or the panel goes.
     Effect::new(move |_| {
         let (following, name, r) = (follow.get(), task.get(), replica.get());
+        if pod_there.get() != Some(true) {
+            state.set(FollowState::Off);
+            return;
+        }
         if !following {
             followed_pod.set_value(None);
             state.set(FollowState::Off);
@@ -219,8 +236,9 @@ pub fn LogPanel(
     });
     let log = use_fetch(move || {
         let (following, task, replica) = (follow.get(), task.get(), replica.get());
+        let there = pod_there.get() == Some(true);
         async move {
-            if following {
+            if following || !there {
                 return Ok(String::new());
             }
             crate::api::job_log(id, &task, replica, SHOWN_LINES).await
@@ -282,7 +300,9 @@ pub fn LogPanel(
                     " " {move || i18n.tp(k!("logs.dropped.one"), k!("logs.dropped.other"), dropped(), &[])}
                 })}
             </p>
-            {move || if follow.get() {
+            {move || if pod_there.get() == Some(false) {
+                view! { <p class="text-sm text-slate-600 dark:text-slate-300" data-testid="log-gone">{move || i18n.t(k!("logs.gone"))}</p> }.into_any()
+            } else if follow.get() {
                 if followed_empty.get() {
                     view! { <p class="text-sm text-slate-600 dark:text-slate-300" data-testid="log-empty">{move || i18n.t(k!("logs.empty"))}</p> }.into_any()
                 } else {
@@ -391,7 +411,7 @@ fn LogLines(
     };
     let offset = move || format!("{}px", visible_window(scroll_top.get(), total.get()).0 as f64 * LINE_PX);
     view! {
-        <div node_ref=viewport tabindex="0" role="region" aria-label=move || i18n.t(k!("logs.title"))
+        <div node_ref=viewport tabindex="0" role="region" aria-label=move || i18n.t(k!("logs.title")) translate="no"
             class="overflow-auto rounded bg-slate-900 py-2 font-mono text-xs text-slate-100"
             style:max-height=format!("{VIEW_PX}px") style:min-height=format!("{}px", LINE_PX * 2.0)
             data-testid="log" data-lines=move || total.get().to_string()

@@ -21,6 +21,32 @@ pub fn event_title(i18n: I18n, e: &JobEventItem) -> String {
     }
 }
 
+/// The values of an event's details that are data, not words: names of cluster objects,
+/// nodes and people, a Kubernetes reason word (marked as such where the description shows
+/// them: [`crate::components::marked`]).
+pub fn event_data(e: &JobEventItem) -> Vec<String> {
+    let Some(details) = e.details.as_ref() else {
+        return Vec::new();
+    };
+    let mut data = Vec::new();
+    for name in ["clusterName", "node", "by", "beneficiaryName"] {
+        if let Some(v) = details.get(name).and_then(Value::as_str) {
+            data.push(v.to_owned());
+        }
+    }
+    if let Some(nodes) = details.get("nodes").and_then(Value::as_array) {
+        data.extend(nodes.iter().filter_map(Value::as_str).map(str::to_owned));
+    }
+    if let Some(failure) = details.get("failure") {
+        for name in ["reason", "pod"] {
+            if let Some(v) = failure.get(name).and_then(Value::as_str) {
+                data.push(v.to_owned());
+            }
+        }
+    }
+    data
+}
+
 /// What the event says beyond its name, from its details (`queue` the job's, for events
 /// written before their details named it); `None` when the details say nothing more. A date
 /// in it is written by `date`.
