@@ -45,6 +45,27 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    /// Every kind, in declaration order: for the check that each has its name in every
+    /// language (`event.<kind>`, a key the web UI and `ar watch` build at run time, so no
+    /// compile-time check sees it: `tests/tests/i18n_runtime_keys.rs`, which also checks that
+    /// this list is as long as the match of [`EventKind::as_str`]).
+    pub const ALL: [EventKind; 14] = [
+        EventKind::Submitted,
+        EventKind::Prequeued,
+        EventKind::Activated,
+        EventKind::Started,
+        EventKind::ActivationFailed,
+        EventKind::Failed,
+        EventKind::Finished,
+        EventKind::Deleted,
+        EventKind::Preempted,
+        EventKind::PreemptedFor,
+        EventKind::Locked,
+        EventKind::Unlocked,
+        EventKind::Requeued,
+        EventKind::RequeueRefused,
+    ];
+
     /// The stored word.
     pub fn as_str(self) -> &'static str {
         match self {

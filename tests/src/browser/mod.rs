@@ -364,26 +364,6 @@ impl fantoccini::wd::WebDriverCompatibleCommand for GetBrowserLog {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn severe_console_entries_are_the_errors() {
-        let logs = json!([
-            {"level": "INFO", "message": "hello"},
-            {"level": "SEVERE", "message": "Refused to load the script"},
-        ]);
-        assert_eq!(severe_messages(&logs), ["Refused to load the script"]);
-    }
-
-    #[test]
-    #[should_panic(expected = "not a list of entries")]
-    fn a_console_log_that_is_not_a_list_fails_instead_of_reading_as_clean() {
-        severe_messages(&Value::Null);
-    }
-}
-
 /// Latin-letter words a page in Chinese, Japanese or Korean may show (the browser tests'
 /// stray-English check): product and technical names, units, and what the tests seed (job,
 /// queue, volume and template names).
@@ -459,3 +439,23 @@ pub const LATIN_ALLOWED: &[&str] = &[
     "qt",
     "Qz",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn severe_console_entries_are_the_errors() {
+        let logs = json!([
+            {"level": "INFO", "message": "hello"},
+            {"level": "SEVERE", "message": "Refused to load the script"},
+        ]);
+        assert_eq!(severe_messages(&logs), ["Refused to load the script"]);
+    }
+
+    #[test]
+    #[should_panic(expected = "not a list of entries")]
+    fn a_console_log_that_is_not_a_list_fails_instead_of_reading_as_clean() {
+        severe_messages(&Value::Null);
+    }
+}
