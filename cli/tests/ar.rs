@@ -509,8 +509,16 @@ async fn ls_and_why_show_standing_and_failure_and_again_templates_and_pods_work(
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
-    // One request for the whole table: no job's own page is read.
+    // One request for the whole table: no job's own page is read. (The counter moves with
+    // one job's page read: `ar why` reads one.)
     let before = per_job_requests(&app).await;
+    ar.run(&["why", &waits]).await.ok();
+    let after_why = per_job_requests(&app).await;
+    assert!(
+        after_why > before,
+        "the counter counts a job's page read: {before} → {after_why}"
+    );
+    let before = after_why;
     let table = ar.run(&["ls"]).await.ok().stdout;
     assert_eq!(per_job_requests(&app).await, before, "ar ls read job pages one by one");
     let header = table.lines().next().unwrap();
@@ -546,8 +554,10 @@ async fn ls_and_why_show_standing_and_failure_and_again_templates_and_pods_work(
     assert!(why.contains("Failed: ") && why.contains("exit code 3"), "{why}");
 
     // Run the failed job again with its command changed: a new job, its body as asked.
+    // (At a fixed time: the same command again is the same job only within one window.)
+    let at = "2026-11-28T10:01:00Z";
     let again = ar
-        .run(&["again", &broken, "--set", "tasks.0.command=[sleep, '60']", "-q"])
+        .run_at(at, &["again", &broken, "--set", "tasks.0.command=[sleep, '60']", "-q"])
         .await
         .ok()
         .stdout
@@ -566,7 +576,7 @@ async fn ls_and_why_show_standing_and_failure_and_again_templates_and_pods_work(
     assert_eq!(new["name"], "broken-r2");
     // The same command again at once: the same new job.
     let repeat = ar
-        .run(&["again", &broken, "--set", "tasks.0.command=[sleep, '60']", "-q"])
+        .run_at(at, &["again", &broken, "--set", "tasks.0.command=[sleep, '60']", "-q"])
         .await
         .ok();
     assert_eq!(repeat.stdout.trim(), again, "{repeat:?}");

@@ -21,7 +21,13 @@ async fn refused_after(
     let admin = d.app.admin_token().await;
     settings(&d.app, &admin, json!({"requeueByDefault": true})).await;
     if queue_name != "default" {
-        queue(&d.app, &admin, json!({"name": queue_name, "open": true})).await;
+        // Its jobs get an hour's runtime limit (one test lowers the queue's maximum below it).
+        queue(
+            &d.app,
+            &admin,
+            json!({"name": queue_name, "open": true, "defaultRuntimeSeconds": 3600}),
+        )
+        .await;
     }
     let (victims, _) = node_with_three_elastic_jobs_in(queue_name, &d, gpu_job("train", "custom", 4, "normal")).await;
     let nb4 = victims[2];
@@ -123,3 +129,30 @@ async fn a_backfill_job_is_not_requeued_once_backfill_is_off(db: Option<String>)
     .await;
 }
 both_driven!(backfill_off, a_backfill_job_is_not_requeued_once_backfill_is_off);
+
+async fn a_queue_whose_runtime_maximum_was_lowered_since_does_not_requeue(db: Option<String>) {
+    refused_after(
+        db,
+        "team",
+        |d, admin| {
+            Box::pin(async move {
+                let (status, body) = call(
+                    &d.app,
+                    "PUT",
+                    "/api/v1/admin/queues/team",
+                    &admin,
+                    Some(json!({"name": "team", "open": true, "members": [],
+                        "defaultRuntimeSeconds": 600, "maxRuntimeSeconds": 600})),
+                )
+                .await;
+                assert_eq!(status, 200, "{body}");
+            })
+        },
+        "validation_failed",
+    )
+    .await;
+}
+both_driven!(
+    runtime_lowered,
+    a_queue_whose_runtime_maximum_was_lowered_since_does_not_requeue
+);

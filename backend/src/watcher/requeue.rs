@@ -221,6 +221,27 @@ async fn readmission_refusal(
         Err(QueueError::Db(e)) => return Err(e),
         Err(e) => return Err(DbErr::Custom(e.to_string())),
     }
+    // The queue's runtime maximum, which may have been lowered since (a submission asking for
+    // more is refused, 422 on the field).
+    let queue = crate::queues::entity::queue::Entity::find_by_id(row.queue.clone())
+        .one(db)
+        .await?;
+    let (default, max) = queue.map_or((None, None), |q| (q.default_runtime_seconds, q.max_runtime_seconds));
+    if let Err(max) = anteroom_shared::api::queues::QueueBody::runtime_limit(default, max, row.max_runtime_seconds) {
+        return Ok(Some(Refusal {
+            code: "validation_failed",
+            message: format!(
+                "its runtime limit is above queue {:?}'s maximum of {max} seconds",
+                row.queue
+            ),
+            details: json!({ "fields": [{
+                "field": "maxRuntimeSeconds",
+                "code": "runtimeAboveQueueMax",
+                "message": format!("this queue allows at most {max} seconds"),
+                "params": { "max": max },
+            }] }),
+        }));
+    }
     let tasks: Vec<TaskBody> = serde_json::from_str(&row.tasks).map_err(|_| corrupt("tasks"))?;
     let tasks: Vec<TaskResources> = tasks
         .into_iter()

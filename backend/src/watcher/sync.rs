@@ -36,7 +36,7 @@ pub enum Applied {
     Orphan,
     /// The job is still `Activating` in the store: the cluster's event came before the
     /// activation path's `Pending` write (they race). Kept by the caller and applied again
-    /// once that write has committed ([`following`]), not dropped until the next resync.
+    /// once that write has committed (`following.rs`), not dropped until the next resync.
     Parked,
 }
 

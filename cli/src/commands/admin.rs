@@ -232,7 +232,7 @@ async fn settings_set(ctx: &Ctx, fields: &[String]) -> CliResult<()> {
     let mut settings: Value = ctx.api.json(response).await?;
     apply_fields(&mut settings, fields)?;
     let change = changed_fields(&settings, fields);
-    let response = ctx
+    let sent = ctx
         .api
         .send(Repeat::Safe, || {
             let request = ctx.api.request(Method::PUT, SETTINGS).json(&change);
@@ -241,8 +241,27 @@ async fn settings_set(ctx: &Ctx, fields: &[String]) -> CliResult<()> {
                 None => request,
             }
         })
-        .await?;
-    let saved: Value = ctx.api.json(response).await?;
+        .await;
+    let saved: Value = match sent {
+        Ok(response) => ctx.api.json(response).await?,
+        // Refused as changed since it was read: by someone else, or by this very change when
+        // the answer to a first attempt was lost and the repeat carried the old version. The
+        // settings as they are now tell: if they already say what was asked, it is done.
+        Err(CliError::Api { code, .. }) if code == "precondition_failed" => {
+            let now: Value = ctx.api.get(SETTINGS, &[]).await?;
+            if changed_fields(&now, fields) != change {
+                return Err(CliError::Api {
+                    status: 412,
+                    code,
+                    message: "the settings were changed by someone else since they were read: run the command again"
+                        .into(),
+                    details: None,
+                });
+            }
+            now
+        }
+        Err(e) => return Err(e),
+    };
     print_document(ctx, &saved);
     Ok(())
 }

@@ -178,7 +178,9 @@ pub fn JobTable(
         move || shown.get_value(),
     );
     let jobs = use_fetch(move || {
-        // Every change of phase writes an event (the cluster's start too): no polling.
+        // Every change of phase a list tells apart writes an event (the cluster's start too):
+        // no polling. The short steps on the way out (Completing, Terminating, Aborting,
+        // Restarting) write none; the end they lead to does.
         changes.get();
         let f = filter.get();
         let p = page.get();

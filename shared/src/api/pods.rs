@@ -32,8 +32,8 @@ pub struct PodView {
     /// their language).
     pub message: Option<String>,
     /// What `message` says, as a code and parameters the UI says in the reader's language
-    /// (owners get it too, without the nodes' taints); absent when the message is not one
-    /// Anteroom knows.
+    /// (owners get it too: counts, resources and the taints every user reads on the nodes);
+    /// absent when the message is not one Anteroom knows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<ClusterCause>,
     /// The exit code of its container's last run, once it ended.
@@ -81,11 +81,9 @@ impl JobPods {
     pub fn for_owner(mut self) -> Self {
         for pod in &mut self.pods {
             pod.message = None;
-            pod.cause = pod.cause.take().map(ClusterCause::for_owner);
         }
         for event in &mut self.events {
             event.message = None;
-            event.cause = event.cause.take().map(ClusterCause::for_owner);
         }
         self
     }

@@ -18,11 +18,31 @@ pub const RESYNC_EVERY: std::time::Duration = std::time::Duration::from_secs(30)
 /// on another replica). A status parked longer than [`RESYNC_EVERY`] is left to the resync.
 pub const PARKED_RETRY: std::time::Duration = std::time::Duration::from_millis(200);
 
+/// The least time between two retries of the parked statuses: job events written back to back
+/// (a burst of activations) do not turn the retry into a busy loop.
+const PARKED_SPACING: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Statuses of jobs still `Activating` in the store, the latest per job, with when each was
-/// parked first.
-#[derive(Debug, Default)]
+/// parked first (kept across retries, so a job that stays `Activating` is given up on after
+/// [`RESYNC_EVERY`]: the resync lists it again).
+#[derive(Debug)]
 struct Parked {
     statuses: std::collections::BTreeMap<i64, (JobEvent, tokio::time::Instant)>,
+    /// When the statuses being retried were parked first (between [`Parked::take`] and the
+    /// retry's end).
+    retrying: std::collections::BTreeMap<i64, tokio::time::Instant>,
+    /// When the last retry began.
+    last_retry: tokio::time::Instant,
+}
+
+impl Default for Parked {
+    fn default() -> Self {
+        Parked {
+            statuses: Default::default(),
+            retrying: Default::default(),
+            last_retry: tokio::time::Instant::now(),
+        }
+    }
 }
 
 impl Parked {
@@ -32,25 +52,34 @@ impl Parked {
             let since = self
                 .statuses
                 .get(&status.job_id)
-                .map_or_else(tokio::time::Instant::now, |(_, since)| *since);
+                .map(|(_, since)| *since)
+                .or_else(|| self.retrying.get(&status.job_id).copied())
+                .unwrap_or_else(tokio::time::Instant::now);
             self.statuses.insert(status.job_id, (event.clone(), since));
         }
     }
 
-    /// Whether a status of job `id` came after the parked one: the parked one is stale.
+    /// A status of the job was applied: the parked one is stale (applying it later would move
+    /// the job back).
     fn supersede(&mut self, event: &JobEvent) {
         let (JobEvent::Status(JobStatus { job_id, .. }) | JobEvent::Gone { job_id, .. }) = event;
         self.statuses.remove(job_id);
     }
 
-    /// Every parked status, taken out; those parked too long dropped (the resync sees them).
+    /// Every parked status, taken out for a retry; those parked too long dropped (the resync
+    /// sees them).
     fn take(&mut self) -> Vec<JobEvent> {
         let now = tokio::time::Instant::now();
-        std::mem::take(&mut self.statuses)
-            .into_values()
-            .filter(|(_, since)| now.duration_since(*since) < RESYNC_EVERY)
-            .map(|(event, _)| event)
-            .collect()
+        self.last_retry = now;
+        self.retrying.clear();
+        let mut out = Vec::new();
+        for (id, (event, since)) in std::mem::take(&mut self.statuses) {
+            if now.duration_since(since) < RESYNC_EVERY {
+                self.retrying.insert(id, since);
+                out.push(event);
+            }
+        }
+        out
     }
 }
 
@@ -62,14 +91,26 @@ pub async fn resync(
     cluster: &dyn crate::cluster::Cluster,
     signals: &Signals,
 ) -> Result<(), crate::cluster::ClusterError> {
+    resync_parking(db, cluster, signals, &mut Parked::default()).await
+}
+
+/// [`resync`] with the follower's parked statuses: a status it applies supersedes the one
+/// parked for the job (a parked `Pending` retried after the resync stored `Running` would move
+/// the job back), and one it parks is retried like the stream's.
+async fn resync_parking(
+    db: &DatabaseConnection,
+    cluster: &dyn crate::cluster::Cluster,
+    signals: &Signals,
+    parked: &mut Parked,
+) -> Result<(), crate::cluster::ClusterError> {
     let statuses = cluster.job_statuses().await?;
     let present: std::collections::HashSet<i64> = statuses.iter().map(|s| s.job_id).collect();
     let now = statuses.iter().map(|s| s.observed_at).max().unwrap_or_else(Utc::now);
     let events: Vec<JobEvent> = statuses.into_iter().map(JobEvent::Status).collect();
     for chunk in events.chunks(BATCH) {
         // A status that could not be stored is logged; the next resync lists it again. One
-        // of a job still `Activating` comes with the job's next status, or the next resync.
-        note_all(db, cluster, signals, chunk, &mut Parked::default()).await;
+        // of a job still `Activating` is parked.
+        note_all(db, cluster, signals, chunk, parked).await;
     }
     match crate::watcher::preempt::mark_absent_gone(db, cluster, &present, now).await {
         Ok(0) => {}
@@ -85,7 +126,8 @@ pub async fn resync(
 
 /// Follows the cluster's status stream until shutdown, resyncing ([`resync`]) at start, every
 /// [`RESYNC_EVERY`] and whenever the stream lagged; wakes the watcher when a job finished.
-/// Statuses of jobs still `Activating` are kept and applied again ([`PARKED_RETRY`]).
+/// Statuses of jobs still `Activating` are kept and applied again (every `PARKED_RETRY`, and
+/// when job events are written).
 pub async fn run(db: DatabaseConnection, cluster: std::sync::Arc<dyn crate::cluster::Cluster>, signals: Signals) {
     let mut events = cluster.subscribe();
     let mut resync_due = true;
@@ -94,7 +136,7 @@ pub async fn run(db: DatabaseConnection, cluster: std::sync::Arc<dyn crate::clus
     loop {
         if resync_due {
             next_resync = tokio::time::Instant::now() + RESYNC_EVERY;
-            match resync(&db, cluster.as_ref(), &signals).await {
+            match resync_parking(&db, cluster.as_ref(), &signals, &mut parked).await {
                 Ok(()) => resync_due = false,
                 Err(e) => {
                     tracing::warn!(error = %e, "listing the cluster's jobs for a status resync failed");
@@ -151,6 +193,7 @@ async fn parked_due(parked: &Parked, signals: &Signals) {
     if parked.statuses.is_empty() {
         return std::future::pending().await;
     }
+    tokio::time::sleep_until(parked.last_retry + PARKED_SPACING).await;
     let _ = tokio::time::timeout(PARKED_RETRY, signals.events().notified()).await;
 }
 
@@ -208,5 +251,57 @@ async fn delete_orphan(cluster: &dyn crate::cluster::Cluster, event: &JobEvent) 
         .await
     {
         tracing::warn!(job = status.job_id, error = %e, "deleting an orphaned job failed; the next resync retries");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anteroom_shared::scheduling::JobPhase;
+
+    fn status(job_id: i64, phase: JobPhase) -> JobEvent {
+        JobEvent::Status(JobStatus {
+            job_id,
+            phase,
+            nodes: Vec::new(),
+            observed_at: Utc::now(),
+            started_at: None,
+            failure: None,
+            cluster_uid: None,
+            failed_pod: None,
+        })
+    }
+
+    #[test]
+    fn a_status_parked_again_keeps_when_it_was_parked_first_and_a_later_one_supersedes_it() {
+        let mut parked = Parked::default();
+        parked.keep(&status(7, JobPhase::Pending));
+        let first = parked.statuses[&7].1;
+        // Retried and parked again (the job still `Activating`): the first time stays, so the
+        // status is given up on after `RESYNC_EVERY` instead of being retried for ever.
+        let again = parked.take();
+        assert_eq!(again.len(), 1);
+        assert!(parked.statuses.is_empty());
+        parked.keep(&again[0]);
+        assert_eq!(parked.statuses[&7].1, first);
+        // A later status of the job replaces it, keeping the first time too.
+        parked.keep(&status(7, JobPhase::Running));
+        assert_eq!(parked.statuses[&7].1, first);
+        assert!(matches!(&parked.statuses[&7].0, JobEvent::Status(s) if s.phase == JobPhase::Running));
+        // Applied (by the stream or the resync): the parked one is stale and goes.
+        parked.supersede(&status(7, JobPhase::Running));
+        assert!(parked.statuses.is_empty());
+        assert!(parked.take().is_empty());
+    }
+
+    #[test]
+    fn a_status_parked_longer_than_a_resync_is_left_to_it() {
+        let mut parked = Parked::default();
+        parked.keep(&status(8, JobPhase::Pending));
+        let long_ago = tokio::time::Instant::now()
+            .checked_sub(RESYNC_EVERY + std::time::Duration::from_secs(1))
+            .expect("the clock is past that");
+        parked.statuses.get_mut(&8).expect("parked").1 = long_ago;
+        assert!(parked.take().is_empty());
     }
 }

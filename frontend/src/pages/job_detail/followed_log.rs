@@ -3,8 +3,10 @@
 //! what the pod writes next. A first connection shows all of it; a connection after a drop (or
 //! after the page was drawn again) starts with lines the reader already has: they are matched
 //! against the end of what is shown and only what follows them is added, so a drop of fewer
-//! than `N` lines loses nothing and shows nothing twice. When nothing matches (more than `N`
-//! lines were written during the drop) a gap is marked, never papered over.
+//! than `N` lines loses nothing. Where repeated lines leave the place ambiguous, the shortest
+//! overlap is taken (some lines may show twice, never one lost) and the spot is marked; when
+//! nothing matches (more than `N` lines were written during the drop) a gap is marked, never
+//! papered over. A carriage return starts its line over, as on a terminal (progress bars).
 //!
 //! Pure: bytes in, lines out; the page feeds it and draws it.
 
@@ -30,6 +32,10 @@ pub struct FollowedLog {
     dropped: u64,
     /// Gaps marked: reconnections that found none of their tail in what is shown.
     gaps: u32,
+    /// Complete log lines received and shown (markers not counted).
+    received: u64,
+    /// A reconnection took up at an ambiguous place: the next line comes after a mark.
+    mark_next: bool,
     /// The most lines kept.
     cap: usize,
     /// The tail a connection starts with (`tailLines`).
@@ -41,6 +47,23 @@ pub struct FollowedLog {
 /// a log line never contains a NUL).
 pub const GAP_LINE: &str = "\u{0}gap";
 
+/// The line drawn where a reconnection could not tell exactly where it took up (the lines
+/// after it may repeat some before it).
+pub const REPEAT_LINE: &str = "\u{0}repeat";
+
+/// The most bytes kept of a line still being written (a progress bar that never ends its line
+/// keeps its latest part).
+const PARTIAL_CAP: usize = 64 * 1024;
+
+/// A line as a terminal shows it: a carriage return starts it over (`\r\n` ends it).
+fn as_shown(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    match line.iter().rposition(|&b| b == b'\r') {
+        Some(at) => &line[at + 1..],
+        None => line,
+    }
+}
+
 impl FollowedLog {
     /// An empty log that keeps at most `cap` lines, followed with connections that start with
     /// the last `tail` lines.
@@ -50,6 +73,8 @@ impl FollowedLog {
             partial: Vec::new(),
             dropped: 0,
             gaps: 0,
+            received: 0,
+            mark_next: false,
             cap: cap.max(1),
             tail,
             resume: None,
@@ -71,45 +96,67 @@ impl FollowedLog {
         let mut rest = bytes;
         while let Some(at) = rest.iter().position(|&b| b == b'\n') {
             self.partial.extend_from_slice(&rest[..at]);
-            let line = String::from_utf8_lossy(&self.partial).into_owned();
+            let line = String::from_utf8_lossy(as_shown(&self.partial)).into_owned();
             self.partial.clear();
             self.line(line);
             rest = &rest[at + 1..];
         }
         self.partial.extend_from_slice(rest);
+        // What a terminal would show of the line so far (a trailing `\r` may be a `\r\n`
+        // cut in two: kept), at most its last [`PARTIAL_CAP`] bytes.
+        let end = self.partial.len() - usize::from(self.partial.last() == Some(&b'\r'));
+        if let Some(at) = self.partial[..end].iter().rposition(|&b| b == b'\r') {
+            self.partial.drain(..=at);
+        }
+        if self.partial.len() > PARTIAL_CAP {
+            let cut = self.partial.len() - PARTIAL_CAP;
+            self.partial.drain(..cut);
+        }
     }
 
     fn line(&mut self, line: String) {
         let Some(resume) = self.resume.as_mut() else {
-            self.append(line);
+            self.fresh(line);
             return;
         };
         let at = resume.incoming.len();
         resume.incoming.push(line);
         let lines = &self.lines;
         let incoming = &resume.incoming;
-        // A candidate stays while the tail so far equals the shown lines from it on; one whose
-        // shown lines are all matched is the overlap (the earliest: the longest overlap).
+        // A candidate stays while the tail so far equals the shown lines from it on.
         resume
             .candidates
             .retain(|&p| p + at >= lines.len() || lines[p + at] == incoming[at]);
-        let matched = resume.candidates.iter().copied().find(|&p| p + at + 1 >= lines.len());
-        if let Some(p) = matched
-            && resume.candidates.first() == Some(&p)
+        // The latest candidate (the shortest overlap) once its shown lines are all matched:
+        // taking an earlier one would drop the lines between if it were the wrong one.
+        let latest = resume.candidates.last().copied();
+        if let Some(p) = latest
+            && p + at + 1 >= lines.len()
         {
+            let ambiguous = resume.candidates.len() > 1;
             let overlap = lines.len() - p;
             let resume = self.resume.take().expect("resuming");
+            self.mark_next = ambiguous;
             for line in resume.incoming.into_iter().skip(overlap) {
-                self.append(line);
+                self.fresh(line);
             }
         } else if resume.candidates.is_empty() {
             let resume = self.resume.take().expect("resuming");
             self.gaps += 1;
             self.append(GAP_LINE.to_owned());
             for line in resume.incoming {
-                self.append(line);
+                self.fresh(line);
             }
         }
+    }
+
+    /// A line the reader has not seen.
+    fn fresh(&mut self, line: String) {
+        if std::mem::take(&mut self.mark_next) {
+            self.append(REPEAT_LINE.to_owned());
+        }
+        self.received += 1;
+        self.append(line);
     }
 
     fn append(&mut self, line: String) {
@@ -141,7 +188,7 @@ impl FollowedLog {
         (first.min(last)..last)
             .map(|i| match self.lines.get(i) {
                 Some(line) => line.clone(),
-                None => String::from_utf8_lossy(&self.partial).into_owned(),
+                None => String::from_utf8_lossy(as_shown(&self.partial)).into_owned(),
             })
             .collect()
     }
@@ -150,6 +197,12 @@ impl FollowedLog {
     #[cfg(test)]
     pub fn shown(&self) -> Vec<String> {
         self.window(0, self.len())
+    }
+
+    /// Complete lines received and shown so far (a reconnection's repeated tail not counted):
+    /// whether a connection brought anything new.
+    pub fn received(&self) -> u64 {
+        self.received
     }
 
     /// Lines dropped from the start (beyond the cap): the download has them.
@@ -242,13 +295,49 @@ mod tests {
     }
 
     #[test]
-    fn repeated_lines_take_the_longest_overlap() {
-        // "tick" written again and again: the tail matches from its first line on.
+    fn repeated_lines_never_lose_a_line_and_mark_where_some_may_repeat() {
+        // "x a b a b" shown; during the drop "a b" again; the tail of 4 is "a b a b": it may
+        // start at the first or the second "a". Taking the first would drop the new "a b".
         let mut log = FollowedLog::new(100, 4);
-        log.push(b"start\ntick\ntick\ntick\n");
+        log.push(b"x\na\nb\na\nb\n");
         log.reconnect();
-        log.push(b"tick\ntick\ntick\ndone\n");
-        assert_eq!(log.shown(), ["start", "tick", "tick", "tick", "done"]);
+        log.push(b"a\nb\na\nb\n");
+        assert_eq!(log.shown(), ["x", "a", "b", "a", "b", REPEAT_LINE, "a", "b"]);
+        // Unambiguous: no mark.
+        let mut log = FollowedLog::new(100, 4);
+        log.push(b"start\ntick 1\ntick 2\n");
+        log.reconnect();
+        log.push(b"start\ntick 1\ntick 2\ntick 3\n");
+        assert_eq!(log.shown(), ["start", "tick 1", "tick 2", "tick 3"]);
+    }
+
+    #[test]
+    fn a_carriage_return_starts_the_line_over_and_a_reconnection_counts_only_new_lines() {
+        let mut log = FollowedLog::new(100, 10);
+        log.push(b"10%\r20%");
+        assert_eq!(log.shown(), ["20%"]);
+        log.push(b"\r30%\r");
+        assert_eq!(log.shown(), ["30%"], "a trailing CR may be half of a CR LF: it waits");
+        log.push(b"\n");
+        assert_eq!(log.shown(), ["30%"], "CR LF ends the line");
+        log.push(b"done\r\n");
+        assert_eq!(log.shown(), ["30%", "done"]);
+        assert_eq!(log.received(), 2);
+        // The same tail again, with the unfinished progress line: nothing new received.
+        log.push(b"40%");
+        log.reconnect();
+        log.push(b"30%\ndone\n50%");
+        assert_eq!(log.received(), 2, "the tail again is nothing new");
+        assert_eq!(log.shown(), ["30%", "done", "50%"]);
+    }
+
+    #[test]
+    fn a_line_that_never_ends_keeps_only_its_latest_part() {
+        let mut log = FollowedLog::new(100, 10);
+        for _ in 0..100 {
+            log.push(&[b'#'; 4096]);
+        }
+        assert_eq!(log.window(0, 1)[0].len(), PARTIAL_CAP);
     }
 
     #[test]

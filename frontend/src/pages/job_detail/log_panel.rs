@@ -10,7 +10,7 @@ use anteroom_shared::api::jobs::TaskBody;
 use anteroom_shared::api::pods::JobPods;
 use leptos::prelude::*;
 
-use super::followed_log::{FollowedLog, GAP_LINE};
+use super::followed_log::{FollowedLog, GAP_LINE, REPEAT_LINE};
 use crate::api::ApiFailure;
 use crate::components::{CARD, Fetched, INPUT, LINK, show, use_fetch};
 use crate::i18n::{k, use_i18n};
@@ -38,8 +38,9 @@ const VIEW_PX: f64 = 384.0;
 /// Lines rendered above and below the view, so a fast scroll rarely shows a gap.
 const OVERSCAN: usize = 30;
 
-/// The first wait before taking a dropped stream up again; it doubles up to [`RETRY_MAX`] while
-/// connections bring nothing new.
+/// The first wait before taking a stream up again when the last one brought nothing new; it
+/// doubles up to [`RETRY_MAX`] while connections bring nothing new (one that did is taken up
+/// again at once).
 const RETRY_FIRST: Duration = Duration::from_secs(1);
 
 /// The longest wait between two attempts.
@@ -129,7 +130,7 @@ async fn follow_log(
             FollowState::Reconnecting
         });
         first = false;
-        let before = followed.with_untracked(|log| (log.len(), log.dropped()));
+        let before = followed.with_untracked(FollowedLog::received);
         let result = crate::api::follow_job_log(id, &task, replica, FOLLOWED_TAIL, &abort, |bytes| {
             if state.get_untracked() != FollowState::Following {
                 state.set(FollowState::Following);
@@ -148,20 +149,38 @@ async fn follow_log(
                 return;
             }
             Ok(()) => {}
-            Err(failure) if failure.code == "network" => {}
-            Err(failure) => {
+            // Refusals that a wait does not change; the others (the connection, the cluster
+            // unavailable for a while, a pod not created yet, every stream slot taken) are
+            // tried again while the job is not finished.
+            Err(failure) if !unfinished || final_refusal(&failure.code) => {
                 state.set(FollowState::Refused(failure));
                 return;
             }
+            Err(_) => {}
         }
-        let grew = followed.with_untracked(|log| (log.len(), log.dropped())) != before;
-        wait = if grew { RETRY_FIRST } else { (wait * 2).min(RETRY_MAX) };
+        // New lines came: taken up at once (a read cut at the server's limit loses nothing);
+        // none: a longer wait each time (a pod that ended while its job runs on).
+        let grew = followed.with_untracked(FollowedLog::received) != before;
+        wait = if grew {
+            Duration::ZERO
+        } else {
+            (wait * 2).clamp(RETRY_FIRST, RETRY_MAX)
+        };
         state.set(FollowState::Reconnecting);
         sleep(wait).await;
         if abort.aborted() {
             return;
         }
     }
+}
+
+/// Whether an API refusal of a followed log stays the same however long one waits: the
+/// session is gone, the job is not the reader's, the request is wrong.
+fn final_refusal(code: &str) -> bool {
+    matches!(
+        code,
+        "unauthorized" | "forbidden" | "job_not_found" | "validation_failed"
+    )
 }
 
 /// A pod's log: task and replica to choose, the last lines in monospace, "Follow" to keep
@@ -393,7 +412,13 @@ fn LogLines(
             .enumerate()
             .map(|(i, line)| {
                 let number = (first + i + 1).to_string();
-                if line == GAP_LINE {
+                if line == REPEAT_LINE {
+                    view! {
+                        <div class="whitespace-pre px-3 italic text-amber-300" style:height=format!("{LINE_PX}px") style:line-height=format!("{LINE_PX}px")
+                            data-line=number data-testid="log-repeat">{move || i18n.t(k!("logs.repeat"))}</div>
+                    }
+                    .into_any()
+                } else if line == GAP_LINE {
                     view! {
                         <div class="whitespace-pre px-3 italic text-amber-300" style:height=format!("{LINE_PX}px") style:line-height=format!("{LINE_PX}px")
                             data-line=number data-testid="log-gap">{move || i18n.t(k!("logs.gap"))}</div>

@@ -70,7 +70,8 @@ pub struct NodeRefusal {
     /// For `insufficient`: the resource (`cpu`, `nvidia.com/a100`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<String>,
-    /// For `taint`: the taints not tolerated (`key: value`) — to admins only, like the message.
+    /// For `taint`: the taints not tolerated (`key: value`), as every user reads them on the
+    /// nodes (`GET /api/v1/cluster/nodes`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub taints: Vec<String>,
 }
@@ -143,15 +144,6 @@ impl ClusterCause {
             .or_else(|| one("Started container ", CauseCode::ContainerStarted, "container"))
             .or_else(|| one("Stopping container ", CauseCode::ContainerStopping, "container"))
     }
-
-    /// What the job's owner is told: the same cause without the taints of nodes (the cluster's
-    /// message is withheld from owners for the same reason).
-    pub fn for_owner(mut self) -> Self {
-        for refusal in &mut self.refusals {
-            refusal.taints.clear();
-        }
-        self
-    }
 }
 
 /// `0/N nodes are available: 2 Insufficient cpu, 3 node(s) were unschedulable.` (the
@@ -223,6 +215,11 @@ fn refusal(part: &str) -> Option<NodeRefusal> {
     if let Some(resource) = why.strip_prefix("Insufficient ") {
         refusal.why = RefusalKind::Insufficient;
         refusal.resource = Some(resource.trim().to_owned());
+    } else if why.contains("node.kubernetes.io/not-ready") || why.contains("node.kubernetes.io/unreachable") {
+        // Newer schedulers say a node is not ready through the taint the node controller sets.
+        refusal.why = RefusalKind::NotReady;
+    } else if why.contains("node.kubernetes.io/unschedulable") {
+        refusal.why = RefusalKind::Unschedulable;
     } else if why.contains("taint") {
         refusal.why = RefusalKind::Taint;
         if let (Some(open), Some(close)) = (why.find('{'), why.rfind('}'))
@@ -237,7 +234,10 @@ fn refusal(part: &str) -> Option<NodeRefusal> {
         refusal.why = RefusalKind::NotReady;
     } else if why.contains("unschedulable") {
         refusal.why = RefusalKind::Unschedulable;
-    } else if why.contains("didn't match") && (why.contains("affinity") || why.contains("selector")) {
+    } else if why.contains("didn't match")
+        && !why.contains("anti-affinity")
+        && (why.contains("affinity") || why.contains("selector"))
+    {
         refusal.why = RefusalKind::NodeSelector;
     }
     Some(refusal)
@@ -263,9 +263,9 @@ fn gang(m: &str) -> Option<ClusterCause> {
     }
     let rest = rest.strip_prefix("tasks in gang unschedulable:")?;
     let number_before = |word: &str| {
-        split_top_level(first_sentence(rest))
-            .into_iter()
-            .find_map(|p| p.strip_suffix(word).and_then(|n| n.trim().parse::<u32>().ok()))
+        first_sentence(rest)
+            .split([',', ';'])
+            .find_map(|p| p.trim().strip_suffix(word).and_then(|n| n.trim().parse::<u32>().ok()))
     };
     let pending = number_before(" Pending").unwrap_or(total);
     let min_available = number_before(" minAvailable").unwrap_or(total);
@@ -289,7 +289,7 @@ mod tests {
     #[test]
     fn the_schedulers_summary_counts_nodes_by_why() {
         let c = ClusterCause::of_message(
-            "0/5 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: , gpu: a100}, \
+            "0/5 nodes are available: 1 node(s) had untolerated taint {team.example/owner: nlp, gpu: a100}, \
              2 Insufficient nvidia.com/a100, 1 node(s) were unschedulable, 1 node(s) didn't match Pod's node \
              affinity/selector. preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling.",
         )
@@ -305,14 +305,8 @@ mod tests {
                 (1, RefusalKind::NodeSelector)
             ]
         );
-        assert_eq!(c.refusals[0].taints, ["node.kubernetes.io/not-ready:", "gpu: a100"]);
+        assert_eq!(c.refusals[0].taints, ["team.example/owner: nlp", "gpu: a100"]);
         assert_eq!(c.refusals[1].resource.as_deref(), Some("nvidia.com/a100"));
-        let owner = c.for_owner();
-        assert!(
-            owner.refusals[0].taints.is_empty(),
-            "taints are the cluster's, for admins"
-        );
-        assert_eq!(owner.refusals[0].why, RefusalKind::Taint);
     }
 
     #[test]
@@ -321,6 +315,17 @@ mod tests {
         assert_eq!(c.refusals[0].why, RefusalKind::Other);
         let c = ClusterCause::of_message("0/3 nodes are available: 3 node(s) were not ready.").unwrap();
         assert_eq!((c.refusals[0].count, c.refusals[0].why), (3, RefusalKind::NotReady));
+        let c = ClusterCause::of_message(
+            "0/4 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, \
+             1 node(s) had untolerated taint {node.kubernetes.io/unschedulable: }, 2 node(s) didn't match pod \
+             anti-affinity rules.",
+        )
+        .unwrap();
+        let whys: Vec<RefusalKind> = c.refusals.iter().map(|r| r.why).collect();
+        assert_eq!(
+            whys,
+            [RefusalKind::NotReady, RefusalKind::Unschedulable, RefusalKind::Other]
+        );
         assert_eq!(
             ClusterCause::of_message("0/x nodes are available: 1 Insufficient cpu."),
             None
@@ -340,12 +345,12 @@ mod tests {
             (CauseCode::GangDoesNotFit, "1", "3", "main")
         );
         let c = ClusterCause::of_message(
-            "2/2 tasks in gang unschedulable: pod group is not ready, 2 Pending, 2 minAvailable; Pending: 2 Unschedulable",
+            "3/4 tasks in gang unschedulable: pod group is not ready, 3 Pending, 2 minAvailable; Pending: 3 Unschedulable",
         )
         .unwrap();
         assert_eq!(
             (c.code, param(&c, "pending"), param(&c, "minAvailable")),
-            (CauseCode::GangUnschedulable, "2", "2")
+            (CauseCode::GangUnschedulable, "3", "2")
         );
         let c = ClusterCause::of_message("Successfully assigned jobs/ar-4-main-0 to gpu-1").unwrap();
         assert_eq!((c.code, param(&c, "node")), (CauseCode::Scheduled, "gpu-1"));
