@@ -5,7 +5,7 @@
 //! and a client that sends no `If-Match` keeps working.
 
 use anteroom_tests::TestApp;
-use anteroom_tests::api::{call, code, job, put_if, queue, read_tagged};
+use anteroom_tests::api::{call, code, job, put_if, queue, quota, read_tagged};
 use anteroom_tests::both;
 use serde_json::{Value, json};
 
@@ -147,4 +147,66 @@ async fn templates_queues_and_destinations_are_versioned(app: TestApp) {
 both!(
     templates_queues_and_destinations,
     templates_queues_and_destinations_are_versioned
+);
+
+async fn quotas_tolerations_and_volumes_are_versioned(app: TestApp) {
+    let admin = app.admin_token().await;
+    let kim = app.user_token("kim").await;
+
+    let rule = quota(&app, &admin, "default", json!({"cpu": "4"})).await;
+    let quota_path = format!("/api/v1/admin/queue-quotas/{}", rule["id"]);
+    let cpu = |n: &str| json!({"queue": "default", "limits": {"cpu": n}});
+    versions_hold(&app, &admin, &quota_path, [cpu("6"), cpu("8"), cpu("10")], |q| {
+        q["limits"].clone()
+    })
+    .await;
+
+    let gpu = json!({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"});
+    let (status, rule) = call(
+        &app,
+        "POST",
+        "/api/v1/admin/toleration-rules",
+        &admin,
+        Some(json!({"resource": "nvidia.com/a100", "tolerations": [gpu], "description": "one"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{rule}");
+    let rule_path = format!("/api/v1/admin/toleration-rules/{}", rule["id"]);
+    let why = |d: &str| json!({"resource": "nvidia.com/a100", "tolerations": [gpu], "description": d});
+    versions_hold(&app, &admin, &rule_path, [why("two"), why("three"), why("four")], |r| {
+        r["description"].clone()
+    })
+    .await;
+
+    let data = |d: &str| {
+        json!({"name": "data", "source": {"pvc": {"claimName": "data"}}, "mountPath": "/data",
+            "readOnly": true, "description": d})
+    };
+    let (status, volume) = call(&app, "POST", "/api/v1/admin/volumes", &admin, Some(data("one"))).await;
+    assert_eq!(status, 201, "{volume}");
+    versions_hold(
+        &app,
+        &admin,
+        "/api/v1/admin/volumes/data",
+        [data("two"), data("three"), data("four")],
+        |v| v["description"].clone(),
+    )
+    .await;
+
+    for (path, missing) in [
+        ("/api/v1/admin/queue-quotas/999999", "quota_not_found"),
+        ("/api/v1/admin/toleration-rules/999999", "toleration_rule_not_found"),
+        ("/api/v1/admin/volumes/nowhere", "volume_not_found"),
+    ] {
+        let (status, body) = call(&app, "GET", path, &admin, None).await;
+        assert_eq!((status.as_u16(), code(&body)), (404, missing), "{path}: {body}");
+    }
+    for path in [&quota_path, &rule_path, "/api/v1/admin/volumes/data"] {
+        let (status, _) = call(&app, "GET", path, &kim, None).await;
+        assert_eq!(status, 403, "{path} is for admins");
+    }
+}
+both!(
+    quotas_tolerations_and_volumes,
+    quotas_tolerations_and_volumes_are_versioned
 );

@@ -9,6 +9,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::QuotaError;
 use crate::error::{ApiError, ApiResult};
+use crate::etag::{IfMatch, Tagged};
 use crate::extract::{ApiJson, ApiPath};
 use crate::quotas;
 use crate::state::AppState;
@@ -17,7 +18,7 @@ use crate::state::AppState;
 pub fn admin_router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_quotas, create_quota))
-        .routes(routes!(replace_quota, delete_quota))
+        .routes(routes!(get_quota, replace_quota, delete_quota))
 }
 
 impl From<QuotaError> for ApiError {
@@ -30,6 +31,7 @@ impl From<QuotaError> for ApiError {
                 ApiError::not_found("queue_not_found", message).with_details(serde_json::json!({ "field": "queue" }))
             }
             QuotaError::Invalid(problems) => ApiError::from_problems(problems),
+            QuotaError::Stale(tag) => crate::etag::stale(&tag),
             QuotaError::Db(e) => e.into(),
         }
     }
@@ -71,9 +73,29 @@ async fn create_quota(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<QueueQuotaBody>,
 ) -> ApiResult<(StatusCode, Json<QueueQuotaRule>)> {
-    let rule = quotas::save(&state.db, &body, None).await?;
+    let rule = quotas::save(&state.db, &body, None, None).await?;
     state.signals.wake_watcher();
     Ok((StatusCode::CREATED, Json(rule)))
+}
+
+/// One rule, and its version (`ETag`) for a change.
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/queue-quotas/{id}",
+    tag = "quotas",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Rule id")),
+    responses(
+        (status = 200, description = "The rule", body = QueueQuotaRule,
+            headers(("ETag" = String, description = "Its version: send it back in `If-Match` with a change"))),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
+        (status = 404, description = "`quota_not_found`", body = ErrorBody),
+        (status = 422, description = "`validation_failed`: the id is not a number", body = ErrorBody),
+    )
+)]
+async fn get_quota(State(state): State<AppState>, ApiPath(id): ApiPath<i64>) -> ApiResult<Tagged<QueueQuotaRule>> {
+    Ok(Tagged::new(quotas::get(&state.db_read, id).await?))
 }
 
 /// Replaces a rule; wakes the watcher.
@@ -82,25 +104,31 @@ async fn create_quota(
     path = "/api/v1/admin/queue-quotas/{id}",
     tag = "quotas",
     security(("bearer" = [])),
-    params(("id" = i64, Path, description = "Rule id")),
+    params(
+        ("id" = i64, Path, description = "Rule id"),
+        ("If-Match" = Option<String>, Header, description = "The `ETag` of the rule the change was made on"),
+    ),
     request_body = QueueQuotaBody,
     responses(
-        (status = 200, description = "Replaced", body = QueueQuotaRule),
+        (status = 200, description = "Replaced", body = QueueQuotaRule,
+            headers(("ETag" = String, description = "Its new version"))),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
         (status = 404, description = "`quota_not_found`; `queue_not_found` (the body names an unknown queue)", body = ErrorBody),
         (status = 409, description = "`quota_exists`: another rule has that queue", body = ErrorBody),
+        (status = 412, description = "`precondition_failed`: changed since the `If-Match` was read; nothing stored", body = ErrorBody),
         (status = 422, description = "`validation_failed` naming the fields", body = ErrorBody),
     )
 )]
 async fn replace_quota(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<i64>,
+    IfMatch(if_match): IfMatch,
     ApiJson(body): ApiJson<QueueQuotaBody>,
-) -> ApiResult<Json<QueueQuotaRule>> {
-    let rule = quotas::save(&state.db, &body, Some(id)).await?;
+) -> ApiResult<Tagged<QueueQuotaRule>> {
+    let rule = quotas::save(&state.db, &body, Some(id), if_match.as_deref()).await?;
     state.signals.wake_watcher();
-    Ok(Json(rule))
+    Ok(Tagged::new(rule))
 }
 
 /// Deletes a rule; wakes the watcher (jobs it held may start).

@@ -32,6 +32,10 @@ pub enum QuotaError {
     /// Invalid fields, all of them: (field, problem).
     #[error("invalid quota")]
     Invalid(Vec<(String, Rule)>),
+    /// The write's `If-Match` no longer names the stored rule (`precondition_failed`); carries
+    /// the stored one's tag.
+    #[error("the queue quota changed since it was read")]
+    Stale(String),
     /// The database failed.
     #[error(transparent)]
     Db(#[from] DbErr),
@@ -63,6 +67,15 @@ pub async fn all(db: &impl ConnectionTrait) -> Result<Vec<QueueQuota>, DbErr> {
             })
         })
         .collect()
+}
+
+/// One rule.
+pub async fn get(db: &impl ConnectionTrait, id: i64) -> Result<QueueQuotaRule, QuotaError> {
+    let row = entity::Entity::find_by_id(id)
+        .one(db)
+        .await?
+        .ok_or(QuotaError::NotFound(id))?;
+    Ok(to_api(&row)?)
 }
 
 /// Every rule, by id.
@@ -107,11 +120,13 @@ fn validate(body: &QueueQuotaBody) -> Result<(), QuotaError> {
     }
 }
 
-/// Creates (`id = None`) or replaces a rule.
+/// Creates (`id = None`) or replaces a rule; a replacement with `if_match` is made only on the
+/// stored rule it names ([`crate::etag`]).
 pub async fn save(
     db: &DatabaseConnection,
     body: &QueueQuotaBody,
     id: Option<i64>,
+    if_match: Option<&str>,
 ) -> Result<QueueQuotaRule, QuotaError> {
     validate(body)?;
     let txn = crate::store::write_transaction(db).await?;
@@ -134,6 +149,12 @@ pub async fn save(
         ),
         None => None,
     };
+    if let (Some(row), Some(if_match)) = (&existing, if_match) {
+        let tag = crate::etag::of(&to_api(row)?);
+        if !crate::etag::matches(if_match, &tag) {
+            return Err(QuotaError::Stale(tag));
+        }
+    }
     let clash = entity::Entity::find()
         .filter(entity::Column::Queue.eq(&body.queue))
         .one(&txn)

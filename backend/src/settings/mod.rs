@@ -96,14 +96,15 @@ impl Settings {
             .await?
             .ok_or_else(|| DbErr::RecordNotFound("prequeue_config row 1".into()))?;
         let stored = config_of(&row)?;
+        // An invalid change is refused as such (422) whatever version it was made on.
+        let config = change.apply_to(&stored);
+        config.validate().map_err(SettingsError::Invalid)?;
         let tag = crate::etag::of(&stored);
         if let Some(if_match) = if_match
             && !crate::etag::matches(if_match, &tag)
         {
             return Err(SettingsError::Stale(tag));
         }
-        let config = change.apply_to(&stored);
-        config.validate().map_err(SettingsError::Invalid)?;
         let mut active = row.into_active_model();
         active.backfill_enabled = Set(config.backfill_enabled);
         active.queue_quota_enabled = Set(config.queue_quota_enabled);

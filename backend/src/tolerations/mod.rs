@@ -27,6 +27,10 @@ pub enum TolerationRuleError {
     /// Invalid fields, all of them: (field, problem).
     #[error("invalid toleration rule")]
     Invalid(Vec<(String, String)>),
+    /// The write's `If-Match` no longer names the stored rule (`precondition_failed`); carries
+    /// the stored one's tag.
+    #[error("the toleration rule changed since it was read")]
+    Stale(String),
     /// The database failed.
     #[error(transparent)]
     Db(#[from] DbErr),
@@ -46,6 +50,15 @@ pub fn to_api(row: &entity::Model) -> Result<TolerationRule, DbErr> {
         tolerations: tolerations_of(row)?,
         description: row.description.clone(),
     })
+}
+
+/// One rule.
+pub async fn get(db: &impl ConnectionTrait, id: i64) -> Result<TolerationRule, TolerationRuleError> {
+    let row = entity::Entity::find_by_id(id)
+        .one(db)
+        .await?
+        .ok_or(TolerationRuleError::NotFound(id))?;
+    Ok(to_api(&row)?)
 }
 
 /// Every rule, by id.
@@ -88,11 +101,13 @@ pub fn decode(text: &str) -> Result<Vec<Toleration>, serde_json::Error> {
     serde_json::from_str(text)
 }
 
-/// Creates (`id = None`) or replaces a rule.
+/// Creates (`id = None`) or replaces a rule; a replacement with `if_match` is made only on the
+/// stored rule it names ([`crate::etag`]).
 pub async fn save(
     db: &DatabaseConnection,
     body: &TolerationRuleBody,
     id: Option<i64>,
+    if_match: Option<&str>,
 ) -> Result<TolerationRule, TolerationRuleError> {
     let problems = body.problems();
     if !problems.is_empty() {
@@ -120,6 +135,12 @@ pub async fn save(
                 .one(&txn)
                 .await?
                 .ok_or(TolerationRuleError::NotFound(id))?;
+            if let Some(if_match) = if_match {
+                let tag = crate::etag::of(&to_api(&row)?);
+                if !crate::etag::matches(if_match, &tag) {
+                    return Err(TolerationRuleError::Stale(tag));
+                }
+            }
             let mut active: entity::ActiveModel = row.into();
             active.resource = Set(body.resource.clone());
             active.queue = Set(body.queue.clone());

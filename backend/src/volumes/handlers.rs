@@ -11,6 +11,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::VolumeError;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ApiResult};
+use crate::etag::{IfMatch, Tagged};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::queues;
 use crate::state::AppState;
@@ -25,7 +26,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub fn admin_router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_volumes, create_volume))
-        .routes(routes!(replace_volume, delete_volume))
+        .routes(routes!(get_volume, replace_volume, delete_volume))
 }
 
 impl From<VolumeError> for ApiError {
@@ -38,6 +39,7 @@ impl From<VolumeError> for ApiError {
                 ApiError::not_found("queue_not_found", message).with_details(serde_json::json!({ "field": "queues" }))
             }
             VolumeError::Invalid(problems) => ApiError::from_problems(problems),
+            VolumeError::Stale(tag) => crate::etag::stale(&tag),
             VolumeError::Db(e) => e.into(),
         }
     }
@@ -120,7 +122,29 @@ async fn create_volume(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<VolumeBody>,
 ) -> ApiResult<(StatusCode, Json<Volume>)> {
-    Ok((StatusCode::CREATED, Json(volumes::save(&state.db, &body, None).await?)))
+    Ok((
+        StatusCode::CREATED,
+        Json(volumes::save(&state.db, &body, None, None).await?),
+    ))
+}
+
+/// One volume of the catalogue, and its version (`ETag`) for a change.
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/volumes/{name}",
+    tag = "volumes",
+    security(("bearer" = [])),
+    params(("name" = String, Path, description = "Volume name")),
+    responses(
+        (status = 200, description = "The volume", body = Volume,
+            headers(("ETag" = String, description = "Its version: send it back in `If-Match` with a change"))),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
+        (status = 404, description = "`volume_not_found`", body = ErrorBody),
+    )
+)]
+async fn get_volume(State(state): State<AppState>, ApiPath(name): ApiPath<String>) -> ApiResult<Tagged<Volume>> {
+    Ok(Tagged::new(volumes::get(&state.db_read, &name).await?))
 }
 
 /// Replaces a volume (its name stays); jobs already submitted keep what they mount.
@@ -129,22 +153,30 @@ async fn create_volume(
     path = "/api/v1/admin/volumes/{name}",
     tag = "volumes",
     security(("bearer" = [])),
-    params(("name" = String, Path, description = "Volume name")),
+    params(
+        ("name" = String, Path, description = "Volume name"),
+        ("If-Match" = Option<String>, Header, description = "The `ETag` of the volume the change was made on"),
+    ),
     request_body = VolumeBody,
     responses(
-        (status = 200, description = "Replaced", body = Volume),
+        (status = 200, description = "Replaced", body = Volume,
+            headers(("ETag" = String, description = "Its new version"))),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
         (status = 404, description = "`volume_not_found`; `queue_not_found`", body = ErrorBody),
+        (status = 412, description = "`precondition_failed`: changed since the `If-Match` was read; nothing stored", body = ErrorBody),
         (status = 422, description = "`validation_failed` naming the fields (also a changed name)", body = ErrorBody),
     )
 )]
 async fn replace_volume(
     State(state): State<AppState>,
     ApiPath(name): ApiPath<String>,
+    IfMatch(if_match): IfMatch,
     ApiJson(body): ApiJson<VolumeBody>,
-) -> ApiResult<Json<Volume>> {
-    Ok(Json(volumes::save(&state.db, &body, Some(&name)).await?))
+) -> ApiResult<Tagged<Volume>> {
+    Ok(Tagged::new(
+        volumes::save(&state.db, &body, Some(&name), if_match.as_deref()).await?,
+    ))
 }
 
 /// Removes a volume from the catalogue; jobs that mount it keep it.

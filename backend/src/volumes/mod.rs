@@ -31,6 +31,10 @@ pub enum VolumeError {
     /// Invalid fields: (field, problem).
     #[error("invalid volume")]
     Invalid(Vec<(String, String)>),
+    /// The write's `If-Match` no longer names the stored entry (`precondition_failed`); carries
+    /// the stored one's tag.
+    #[error("the volume changed since it was read")]
+    Stale(String),
     /// The database failed.
     #[error(transparent)]
     Db(#[from] DbErr),
@@ -38,6 +42,15 @@ pub enum VolumeError {
 
 fn to_api(row: &entity::Model) -> Result<Volume, DbErr> {
     serde_json::from_str(&row.spec).map_err(|e| DbErr::Custom(format!("volume {:?}: unreadable: {e}", row.name)))
+}
+
+/// One entry.
+pub async fn get(db: &impl ConnectionTrait, name: &str) -> Result<Volume, VolumeError> {
+    let row = entity::Entity::find_by_id(name.to_owned())
+        .one(db)
+        .await?
+        .ok_or_else(|| VolumeError::NotFound(name.to_owned()))?;
+    Ok(to_api(&row)?)
 }
 
 /// Every entry, by name.
@@ -49,8 +62,14 @@ pub async fn list(db: &impl ConnectionTrait) -> Result<Vec<Volume>, DbErr> {
     rows.iter().map(to_api).collect()
 }
 
-/// Creates (`name = None`) or replaces the entry `name` (whose name cannot change).
-pub async fn save(db: &DatabaseConnection, body: &VolumeBody, name: Option<&str>) -> Result<Volume, VolumeError> {
+/// Creates (`name = None`) or replaces the entry `name` (whose name cannot change); a
+/// replacement with `if_match` is made only on the stored entry it names ([`crate::etag`]).
+pub async fn save(
+    db: &DatabaseConnection,
+    body: &VolumeBody,
+    name: Option<&str>,
+    if_match: Option<&str>,
+) -> Result<Volume, VolumeError> {
     let mut problems: Vec<(String, String)> = body.problems().into_iter().map(|(f, p)| (f, p.to_string())).collect();
     if name.is_some_and(|n| n != body.name) {
         problems.push((
@@ -85,6 +104,12 @@ pub async fn save(db: &DatabaseConnection, body: &VolumeBody, name: Option<&str>
             .await?;
         }
         (Some(_), Some(row)) => {
+            if let Some(if_match) = if_match {
+                let tag = crate::etag::of(&to_api(&row)?);
+                if !crate::etag::matches(if_match, &tag) {
+                    return Err(VolumeError::Stale(tag));
+                }
+            }
             let mut active: entity::ActiveModel = row.into();
             active.spec = Set(spec);
             active.updated_at = Set(now);
