@@ -51,27 +51,25 @@ pub async fn call(app: &TestApp, method: &str, path: &str, token: &str, body: Op
     (status, value)
 }
 
-/// `GET path` with the token: the status and the answer as text (a log, say).
-pub async fn call_text(app: &TestApp, path: &str, token: &str) -> (StatusCode, String) {
-    let res = app
-        .client
+/// `GET path` with the token, the answer as it came.
+async fn get(app: &TestApp, path: &str, token: &str) -> reqwest::Response {
+    app.client
         .get(app.url(path))
         .bearer_auth(token)
         .send()
         .await
-        .expect("request");
+        .expect("request")
+}
+
+/// `GET path` with the token: the status and the answer as text (a log, say).
+pub async fn call_text(app: &TestApp, path: &str, token: &str) -> (StatusCode, String) {
+    let res = get(app, path, token).await;
     (res.status(), res.text().await.expect("body"))
 }
 
 /// `GET path`: the `ETag` (panics without one) and the JSON answer; panics unless 200.
 pub async fn read_tagged(app: &TestApp, path: &str, token: &str) -> (String, Value) {
-    let res = app
-        .client
-        .get(app.url(path))
-        .bearer_auth(token)
-        .send()
-        .await
-        .expect("request");
+    let res = get(app, path, token).await;
     assert_eq!(res.status(), 200, "GET {path}");
     let etag = res
         .headers()
