@@ -43,6 +43,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/jobs/new") view=|| view! { <RequireUser><pages::NewJob /></RequireUser> } />
                     <Route path=path!("/jobs/:id") view=|| view! { <RequireUser><pages::JobDetail /></RequireUser> } />
                     <Route path=path!("/templates") view=|| view! { <RequireUser><pages::Templates /></RequireUser> } />
+                    <Route path=path!("/cluster") view=|| view! { <RequireUser><pages::Capacity /></RequireUser> } />
                     <Route path=path!("/notifications") view=|| view! { <RequireUser><pages::Notifications /></RequireUser> } />
                     <Route path=path!("/admin/prequeue") view=|| view! { <RequireAdmin><pages::AdminPrequeue /></RequireAdmin> } />
                     <Route path=path!("/admin/quotas") view=|| view! { <RequireAdmin><pages::AdminQuotas /></RequireAdmin> } />

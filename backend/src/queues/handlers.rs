@@ -79,11 +79,13 @@ impl From<QueueError> for ApiError {
 async fn list_queues(State(state): State<AppState>, AuthUser(user): AuthUser) -> ApiResult<Json<Vec<Queue>>> {
     let rows = queues::usable_by(&state.db_read, &user).await?;
     let used = queues::used_by_queue(&state.db_read).await?;
+    let waiting = queues::usage::waiting_by_queue(&state.db_read).await?;
     let mut out = Vec::with_capacity(rows.len());
     for row in rows {
         out.push(Queue {
             capacity: queues::capacity_of(&row)?,
             used: used.get(&row.name).cloned().unwrap_or_default(),
+            waiting: waiting.get(&row.name).copied().unwrap_or(0),
             name: row.name,
             display_name: row.display_name,
             open: row.open,
@@ -100,11 +102,13 @@ async fn admin_view(state: &AppState, name: Option<&str>) -> ApiResult<Vec<Admin
     let rows = queues::all(&state.db_read).await?;
     let mut members = queues::members(&state.db_read).await?;
     let used = queues::used_by_queue(&state.db_read).await?;
+    let waiting = queues::usage::waiting_by_queue(&state.db_read).await?;
     let mut out = Vec::new();
     for row in rows.into_iter().filter(|r| name.is_none_or(|n| n == r.name)) {
         out.push(AdminQueue {
             capacity: queues::capacity_of(&row)?,
             used: used.get(&row.name).cloned().unwrap_or_default(),
+            waiting: waiting.get(&row.name).copied().unwrap_or(0),
             members: members.remove(&row.name).unwrap_or_default(),
             name: row.name,
             display_name: row.display_name,

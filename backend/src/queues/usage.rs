@@ -89,3 +89,28 @@ pub fn subtree_usage(tree: &QueueTree, rows: &[UsageRow]) -> BTreeMap<String, Re
     }
     used
 }
+
+#[derive(FromQueryResult)]
+struct Waiting {
+    queue: String,
+    n: i64,
+}
+
+/// How many jobs wait in the prequeue of each queue (all users; a queue with none is absent):
+/// the length of each line, which every user may see.
+pub async fn waiting_by_queue(db: &impl ConnectionTrait) -> Result<BTreeMap<String, u64>, DbErr> {
+    let query = Query::select()
+        .column(Alias::new("queue"))
+        .expr_as(Expr::col(Alias::new("id")).count(), Alias::new("n"))
+        .from(Alias::new("jobs"))
+        .and_where(Expr::col(Alias::new("phase")).eq(JobPhase::Prequeue.as_str()))
+        .group_by_col(Alias::new("queue"))
+        .to_owned();
+    let rows = Waiting::find_by_statement(db.get_database_backend().build(&query))
+        .all(db)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.queue, u64::try_from(r.n).unwrap_or(0)))
+        .collect())
+}

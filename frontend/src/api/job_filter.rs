@@ -65,6 +65,8 @@ impl JobFilter {
             q.push_str(&format!("&q={}", encode(self.search.trim())));
         }
         q.push_str(&format!("&sort={}", encode(&self.sort.as_param())));
+        // Each waiting job with why it waits (the list shows the short reason).
+        q.push_str("&standing=true");
         q
     }
 

@@ -96,12 +96,13 @@ pub async fn admin_queue(name: &str) -> Result<Versioned<AdminQueue>, ApiFailure
 }
 
 /// `PUT /api/v1/admin/queues/{name}` of a change made on `shown` (a row of the queue list);
-/// refused when the queue's definition is no longer `shown`'s (its usage may have moved).
+/// refused when the queue's definition is no longer `shown`'s (its usage and line may have moved).
 pub async fn replace_queue(shown: &AdminQueue, body: &QueueBody) -> Result<AdminQueue, ApiFailure> {
     let path = format!("/api/v1/admin/queues/{}", encode(&shown.name));
     let same_definition = |now: &AdminQueue| {
         AdminQueue {
             used: now.used.clone(),
+            waiting: now.waiting,
             ..shown.clone()
         } == *now
     };

@@ -22,21 +22,14 @@ pub fn schedule_description(t: ScheduleType) -> Key {
     }
 }
 
-/// Normal in emerald, Elastic in amber.
+/// Normal and Elastic, each in its colour of the palette (`components::palette`).
 #[component]
 pub fn ScheduleTypeBadge(
     /// The job's schedule type.
     schedule_type: ScheduleType,
 ) -> impl IntoView {
     let i18n = use_i18n();
-    let class = match schedule_type {
-        ScheduleType::Normal => {
-            "inline-flex rounded-full border border-emerald-300 dark:border-emerald-700 bg-emerald-50 dark:bg-emerald-950 px-2 py-0.5 text-xs font-medium text-emerald-900 dark:text-emerald-100"
-        }
-        ScheduleType::Backfill => {
-            "inline-flex rounded-full border border-amber-300 dark:border-amber-700 bg-amber-50 dark:bg-amber-950 px-2 py-0.5 text-xs font-medium text-amber-900 dark:text-amber-100"
-        }
-    };
+    let class = crate::components::palette::schedule_badge(schedule_type);
     view! {
         <span class=class title=move || i18n.t(schedule_description(schedule_type))
             data-testid="schedule-badge" data-value=schedule_type.as_str()>
@@ -74,48 +67,14 @@ fn phase_description(phase: JobPhase) -> Key {
     }
 }
 
-/// One colour per phase; Prequeue violet ("Waiting to Queue"), Preempted marked apart.
+/// One colour per phase (`components::palette`); Preempted is dashed as well.
 #[component]
 pub fn PhaseBadge(
     /// The job's phase.
     phase: JobPhase,
 ) -> impl IntoView {
     let i18n = use_i18n();
-    let class = match phase {
-        JobPhase::Prequeue => {
-            "inline-flex rounded-full border border-violet-300 dark:border-violet-700 bg-violet-100 dark:bg-violet-900 px-2 py-0.5 text-xs font-medium text-violet-900 dark:text-violet-100"
-        }
-        JobPhase::Activating | JobPhase::Pending => {
-            "inline-flex rounded-full border border-yellow-300 dark:border-yellow-700 bg-yellow-50 dark:bg-yellow-950 px-2 py-0.5 text-xs font-medium text-yellow-900 dark:text-yellow-100"
-        }
-        JobPhase::Running => {
-            "inline-flex rounded-full border border-sky-300 dark:border-sky-700 bg-sky-50 dark:bg-sky-950 px-2 py-0.5 text-xs font-medium text-sky-900 dark:text-sky-100"
-        }
-        JobPhase::Restarting => {
-            "inline-flex rounded-full border border-cyan-300 dark:border-cyan-700 bg-cyan-50 dark:bg-cyan-950 px-2 py-0.5 text-xs font-medium text-cyan-900 dark:text-cyan-100"
-        }
-        JobPhase::Completing => {
-            "inline-flex rounded-full border border-teal-300 dark:border-teal-700 bg-teal-50 dark:bg-teal-950 px-2 py-0.5 text-xs font-medium text-teal-900 dark:text-teal-100"
-        }
-        JobPhase::Completed => {
-            "inline-flex rounded-full border border-emerald-300 dark:border-emerald-700 bg-emerald-50 dark:bg-emerald-950 px-2 py-0.5 text-xs font-medium text-emerald-900 dark:text-emerald-100"
-        }
-        JobPhase::Aborting | JobPhase::Aborted => {
-            "inline-flex rounded-full border border-rose-300 dark:border-rose-700 bg-rose-50 dark:bg-rose-950 px-2 py-0.5 text-xs font-medium text-rose-900 dark:text-rose-100"
-        }
-        JobPhase::Terminating | JobPhase::Terminated => {
-            "inline-flex rounded-full border border-stone-300 dark:border-stone-600 bg-stone-100 dark:bg-stone-800 px-2 py-0.5 text-xs font-medium text-stone-800 dark:text-stone-100"
-        }
-        JobPhase::Failed => {
-            "inline-flex rounded-full border border-red-300 dark:border-red-700 bg-red-50 dark:bg-red-950 px-2 py-0.5 text-xs font-medium text-red-900 dark:text-red-100"
-        }
-        JobPhase::Preempted => {
-            "inline-flex rounded-full border-2 border-dashed border-orange-400 bg-orange-50 dark:bg-orange-950 px-2 py-0.5 text-xs font-medium text-orange-900 dark:text-orange-100"
-        }
-        _ => {
-            "inline-flex rounded-full border border-slate-300 dark:border-slate-600 bg-slate-100 dark:bg-slate-800 px-2 py-0.5 text-xs font-medium text-slate-800 dark:text-slate-200"
-        }
-    };
+    let class = crate::components::palette::phase_badge(phase);
     view! {
         <span class=class title=move || i18n.t(phase_description(phase)) data-testid="phase-badge" data-value=phase.as_str()>
             {move || i18n.t(phase_label(phase))}

@@ -20,8 +20,10 @@ use crate::components::marked::Marked;
 use crate::components::pager::Pager;
 use crate::components::time::Time;
 use crate::components::toast::{Toasts, use_toasts};
+use crate::components::notebook::OpenNotebook;
+use crate::components::reasons::reason_short;
 use crate::components::{
-    BUTTON_DANGER, BUTTON_SECONDARY, Empty, ErrorPanel, INPUT, LINK, TABLE, TD, TH, loaded, use_fetch,
+    BUTTON_DANGER, BUTTON_SECONDARY, BUTTON_SMALL, Empty, ErrorPanel, INPUT, LINK, TABLE, TD, TH, loaded, use_fetch,
 };
 use crate::format;
 use crate::i18n::{I18n, Key, k, use_i18n};
@@ -420,14 +422,11 @@ pub fn JobTable(
                                             } />
                                     </th>
                                     <SortHeader field=JobSortField::Name label=k!("jobs.name") filter=filter go=go />
-                                    <th scope="col" class=TH>{move || i18n.t(k!("jobs.kind"))}</th>
                                     <SortHeader field=JobSortField::Queue label=k!("jobs.queue") filter=filter go=go />
                                     {admin.then(|| view! { <SortHeader field=JobSortField::Owner label=k!("jobs.owner") filter=filter go=go /> })}
-                                    <th scope="col" class=TH>{move || i18n.t(k!("jobs.scheduleType"))}</th>
-                                    <SortHeader field=JobSortField::Phase label=k!("jobs.phase") filter=filter go=go />
+                                    <SortHeader field=JobSortField::Phase label=k!("jobs.status") filter=filter go=go />
                                     <th scope="col" class=TH>{move || i18n.t(k!("jobs.resources"))}</th>
                                     <SortHeader field=JobSortField::SubmittedAt label=k!("jobs.submitted") filter=filter go=go />
-                                    <th scope="col" class=TH>{move || i18n.t(k!("jobs.started"))}</th>
                                     <th scope="col" class=TH>{move || i18n.t(k!("jobs.actions"))}</th>
                                 </tr>
                             </thead>
@@ -493,6 +492,22 @@ fn JobRow(
             live.changed();
         });
     };
+    let openable = crate::components::notebook::can_open(&job);
+    // A waiting job's place and, short, why it waits.
+    let waiting = job
+        .prequeue
+        .as_ref()
+        .filter(|_| job.phase == JobPhase::Prequeue)
+        .map(|s| (s.position, s.reasons.iter().map(|r| r.code.clone()).collect::<Vec<_>>()));
+    let run_again = move |_| {
+        leptos::task::spawn_local(async move {
+            match crate::api::resubmit(id).await {
+                Ok(answer) => toasts.success(i18n.tf(k!("jobs.ranAgain"), &[("name", &answer.job.name)])),
+                Err(f) => toasts.error(i18n.failure(&f)),
+            }
+            live.changed();
+        });
+    };
     let select_label = {
         let name = name.clone();
         move || i18n.tf(k!("jobs.select"), &[("name", &name)])
@@ -508,14 +523,30 @@ fn JobRow(
                         selected.update(|s| { if on { s.insert(id); } else { s.remove(&id); } });
                     } />
             </td>
-            <td class=TD><a class=LINK href=format!("/jobs/{id}")>{name.clone()}</a></td>
-            <td class=TD>{move || i18n.t(kind_label(job.kind))}</td>
-            <td class=TD>{job.queue.clone()}</td>
-            {admin.then(|| view! { <td class=TD data-testid="job-owner">{job.owner.clone()}</td> })}
-            <td class=TD><ScheduleTypeBadge schedule_type=job.schedule_type /></td>
             <td class=TD>
-                <PhaseBadge phase=job.phase />
-                {locked.then(|| view! { <span class="ml-1 text-xs text-slate-700 dark:text-slate-300" data-testid="locked">{move || i18n.t(k!("jobs.lockedBadge"))}</span> })}
+                <a class=LINK href=format!("/jobs/{id}")>{name.clone()}</a>
+                <p class="text-xs text-slate-600 dark:text-slate-300" data-testid="job-kind">{move || i18n.t(kind_label(job.kind))}</p>
+            </td>
+            <td class=TD translate="no">{job.queue.clone()}</td>
+            {admin.then(|| view! { <td class=TD data-testid="job-owner" translate="no">{job.owner.clone()}</td> })}
+            <td class=TD>
+                <div class="flex flex-wrap items-center gap-1">
+                    <PhaseBadge phase=job.phase />
+                    <ScheduleTypeBadge schedule_type=job.schedule_type />
+                    {locked.then(|| view! { <span class="text-xs text-slate-700 dark:text-slate-300" data-testid="locked">{move || i18n.t(k!("jobs.lockedBadge"))}</span> })}
+                </div>
+                {waiting.map(|(position, why)| view! {
+                    <p class="mt-1 text-xs text-slate-700 dark:text-slate-300" data-testid="job-reason">
+                        {move || {
+                            let why = why.iter().map(|c| i18n.t(reason_short(c))).collect::<Vec<_>>().join(i18n.t(k!("common.listSeparator")));
+                            if why.is_empty() {
+                                i18n.tf(k!("jobs.positionOnly"), &[("position", &position.to_string())])
+                            } else {
+                                i18n.tf(k!("jobs.waitingWhy"), &[("position", &position.to_string()), ("why", &why)])
+                            }
+                        }}
+                    </p>
+                })}
                 {job.failure.clone().map(|f| view! {
                     <p class="mt-1 text-xs text-red-800 dark:text-red-200" data-testid="job-failure">{
                         let data = vec![f.reason.clone()];
@@ -524,19 +555,37 @@ fn JobRow(
                 })}
             </td>
             <td class=TD><span class="whitespace-nowrap">{move || resources_text(i18n, &resources)}</span></td>
-            <td class=TD><Time at=submitted /></td>
-            <td class=TD>{match started { Some(s) => view! { <Time at=s /> }.into_any(), None => "—".into_any() }}</td>
             <td class=TD>
-                <div class="flex gap-2">
-                    {admin.then(|| view! {
-                        <button type="button" class=BUTTON_SECONDARY data-testid="lock-job" on:click=toggle_lock disabled=finished>
+                <Time at=submitted />
+                {started.map(|s| view! {
+                    <p class="text-xs text-slate-600 dark:text-slate-300" data-testid="job-started">
+                        {move || i18n.t(k!("jobs.startedShort"))}" "<Time at=s />
+                    </p>
+                })}
+            </td>
+            <td class=TD>
+                <div class="flex flex-wrap gap-2">
+                    {openable.then(|| view! { <OpenNotebook id=id owner=job.owner.clone() class=BUTTON_SMALL /> })}
+                    {(admin && !finished).then(|| view! {
+                        <button type="button" class=BUTTON_SECONDARY data-testid="lock-job" on:click=toggle_lock>
                             {move || i18n.t(if locked { k!("jobs.unlock") } else { k!("jobs.lock") })}
                         </button>
                     })}
-                    <button type="button" class=BUTTON_DANGER data-testid="delete-job" on:click=delete disabled=finished
-                        aria-label=move || i18n.tf(k!("jobs.deleteNamed"), &[("name", &job.name)])>
-                        {move || i18n.t(k!("jobs.delete"))}
-                    </button>
+                    {if finished {
+                        view! {
+                            <button type="button" class=BUTTON_SECONDARY data-testid="run-again" on:click=run_again
+                                aria-label=move || i18n.tf(k!("jobs.runAgainNamed"), &[("name", &job.name)])>
+                                {move || i18n.t(k!("jobs.runAgain"))}
+                            </button>
+                        }.into_any()
+                    } else {
+                        view! {
+                            <button type="button" class=BUTTON_DANGER data-testid="delete-job" on:click=delete
+                                aria-label=move || i18n.tf(k!("jobs.deleteNamed"), &[("name", &job.name)])>
+                                {move || i18n.t(k!("jobs.delete"))}
+                            </button>
+                        }.into_any()
+                    }}
                 </div>
             </td>
         </tr>

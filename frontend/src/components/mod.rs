@@ -8,6 +8,9 @@ pub mod confirm;
 pub mod field;
 pub mod job_table;
 pub mod marked;
+pub mod notebook;
+pub mod palette;
+pub mod capacity;
 pub mod pager;
 pub mod reasons;
 pub mod summary;
@@ -120,11 +123,13 @@ pub fn PageHeader(
 }
 
 /// The classes of a primary button (focus ring visible for keyboard users).
-pub const BUTTON: &str = "inline-flex items-center gap-2 rounded bg-violet-700 px-4 py-2 text-sm font-medium text-white hover:bg-violet-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500 focus-visible:ring-offset-2 dark:focus-visible:ring-offset-slate-900 disabled:opacity-60";
+pub const BUTTON: &str = "inline-flex items-center gap-2 whitespace-nowrap rounded bg-violet-700 px-4 py-2 text-sm font-medium text-white hover:bg-violet-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500 focus-visible:ring-offset-2 dark:focus-visible:ring-offset-slate-900 disabled:opacity-60";
+/// The classes of a primary button in a table row (the size of the row's other buttons).
+pub const BUTTON_SMALL: &str = "inline-flex items-center gap-2 whitespace-nowrap rounded bg-violet-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-violet-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500 focus-visible:ring-offset-2 dark:focus-visible:ring-offset-slate-900 disabled:opacity-60";
 /// The classes of a secondary button.
-pub const BUTTON_SECONDARY: &str = "inline-flex items-center gap-2 rounded border border-slate-300 dark:border-slate-600 bg-white dark:bg-slate-900 px-3 py-1.5 text-sm text-slate-800 dark:text-slate-200 hover:bg-slate-100 dark:hover:bg-slate-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500 disabled:opacity-60";
+pub const BUTTON_SECONDARY: &str = "inline-flex items-center gap-2 whitespace-nowrap rounded border border-slate-300 dark:border-slate-600 bg-white dark:bg-slate-900 px-3 py-1.5 text-sm text-slate-800 dark:text-slate-200 hover:bg-slate-100 dark:hover:bg-slate-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-violet-500 disabled:opacity-60";
 /// The classes of a destructive button.
-pub const BUTTON_DANGER: &str = "inline-flex items-center gap-2 rounded border border-red-300 dark:border-red-700 bg-white dark:bg-slate-900 px-3 py-1.5 text-sm text-red-800 dark:text-red-200 hover:bg-red-50 dark:hover:bg-red-950 focus:outline-none focus-visible:ring-2 focus-visible:ring-red-500 disabled:opacity-60";
+pub const BUTTON_DANGER: &str = "inline-flex items-center gap-2 whitespace-nowrap rounded border border-red-300 dark:border-red-700 bg-white dark:bg-slate-900 px-3 py-1.5 text-sm text-red-800 dark:text-red-200 hover:bg-red-50 dark:hover:bg-red-950 focus:outline-none focus-visible:ring-2 focus-visible:ring-red-500 disabled:opacity-60";
 /// The classes of a text input or select.
 pub const INPUT: &str = "w-full rounded border border-slate-400 dark:border-slate-500 bg-white dark:bg-slate-900 px-3 py-2 text-sm focus:outline-none focus:ring-2 focus:ring-violet-500 aria-[invalid=true]:border-red-600 dark:aria-[invalid=true]:border-red-400";
 /// The classes of a card.
@@ -133,7 +138,7 @@ pub const CARD: &str = "rounded border border-slate-200 dark:border-slate-700 bg
 pub const TABLE: &str = "min-w-full divide-y divide-slate-200 dark:divide-slate-700 text-sm";
 /// The classes of a table's header cell.
 pub const TH: &str =
-    "px-3 py-2 text-left text-xs font-semibold uppercase tracking-wide text-slate-600 dark:text-slate-300";
+    "whitespace-nowrap px-3 py-2 text-left text-xs font-semibold uppercase tracking-wide text-slate-600 dark:text-slate-300";
 /// The classes of a table's cell.
 pub const TD: &str = "px-3 py-2 align-top";
 /// The classes of a link in text.

@@ -10,7 +10,8 @@ use anteroom_shared::scheduling::reasons::{
 use leptos::prelude::*;
 
 use crate::components::LINK;
-use crate::components::bars::{UsageBar, vendor_colour};
+use crate::components::bars::{Bar, BarInput, ResourceName};
+use crate::components::palette;
 use crate::format;
 use crate::i18n::{k, use_i18n};
 
@@ -69,6 +70,20 @@ pub fn reason_text(i18n: crate::i18n::I18n, reason: &WaitReason) -> String {
     }
 }
 
+/// A reason code in a few words: the job list's line under a waiting job, and the jobs ahead
+/// (another user's reasons come without their figures).
+pub fn reason_short(code: &str) -> crate::i18n::Key {
+    match code {
+        "quota" => k!("reason.short.quota"),
+        "queue_capacity" => k!("reason.short.queueCapacity"),
+        "max_active_jobs" => k!("reason.short.maxActiveJobs"),
+        "blocked_by" => k!("reason.short.blockedBy"),
+        "backfill_disabled" => k!("reason.short.backfillDisabled"),
+        "round_limit" => k!("reason.short.roundLimit"),
+        _ => k!("reason.short.other"),
+    }
+}
+
 /// The reasons of a waiting job, each with its picture.
 #[component]
 pub fn Reasons(
@@ -106,10 +121,15 @@ fn ReasonItem(reason: WaitReason) -> impl IntoView {
         Details::BlockedBy(b) => (None, Vec::new(), Some(b.job_id)),
         _ => (None, Vec::new(), None),
     };
+    // A resource this job does not ask for holds nothing back: no "0 used + 0" bar.
+    let bars: Vec<ResourceCheck> = bars
+        .into_iter()
+        .filter(|c| c.exceeded || !c.request.is_zero())
+        .collect();
     view! {
-        <li class="rounded border border-violet-200 dark:border-violet-800 bg-violet-50 dark:bg-violet-950 p-3" data-testid="reason" data-code=code.clone()>
+        <li class=format!("{} p-3", palette::PANEL) data-testid="reason" data-code=code.clone()>
             <p class="text-sm text-slate-900 dark:text-slate-100">
-                {level.map(|l| view! { <span class="mr-2 rounded bg-white dark:bg-slate-900 px-1.5 py-0.5 text-xs font-semibold text-violet-900 dark:text-violet-100">{move || i18n.t(l)}</span> })}
+                {level.map(|l| view! { <span class="mr-2 rounded bg-white dark:bg-slate-900 px-1.5 py-0.5 text-xs font-semibold text-slate-800 dark:text-slate-100 ring-1 ring-slate-300 dark:ring-slate-600">{move || i18n.t(l)}</span> })}
                 <span data-testid="reason-text">{text}</span>
                 // The blocker is often another user's job, which only an admin may open.
                 {blocker.filter(|_| crate::auth::use_auth().is_admin()).map(|id| view! {
@@ -132,7 +152,12 @@ fn CheckBar(check: ResourceCheck) -> impl IntoView {
     let usage = format::value(&check.usage);
     let request = format::value(&check.request);
     let limit = format::value(&check.limit);
-    let scale = limit.max(usage + request);
+    let input = BarInput {
+        used: usage,
+        added: request,
+        limit: Some(limit),
+        capacity: None,
+    };
     let resource = check.resource.clone();
     let words = {
         let resource = resource.clone();
@@ -150,14 +175,13 @@ fn CheckBar(check: ResourceCheck) -> impl IntoView {
         }
     };
     let over = check.exceeded;
-    let colour = vendor_colour(&resource);
     view! {
         <div class="grid grid-cols-[8rem_1fr] items-center gap-2 text-xs" data-testid="reason-bar" data-resource=resource.clone() data-exceeded=over.to_string()>
-            <span class="font-medium text-slate-800 dark:text-slate-200">{let r = resource.clone(); move || i18n.resource_name(&r)}</span>
+            <span class="text-slate-800 dark:text-slate-200"><ResourceName resource=resource.clone() /></span>
             <div class="space-y-0.5">
                 {
                     let words = words.clone();
-                    move || view! { <UsageBar solid=usage light=request scale=scale over=over label=words() colour=colour /> }
+                    move || view! { <Bar input=input label=words() /> }
                 }
                 <span class="text-slate-700 dark:text-slate-300">
                     {words}

@@ -1,6 +1,6 @@
 //! The resource summary card on top of `/jobs`: per resource a bar with the running part solid
-//! and the pending part lighter, scaled to the limit when there is one (`running/limit`),
-//! otherwise to the largest value; the queue and each ancestor with a capacity; the counts of
+//! and the pending part lighter, scaled to the limit when there is one (`running/limit`, a
+//! tick at the limit), otherwise to the queue's capacity of that resource or the cluster's; the queue and each ancestor with a capacity; the counts of
 //! running, pending and prequeued jobs. Collapsible; refreshes every 10 s and on every job
 //! event.
 
@@ -9,7 +9,7 @@ use std::time::Duration;
 use anteroom_shared::api::prequeue::ResourceSummary;
 use leptos::prelude::*;
 
-use crate::components::bars::{CapacityBar, UsageBar, vendor_colour};
+use crate::components::bars::{Bar, BarInput, CapacityBar, ResourceName};
 use crate::components::{CARD, INPUT, loaded, show, use_fetch};
 use crate::format;
 use crate::i18n::{k, use_i18n};
@@ -27,6 +27,7 @@ pub fn ResourceSummaryCard() -> impl IntoView {
         on_cleanup(move || handle.clear());
     }
     let queues = use_fetch(crate::api::queues);
+    let nodes = use_fetch(crate::api::nodes);
     let summary = use_fetch(move || {
         tick.track();
         live.version();
@@ -52,21 +53,32 @@ pub fn ResourceSummaryCard() -> impl IntoView {
                 </button>
             </div>
             <div id="summary-body" class="mt-3" class:hidden=move || !open.get()>
-                {show(summary, |s: &ResourceSummary| view! { <SummaryBody summary=s.clone() /> })}
+                {show(summary, move |s: &ResourceSummary| view! {
+                    <SummaryBody summary=s.clone() cluster=crate::components::capacity::cluster_totals(&loaded(nodes)).allocatable />
+                })}
             </div>
         </section>
     }
 }
 
 #[component]
-fn SummaryBody(summary: ResourceSummary) -> impl IntoView {
+fn SummaryBody(
+    summary: ResourceSummary,
+    /// The cluster's total per resource (ready nodes' allocatable), the room of a resource that
+    /// has neither a limit nor a queue capacity.
+    cluster: std::collections::BTreeMap<String, f64>,
+) -> impl IntoView {
     let i18n = use_i18n();
     let counts = summary.jobs;
-    let largest = summary
-        .resources
-        .iter()
-        .map(|r| format::value(&r.used) + format::value(&r.prequeued))
-        .fold(0.0, f64::max);
+    // A resource without a limit is drawn against the nearest queue capacity that names it,
+    // else against the cluster's total of it: never against another resource's number.
+    let room_of = |resource: &str| {
+        summary
+            .queues
+            .iter()
+            .find_map(|q| q.capacity.get_named(resource).map(|c| format::value(&c)))
+            .or_else(|| cluster.get(resource).copied())
+    };
     view! {
         <div class="space-y-3">
             <p class="flex flex-wrap gap-4 text-sm" data-testid="summary-counts">
@@ -86,8 +98,7 @@ fn SummaryBody(summary: ResourceSummary) -> impl IntoView {
                             let pending = format::value(&r.pending);
                             let prequeued = format::value(&r.prequeued);
                             let limit = r.limit.as_ref().map(format::value);
-                            let scale = limit.unwrap_or(largest).max(running + pending);
-                            let over = limit.is_some_and(|l| running + pending > l);
+                            let input = BarInput { used: running, added: pending, limit, capacity: room_of(&resource) };
                             let words = {
                                 let resource = resource.clone();
                                 move || {
@@ -101,11 +112,10 @@ fn SummaryBody(summary: ResourceSummary) -> impl IntoView {
                                     }
                                 }
                             };
-                            let colour = vendor_colour(&resource);
                             view! {
                                 <li class="space-y-1" data-testid="summary-resource" data-resource=resource.clone()>
                                     <div class="flex justify-between text-sm">
-                                        <span class="font-medium">{let r = resource.clone(); move || i18n.resource_name(&r)}</span>
+                                        <ResourceName resource=resource.clone() />
                                         <span class="text-slate-700 dark:text-slate-300" data-testid="summary-value">{
                                             let resource = resource.clone();
                                             move || match limit {
@@ -116,7 +126,7 @@ fn SummaryBody(summary: ResourceSummary) -> impl IntoView {
                                     </div>
                                     {
                                         let words = words.clone();
-                                        move || view! { <UsageBar solid=running light=pending scale=scale over=over label=words() colour=colour /> }
+                                        move || view! { <Bar input=input label=words() /> }
                                     }
                                     <p class="text-xs text-slate-600 dark:text-slate-300">{words}</p>
                                 </li>
@@ -132,7 +142,7 @@ fn SummaryBody(summary: ResourceSummary) -> impl IntoView {
                         let name = q.queue.clone();
                         view! {
                             <div class="space-y-1 text-xs" data-testid="summary-queue-capacity">
-                                <span class="font-medium">{name.clone()}</span>
+                                <span class="font-medium" translate="no">{name.clone()}</span>
                                 {q.capacity.iter().map(|(res, cap)| view! {
                                     <CapacityBar resource=res.to_owned() used=q.used.get(res) capacity=cap />
                                 }).collect_view()}

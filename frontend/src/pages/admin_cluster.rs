@@ -4,7 +4,9 @@
 use anteroom_shared::api::ClusterNode;
 use leptos::prelude::*;
 
-use crate::components::bars::{UsageBar, vendor_colour};
+use crate::components::bars::{Bar, BarInput, ResourceName};
+use crate::components::confirm::use_confirm;
+use crate::components::palette;
 use crate::components::toast::use_toasts;
 use crate::components::{CARD, Empty, PageHeader, show, use_fetch};
 use crate::format;
@@ -42,6 +44,7 @@ pub fn AdminCluster() -> impl IntoView {
 fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
     let i18n = use_i18n();
     let toasts = use_toasts();
+    let confirm = use_confirm();
     let name = node.name.clone();
     // What the server says; the switch shows it, not what was clicked: a refused or failed
     // request puts the switch back (the browser flips a checkbox before anyone asks).
@@ -53,6 +56,9 @@ fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
             let input = event_target::<web_sys::HtmlInputElement>(&ev);
             let want = input.checked();
             let name = name.clone();
+            let question = i18n.tf(k!("cluster.confirmCordon"), &[("name", &name)]);
+            let switch = input.clone();
+            let send = move || {
             busy.set(true);
             leptos::task::spawn_local(async move {
                 match crate::api::set_schedulable(&name, want).await {
@@ -76,6 +82,18 @@ fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
                 busy.try_set(false);
                 reload.try_update(|r| *r += 1);
             });
+            };
+            if want {
+                send();
+            } else {
+                // Cordoning keeps every new job off the node: asked first, the switch stays on
+                // until the admin says yes.
+                switch.set_checked(true);
+                confirm.ask(question, move || {
+                    switch.set_checked(false);
+                    send();
+                });
+            }
         }
     };
     let switch_id = format!("node-{}-schedulable", node.name);
@@ -84,7 +102,10 @@ fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
         <li class=format!("{CARD} space-y-3") data-testid="node" data-node=node.name.clone()>
             <div class="flex flex-wrap items-center gap-3">
                 <h2 class="font-semibold" translate="no">{node.name.clone()}</h2>
-                <span class="rounded border border-slate-300 dark:border-slate-600 px-1.5 text-xs">{move || i18n.t(if node.ready { k!("cluster.ready") } else { k!("cluster.notReady") })}</span>
+                <span class=palette::node_ready(node.ready) data-testid="node-ready" data-ready=node.ready.to_string()>
+                    <span aria-hidden="true" class="mr-1">{if node.ready { "✓" } else { "✕" }}</span>
+                    {move || i18n.t(if node.ready { k!("cluster.ready") } else { k!("cluster.notReady") })}
+                </span>
                 <label class="ml-auto flex items-center gap-2 text-sm" for=switch_for>
                     <input type="checkbox" role="switch" id=switch_id.clone() prop:checked=move || schedulable.get() on:change=toggle disabled=move || busy.get()
                         data-testid="schedulable-toggle" />
@@ -97,7 +118,7 @@ fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
                     let u = format::value(&node.used.get(res));
                     let f = format::value(&node.free.get(res));
                     let res = res.to_owned();
-                    let bar_res = res.clone();
+                    let input = BarInput { used: u, limit: Some(a), ..Default::default() };
                     let label = {
                         let res = res.clone();
                         move || {
@@ -111,9 +132,9 @@ fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
                         }
                     };
                     view! {
-                        <div class="grid grid-cols-[8rem_1fr_18rem] items-center gap-2 text-xs" data-testid="node-resource" data-resource=res.clone()>
-                            <span>{let r = res.clone(); move || i18n.resource_name(&r)}</span>
-                            { let label = label.clone(); move || view! { <UsageBar solid=u scale=a label=label() colour=vendor_colour(&bar_res) /> } }
+                        <div class="grid grid-cols-[8rem_minmax(6rem,1fr)_minmax(10rem,18rem)] items-center gap-2 text-xs" data-testid="node-resource" data-resource=res.clone()>
+                            <ResourceName resource=res.clone() />
+                            { let label = label.clone(); move || view! { <Bar input=input label=label() /> } }
                             <span class="text-slate-700 dark:text-slate-300">{label}</span>
                         </div>
                     }

@@ -419,6 +419,7 @@ mod tests {
             parent: parent.map(Into::into),
             capacity: None,
             used: ResourceList::new(),
+            waiting: 0,
             default_runtime_seconds: None,
             max_runtime_seconds: None,
             run_as_user: None,

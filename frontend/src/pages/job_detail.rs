@@ -10,7 +10,7 @@ mod log_panel;
 mod timeline;
 
 use anteroom_shared::api::jobs::JobDetail as Detail;
-use anteroom_shared::scheduling::{JobKind, JobPhase, PreemptionPolicy, ScheduleType};
+use anteroom_shared::scheduling::{JobPhase, PreemptionPolicy, ScheduleType};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_params_map};
 
@@ -76,36 +76,6 @@ pub fn JobDetail() -> impl IntoView {
     }
 }
 
-/// Opens job `id`'s notebook in a new tab: the tab opens at once (still the click's, so no
-/// popup blocker stops it), then goes to the one-time link the API gives, on the notebook's own
-/// origin; on an error it closes again and a toast says why. A browser that refuses the tab
-/// gets the notebook in this one.
-fn open_in_new_tab(id: i64, as_admin: bool, i18n: crate::i18n::I18n, toasts: crate::components::toast::Toasts) {
-    let window = web_sys::window();
-    let tab = window
-        .as_ref()
-        .and_then(|w| w.open_with_url_and_target("about:blank", "_blank").ok().flatten());
-    leptos::task::spawn_local(async move {
-        match crate::api::open_notebook(id, as_admin).await {
-            Ok(handoff) => {
-                let location = match &tab {
-                    Some(tab) => Some(tab.location()),
-                    None => window.map(|w| w.location()),
-                };
-                if let Some(location) = location {
-                    let _ = location.set_href(&handoff.url);
-                }
-            }
-            Err(f) => {
-                if let Some(tab) = tab {
-                    let _ = tab.close();
-                }
-                toasts.error(i18n.failure(&f));
-            }
-        }
-    });
-}
-
 #[component]
 fn DetailView(detail: Detail, log_choice: log_panel::LogChoice) -> impl IntoView {
     let i18n = use_i18n();
@@ -136,23 +106,7 @@ fn DetailView(detail: Detail, log_choice: log_panel::LogChoice) -> impl IntoView
             });
         }
     };
-    let notebook_open = matches!(job.kind, JobKind::Jupyter | JobKind::Webide) && job.phase == JobPhase::Running;
-    // Someone else's notebook (an admin's view): its pages run that user's code in the admin's
-    // browser, so it opens only after the admin confirms, and on the notebook's own origin.
-    let someone_elses = crate::auth::use_auth().user().is_some_and(|u| u.username != job.owner);
-    let open_notebook = {
-        let owner = job.owner.clone();
-        move |_| {
-            if someone_elses {
-                confirm.ask(
-                    i18n.tf(k!("jobs.openAsAdminWarning"), &[("owner", &owner)]),
-                    move || open_in_new_tab(id, true, i18n, toasts),
-                );
-            } else {
-                open_in_new_tab(id, false, i18n, toasts);
-            }
-        }
-    };
+    let notebook_open = crate::components::notebook::can_open(&job);
     let in_cluster = !matches!(job.phase, JobPhase::Prequeue);
     let pods = diagnosis::read_pods(id, in_cluster);
     let delete = {
@@ -196,9 +150,7 @@ fn DetailView(detail: Detail, log_choice: log_panel::LogChoice) -> impl IntoView
                 <PhaseBadge phase=job.phase />
                 <div class="ml-auto flex flex-wrap gap-2">
                     {notebook_open.then(|| view! {
-                        <button type="button" class=BUTTON on:click=open_notebook.clone() data-testid="open-notebook">
-                            {move || i18n.t(if someone_elses { k!("jobs.openNotebookAsAdmin") } else { k!("jobs.openNotebook") })}
-                        </button>
+                        <crate::components::notebook::OpenNotebook id=id owner=job.owner.clone() class=BUTTON />
                     })}
                     <button type="button" class=BUTTON_SECONDARY on:click=run_again data-testid="run-again">
                         {move || i18n.t(k!("jobs.runAgain"))}
@@ -212,7 +164,7 @@ fn DetailView(detail: Detail, log_choice: log_panel::LogChoice) -> impl IntoView
             {waiting.then(|| {
                 let standing = detail.prequeue.clone();
                 view! {
-                    <section class=format!("{CARD} space-y-3 border-violet-300 dark:border-violet-700") aria-labelledby="waiting-title" data-testid="prequeue-standing">
+                    <section class=format!("{CARD} space-y-3 border-fuchsia-300 dark:border-fuchsia-700") aria-labelledby="waiting-title" data-testid="prequeue-standing">
                         <h2 id="waiting-title" class="text-lg font-semibold">{move || i18n.t(k!("page.jobDetail.whyWaiting"))}</h2>
                         {match standing {
                             Some(s) => view! {

@@ -346,7 +346,7 @@ pub fn NewJob() -> impl IntoView {
                         <Field id="job-queue".into() label=k!("jobs.queue") error=error_of("queue".into())>
                             <select id="job-queue" class=INPUT on:change=move |ev| queue.set(event_target_value(&ev)) prop:value=move || queue.get()>
                                 {move || loaded(queues).into_iter()
-                                    .map(|q| { let label = if q.display_name.is_empty() || q.display_name == q.name { q.name.clone() } else { format!("{} ({})", q.display_name, q.name) };
+                                    .map(|q| { let label = if q.display_name.is_empty() || q.display_name.eq_ignore_ascii_case(&q.name) { q.name.clone() } else { format!("{} ({})", q.display_name, q.name) };
                                         let n = q.name.clone(); view! { <option value=q.name.clone() selected=move || queue.get() == n>{label}</option> } })
                                     .collect_view()}
                             </select>
@@ -465,7 +465,24 @@ pub fn NewJob() -> impl IntoView {
                 <aside class=format!("{CARD} h-fit space-y-3 lg:sticky lg:top-4") aria-labelledby="preview-title" aria-live="polite" data-testid="preview">
                     <h2 id="preview-title" class="text-lg font-semibold">{move || i18n.t(k!("newJob.previewTitle"))}</h2>
                     {move || match preview.get() {
-                        PreviewState::Idle => view! { <p class="text-sm text-slate-600 dark:text-slate-300" data-testid="preview-idle">{move || i18n.t(k!("newJob.previewIdle"))}</p> }.into_any(),
+                        // Says what is missing (only the name, say), not "fill in the form".
+                        PreviewState::Idle => view! { <p class="text-sm text-slate-600 dark:text-slate-300" data-testid="preview-idle">{move || {
+                            let missing = errors.with(|e| {
+                                let mut labels: Vec<String> = Vec::new();
+                                for (field, _) in e {
+                                    let l = form::field_label(i18n, kind.get(), field);
+                                    if !labels.contains(&l) {
+                                        labels.push(l);
+                                    }
+                                }
+                                labels
+                            });
+                            if missing.is_empty() {
+                                i18n.t(k!("newJob.previewIdle")).to_owned()
+                            } else {
+                                i18n.tf(k!("newJob.previewNeeds"), &[("fields", &missing.join(i18n.t(k!("common.listSeparator"))))])
+                            }
+                        }}</p> }.into_any(),
                         PreviewState::Asking => view! { <p class="text-sm text-slate-600 dark:text-slate-300">{move || i18n.t(k!("newJob.previewAsking"))}</p> }.into_any(),
                         PreviewState::Answer(p) => match p.decision {
                             Decision::Activated => view! {
@@ -475,8 +492,9 @@ pub fn NewJob() -> impl IntoView {
                             }.into_any(),
                             Decision::Prequeued => view! {
                                 <div class="space-y-2">
-                                    <p class="rounded border border-violet-300 dark:border-violet-700 bg-violet-50 dark:bg-violet-950 p-2 text-sm font-medium text-violet-900 dark:text-violet-100" data-testid="preview-decision" data-decision="prequeued">
-                                        <span aria-hidden="true">"⏸ "</span>{move || i18n.t(k!("newJob.willWait"))}
+                                    <p class=format!("{} p-2 text-sm font-medium", crate::components::palette::PANEL) data-testid="preview-decision" data-decision="prequeued">
+                                        // A pause sign drawn, not a glyph: ⏸ has no shape in many CJK fonts (a tofu box).
+                                        <span aria-hidden="true" class="mr-1.5 inline-flex gap-0.5 align-[-1px]"><span class="h-3 w-1 rounded-sm bg-current"></span><span class="h-3 w-1 rounded-sm bg-current"></span></span>{move || i18n.t(k!("newJob.willWait"))}
                                     </p>
                                     <Reasons reasons=p.reasons.clone() />
                                 </div>

@@ -213,7 +213,7 @@ fn TemplateRow(template: JobTemplate, reload: RwSignal<u64>) -> impl IntoView {
                         <span class="rounded bg-sky-100 dark:bg-sky-900 px-2 py-0.5 text-xs text-sky-900 dark:text-sky-100" data-testid="template-published">{move || i18n.t(k!("templates.isPublished"))}</span>
                     })}
                     {is_default.then(|| view! {
-                        <span class="rounded bg-violet-100 dark:bg-violet-900 px-2 py-0.5 text-xs text-violet-900 dark:text-violet-100" data-testid="template-default">{move || i18n.t(k!("templates.isDefault"))}</span>
+                        <span class=crate::components::palette::TAG data-testid="template-default">{move || i18n.t(k!("templates.isDefault"))}</span>
                     })}
                     {(!published).then(|| view! {
                         <span class="rounded bg-slate-100 dark:bg-slate-800 px-2 py-0.5 text-xs text-slate-700 dark:text-slate-300">{move || i18n.t(k!("templates.isPrivate"))}</span>

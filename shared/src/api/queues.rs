@@ -22,6 +22,9 @@ pub struct Queue {
     pub capacity: Option<ResourceList>,
     /// What occupying normal jobs in this queue and below use now (all users).
     pub used: ResourceList,
+    /// Jobs waiting in the prequeue in this queue itself (all users): how long the line is.
+    #[serde(default)]
+    pub waiting: u64,
     /// The runtime limit of its jobs that name none; `null`: none.
     #[serde(default)]
     pub default_runtime_seconds: Option<i64>,
@@ -53,6 +56,9 @@ pub struct AdminQueue {
     pub capacity: Option<ResourceList>,
     /// What occupying normal jobs in this queue and below use now (all users).
     pub used: ResourceList,
+    /// Jobs waiting in the prequeue in this queue itself (all users): how long the line is.
+    #[serde(default)]
+    pub waiting: u64,
     /// The runtime limit of its jobs that name none; `null`: none.
     #[serde(default)]
     pub default_runtime_seconds: Option<i64>,

@@ -9,7 +9,7 @@ use crate::components::job_table::resources_text;
 use crate::components::time::Time;
 use crate::components::{LINK, TABLE, TD, TH, use_fetch};
 use crate::format;
-use crate::i18n::{I18n, Key, k, use_i18n};
+use crate::i18n::{I18n, k, use_i18n};
 
 /// Jobs ahead shown at most.
 const SHOWN: u32 = 20;
@@ -36,19 +36,6 @@ fn rounded(seconds: i64) -> i64 {
         (seconds + 59) / 60 * 60
     } else {
         (seconds + 3_599) / 3_600 * 3_600
-    }
-}
-
-/// A reason code in a few words (another user's reasons come without their figures).
-fn reason_short(code: &str) -> Key {
-    match code {
-        "quota" => k!("reason.short.quota"),
-        "queue_capacity" => k!("reason.short.queueCapacity"),
-        "max_active_jobs" => k!("reason.short.maxActiveJobs"),
-        "blocked_by" => k!("reason.short.blockedBy"),
-        "backfill_disabled" => k!("reason.short.backfillDisabled"),
-        "round_limit" => k!("reason.short.roundLimit"),
-        _ => k!("reason.short.other"),
     }
 }
 
@@ -114,7 +101,7 @@ fn AheadTable(list: JobsAhead) -> impl IntoView {
                                 }.into_any(),
                                 _ => view! { <span class="italic text-slate-700 dark:text-slate-300">{move || i18n.t(k!("page.jobDetail.anotherUsersJob"))}</span> }.into_any(),
                             };
-                            let why = item.reasons.iter().map(|r| i18n.t(reason_short(&r.code))).collect::<Vec<_>>().join(", ");
+                            let why = item.reasons.iter().map(|r| i18n.t(crate::components::reasons::reason_short(&r.code))).collect::<Vec<_>>().join(", ");
                             let starts = match (item.basis, item.estimated_start_at) {
                                 (EstimateBasis::Limits, Some(at)) => view! { <Time at=at /> }.into_any(),
                                 _ => view! { <span>{move || i18n.t(k!("page.jobDetail.unknown"))}</span> }.into_any(),

@@ -87,6 +87,18 @@ pub fn task_names(kind: JobKind) -> &'static [&'static str] {
     }
 }
 
+/// A task's name as the form says it: its role (`main` is "Container", PyTorch's `master` is
+/// "Master"…), not the raw id the cluster knows it by; an unknown name stays as written.
+pub fn task_title(i18n: crate::i18n::I18n, task: &str) -> String {
+    match task {
+        "main" => i18n.t(k!("newJob.taskRole.main")).to_owned(),
+        "master" => i18n.t(k!("newJob.taskRole.master")).to_owned(),
+        "worker" => i18n.t(k!("newJob.taskRole.worker")).to_owned(),
+        "ps" => i18n.t(k!("newJob.taskRole.ps")).to_owned(),
+        other => i18n.tf(k!("newJob.task"), &[("task", other)]),
+    }
+}
+
 /// Whether the replicas of task `index` of `kind` can be changed (a notebook and PyTorch's
 /// master have exactly one).
 pub fn replicas_editable(kind: JobKind, index: usize) -> bool {
@@ -138,7 +150,7 @@ pub(super) fn field_label(i18n: I18n, kind: JobKind, path: &str) -> String {
         .ok()
         .and_then(|i| task_names(kind).get(i))
         .map_or_else(|| index.to_owned(), |n| (*n).to_owned());
-    let task = i18n.tf(k!("newJob.task"), &[("task", &task)]);
+    let task = task_title(i18n, &task);
     let field = field.trim_start_matches('.');
     // `env[2].name`, `command[0]`, `nodeNames[1]`: the input holds the whole list.
     let base = field.split('[').next().unwrap_or(field);
@@ -320,27 +332,27 @@ mod tests {
         assert_eq!(label(en, JobKind::Custom, "name"), "Name");
         assert_eq!(
             label(en, JobKind::Custom, "tasks[0].resources.cpu"),
-            "Task main · CPU (cores)"
+            "Container · CPU (cores)"
         );
         assert_eq!(
             label(en, JobKind::Pytorch, "tasks[1].env[2].name"),
-            "Task worker · Environment"
+            "Worker · Environment"
         );
         assert_eq!(
             label(en, JobKind::Pytorch, "tasks[0].resources.nvidia.com/a100"),
-            "Task master · Accelerators per replica"
+            "Master · Accelerators per replica"
         );
         assert_eq!(
             label(en, JobKind::Custom, "tasks[0].resources"),
-            "Task main · Resources"
+            "Container · Resources"
         );
-        assert_eq!(label(en, JobKind::Custom, "tasks[0]"), "Task main");
+        assert_eq!(label(en, JobKind::Custom, "tasks[0]"), "Container");
         // In another language, the labels of that language.
-        assert_eq!(label(ja, JobKind::Custom, "tasks[0].image"), "タスク main · イメージ");
+        assert_eq!(label(ja, JobKind::Custom, "tasks[0].image"), "コンテナー · イメージ");
         // What the form has no input for keeps the API's spelling.
         assert_eq!(
             label(en, JobKind::Custom, "tasks[0].somethingNew"),
-            "Task main · somethingNew"
+            "Container · somethingNew"
         );
         assert_eq!(label(en, JobKind::Custom, "idempotency"), "idempotency");
         assert_eq!(label(en, JobKind::Custom, "tasks[9].image"), "Task 9 · Image");

@@ -49,7 +49,7 @@ pub(super) fn TaskFields(
     };
     view! {
         <fieldset class="space-y-3 rounded border border-slate-200 dark:border-slate-700 p-3" data-testid="task-fields">
-            <legend class="px-1 text-sm font-semibold">{move || i18n.tf(k!("newJob.task"), &[("task", task)])}</legend>
+            <legend class="px-1 text-sm font-semibold">{move || super::form::task_title(i18n, task)}</legend>
             <div class="grid gap-3 md:grid-cols-2">
                 {input("image", k!("task.image"), Some(k!("task.imageHint")), form.image, false)}
                 {input("command", k!("task.command"), Some(k!("task.commandHint")), form.command, false)}
