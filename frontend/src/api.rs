@@ -423,6 +423,11 @@ pub async fn quotas() -> Result<Vec<QueueQuotaRule>, ApiFailure> {
     get("/api/v1/admin/queue-quotas").await
 }
 
+/// `GET /api/v1/admin/queue-usage`: what each user uses in each queue now.
+pub async fn queue_usage() -> Result<Vec<anteroom_shared::api::queues::QueueUserUse>, ApiFailure> {
+    get("/api/v1/admin/queue-usage").await
+}
+
 /// `POST` (no id) or `PUT` (an id) a quota rule.
 pub async fn save_quota(id: Option<i64>, body: &QueueQuotaBody) -> Result<QueueQuotaRule, ApiFailure> {
     match id {

@@ -105,10 +105,14 @@ pub fn datetime_with_zone(locale: Locale, at: DateTime<Utc>) -> String {
 }
 
 /// How far `at` is from `now`, as the locale says it ("3 min. ago", "3 分钟前", "in 2 hr."):
-/// the largest unit that fits, whole units; under 45 seconds, "now".
+/// the largest unit that fits, whole units; under 45 seconds ago, "just now" (刚刚, たった今,
+/// 방금: the browser's "now" reads as the present, 现在/今/지금, not as a moment just past).
 pub fn relative(locale: Locale, at: DateTime<Utc>, now: DateTime<Utc>) -> String {
     let seconds = (at - now).num_seconds();
     let (value, unit) = relative_unit(seconds);
+    if value == 0 && seconds <= 0 {
+        return crate::i18n::lookup(locale, crate::i18n::k!("time.justNow")).to_owned();
+    }
     // Words only for "now": "yesterday" for 25 hours ago would name the wrong calendar day.
     let words = value == 0;
     RELATIVE.with(|r| {

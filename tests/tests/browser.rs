@@ -16,8 +16,7 @@ async fn browser_the_shell_renders_and_the_language_switch_changes_the_text_and_
     b.wait_for_text("[data-testid=page-title]", "My jobs").await.unwrap();
     b.wait_for_text("[data-testid=brand]", "Anteroom").await.unwrap();
 
-    let select = b.client.find(Locator::Css("#lang-select")).await.unwrap();
-    select.select_by_value("ja").await.unwrap();
+    b.select("#lang-select", "ja").await;
     b.wait_for_text("[data-testid=page-title]", "マイジョブ").await.unwrap();
     let lang = b
         .client
@@ -35,10 +34,9 @@ async fn browser_the_shell_renders_and_the_language_switch_changes_the_text_and_
     .await
     .unwrap();
 
-    let select = b.client.find(Locator::Css("#lang-select")).await.unwrap();
-    select.select_by_value("zh").await.unwrap();
+    b.select("#lang-select", "zh").await;
     b.wait_for_text("[data-testid=page-title]", "我的作业").await.unwrap();
-    select.select_by_value("ko").await.unwrap();
+    b.select("#lang-select", "ko").await;
     b.wait_for_text("[data-testid=page-title]", "내 작업").await.unwrap();
 
     let errors = b.console_errors().await;
@@ -85,12 +83,13 @@ async fn browser_deep_links_render_their_page_on_load() {
         ("/jobs", "My jobs"),
         ("/jobs/new", "New job"),
         ("/jobs/42", "Job details"),
-        ("/admin/prequeue", "Prequeue settings"),
+        ("/admin/prequeue", "Prequeue"),
         ("/admin/quotas", "Queue quotas"),
         ("/admin/jobs", "All jobs"),
-        ("/admin/cluster", "Cluster"),
+        ("/admin/cluster", "Nodes"),
         ("/admin/queues", "Queues"),
         ("/admin/users", "Users"),
+        ("/cluster", "Cluster capacity"),
         ("/no/such/page", "Page not found"),
     ];
     for (path, title) in pages {

@@ -198,7 +198,22 @@ async fn browser_an_admin_saves_prequeue_settings_a_quota_and_a_sub_queue_and_se
     b.wait_for_text("[data-node=cpu-0] [data-testid=node-no-taints]", "No taints")
         .await
         .unwrap();
+    // Cordoning asks first: declined, nothing changes and the switch stays on.
     b.click("[data-testid=node] [data-testid=schedulable-toggle]").await;
+    b.wait_for_text("[data-testid=confirm-dialog]", "No new job will start on it")
+        .await
+        .unwrap();
+    b.click("[data-testid=confirm-no]").await;
+    b.wait_until(
+        "the switch is still on",
+        "document.querySelector('[data-testid=node] [data-testid=schedulable-toggle]').checked",
+    )
+    .await
+    .unwrap();
+    let (_, nodes) = call(&app, "GET", "/api/v1/cluster/nodes", &admin, None).await;
+    assert!(nodes.as_array().unwrap().iter().all(|n| n["schedulable"] == true), "{nodes}");
+    b.click("[data-testid=node] [data-testid=schedulable-toggle]").await;
+    b.click("[data-testid=confirm-yes]").await;
     b.wait_for("[data-testid=toast][data-tone=success] [data-testid=toast-text]")
         .await
         .unwrap();
@@ -262,8 +277,12 @@ async fn browser_an_admin_sees_the_seeded_toleration_rule_and_adds_one_for_a_que
     let b = Browser::start("en-US,en").await;
     b.login(&app.url(""), "admin", ADMIN_PASSWORD).await;
     b.client.goto(&app.url("/admin/tolerations")).await.unwrap();
-    // The rule the migration seeds: GPU jobs tolerate the nvidia.com/gpu taint.
-    b.wait_for("[data-testid=toleration-card][data-kind=resource][data-target='nvidia.com/*']")
+    // The rule the migration seeds: GPU jobs tolerate the nvidia.com/gpu taint, which the
+    // nodes' taints beside the rules show as covered.
+    b.wait_for("[data-testid=toleration-rule-row][data-kind=resource][data-target='nvidia.com/*']")
+        .await
+        .unwrap();
+    b.wait_for("[data-testid=taint-row][data-taint='nvidia.com/gpu=present:NoSchedule'][data-tolerated=true]")
         .await
         .unwrap();
     b.assert_clean("/admin/tolerations").await;
@@ -341,6 +360,8 @@ async fn browser_an_admin_sees_the_seeded_toleration_rule_and_adds_one_for_a_que
     // Reloaded, the page shows both rules, the new one as it was saved.
     b.client.goto(&app.url("/admin/tolerations")).await.unwrap();
     let id = saved["id"].as_i64().unwrap();
+    b.click(&format!("[data-testid=toleration-rule-row][data-rule='{id}'] [data-testid=edit-toleration-rule]"))
+        .await;
     b.wait_until(
         "the saved rule shows after a reload",
         &format!(
@@ -354,7 +375,7 @@ async fn browser_an_admin_sees_the_seeded_toleration_rule_and_adds_one_for_a_que
     )
     .await
     .unwrap();
-    b.wait_for("[data-testid=toleration-card][data-kind=resource][data-target='nvidia.com/*']")
+    b.wait_for("[data-testid=toleration-rule-row][data-kind=resource][data-target='nvidia.com/*']")
         .await
         .unwrap();
     b.assert_clean("/admin/tolerations").await;

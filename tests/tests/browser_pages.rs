@@ -91,13 +91,14 @@ async fn every_page_in(lang: &str) {
         ("job-detail", job_page.as_str(), "qh-2"),
         ("templates", "/templates", "Templates"),
         ("notifications", "/notifications", "Notifications"),
-        ("admin-prequeue", "/admin/prequeue", "Prequeue settings"),
+        ("capacity", "/cluster", "Cluster capacity"),
+        ("admin-prequeue", "/admin/prequeue", "Prequeue"),
         ("admin-quotas", "/admin/quotas", "Queue quotas"),
         ("admin-queues", "/admin/queues", "Queues"),
         ("admin-tolerations", "/admin/tolerations", "Toleration rules"),
         ("admin-volumes", "/admin/volumes", "Volumes"),
         ("admin-jobs", "/admin/jobs", "All jobs"),
-        ("admin-cluster", "/admin/cluster", "Cluster"),
+        ("admin-cluster", "/admin/cluster", "Nodes"),
         ("admin-users", "/admin/users", "Users"),
     ];
     // The language chosen on the login page is still the page's after logging in.
@@ -303,25 +304,38 @@ async fn browser_the_job_list_pages_and_leaves_no_empty_last_page_behind() {
     .await
     .unwrap();
     // Times read as how long ago, the exact moment with its time zone shown on keyboard focus
-    // (and hover), hidden otherwise.
+    // (and hover) in the one tooltip, outside the table's scroll box; none otherwise.
     let time = "[data-testid=job-row] [data-testid=time]";
     let relative = b.text(&format!("{time} time")).await;
-    assert!(relative == "now" || relative.ends_with("ago"), "{relative:?}");
-    let hidden = format!("getComputedStyle(document.querySelector('{time} [data-testid=time-exact]')).visibility");
-    let visibility = |v: serde_json::Value| v.as_str().unwrap_or_default().to_owned();
-    assert_eq!(
-        visibility(b.client.execute(&format!("return {hidden}"), vec![]).await.unwrap()),
-        "hidden"
-    );
+    assert!(relative == "just now" || relative.ends_with("ago"), "{relative:?}");
+    let shown = "!!document.querySelector('[data-testid=tooltip]')";
+    assert_eq!(b.client.execute(&format!("return {shown}"), vec![]).await.unwrap(), json!(false));
     b.client
         .execute(&format!("document.querySelector('{time}').focus()"), vec![])
         .await
         .unwrap();
-    assert_eq!(
-        visibility(b.client.execute(&format!("return {hidden}"), vec![]).await.unwrap()),
-        "visible"
+    b.wait_until("the tooltip shows on focus", shown).await.unwrap();
+    assert!(
+        b.client
+            .execute("return !document.querySelector('[data-testid=tooltip]').closest('.overflow-x-auto')", vec![])
+            .await
+            .unwrap()
+            .as_bool()
+            .unwrap(),
+        "the tooltip sits outside the table's scroll box"
     );
-    let exact = b.text(&format!("{time} [data-testid=time-exact]")).await;
+    assert_eq!(
+        b.text("[data-testid=tooltip]").await,
+        b.client
+            .execute(&format!("return document.querySelector('{time} [data-testid=time-exact]').textContent"), vec![])
+            .await
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .trim(),
+        "the tooltip says what the time's description says"
+    );
+    let exact = b.text("[data-testid=tooltip]").await;
     // The browser's own zone, as it names it (the machine's may be anything).
     let zone = b
         .client

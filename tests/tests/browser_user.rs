@@ -397,7 +397,7 @@ async fn browser_a_refused_field_is_named_by_its_label_in_the_users_language() {
     b.fill("#task0-nodeNames", "gpu-99").await;
     b.wait_for_text(
         "[data-testid=preview-error] li[data-field='tasks[0].nodeNames[0]']",
-        "任务 main · 指定节点：gpu-99 不是此集群的节点。",
+        "容器 · 指定节点：gpu-99 不是此集群的节点。",
     )
     .await
     .unwrap();

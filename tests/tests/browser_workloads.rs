@@ -181,10 +181,15 @@ async fn browser_an_admin_offers_a_volume_and_a_researcher_mounts_it_with_env_an
     b.fill("#vol-new-mount", "/data").await;
     b.fill("#vol-new-claim", "datasets-pvc").await;
     b.click("[data-testid=save-volume]").await;
-    b.wait_for("[data-testid=volume-card][data-name=datasets]")
+    b.wait_for("[data-testid=volume-row][data-name=datasets]")
         .await
         .unwrap();
     b.assert_clean("/admin/volumes").await;
+    // Edited from its row, in the side panel.
+    b.click("[data-testid=volume-row][data-name=datasets] [data-testid=edit-volume]").await;
+    b.wait_for("[data-testid=volume-card][data-name=datasets]")
+        .await
+        .unwrap();
     // The server's refusal is marked on its field: a mount path under /proc.
     b.fill("#vol-datasets-mount", "/proc/x").await;
     b.click("[data-testid=save-volume]").await;

@@ -297,6 +297,9 @@ fn generate_css(src: &Path) -> Result<String> {
     let mut css = encre_css::generate(sources.iter().map(String::as_str), &config);
     // Native controls, scrollbars and the canvas beyond the page follow the theme too.
     css.push_str("\nhtml.dark {\n  color-scheme: dark;\n  background-color: #020617;\n}\n");
+    // The header stays on top of the page: whatever scrolls into view (a focused field, an
+    // anchor) stops below it, not under it.
+    css.push_str("\nhtml {\n  scroll-padding-top: 4rem;\n}\n");
     // Text layout per script: Korean breaks between words (spaces), never inside one; Japanese
     // between phrases (Chromium's auto-phrase; elsewhere the default); a word longer than its
     // box still wraps rather than overflow it (without widening table columns).

@@ -114,3 +114,44 @@ pub async fn waiting_by_queue(db: &impl ConnectionTrait) -> Result<BTreeMap<Stri
         .map(|r| (r.queue, u64::try_from(r.n).unwrap_or(0)))
         .collect())
 }
+
+#[derive(FromQueryResult)]
+struct Owner {
+    id: i64,
+    username: String,
+}
+
+/// Every (user, queue) with occupying normal jobs, by queue then username: what each quota
+/// rule's per-user limits are held against now.
+pub async fn per_user(
+    db: &impl ConnectionTrait,
+) -> Result<Vec<anteroom_shared::api::queues::QueueUserUse>, DbErr> {
+    let rows = usage_rows(db, None, None).await?;
+    let ids: Vec<i64> = rows.iter().map(|r| r.owner).collect();
+    let mut names: BTreeMap<i64, String> = BTreeMap::new();
+    for chunk in ids.chunks(500) {
+        let query = Query::select()
+            .columns([Alias::new("id"), Alias::new("username")])
+            .from(Alias::new("users"))
+            .and_where(Expr::col(Alias::new("id")).is_in(chunk.iter().copied()))
+            .to_owned();
+        for o in Owner::find_by_statement(db.get_database_backend().build(&query))
+            .all(db)
+            .await?
+        {
+            names.insert(o.id, o.username);
+        }
+    }
+    let mut out: Vec<_> = rows
+        .into_iter()
+        .map(|r| anteroom_shared::api::queues::QueueUserUse {
+            // A user deleted since keeps their jobs' usage, under their id.
+            user: names.get(&r.owner).cloned().unwrap_or_else(|| format!("#{}", r.owner)),
+            queue: r.queue,
+            used: r.resources,
+            active_jobs: r.active_jobs,
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.queue, &a.user).cmp(&(&b.queue, &b.user)));
+    Ok(out)
+}

@@ -1,7 +1,7 @@
 //! Queue quotas over HTTP (admin only).
 
 use anteroom_shared::api::ErrorBody;
-use anteroom_shared::api::queues::{QueueQuotaBody, QueueQuotaRule};
+use anteroom_shared::api::queues::{QueueQuotaBody, QueueQuotaRule, QueueUserUse};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -19,6 +19,23 @@ pub fn admin_router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_quotas, create_quota))
         .routes(routes!(get_quota, replace_quota, delete_quota))
+        .routes(routes!(queue_usage))
+}
+
+/// What each user's occupying normal jobs use in each queue now (users with none are absent).
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/queue-usage",
+    tag = "quotas",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "By queue, then username", body = Vec<QueueUserUse>),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
+    )
+)]
+async fn queue_usage(State(state): State<AppState>) -> ApiResult<Json<Vec<QueueUserUse>>> {
+    Ok(Json(crate::queues::usage::per_user(&state.db_read).await?))
 }
 
 impl From<QuotaError> for ApiError {

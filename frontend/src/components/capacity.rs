@@ -66,6 +66,18 @@ pub fn tree_order(queues: &[(&str, Option<&str>)]) -> Vec<(usize, usize)> {
     out
 }
 
+/// A taint as `kubectl` writes it: `key=value:Effect` (`key:Effect` without a value), what a
+/// toleration rule names.
+pub fn taint_text(taint: &anteroom_shared::scheduling::Taint) -> String {
+    let value = taint
+        .value
+        .as_deref()
+        .filter(|v| !v.is_empty())
+        .map(|v| format!("={v}"))
+        .unwrap_or_default();
+    format!("{}{value}:{:?}", taint.key, taint.effect)
+}
+
 #[cfg(test)]
 mod tests {
     use anteroom_shared::scheduling::{Quantity, ResourceList};

@@ -5,6 +5,7 @@
 pub mod badges;
 pub mod bars;
 pub mod confirm;
+pub mod drawer;
 pub mod field;
 pub mod job_table;
 pub mod marked;

@@ -8,6 +8,7 @@
 //! | schedule types              | Normal indigo, Elastic cyan                           |
 //! | phases                      | Waiting to Queue fuchsia, Pending yellow, Running blue, Restarting teal, Completed green, Aborted rose, Terminated stone, Failed red, Preempted orange (dashed), Deleted gray |
 //! | levels of a bar             | ok slate, near amber, over red (red is "wrong" everywhere: over a limit or failed) |
+//! | attention, success          | amber asks for attention elsewhere too (unsaved, retrying, reconnecting, a taint no rule tolerates); emerald says something went well (a toast, "starts now", live, delivered) |
 //! | accelerator vendors (a dot) | NVIDIA lime, AMD pink, Intel sky                      |
 //! | information panels          | slate                                                 |
 //!
@@ -16,41 +17,32 @@
 
 use anteroom_shared::scheduling::{JobPhase, ScheduleType};
 
-/// A tinted pill badge in `hue` (light and dark halves).
-macro_rules! pill {
-    ($hue:literal) => {
-        concat!(
-            "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium ",
-            "border-", $hue, "-300 dark:border-", $hue, "-700 bg-", $hue, "-50 dark:bg-", $hue, "-950 text-", $hue,
-            "-900 dark:text-", $hue, "-100"
-        )
-    };
-}
+// Every class is written out whole: the stylesheet is generated from the classes that appear
+// literally in the source, so a class assembled at compile time would have no style.
 
 /// The badge of a schedule type.
 pub fn schedule_badge(t: ScheduleType) -> &'static str {
     match t {
-        ScheduleType::Normal => pill!("indigo"),
-        ScheduleType::Backfill => pill!("cyan"),
+        ScheduleType::Normal => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-indigo-300 dark:border-indigo-700 bg-indigo-50 dark:bg-indigo-950 text-indigo-900 dark:text-indigo-100",
+        ScheduleType::Backfill => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-cyan-300 dark:border-cyan-700 bg-cyan-50 dark:bg-cyan-950 text-cyan-900 dark:text-cyan-100",
     }
 }
 
 /// The badge of a phase; Preempted is dashed as well as orange (colour is never the only sign).
 pub fn phase_badge(phase: JobPhase) -> &'static str {
     match phase {
-        JobPhase::Prequeue => pill!("fuchsia"),
-        JobPhase::Activating | JobPhase::Pending => pill!("yellow"),
-        JobPhase::Running => pill!("blue"),
-        JobPhase::Restarting => pill!("teal"),
-        JobPhase::Completing | JobPhase::Completed => pill!("green"),
-        JobPhase::Aborting | JobPhase::Aborted => pill!("rose"),
-        JobPhase::Terminating | JobPhase::Terminated => pill!("stone"),
-        JobPhase::Failed => pill!("red"),
-        JobPhase::Preempted => concat!(
-            "inline-flex items-center whitespace-nowrap rounded-full border-2 border-dashed px-2 py-0.5 text-xs font-medium ",
-            "border-orange-400 bg-orange-50 dark:bg-orange-950 text-orange-900 dark:text-orange-100"
-        ),
-        JobPhase::Deleted => pill!("gray"),
+        JobPhase::Prequeue => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-fuchsia-300 dark:border-fuchsia-700 bg-fuchsia-50 dark:bg-fuchsia-950 text-fuchsia-900 dark:text-fuchsia-100",
+        JobPhase::Activating | JobPhase::Pending => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-yellow-300 dark:border-yellow-700 bg-yellow-50 dark:bg-yellow-950 text-yellow-900 dark:text-yellow-100",
+        JobPhase::Running => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-blue-300 dark:border-blue-700 bg-blue-50 dark:bg-blue-950 text-blue-900 dark:text-blue-100",
+        JobPhase::Restarting => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-teal-300 dark:border-teal-700 bg-teal-50 dark:bg-teal-950 text-teal-900 dark:text-teal-100",
+        JobPhase::Completing | JobPhase::Completed => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-green-300 dark:border-green-700 bg-green-50 dark:bg-green-950 text-green-900 dark:text-green-100",
+        JobPhase::Aborting | JobPhase::Aborted => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-rose-300 dark:border-rose-700 bg-rose-50 dark:bg-rose-950 text-rose-900 dark:text-rose-100",
+        JobPhase::Terminating | JobPhase::Terminated => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-stone-300 dark:border-stone-700 bg-stone-50 dark:bg-stone-950 text-stone-900 dark:text-stone-100",
+        JobPhase::Failed => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-red-300 dark:border-red-700 bg-red-50 dark:bg-red-950 text-red-900 dark:text-red-100",
+        JobPhase::Preempted => {
+            "inline-flex items-center whitespace-nowrap rounded-full border-2 border-dashed px-2 py-0.5 text-xs font-medium border-orange-400 bg-orange-50 dark:bg-orange-950 text-orange-900 dark:text-orange-100"
+        }
+        JobPhase::Deleted => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-gray-300 dark:border-gray-700 bg-gray-50 dark:bg-gray-950 text-gray-900 dark:text-gray-100",
     }
 }
 
@@ -122,12 +114,9 @@ pub const TAG: &str = "rounded border border-slate-300 dark:border-slate-600 bg-
 /// read apart without colour).
 pub fn node_ready(ready: bool) -> &'static str {
     if ready {
-        pill!("green")
+        "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-green-300 dark:border-green-700 bg-green-50 dark:bg-green-950 text-green-900 dark:text-green-100"
     } else {
-        concat!(
-            "inline-flex items-center whitespace-nowrap rounded-full border-2 px-2 py-0.5 text-xs font-semibold ",
-            "border-red-600 dark:border-red-400 bg-white dark:bg-slate-900 text-red-800 dark:text-red-200"
-        )
+        "inline-flex items-center whitespace-nowrap rounded-full border-2 px-2 py-0.5 text-xs font-semibold border-red-600 dark:border-red-400 bg-white dark:bg-slate-900 text-red-800 dark:text-red-200"
     }
 }
 
@@ -200,6 +189,21 @@ mod tests {
                 } else {
                     owner.insert(hue, meaning.clone());
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn every_class_is_written_out_whole_so_the_stylesheet_has_it() {
+        // The CSS is generated from the class names found in the source text.
+        let source = [include_str!("palette.rs"), include_str!("mod.rs")].concat();
+        for (meaning, classes) in meanings() {
+            for class in classes.split_whitespace() {
+                let quoted_or_spaced = [format!("\"{class} "), format!(" {class} "), format!(" {class}\""), format!("\"{class}\"")];
+                assert!(
+                    quoted_or_spaced.iter().any(|q| source.contains(q.as_str())),
+                    "{meaning}: `{class}` is not in the source as written"
+                );
             }
         }
     }

@@ -146,22 +146,10 @@ fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
                     view! { <span data-testid="node-no-taints">{move || i18n.t(k!("cluster.noTaints"))}</span> }.into_any()
                 } else {
                     node.taints.iter().map(|t| view! {
-                        <code class="rounded bg-slate-100 dark:bg-slate-800 px-1.5" translate="no" data-testid="node-taint">{taint_text(t)}</code>
+                        <code class="rounded bg-slate-100 dark:bg-slate-800 px-1.5" translate="no" data-testid="node-taint">{crate::components::capacity::taint_text(t)}</code>
                     }).collect_view().into_any()
                 }}
             </p>
         </li>
     }
-}
-
-/// A taint as `kubectl` writes it: `key=value:Effect` (`key:Effect` without a value), what a
-/// toleration rule names.
-fn taint_text(taint: &anteroom_shared::scheduling::Taint) -> String {
-    let value = taint
-        .value
-        .as_deref()
-        .filter(|v| !v.is_empty())
-        .map(|v| format!("={v}"))
-        .unwrap_or_default();
-    format!("{}{value}:{:?}", taint.key, taint.effect)
 }

@@ -1,7 +1,9 @@
-//! `/admin/prequeue`: the prequeue settings of `spec/prequeue.md` §3 — two switches, the
-//! integer fields (checked here by the shared crate's `PrequeueConfig::validate`, the server's
-//! own rule, and again by the server), the activation order — one Save, toasts; below, the live
-//! list of prequeued jobs with their positions and reasons, paged (`?page=` in the URL).
+//! `/admin/prequeue`: first the live list of jobs waiting to queue with their positions and
+//! reasons, paged (`?page=` in the URL); then the prequeue settings of `spec/prequeue.md` §3 in
+//! groups — admission, activation, preemption, default requests — with durations also written
+//! as people say them ("5 min"), checked here by the shared crate's `PrequeueConfig::validate`
+//! (the server's own rule) and again by the server; one Save in a bar that stays in view and
+//! says when something is unsaved (Discard puts the saved values back).
 
 use anteroom_shared::api::jobs::PrequeuedJob;
 use anteroom_shared::scheduling::{ActivationOrder, DefaultQuantity, PrequeueConfig, TaskDefaults};
@@ -13,7 +15,9 @@ use crate::components::pager::Pager;
 use crate::components::reasons::reason_text;
 use crate::components::time::Time;
 use crate::components::toast::use_toasts;
-use crate::components::{BUTTON, CARD, Empty, ErrorPanel, INPUT, LINK, PageHeader, TABLE, TD, TH, show, use_fetch};
+use crate::components::{
+    BUTTON, BUTTON_SECONDARY, CARD, Empty, ErrorPanel, INPUT, LINK, PageHeader, TABLE, TD, TH, show, use_fetch,
+};
 use crate::format;
 use crate::i18n::{Key, k, use_i18n};
 use crate::live::use_live;
@@ -135,16 +139,19 @@ fn set_number(c: &mut PrequeueConfig, field: &str, v: i64) {
 /// The settings page.
 #[component]
 pub fn AdminPrequeue() -> impl IntoView {
+    let i18n = use_i18n();
     let config = use_fetch(crate::api::prequeue_config);
     view! {
         <section class="space-y-6">
             <PageHeader title=k!("page.adminPrequeue.title") description=k!("page.adminPrequeue.description") />
+            // What waits comes first: it is what an admin opens this page to look at.
+            <PrequeuedList />
+            <h2 class="text-lg font-semibold">{move || i18n.t(k!("settings.title"))}</h2>
             {move || match config.get() {
                 None => view! { <crate::auth::Loading /> }.into_any(),
                 Some(Err(f)) => view! { <ErrorPanel failure=f /> }.into_any(),
                 Some(Ok(c)) => view! { <SettingsForm initial=c.value etag=c.etag /> }.into_any(),
             }}
-            <PrequeuedList />
         </section>
     }
 }
@@ -184,6 +191,8 @@ fn SettingsForm(
         })
         .collect();
     let requests = StoredValue::new(requests);
+    // What the server holds now: the form is "unsaved" while what is typed differs from it.
+    let saved = RwSignal::new(initial.clone());
     let initial = StoredValue::new(initial);
     let errors = RwSignal::new(Vec::<(String, String)>::new());
     let saving = RwSignal::new(false);
@@ -250,8 +259,9 @@ fn SettingsForm(
         saving.set(true);
         leptos::task::spawn_local(async move {
             match crate::api::save_prequeue_config(&c, etag.get_untracked().as_deref()).await {
-                Ok(saved) => {
-                    etag.set(saved.etag);
+                Ok(answer) => {
+                    etag.set(answer.etag);
+                    saved.set(c);
                     toasts.success(i18n.t(k!("settings.saved")).to_owned());
                 }
                 Err(f) => {
@@ -271,7 +281,7 @@ fn SettingsForm(
     let switch = move |id: &'static str, value: RwSignal<bool>, label: Key, hint: Key| {
         view! {
             <label class="flex items-start gap-3" for=id>
-                <input type="checkbox" role="switch" id=id class="mt-1 h-4 w-4 accent-violet-700" bind:checked=value aria-describedby=format!("{id}-hint") />
+                <input type="checkbox" role="switch" id=id class="mt-1 h-4 w-4 shrink-0 accent-violet-700" bind:checked=value aria-describedby=format!("{id}-hint") />
                 <span>
                     <span class="block text-sm font-medium">{move || i18n.t(label)}</span>
                     <span id=format!("{id}-hint") class="block text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(hint)}</span>
@@ -279,35 +289,97 @@ fn SettingsForm(
             </label>
         }
     };
+    let dirty = Memo::new(move |_| read().map_or(true, |c| c != saved.get()));
+    // Back to what the server holds.
+    let discard = move |_| {
+        let c = saved.get_untracked();
+        backfill.set(c.backfill_enabled);
+        quota.set(c.queue_quota_enabled);
+        order.set(c.activation_order);
+        requeue.set(c.requeue_by_default);
+        time_aware.set(c.time_aware_backfill);
+        numbers.with_value(|ns| {
+            for (field, _, _, _, value) in ns {
+                value.set(get_number(&c, field).to_string());
+            }
+        });
+        let mut c = c;
+        requests.with_value(|rs| {
+            for (kind, _, cpu, memory) in rs {
+                let d = defaults_of(&mut c, kind);
+                cpu.set(d.cpu.to_string());
+                memory.set(d.memory.to_string());
+            }
+        });
+    };
+    // One number field; a duration in seconds also reads as people say it ("5 min").
+    let number = move |wanted: &'static str| {
+        let Some((field, label, hint, min, value)) = numbers.with_value(|ns| ns.iter().find(|n| n.0 == wanted).copied()) else {
+            return ().into_any();
+        };
+        let err = error_of(field.to_owned());
+        let seconds = field.ends_with("Seconds");
+        view! {
+            <Field id=field.to_owned() label=label hint=Some(hint) error=err>
+                <div class="flex items-center gap-2">
+                    <input id=field class=INPUT type="number" inputmode="numeric" min=min step="1" bind:value=value
+                        aria-invalid=move || err.get().is_some().to_string() aria-describedby=format!("{field}-error {field}-hint {field}-human") />
+                    {seconds.then(|| view! {
+                        <span id=format!("{field}-human") class="w-24 shrink-0 text-sm text-slate-700 dark:text-slate-300" data-testid="human-duration">
+                            {move || value.get().trim().parse::<i64>().ok().filter(|s| *s >= 0).map(|s| format!("= {}", format::duration(i18n.locale(), s)))}
+                        </span>
+                    })}
+                </div>
+            </Field>
+        }
+        .into_any()
+    };
+    let group = move |title: Key, body: AnyView| {
+        view! {
+            <fieldset class="space-y-4 rounded border border-slate-200 p-4 dark:border-slate-700">
+                <legend class="px-1 text-sm font-semibold">{move || i18n.t(title)}</legend>
+                {body}
+            </fieldset>
+        }
+    };
     view! {
         <form class=format!("{CARD} space-y-5") on:submit=submit novalidate=true data-testid="settings-form">
-            <div class="grid gap-4 md:grid-cols-2">
-                {switch("backfillEnabled", backfill, k!("settings.backfill"), k!("settings.backfillHint"))}
-                {switch("queueQuotaEnabled", quota, k!("settings.quota"), k!("settings.quotaHint"))}
-                {switch("requeueByDefault", requeue, k!("settings.requeue"), k!("settings.requeueHint"))}
-                {switch("timeAwareBackfill", time_aware, k!("settings.timeAware"), k!("settings.timeAwareHint"))}
-            </div>
-            <div class="grid gap-4 md:grid-cols-2 xl:grid-cols-4">
-                {numbers.get_value().into_iter().map(|(field, label, hint, min, value)| {
-                    let err = error_of(field.to_owned());
-                    view! {
-                        <Field id=field.to_owned() label=label hint=Some(hint) error=err>
-                            <input id=field class=INPUT type="number" inputmode="numeric" min=min step="1" bind:value=value
-                                aria-invalid=move || err.get().is_some().to_string() aria-describedby=format!("{field}-error {field}-hint") />
-                        </Field>
-                    }
-                }).collect_view()}
-                <Field id="activationOrder".into() label=k!("settings.order") hint=Some(k!("settings.orderHint")) error=Signal::derive(|| None::<String>)>
-                    <select id="activationOrder" class=INPUT aria-describedby="activationOrder-hint"
-                        on:change=move |ev| order.set(if event_target_value(&ev) == "fairShare" { ActivationOrder::FairShare } else { ActivationOrder::Fcfs })
-                        prop:value=move || order.get().as_str()>
-                        <option value="fcfs" selected=move || order.get() == ActivationOrder::Fcfs>{move || i18n.t(k!("settings.orderFcfs"))}</option>
-                        <option value="fairShare" selected=move || order.get() == ActivationOrder::FairShare>{move || i18n.t(k!("settings.orderFairShare"))}</option>
-                    </select>
-                </Field>
-            </div>
-            <fieldset class="space-y-3" aria-describedby="defaultRequests-hint">
-                <legend class="text-sm font-semibold">{move || i18n.t(k!("settings.defaultRequests"))}</legend>
+            {group(k!("settings.group.admission"), view! {
+                <div class="grid gap-4 md:grid-cols-2">
+                    {switch("queueQuotaEnabled", quota, k!("settings.quota"), k!("settings.quotaHint"))}
+                    {switch("backfillEnabled", backfill, k!("settings.backfill"), k!("settings.backfillHint"))}
+                    {number("maxPrequeuedJobsPerUser")}
+                    {number("maxUnfinishedJobsPerUser")}
+                </div>
+            }.into_any())}
+            {group(k!("settings.group.activation"), view! {
+                <div class="grid gap-4 md:grid-cols-2">
+                    <Field id="activationOrder".into() label=k!("settings.order") hint=Some(k!("settings.orderHint")) error=Signal::derive(|| None::<String>)>
+                        <select id="activationOrder" class=INPUT aria-describedby="activationOrder-hint"
+                            on:change=move |ev| order.set(if event_target_value(&ev) == "fairShare" { ActivationOrder::FairShare } else { ActivationOrder::Fcfs })
+                            prop:value=move || order.get().as_str()>
+                            <option value="fcfs" selected=move || order.get() == ActivationOrder::Fcfs>{move || i18n.t(k!("settings.orderFcfs"))}</option>
+                            <option value="fairShare" selected=move || order.get() == ActivationOrder::FairShare>{move || i18n.t(k!("settings.orderFairShare"))}</option>
+                        </select>
+                    </Field>
+                    {switch("timeAwareBackfill", time_aware, k!("settings.timeAware"), k!("settings.timeAwareHint"))}
+                    {number("activateTickerIntervalSeconds")}
+                    {number("maxTotalActivationsPerRound")}
+                    {number("prequeueCandidateSize")}
+                </div>
+            }.into_any())}
+            {group(k!("settings.group.preemption"), view! {
+                <div class="grid gap-4 md:grid-cols-2">
+                    {number("normalJobWaitingToleranceSeconds")}
+                    {number("backfillMinRuntimeSeconds")}
+                    {number("preemptionGracePeriodSeconds")}
+                    {number("preemptionPlanWindowSeconds")}
+                    {switch("requeueByDefault", requeue, k!("settings.requeue"), k!("settings.requeueHint"))}
+                    {number("maxRequeues")}
+                </div>
+            }.into_any())}
+            <fieldset class="space-y-3 rounded border border-slate-200 p-4 dark:border-slate-700" aria-describedby="defaultRequests-hint">
+                <legend class="px-1 text-sm font-semibold">{move || i18n.t(k!("settings.defaultRequests"))}</legend>
                 <p id="defaultRequests-hint" class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(k!("settings.defaultRequestsHint"))}</p>
                 <div class="grid gap-4 md:grid-cols-2 xl:grid-cols-5">
                     {requests.get_value().into_iter().map(|(kind, label, cpu, memory)| {
@@ -335,9 +407,19 @@ fn SettingsForm(
                     }).collect_view()}
                 </div>
             </fieldset>
-            <button type="submit" class=BUTTON disabled=move || saving.get() data-testid="save-settings">
-                {move || if saving.get() { i18n.t(k!("common.saving")) } else { i18n.t(k!("settings.save")) }}
-            </button>
+            // Save stays in view while the settings scroll, and says whether anything is unsaved.
+            <div class="sticky bottom-0 -mx-4 -mb-4 flex flex-wrap items-center gap-3 rounded-b border-t border-slate-200 bg-white/95 px-4 py-3 dark:border-slate-700 dark:bg-slate-900/95"
+                data-testid="save-bar" data-dirty=move || dirty.get().to_string()>
+                <button type="submit" class=BUTTON disabled=move || saving.get() data-testid="save-settings">
+                    {move || if saving.get() { i18n.t(k!("common.saving")) } else { i18n.t(k!("settings.save")) }}
+                </button>
+                <Show when=move || dirty.get()>
+                    <button type="button" class=BUTTON_SECONDARY on:click=discard data-testid="discard-settings">{move || i18n.t(k!("settings.discard"))}</button>
+                    <span class="text-sm font-medium text-amber-800 dark:text-amber-200" role="status" data-testid="unsaved">
+                        <span aria-hidden="true">"● "</span>{move || i18n.t(k!("settings.unsaved"))}
+                    </span>
+                </Show>
+            </div>
         </form>
     }
 }

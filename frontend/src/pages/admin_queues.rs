@@ -1,6 +1,7 @@
-//! `/admin/queues`: the queue tree — each queue under its parent with its capacity and current
-//! usage as bars per resource, members and open flag — and the form that creates or edits a
-//! queue (parent select, capacity rows) and deletes it after confirmation. Tree errors (a
+//! `/admin/queues`: the queue tree as a table — each queue indented under its parent with who
+//! may use it, how many jobs wait in its line, and its capacity against current usage as bars
+//! per resource — and, in a side panel, the form that creates or edits a queue (parent
+//! select, capacity rows) and deletes it after confirmation. Tree errors (a
 //! cycle, a capacity above the parent's, an unknown parent) are shown on their field.
 
 use anteroom_shared::api::queues::{AdminQueue, QueueBody};
@@ -11,8 +12,9 @@ use crate::components::bars::CapacityBar;
 use crate::components::confirm::use_confirm;
 use crate::components::field::{AmountRows, Field};
 use crate::components::toast::use_toasts;
+use crate::components::drawer::Drawer;
 use crate::components::{
-    BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, CARD, ErrorPanel, INPUT, PageHeader, loaded, use_fetch,
+    BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, ErrorPanel, INPUT, PageHeader, TD, TH, loaded, use_fetch,
 };
 use crate::i18n::{k, use_i18n};
 
@@ -83,6 +85,10 @@ pub fn AdminQueues() -> impl IntoView {
         editing.set(Editing::None);
         reload.update(|r| *r += 1);
     });
+    let drawer_title = Signal::derive(move || match editing.get() {
+        Editing::Queue(q) => i18n.tf(k!("queue.editNamed"), &[("name", &q.name)]),
+        _ => i18n.t(k!("queue.new")).to_owned(),
+    });
     view! {
         <section class="space-y-6">
             <PageHeader title=k!("page.adminQueues.title") description=k!("page.adminQueues.description")>
@@ -90,22 +96,35 @@ pub fn AdminQueues() -> impl IntoView {
                     {move || i18n.t(k!("queue.add"))}
                 </button>
             </PageHeader>
-            {move || match editing.get() {
-                Editing::None => ().into_any(),
-                Editing::New => view! { <QueueForm queue=None names=names done=done /> }.into_any(),
-                Editing::Queue(q) => view! { <QueueForm queue=Some(*q) names=names done=done /> }.into_any(),
-            }}
+            <Drawer open=Signal::derive(move || editing.get() != Editing::None) title=drawer_title
+                on_close=Callback::new(move |_| editing.set(Editing::None))>
+                {move || match editing.get() {
+                    Editing::None => ().into_any(),
+                    Editing::New => view! { <QueueForm queue=None names=names done=done /> }.into_any(),
+                    Editing::Queue(q) => view! { <QueueForm queue=Some(*q) names=names done=done /> }.into_any(),
+                }}
+            </Drawer>
             {move || match queues.get() {
                 None => view! { <crate::auth::Loading /> }.into_any(),
                 Some(Err(f)) => view! { <ErrorPanel failure=f /> }.into_any(),
                 Some(Ok(list)) => {
                     // Nested lists: a screen reader says each queue's level and how many
-                    // siblings it has, as the indentation shows it.
+                    // siblings it has, as the indentation shows it; the rows share one grid,
+                    // so the columns line up like a table's.
                     let order = std::sync::Arc::new(tree_order(&list));
                     view! {
-                        <ul class="space-y-2" data-testid="queue-tree" aria-label=move || i18n.t(k!("queue.tree"))>
-                            {children_in(&order, None).into_iter().map(|i| view! { <QueueRow order=order.clone() at=i editing=editing /> }).collect_view()}
-                        </ul>
+                        <div class="overflow-x-auto rounded border border-slate-200 bg-white dark:border-slate-700 dark:bg-slate-900">
+                            <div class=format!("{ROW} border-b border-slate-200 bg-slate-50 dark:border-slate-700 dark:bg-slate-950") aria-hidden="true">
+                                <span class=TH>{move || i18n.t(k!("capacity.queue"))}</span>
+                                <span class=TH>{move || i18n.t(k!("queue.access"))}</span>
+                                <span class=format!("{TH} text-right")>{move || i18n.t(k!("capacity.waiting"))}</span>
+                                <span class=TH>{move || i18n.t(k!("capacity.queueUse"))}</span>
+                                <span class=TH></span>
+                            </div>
+                            <ul class="divide-y divide-slate-100 dark:divide-slate-800" data-testid="queue-tree" aria-label=move || i18n.t(k!("queue.tree"))>
+                                {children_in(&order, None).into_iter().map(|i| view! { <QueueRow order=order.clone() at=i editing=editing /> }).collect_view()}
+                            </ul>
+                        </div>
                     }.into_any()
                 }
             }}
@@ -113,48 +132,67 @@ pub fn AdminQueues() -> impl IntoView {
     }
 }
 
-/// A queue's card and, below it, the list of its children.
+/// The grid every row of the tree shares (name, access, waiting, capacity and use, edit).
+const ROW: &str = "grid min-w-[52rem] grid-cols-[minmax(12rem,16rem)_9rem_5rem_minmax(18rem,1fr)_auto] items-start gap-x-2";
+
+/// A queue's row and, below it, the list of its children.
 #[component]
 fn QueueRow(order: std::sync::Arc<Vec<(usize, AdminQueue)>>, at: usize, editing: RwSignal<Editing>) -> AnyView {
     let i18n = use_i18n();
     let (depth, queue) = order[at].clone();
     let children = children_in(&order, Some(at));
-    let q = queue.clone();
     let capacity = queue.capacity.clone().unwrap_or_default();
     let row_name = queue.name.clone();
     let member_count = queue.members.len() as u64;
+    let open = queue.open;
+    let waiting = queue.waiting;
     let for_edit = queue.clone();
     let edit_name = queue.name.clone();
     let used = queue.used.clone();
+    let indent = ["", "pl-5", "pl-10", "pl-14", "pl-20", "pl-24"][depth.min(5)];
+    // The display name only when it says more than the name ("Default" for `default` does not).
+    let display = Some(queue.display_name.clone()).filter(|d| !d.is_empty() && !d.eq_ignore_ascii_case(&queue.name));
     view! {
         <li>
-          <div class=CARD data-testid="queue-row" data-queue=row_name data-depth=depth.to_string()>
-            <div class="flex flex-wrap items-center gap-3">
-                {(depth > 0).then(|| view! { <span aria-hidden="true" class="text-slate-500 dark:text-slate-400">"└"</span> })}
-                <span class="font-semibold">{queue.name.clone()}</span>
-                {(queue.display_name != queue.name && !queue.display_name.is_empty()).then(|| view! { <span class="text-sm text-slate-600 dark:text-slate-300">{queue.display_name.clone()}</span> })}
-                <span class="rounded border border-slate-300 dark:border-slate-600 px-1.5 text-xs">{move || i18n.t(if q.open { k!("queue.open") } else { k!("queue.closed") })}</span>
-                <span class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.tp(k!("queue.members.one"), k!("queue.members.other"), member_count, &[])}</span>
-                <button type="button" class=format!("{BUTTON_SECONDARY} ml-auto") data-testid="edit-queue"
+          <div class=format!("{ROW} py-1") data-testid="queue-row" data-queue=row_name data-depth=depth.to_string()>
+            <div class=format!("{TD} {indent}")>
+                <span class="inline-flex items-center gap-1">
+                    {(depth > 0).then(|| view! { <span aria-hidden="true" class="text-slate-400 dark:text-slate-500">"└"</span> })}
+                    <span class="font-semibold" translate="no">{queue.name.clone()}</span>
+                </span>
+                {display.map(|d| view! { <p class="text-xs text-slate-600 dark:text-slate-300">{d}</p> })}
+            </div>
+            <div class=format!("{TD} text-xs") data-testid="queue-access">
+                {move || if open {
+                    i18n.t(k!("queue.openToAll")).to_owned()
+                } else {
+                    i18n.tp(k!("queue.members.one"), k!("queue.members.other"), member_count, &[])
+                }}
+            </div>
+            <div class=format!("{TD} text-right tabular-nums") data-testid="queue-waiting">{move || crate::format::number(i18n.locale(), waiting as f64, 0)}</div>
+            <div class=TD>
+                {if capacity.is_empty() {
+                    view! { <p class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(k!("queue.noCapacity"))}</p> }.into_any()
+                } else {
+                    view! {
+                        <div class="space-y-1">
+                            {capacity.iter().map(|(res, cap)| view! {
+                                <CapacityBar resource=res.to_owned() used=used.get(res) capacity=cap />
+                            }).collect_view()}
+                        </div>
+                    }.into_any()
+                }}
+            </div>
+            <div class=TD>
+                <button type="button" class=BUTTON_SECONDARY data-testid="edit-queue"
                     aria-label=move || i18n.tf(k!("queue.editNamed"), &[("name", &edit_name)])
                     on:click=move |_| editing.set(Editing::Queue(Box::new(for_edit.clone())))>
                     {move || i18n.t(k!("common.edit"))}
                 </button>
             </div>
-            {if capacity.is_empty() {
-                view! { <p class="mt-1 text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(k!("queue.noCapacity"))}</p> }.into_any()
-            } else {
-                view! {
-                    <div class="mt-2 space-y-1">
-                        {capacity.iter().map(|(res, cap)| view! {
-                            <CapacityBar resource=res.to_owned() used=used.get(res) capacity=cap />
-                        }).collect_view()}
-                    </div>
-                }.into_any()
-            }}
           </div>
           {(!children.is_empty()).then(|| view! {
-              <ul class="mt-2 ml-6 space-y-2">
+              <ul class="divide-y divide-slate-100 dark:divide-slate-800">
                   {children.into_iter().map(|i| view! { <QueueRow order=order.clone() at=i editing=editing /> }).collect_view()}
               </ul>
           })}
@@ -331,8 +369,7 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
     let name_err = error_of("name");
     let parent_err = error_of("parent");
     view! {
-        <form class=format!("{CARD} space-y-4 border-violet-300 dark:border-violet-700") on:submit=save novalidate=true data-testid="queue-form">
-            <h2 class="text-lg font-semibold">{move || i18n.t(if is_new { k!("queue.new") } else { k!("queue.edit") })}</h2>
+        <form class="space-y-4" on:submit=save novalidate=true data-testid="queue-form">
             <div class="grid gap-3 md:grid-cols-2">
                 <Field id="queue-name".into() label=k!("queue.name") hint=Some(k!("queue.nameHint")) error=name_err>
                     <input id="queue-name" class=INPUT type="text" bind:value=name disabled=!is_new

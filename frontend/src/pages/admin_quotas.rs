@@ -1,19 +1,32 @@
-//! `/admin/quotas`: one card per quota rule — queue, CPU, memory, accelerator limits as
-//! model + count rows, maximum active jobs — created, saved and deleted (after confirmation)
-//! here. Invalid input is marked on its field before any request.
+//! `/admin/quotas`: the quota rules across queues as one table — each per-user limit with a bar
+//! of what the user closest to it uses now, how many users use the queue and how many are at
+//! a limit — and, in a side panel, the form (queue, CPU, memory, accelerator limits as model +
+//! count rows, maximum active jobs) that creates, saves and deletes (after confirmation) a
+//! rule. Invalid input is marked on its field before any request.
 
-use anteroom_shared::api::queues::{QueueQuotaBody, QueueQuotaRule};
+use anteroom_shared::api::queues::{QueueQuotaBody, QueueQuotaRule, QueueUserUse};
 use anteroom_shared::scheduling::{Quantity, ResourceList, is_accelerator};
 use leptos::prelude::*;
 
+use crate::components::bars::{Bar, BarInput, ResourceName};
 use crate::components::confirm::use_confirm;
+use crate::components::drawer::Drawer;
 use crate::components::field::{AmountRow, AmountRows, Field};
 use crate::components::toast::use_toasts;
 use crate::components::{
-    BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, CARD, Empty, ErrorPanel, INPUT, PageHeader, accelerator_names, loaded,
-    use_fetch,
+    BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, Empty, ErrorPanel, INPUT, PageHeader, TABLE, TD, TH, accelerator_names,
+    loaded, use_fetch,
 };
+use crate::format;
 use crate::i18n::{I18n, k, use_i18n};
+
+/// What the side panel edits.
+#[derive(Clone, Debug, PartialEq)]
+enum Editing {
+    None,
+    New,
+    Rule(Box<QueueQuotaRule>),
+}
 
 /// The page.
 #[component]
@@ -24,36 +37,159 @@ pub fn AdminQuotas() -> impl IntoView {
         reload.track();
         crate::api::quotas()
     });
+    let usage = use_fetch(move || {
+        reload.track();
+        crate::api::queue_usage()
+    });
     let queues = use_fetch(crate::api::admin_queues);
     let models = use_fetch(crate::api::cluster_resources);
-    let adding = RwSignal::new(false);
+    let editing = RwSignal::new(Editing::None);
     let queue_names = Signal::derive(move || loaded(queues).into_iter().map(|q| q.name).collect::<Vec<_>>());
     let model_names = Signal::derive(move || accelerator_names(models));
     let done = Callback::new(move |_: ()| {
-        adding.set(false);
+        editing.set(Editing::None);
         reload.update(|r| *r += 1);
+    });
+    let drawer_title = Signal::derive(move || match editing.get() {
+        Editing::Rule(r) => i18n.tf(k!("quota.editNamed"), &[("queue", &r.queue)]),
+        _ => i18n.t(k!("quota.add")).to_owned(),
     });
     view! {
         <section class="space-y-6">
             <PageHeader title=k!("page.adminQuotas.title") description=k!("page.adminQuotas.description")>
-                <button type="button" class=BUTTON on:click=move |_| adding.set(true) disabled=move || adding.get() data-testid="add-quota">
+                <button type="button" class=BUTTON on:click=move |_| editing.set(Editing::New) data-testid="add-quota">
                     {move || i18n.t(k!("quota.add"))}
                 </button>
             </PageHeader>
-            <Show when=move || adding.get()>
-                <QuotaCard rule=None queues=queue_names models=model_names done=done />
-            </Show>
+            <Drawer open=Signal::derive(move || editing.get() != Editing::None) title=drawer_title
+                on_close=Callback::new(move |_| editing.set(Editing::None))>
+                {move || match editing.get() {
+                    Editing::None => ().into_any(),
+                    Editing::New => view! { <QuotaCard rule=None queues=queue_names models=model_names done=done /> }.into_any(),
+                    Editing::Rule(r) => view! { <QuotaCard rule=Some(*r) queues=queue_names models=model_names done=done /> }.into_any(),
+                }}
+            </Drawer>
             {move || match rules.get() {
                 None => view! { <crate::auth::Loading /> }.into_any(),
                 Some(Err(f)) => view! { <ErrorPanel failure=f /> }.into_any(),
-                Some(Ok(list)) if list.is_empty() && !adding.get() => view! { <Empty text=k!("quota.empty") /> }.into_any(),
-                Some(Ok(list)) => view! {
-                    <div class="grid gap-4 xl:grid-cols-2">
-                        {list.into_iter().map(|r| view! { <QuotaCard rule=Some(r) queues=queue_names models=model_names done=done /> }).collect_view()}
-                    </div>
-                }.into_any(),
+                Some(Ok(list)) if list.is_empty() => view! { <Empty text=k!("quota.empty") /> }.into_any(),
+                Some(Ok(list)) => {
+                    let use_now = loaded(usage);
+                    view! { <QuotaTable rules=list usage=use_now editing=editing /> }.into_any()
+                }
             }}
         </section>
+    }
+}
+
+/// The rules across queues, one row each: the per-user limits, how close the users who use
+/// most are to each, and the limit on active jobs.
+#[component]
+fn QuotaTable(rules: Vec<QueueQuotaRule>, usage: Vec<QueueUserUse>, editing: RwSignal<Editing>) -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <div class="overflow-x-auto rounded border border-slate-200 bg-white dark:border-slate-700 dark:bg-slate-900">
+            <table class=TABLE data-testid="quota-table">
+                <thead class="bg-slate-50 dark:bg-slate-950">
+                    <tr>
+                        <th scope="col" class=TH>{move || i18n.t(k!("capacity.queue"))}</th>
+                        <th scope="col" class=format!("{TH} w-1/2")>{move || i18n.t(k!("quota.limitsAndUse"))}</th>
+                        <th scope="col" class=TH>{move || i18n.t(k!("quota.maxActiveJobs"))}</th>
+                        <th scope="col" class=TH>{move || i18n.t(k!("quota.users"))}</th>
+                        <th scope="col" class=TH><span class="sr-only">{move || i18n.t(k!("jobs.actions"))}</span></th>
+                    </tr>
+                </thead>
+                <tbody class="divide-y divide-slate-100 dark:divide-slate-800">
+                    {rules.into_iter().map(|rule| {
+                        let here: Vec<QueueUserUse> = usage.iter().filter(|u| u.queue == rule.queue).cloned().collect();
+                        let users = here.len() as u64;
+                        let at_limit = here.iter().filter(|u| rule_share(&rule, u) >= 1.0).count() as u64;
+                        let for_edit = rule.clone();
+                        let queue = rule.queue.clone();
+                        view! {
+                            <tr data-testid="quota-row" data-queue=rule.queue.clone()>
+                                <th scope="row" class=format!("{TD} text-left font-semibold") translate="no">{rule.queue.clone()}</th>
+                                <td class=TD>
+                                    {if rule.limits.is_empty() {
+                                        view! { <span class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(k!("quota.noLimits"))}</span> }.into_any()
+                                    } else {
+                                        view! { <div class="space-y-1">
+                                            {rule.limits.iter().map(|(res, limit)| {
+                                                // The user closest to this limit.
+                                                let top = here.iter()
+                                                    .max_by(|a, b| format::value(&a.used.get(res)).total_cmp(&format::value(&b.used.get(res))))
+                                                    .filter(|u| !u.used.get(res).is_zero())
+                                                    .map(|u| (u.user.clone(), format::value(&u.used.get(res))));
+                                                view! { <LimitUse resource=res.to_owned() limit=format::value(&limit) top=top /> }
+                                            }).collect_view()}
+                                        </div> }.into_any()
+                                    }}
+                                </td>
+                                <td class=format!("{TD} tabular-nums")>{rule.max_active_jobs.map_or_else(|| "—".to_owned(), |m| m.to_string())}</td>
+                                <td class=format!("{TD} text-xs") data-testid="quota-users">
+                                    {move || i18n.tf(k!("quota.usersNow"), &[
+                                        ("users", &format::number(i18n.locale(), users as f64, 0)),
+                                        ("atLimit", &format::number(i18n.locale(), at_limit as f64, 0)),
+                                    ])}
+                                </td>
+                                <td class=TD>
+                                    <button type="button" class=BUTTON_SECONDARY data-testid="edit-quota"
+                                        aria-label=move || i18n.tf(k!("quota.editNamed"), &[("queue", &queue)])
+                                        on:click=move |_| editing.set(Editing::Rule(Box::new(for_edit.clone())))>
+                                        {move || i18n.t(k!("common.edit"))}
+                                    </button>
+                                </td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+/// The largest share of any of `rule`'s limits that user `u` holds (1.0: at a limit).
+fn rule_share(rule: &QueueQuotaRule, u: &QueueUserUse) -> f64 {
+    rule.limits
+        .iter()
+        .map(|(res, limit)| {
+            let l = format::value(&limit);
+            let used = format::value(&u.used.get(res));
+            if l <= 0.0 {
+                if used > 0.0 { f64::INFINITY } else { 0.0 }
+            } else {
+                used / l
+            }
+        })
+        .fold(0.0, f64::max)
+}
+
+/// One per-user limit with a bar of what the user closest to it uses.
+#[component]
+fn LimitUse(resource: String, limit: f64, top: Option<(String, f64)>) -> impl IntoView {
+    let i18n = use_i18n();
+    let used = top.as_ref().map_or(0.0, |t| t.1);
+    let words = {
+        let resource = resource.clone();
+        move || {
+            let l = i18n.locale();
+            match &top {
+                Some((user, used)) => i18n.tf(k!("quota.topUser"), &[
+                    ("user", user),
+                    ("used", &format::amount(l, &resource, *used)),
+                    ("limit", &format::amount(l, &resource, limit)),
+                ]),
+                None => i18n.tf(k!("quota.limitOnly"), &[("limit", &format::amount(l, &resource, limit))]),
+            }
+        }
+    };
+    let input = BarInput { used, limit: Some(limit), ..Default::default() };
+    view! {
+        <div class="grid grid-cols-[8rem_minmax(5rem,1fr)_minmax(9rem,14rem)] items-center gap-2 text-xs" data-testid="quota-limit" data-resource=resource.clone()>
+            <ResourceName resource=resource.clone() />
+            {let words = words.clone(); move || view! { <Bar input=input label=words() /> }}
+            <span class="text-slate-700 dark:text-slate-300">{words}</span>
+        </div>
     }
 }
 
@@ -210,7 +346,7 @@ fn QuotaCard(
     let max_err = either(max_error, server_error("maxActiveJobs"));
     let queue_err = server_error("queue");
     view! {
-        <form class=format!("{CARD} space-y-4") on:submit=save novalidate=true data-testid="quota-card" data-queue=move || queue.get()>
+        <form class="space-y-4" on:submit=save novalidate=true data-testid="quota-card" data-queue=move || queue.get()>
             <div class="grid gap-3 md:grid-cols-2">
                 <Field id=fid("queue") label=k!("jobs.queue") error=queue_err>
                     <select id=fid("queue") class=INPUT on:change=move |ev| queue.set(event_target_value(&ev)) prop:value=move || queue.get()
@@ -247,7 +383,7 @@ fn QuotaCard(
                                     </select>
                                 </label>
                                 <label class="flex flex-col text-xs" for=format!("{rid}-count")>
-                                    {move || i18n.t(k!("task.acceleratorCount"))}
+                                    {move || i18n.t(k!("quota.perUserCount"))}
                                     <input id=format!("{rid}-count") class=format!("{INPUT} w-24") type="text" inputmode="numeric" bind:value=row.amount
                                         aria-invalid=move || err.get().is_some().to_string() aria-describedby=format!("{rid}-error") />
                                 </label>

@@ -1,6 +1,7 @@
-//! `/admin/tolerations`: one card per toleration rule — its target (an accelerator resource
-//! pattern or a queue), its tolerations as key / operator / value / effect rows, a description
-//! — created, saved and deleted (after confirmation) here. Invalid input is marked on its field
+//! `/admin/tolerations`: the toleration rules as a table — each target (an accelerator
+//! resource pattern or a queue), its tolerations, a description — beside the taints the nodes
+//! carry and the rules that tolerate each; in a side panel, the form (key / operator / value /
+//! effect rows) that creates, saves and deletes (after confirmation) a rule. Invalid input is marked on its field
 //! before any request, by the same check the server runs (`TolerationRuleBody::problems`).
 
 use anteroom_shared::api::tolerations::{TolerationRule, TolerationRuleBody};
@@ -8,15 +9,25 @@ use anteroom_shared::scheduling::TolerationOperator;
 use leptos::prelude::*;
 
 use crate::components::confirm::use_confirm;
+use crate::components::drawer::Drawer;
 use crate::components::field::Field;
 use crate::components::toast::use_toasts;
 use crate::components::{
-    BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, CARD, Empty, ErrorPanel, INPUT, PageHeader, loaded, use_fetch,
+    BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, Empty, ErrorPanel, INPUT, PageHeader, loaded, use_fetch,
 };
 use crate::i18n::{k, use_i18n};
 
 mod form;
+mod overview;
 use form::*;
+
+/// What the side panel edits.
+#[derive(Clone, Debug, PartialEq)]
+enum Editing {
+    None,
+    New,
+    Rule(Box<TolerationRule>),
+}
 
 /// The page.
 #[component]
@@ -27,36 +38,58 @@ pub fn AdminTolerations() -> impl IntoView {
         reload.track();
         crate::api::toleration_rules()
     });
+    let nodes = use_fetch(crate::api::nodes);
     let queues = use_fetch(crate::api::admin_queues);
-    let adding = RwSignal::new(false);
+    let editing = RwSignal::new(Editing::None);
     let queue_names = Signal::derive(move || loaded(queues).into_iter().map(|q| q.name).collect::<Vec<_>>());
     let done = Callback::new(move |_: ()| {
-        adding.set(false);
+        editing.set(Editing::None);
         reload.update(|r| *r += 1);
+    });
+    let drawer_title = Signal::derive(move || match editing.get() {
+        Editing::Rule(r) => i18n.tf(
+            k!("toleration.editNamed"),
+            &[("target", &target_text(i18n, r.resource.as_deref(), r.queue.as_deref()))],
+        ),
+        _ => i18n.t(k!("toleration.add")).to_owned(),
     });
     view! {
         <section class="space-y-6">
             <PageHeader title=k!("page.adminTolerations.title") description=k!("page.adminTolerations.description")>
-                <button type="button" class=BUTTON on:click=move |_| adding.set(true) disabled=move || adding.get() data-testid="add-toleration-rule">
+                <button type="button" class=BUTTON on:click=move |_| editing.set(Editing::New) data-testid="add-toleration-rule">
                     {move || i18n.t(k!("toleration.add"))}
                 </button>
             </PageHeader>
-            <p class="rounded border border-sky-200 dark:border-sky-800 bg-sky-50 dark:bg-sky-950 p-3 text-sm text-sky-900 dark:text-sky-100" data-testid="toleration-explanation">
+            <p class=format!("{} p-3 text-sm", crate::components::palette::PANEL) data-testid="toleration-explanation">
                 {move || i18n.t(k!("toleration.explanation"))}
             </p>
-            <Show when=move || adding.get()>
-                <RuleCard rule=None queues=queue_names done=done />
-            </Show>
-            {move || match rules.get() {
-                None => view! { <crate::auth::Loading /> }.into_any(),
-                Some(Err(f)) => view! { <ErrorPanel failure=f /> }.into_any(),
-                Some(Ok(list)) if list.is_empty() && !adding.get() => view! { <Empty text=k!("toleration.empty") /> }.into_any(),
-                Some(Ok(list)) => view! {
-                    <div class="grid gap-4 xl:grid-cols-2">
-                        {list.into_iter().map(|r| view! { <RuleCard rule=Some(r) queues=queue_names done=done /> }).collect_view()}
-                    </div>
-                }.into_any(),
-            }}
+            <Drawer open=Signal::derive(move || editing.get() != Editing::None) title=drawer_title
+                on_close=Callback::new(move |_| editing.set(Editing::None))>
+                {move || match editing.get() {
+                    Editing::None => ().into_any(),
+                    Editing::New => view! { <RuleCard rule=None queues=queue_names done=done /> }.into_any(),
+                    Editing::Rule(r) => view! { <RuleCard rule=Some(*r) queues=queue_names done=done /> }.into_any(),
+                }}
+            </Drawer>
+            <div class="grid gap-6 xl:grid-cols-[3fr_2fr]">
+                <section class="space-y-2" aria-labelledby="rules-title">
+                    <h2 id="rules-title" class="text-lg font-semibold">{move || i18n.t(k!("toleration.rules"))}</h2>
+                    {move || match rules.get() {
+                        None => view! { <crate::auth::Loading /> }.into_any(),
+                        Some(Err(f)) => view! { <ErrorPanel failure=f /> }.into_any(),
+                        Some(Ok(list)) if list.is_empty() => view! { <Empty text=k!("toleration.empty") /> }.into_any(),
+                        Some(Ok(list)) => view! { <overview::RuleTable rules=list editing=editing /> }.into_any(),
+                    }}
+                </section>
+                <section class="space-y-2" aria-labelledby="taints-title">
+                    <h2 id="taints-title" class="text-lg font-semibold">{move || i18n.t(k!("toleration.nodeTaints"))}</h2>
+                    {move || match nodes.get() {
+                        None => view! { <crate::auth::Loading /> }.into_any(),
+                        Some(Err(f)) => view! { <ErrorPanel failure=f /> }.into_any(),
+                        Some(Ok(list)) => view! { <overview::TaintTable nodes=list rules=loaded(rules) /> }.into_any(),
+                    }}
+                </section>
+            </div>
         </section>
     }
 }
@@ -182,7 +215,7 @@ fn RuleCard(
     let fid = move |what: &str| format!("{}-{what}", stored_prefix.get_value());
     let described = move |what: &str| format!("{0}-error {0}-hint", fid(what));
     view! {
-        <form class=format!("{CARD} space-y-4") on:submit=save novalidate=true data-testid="toleration-card"
+        <form class="space-y-4" on:submit=save novalidate=true data-testid="toleration-card"
             data-rule=id.map_or_else(|| "new".to_owned(), |id| id.to_string())
             data-kind=move || kind.get().code()
             data-target=move || if kind.get() == TargetKind::Queue { queue.get() } else { resource.get() }>

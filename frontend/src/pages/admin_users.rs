@@ -5,10 +5,11 @@ use anteroom_shared::api::{CreateUser, Role, UpdateUser, User};
 use leptos::prelude::*;
 
 use crate::components::confirm::use_confirm;
+use crate::components::drawer::Drawer;
 use crate::components::field::Field;
 use crate::components::toast::use_toasts;
 use crate::components::{
-    BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, CARD, INPUT, PageHeader, TABLE, TD, TH, show, use_fetch,
+    BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, INPUT, PageHeader, TABLE, TD, TH, show, use_fetch,
 };
 use crate::i18n::{k, use_i18n};
 
@@ -21,10 +22,18 @@ pub fn AdminUsers() -> impl IntoView {
         reload.track();
         crate::api::users()
     });
+    let adding = RwSignal::new(false);
     view! {
         <section class="space-y-6">
-            <PageHeader title=k!("page.adminUsers.title") description=k!("page.adminUsers.description") />
-            <NewUser reload=reload />
+            <PageHeader title=k!("page.adminUsers.title") description=k!("page.adminUsers.description")>
+                <button type="button" class=BUTTON on:click=move |_| adding.set(true) data-testid="add-user">
+                    {move || i18n.t(k!("users.add"))}
+                </button>
+            </PageHeader>
+            <Drawer open=adding title=Signal::derive(move || i18n.t(k!("users.add")).to_owned())
+                on_close=Callback::new(move |_| adding.set(false))>
+                <NewUser reload=reload adding=adding />
+            </Drawer>
             {show(users, move |page| {
                 let rows: Vec<User> = page.items.clone();
                 view! {
@@ -122,7 +131,7 @@ fn UserRow(user: User, reload: RwSignal<u64>) -> impl IntoView {
 }
 
 #[component]
-fn NewUser(reload: RwSignal<u64>) -> impl IntoView {
+fn NewUser(reload: RwSignal<u64>, adding: RwSignal<bool>) -> impl IntoView {
     let i18n = use_i18n();
     let toasts = use_toasts();
     let username = RwSignal::new(String::new());
@@ -159,6 +168,7 @@ fn NewUser(reload: RwSignal<u64>) -> impl IntoView {
                     username.set(String::new());
                     password.set(String::new());
                     display.set(String::new());
+                    adding.try_set(false);
                     reload.try_update(|r| *r += 1);
                 }
                 Err(f) => {
@@ -170,9 +180,8 @@ fn NewUser(reload: RwSignal<u64>) -> impl IntoView {
     };
     let (u_err, p_err) = (error_of("username"), error_of("password"));
     view! {
-        <form class=format!("{CARD} space-y-3") on:submit=submit novalidate=true data-testid="new-user">
-            <h2 class="text-lg font-semibold">{move || i18n.t(k!("users.new"))}</h2>
-            <div class="grid gap-3 md:grid-cols-3">
+        <form class="space-y-3" on:submit=submit novalidate=true data-testid="new-user">
+            <div class="grid gap-3 md:grid-cols-2">
                 <Field id="user-name".into() label=k!("users.username") error=u_err>
                     <input id="user-name" class=INPUT type="text" autocomplete="off" bind:value=username
                         aria-invalid=move || u_err.get().is_some().to_string() aria-describedby="user-name-error" />

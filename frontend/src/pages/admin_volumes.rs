@@ -1,6 +1,6 @@
 //! `/admin/volumes`: the catalogue of data jobs may mount by name — a PersistentVolumeClaim or
-//! an NFS export, where it is mounted, read-only or not, which queues may use it — one card
-//! per volume, created, saved and deleted (after confirmation) here. The server checks every
+//! an NFS export, where it is mounted, read-only or not, which queues may use it — as a table;
+//! in a side panel, the form that creates, saves and deletes (after confirmation) a volume. The server checks every
 //! field; what it refuses is marked on the field.
 
 use anteroom_shared::api::volumes::{Volume, VolumeBody, VolumeSource};
@@ -9,8 +9,19 @@ use leptos::prelude::*;
 use crate::components::confirm::use_confirm;
 use crate::components::field::Field;
 use crate::components::toast::use_toasts;
-use crate::components::{BUTTON, BUTTON_DANGER, CARD, Empty, ErrorPanel, INPUT, PageHeader, use_fetch};
+use crate::components::drawer::Drawer;
+use crate::components::{
+    BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, Empty, ErrorPanel, INPUT, PageHeader, TABLE, TD, TH, use_fetch,
+};
 use crate::i18n::{k, use_i18n};
+
+/// What the side panel edits.
+#[derive(Clone, Debug, PartialEq)]
+enum Editing {
+    None,
+    New,
+    Volume(Box<Volume>),
+}
 
 /// The page.
 #[component]
@@ -21,32 +32,86 @@ pub fn AdminVolumes() -> impl IntoView {
         reload.track();
         crate::api::admin_volumes()
     });
-    let adding = RwSignal::new(false);
+    let editing = RwSignal::new(Editing::None);
     let done = Callback::new(move |_: ()| {
-        adding.set(false);
+        editing.set(Editing::None);
         reload.update(|r| *r += 1);
+    });
+    let drawer_title = Signal::derive(move || match editing.get() {
+        Editing::Volume(v) => i18n.tf(k!("volume.editNamed"), &[("name", &v.name)]),
+        _ => i18n.t(k!("volume.add")).to_owned(),
     });
     view! {
         <section class="space-y-6">
             <PageHeader title=k!("page.adminVolumes.title") description=k!("page.adminVolumes.description")>
-                <button type="button" class=BUTTON on:click=move |_| adding.set(true) disabled=move || adding.get() data-testid="add-volume">
+                <button type="button" class=BUTTON on:click=move |_| editing.set(Editing::New) data-testid="add-volume">
                     {move || i18n.t(k!("volume.add"))}
                 </button>
             </PageHeader>
-            <Show when=move || adding.get()>
-                <VolumeCard volume=None done=done />
-            </Show>
+            <Drawer open=Signal::derive(move || editing.get() != Editing::None) title=drawer_title
+                on_close=Callback::new(move |_| editing.set(Editing::None))>
+                {move || match editing.get() {
+                    Editing::None => ().into_any(),
+                    Editing::New => view! { <VolumeCard volume=None done=done /> }.into_any(),
+                    Editing::Volume(v) => view! { <VolumeCard volume=Some(*v) done=done /> }.into_any(),
+                }}
+            </Drawer>
             {move || match volumes.get() {
                 None => view! { <crate::auth::Loading /> }.into_any(),
                 Some(Err(f)) => view! { <ErrorPanel failure=f /> }.into_any(),
-                Some(Ok(list)) if list.is_empty() && !adding.get() => view! { <Empty text=k!("volume.empty") /> }.into_any(),
+                Some(Ok(list)) if list.is_empty() => view! { <Empty text=k!("volume.empty") /> }.into_any(),
                 Some(Ok(list)) => view! {
-                    <div class="grid gap-4 xl:grid-cols-2">
-                        {list.into_iter().map(|v| view! { <VolumeCard volume=Some(v) done=done /> }).collect_view()}
+                    <div class="overflow-x-auto rounded border border-slate-200 bg-white dark:border-slate-700 dark:bg-slate-900">
+                        <table class=TABLE data-testid="volume-table">
+                            <thead class="bg-slate-50 dark:bg-slate-950"><tr>
+                                <th scope="col" class=TH>{move || i18n.t(k!("volume.name"))}</th>
+                                <th scope="col" class=TH>{move || i18n.t(k!("volume.source"))}</th>
+                                <th scope="col" class=TH>{move || i18n.t(k!("volume.mountPath"))}</th>
+                                <th scope="col" class=TH>{move || i18n.t(k!("volume.queues"))}</th>
+                                <th scope="col" class=TH>{move || i18n.t(k!("volume.description"))}</th>
+                                <th scope="col" class=TH><span class="sr-only">{move || i18n.t(k!("jobs.actions"))}</span></th>
+                            </tr></thead>
+                            <tbody class="divide-y divide-slate-100 dark:divide-slate-800">
+                                {list.into_iter().map(|v| view! { <VolumeRow volume=v editing=editing /> }).collect_view()}
+                            </tbody>
+                        </table>
                     </div>
                 }.into_any(),
             }}
         </section>
+    }
+}
+
+/// A volume's row: where its data comes from, where it is mounted, who may mount it.
+#[component]
+fn VolumeRow(volume: Volume, editing: RwSignal<Editing>) -> impl IntoView {
+    let i18n = use_i18n();
+    let source = match &volume.source {
+        VolumeSource::Pvc { claim_name } => format!("PVC {claim_name}"),
+        VolumeSource::Nfs { server, path } => format!("NFS {server}:{path}"),
+    };
+    let read_only = volume.read_only;
+    let queues = volume.queues.clone();
+    let name = volume.name.clone();
+    let for_edit = volume.clone();
+    view! {
+        <tr data-testid="volume-row" data-name=volume.name.clone()>
+            <th scope="row" class=format!("{TD} text-left font-medium") translate="no">{volume.name.clone()}</th>
+            <td class=TD><code class="text-xs" translate="no">{source}</code></td>
+            <td class=TD>
+                <code class="text-xs" translate="no">{volume.mount_path.clone()}</code>
+                {read_only.then(|| view! { <span class=format!("ml-2 {}", crate::components::palette::TAG)>{move || i18n.t(k!("volume.readOnlyShort"))}</span> })}
+            </td>
+            <td class=format!("{TD} text-xs")>{move || if queues.is_empty() { i18n.t(k!("volume.allQueues")).to_owned() } else { queues.join(", ") }}</td>
+            <td class=format!("{TD} text-xs") translate="no">{volume.description.clone()}</td>
+            <td class=TD>
+                <button type="button" class=BUTTON_SECONDARY data-testid="edit-volume"
+                    aria-label=move || i18n.tf(k!("volume.editNamed"), &[("name", &name)])
+                    on:click=move |_| editing.set(Editing::Volume(Box::new(for_edit.clone())))>
+                    {move || i18n.t(k!("common.edit"))}
+                </button>
+            </td>
+        </tr>
     }
 }
 
@@ -159,7 +224,7 @@ fn VolumeCard(volume: Option<Volume>, done: Callback<()>) -> impl IntoView {
     };
     let source_name = id("source");
     view! {
-        <form class=format!("{CARD} space-y-3") on:submit=save novalidate=true data-testid="volume-card"
+        <form class="space-y-3" on:submit=save novalidate=true data-testid="volume-card"
             data-name=card_name>
             <div class="grid gap-3 md:grid-cols-2">
                 {text("name", "name", k!("volume.name"), name, is_existing)}

@@ -161,6 +161,23 @@ pub struct QueueQuotaRule {
     pub max_active_jobs: Option<u32>,
 }
 
+/// `GET /api/v1/admin/queue-usage`: what one user's occupying normal jobs in one queue use now
+/// — the figure a quota rule's per-user limits are held against (the quota table shows it
+/// beside each rule).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct QueueUserUse {
+    /// The queue (its own jobs only, not its descendants': a rule is per queue).
+    pub queue: String,
+    /// The user's username.
+    pub user: String,
+    /// Σ requests of the user's occupying normal jobs there.
+    pub used: ResourceList,
+    /// How many such jobs (held against `maxActiveJobs`).
+    pub active_jobs: u32,
+}
+
 /// `POST /api/v1/admin/queue-quotas` and `PUT /api/v1/admin/queue-quotas/{id}` body.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -178,6 +178,20 @@ impl Browser {
         }
     }
 
+    /// Opens the closed menu (a `<details>`, the user menu) the element matching `css` sits in,
+    /// by clicking its summary as a person would; nothing when it is in none or already open.
+    async fn open_menu_of(&self, css: &str) {
+        let script = format!(
+            "const d = document.querySelector({css:?})?.closest('details'); \
+             if (d && !d.open) {{ d.querySelector('summary').click(); return true; }} return false;"
+        );
+        if let Ok(Value::Bool(true)) = self.client.execute(&script, vec![]).await {
+            let _ = self
+                .wait_until("the menu opens", &format!("document.querySelector({css:?})?.closest('details')?.open"))
+                .await;
+        }
+    }
+
     /// Clears the input matching `css` and types `value` into it, as a person would.
     pub async fn fill(&self, css: &str, value: &str) {
         let el = self.wait_for(css).await.unwrap_or_else(|e| panic!("{e}"));
@@ -196,6 +210,16 @@ impl Browser {
         const ATTEMPTS: usize = 10;
         for attempt in 1..=ATTEMPTS {
             let el = self.wait_for(css).await.unwrap_or_else(|e| panic!("{e}"));
+            self.open_menu_of(css).await;
+            // To the middle of the window, as a person would scroll it: WebDriver's own
+            // scrolling puts it at the top edge, under the sticky header.
+            let _ = self
+                .client
+                .execute(
+                    &format!("document.querySelector({css:?})?.scrollIntoView({{block: 'center', inline: 'nearest'}})"),
+                    vec![],
+                )
+                .await;
             match el.click().await {
                 Ok(()) => return,
                 Err(e) if attempt < ATTEMPTS && e.to_string().contains("stale element") => continue,
@@ -204,9 +228,11 @@ impl Browser {
         }
     }
 
-    /// Picks the option `value` of the select matching `css`.
+    /// Picks the option `value` of the select matching `css`, opening the menu it sits in
+    /// (the language and theme live in the user menu) as a person would.
     pub async fn select(&self, css: &str, value: &str) {
         let el = self.wait_for(css).await.unwrap_or_else(|e| panic!("{e}"));
+        self.open_menu_of(css).await;
         el.select_by_value(value)
             .await
             .unwrap_or_else(|e| panic!("selecting {value} in {css}: {e}"));
