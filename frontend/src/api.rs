@@ -19,7 +19,8 @@ use serde::de::DeserializeOwned;
 
 pub use self::job_filter::{JobFilter, PAGE_SIZE, page_from};
 pub use self::versions::{
-    Versioned, admin_queue, prequeue_config, replace_queue, save_prequeue_config, template, update_template,
+    Versioned, admin_queue, prequeue_config, replace_queue, replace_quota, replace_toleration_rule, replace_volume,
+    save_prequeue_config, template, update_template,
 };
 
 mod job_filter;

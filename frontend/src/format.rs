@@ -105,14 +105,11 @@ pub fn datetime_with_zone(locale: Locale, at: DateTime<Utc>) -> String {
 }
 
 /// How far `at` is from `now`, as the locale says it ("3 min. ago", "3 分钟前", "in 2 hr."):
-/// the largest unit that fits, whole units; under 45 seconds ago, "just now" (刚刚, たった今,
-/// 방금: the browser's "now" reads as the present, 现在/今/지금, not as a moment just past).
+/// the largest unit that fits, whole units; under 45 seconds, "now" (a moment just past reads
+/// "just now" instead: [`just_past`]).
 pub fn relative(locale: Locale, at: DateTime<Utc>, now: DateTime<Utc>) -> String {
     let seconds = (at - now).num_seconds();
     let (value, unit) = relative_unit(seconds);
-    if value == 0 && seconds <= 0 {
-        return crate::i18n::lookup(locale, crate::i18n::k!("time.justNow")).to_owned();
-    }
     // Words only for "now": "yesterday" for 25 hours ago would name the wrong calendar day.
     let words = value == 0;
     RELATIVE.with(|r| {
@@ -128,6 +125,13 @@ pub fn relative(locale: Locale, at: DateTime<Utc>, now: DateTime<Utc>) -> String
         });
         String::from(format.format(value as f64, unit))
     })
+}
+
+/// Whether `at` is less than 45 seconds before `now` (or is now): "just now" (刚刚, たった今, 방금),
+/// where the browser's "now" would read as the present (现在, 今, 지금).
+pub fn just_past(at: DateTime<Utc>, now: DateTime<Utc>) -> bool {
+    let seconds = (at - now).num_seconds();
+    seconds <= 0 && relative_unit(seconds).0 == 0
 }
 
 /// The whole units of a span in seconds (negative: past) that a relative time shows.
@@ -259,4 +263,25 @@ pub fn amount(locale: Locale, resource: &str, v: f64) -> String {
 /// (`nvidia.com/a100` → `a100`).
 pub fn resource_short(resource: &str) -> &str {
     resource.rsplit('/').next().unwrap_or(resource)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_moment_under_45_seconds_ago_is_just_past_and_a_coming_one_is_not() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-29T10:00:00Z")
+            .unwrap()
+            .to_utc();
+        let ago = |s: i64| now - chrono::Duration::seconds(s);
+        assert!(just_past(now, now));
+        assert!(just_past(ago(44), now));
+        assert!(!just_past(ago(45), now), "45 s ago reads as a minute ago");
+        assert!(
+            !just_past(now + chrono::Duration::seconds(10), now),
+            "a coming moment is not past"
+        );
+        assert_eq!(relative_unit(-45), (-1, "minute"));
+    }
 }

@@ -200,9 +200,12 @@ async fn browser_an_admin_saves_prequeue_settings_a_quota_and_a_sub_queue_and_se
         .unwrap();
     // Cordoning asks first: declined, nothing changes and the switch stays on.
     b.click("[data-testid=node] [data-testid=schedulable-toggle]").await;
-    b.wait_for_text("[data-testid=confirm-dialog]", "No new job will start on it")
-        .await
-        .unwrap();
+    b.wait_until(
+        "the cordon is asked first",
+        "document.querySelector('[data-testid=confirm-dialog]')?.textContent.includes('No new job will start on it')",
+    )
+    .await
+    .unwrap();
     b.click("[data-testid=confirm-no]").await;
     b.wait_until(
         "the switch is still on",
@@ -211,7 +214,10 @@ async fn browser_an_admin_saves_prequeue_settings_a_quota_and_a_sub_queue_and_se
     .await
     .unwrap();
     let (_, nodes) = call(&app, "GET", "/api/v1/cluster/nodes", &admin, None).await;
-    assert!(nodes.as_array().unwrap().iter().all(|n| n["schedulable"] == true), "{nodes}");
+    assert!(
+        nodes.as_array().unwrap().iter().all(|n| n["schedulable"] == true),
+        "{nodes}"
+    );
     b.click("[data-testid=node] [data-testid=schedulable-toggle]").await;
     b.click("[data-testid=confirm-yes]").await;
     b.wait_for("[data-testid=toast][data-tone=success] [data-testid=toast-text]")
@@ -360,8 +366,10 @@ async fn browser_an_admin_sees_the_seeded_toleration_rule_and_adds_one_for_a_que
     // Reloaded, the page shows both rules, the new one as it was saved.
     b.client.goto(&app.url("/admin/tolerations")).await.unwrap();
     let id = saved["id"].as_i64().unwrap();
-    b.click(&format!("[data-testid=toleration-rule-row][data-rule='{id}'] [data-testid=edit-toleration-rule]"))
-        .await;
+    b.click(&format!(
+        "[data-testid=toleration-rule-row][data-rule='{id}'] [data-testid=edit-toleration-rule]"
+    ))
+    .await;
     b.wait_until(
         "the saved rule shows after a reload",
         &format!(

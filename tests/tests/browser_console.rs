@@ -71,7 +71,11 @@ async fn browser_bars_tell_the_truth_and_the_list_says_why_and_opens_notebooks()
 
     // The reason's bar: the limit's tick at 5 of 6, the one core over it red — not both asked.
     b.client.goto(&app.url(&format!("/jobs/{held}"))).await.unwrap();
-    let cpu = bar(&b, "[data-testid=reason-bar][data-resource=cpu] [data-testid=usage-bar]").await;
+    let cpu = bar(
+        &b,
+        "[data-testid=reason-bar][data-resource=cpu] [data-testid=usage-bar]",
+    )
+    .await;
     near(&cpu, "used", 400.0 / 6.0);
     near(&cpu, "added", 100.0 / 6.0);
     near(&cpu, "over", 100.0 / 6.0);
@@ -91,12 +95,20 @@ async fn browser_bars_tell_the_truth_and_the_list_says_why_and_opens_notebooks()
     // has no limit, against the cluster's memory — a sliver, not the full bar the largest raw
     // number (bytes) used to give it.
     b.client.goto(&app.url("/jobs")).await.unwrap();
-    let cpu = bar(&b, "[data-testid=summary-resource][data-resource=cpu] [data-testid=usage-bar]").await;
+    let cpu = bar(
+        &b,
+        "[data-testid=summary-resource][data-resource=cpu] [data-testid=usage-bar]",
+    )
+    .await;
     near(&cpu, "used", 80.0);
     near(&cpu, "over", 0.0);
     near(&cpu, "tick", 100.0);
     assert_eq!(cpu["level"], "near", "{cpu}");
-    let memory = bar(&b, "[data-testid=summary-resource][data-resource=memory] [data-testid=usage-bar]").await;
+    let memory = bar(
+        &b,
+        "[data-testid=summary-resource][data-resource=memory] [data-testid=usage-bar]",
+    )
+    .await;
     assert!(memory["used"].as_f64().unwrap() < 1.0, "{memory}");
     assert!(memory["tick"].is_null(), "{memory}");
 
@@ -108,7 +120,9 @@ async fn browser_bars_tell_the_truth_and_the_list_says_why_and_opens_notebooks()
     )
     .await
     .unwrap();
-    b.wait_for(&format!("[data-job-id='{nb}'] [data-testid=open-notebook]")).await.unwrap();
+    b.wait_for(&format!("[data-job-id='{nb}'] [data-testid=open-notebook]"))
+        .await
+        .unwrap();
     let count = |css: String| {
         let b = &b;
         async move {
@@ -119,15 +133,26 @@ async fn browser_bars_tell_the_truth_and_the_list_says_why_and_opens_notebooks()
         }
     };
     assert_eq!(count("[data-testid=open-notebook]".into()).await, json!(1));
-    assert_eq!(count(format!("[data-job-id='{gone}'] [data-testid=delete-job]")).await, json!(0));
-    assert_eq!(count(format!("[data-job-id='{gone}'] [data-testid=run-again]")).await, json!(1));
-    assert_eq!(count(format!("[data-job-id='{a}'] [data-testid=delete-job]")).await, json!(1));
+    assert_eq!(
+        count(format!("[data-job-id='{gone}'] [data-testid=delete-job]")).await,
+        json!(0)
+    );
+    assert_eq!(
+        count(format!("[data-job-id='{gone}'] [data-testid=run-again]")).await,
+        json!(1)
+    );
+    assert_eq!(
+        count(format!("[data-job-id='{a}'] [data-testid=delete-job]")).await,
+        json!(1)
+    );
     // A short table has no scrollbar of its own: the hidden time tooltips no longer overflow it.
     let frame = "document.querySelector('[data-testid=jobs-table]').parentElement";
     assert_eq!(
         b.client
             .execute(
-                &format!("const f = {frame}; return [f.scrollHeight <= f.clientHeight, f.scrollWidth <= f.clientWidth]"),
+                &format!(
+                    "const f = {frame}; return [f.scrollHeight <= f.clientHeight, f.scrollWidth <= f.clientWidth]"
+                ),
                 vec![]
             )
             .await
@@ -138,34 +163,44 @@ async fn browser_bars_tell_the_truth_and_the_list_says_why_and_opens_notebooks()
 
     // The capacity view: free and total A100s, the queue's line.
     b.client.goto(&app.url("/cluster")).await.unwrap();
-    b.wait_for_text("[data-testid=capacity-row][data-resource='nvidia.com/a100'] [data-testid=capacity-total]", "16")
-        .await
-        .unwrap();
+    b.wait_for_text(
+        "[data-testid=capacity-row][data-resource='nvidia.com/a100'] [data-testid=capacity-total]",
+        "16",
+    )
+    .await
+    .unwrap();
     assert_eq!(
         b.text("[data-testid=capacity-row][data-resource='nvidia.com/a100'] [data-testid=capacity-free]")
             .await,
         "16"
     );
-    b.wait_for_text("[data-testid=capacity-queue][data-queue=default] [data-testid=queue-waiting]", "1")
-        .await
-        .unwrap();
+    b.wait_for_text(
+        "[data-testid=capacity-queue][data-queue=default] [data-testid=queue-waiting]",
+        "1",
+    )
+    .await
+    .unwrap();
     b.assert_clean("/cluster").await;
     b.screenshot("capacity-en").await;
 
     // The admin's overviews: the queue tree with its line and who may use it; the quota table
     // with the user closest to each limit.
     b.client.goto(&app.url("/admin/queues")).await.unwrap();
-    b.wait_for_text("[data-testid=queue-row][data-queue=default] [data-testid=queue-waiting]", "1")
-        .await
-        .unwrap();
+    b.wait_for_text(
+        "[data-testid=queue-row][data-queue=default] [data-testid=queue-waiting]",
+        "1",
+    )
+    .await
+    .unwrap();
     assert_eq!(
-        b.text("[data-testid=queue-row][data-queue=default] [data-testid=queue-access]").await,
+        b.text("[data-testid=queue-row][data-queue=default] [data-testid=queue-access]")
+            .await,
         "Everyone"
     );
     b.client.goto(&app.url("/admin/quotas")).await.unwrap();
-    b.wait_for_text(
-        "[data-testid=quota-row][data-queue=default] [data-testid=quota-limit][data-resource=cpu]",
-        "admin: 4 CPU of 5 CPU",
+    b.wait_until(
+        "the user closest to the CPU limit",
+        "/^admin: 4 of 5$/.test(document.querySelector(\"[data-testid=quota-row][data-queue=default] [data-testid=quota-limit][data-resource=cpu] [data-testid=quota-words]\")?.textContent.trim())",
     )
     .await
     .unwrap();
@@ -187,7 +222,12 @@ async fn browser_one_header_row_in_every_language_korean_breaks_between_words_an
     let app = TestApp::builder().start().await;
     let admin = app.admin_token().await;
     for i in 0..2 {
-        submit_job(&app, &admin, job(&format!("row-{i}"), json!({"cpu": "1", "memory": "1Gi"}))).await;
+        submit_job(
+            &app,
+            &admin,
+            job(&format!("row-{i}"), json!({"cpu": "1", "memory": "1Gi"})),
+        )
+        .await;
     }
     let b = Browser::start("en-US,en").await;
     b.login(&app.url(""), "admin", ADMIN_PASSWORD).await;
@@ -195,9 +235,12 @@ async fn browser_one_header_row_in_every_language_korean_breaks_between_words_an
     b.wait_for("[data-testid=jobs-table]").await.unwrap();
     for lang in ["en", "zh", "ja", "ko"] {
         b.select("#lang-select", lang).await;
-        b.wait_until("the language applies", &format!("document.documentElement.lang === '{lang}'"))
-            .await
-            .unwrap();
+        b.wait_until(
+            "the language applies",
+            &format!("document.documentElement.lang === '{lang}'"),
+        )
+        .await
+        .unwrap();
         // Close the menu again (a click elsewhere), as a person would.
         b.click("[data-testid=page-title]").await;
         let layout = b
@@ -213,11 +256,23 @@ async fn browser_one_header_row_in_every_language_korean_breaks_between_words_an
             )
             .await
             .unwrap();
-        assert!(layout["h"].as_f64().unwrap() <= 56.0, "{lang}: the header is one row: {layout}");
-        assert_eq!(layout["groups"], 4, "{lang}: Work, Scheduling, Cluster, People: {layout}");
-        assert_eq!(layout["sideways"], false, "{lang}: the job table scrolls sideways: {layout}");
+        assert!(
+            layout["h"].as_f64().unwrap() <= 56.0,
+            "{lang}: the header is one row: {layout}"
+        );
+        assert_eq!(
+            layout["groups"], 4,
+            "{lang}: Work, Scheduling, Cluster, People: {layout}"
+        );
+        assert_eq!(
+            layout["sideways"], false,
+            "{lang}: the job table scrolls sideways: {layout}"
+        );
         assert_eq!(layout["page"], false, "{lang}: the page scrolls sideways: {layout}");
-        assert_eq!(layout["thWrap"], true, "{lang}: a column heading may break mid-word: {layout}");
+        assert_eq!(
+            layout["thWrap"], true,
+            "{lang}: a column heading may break mid-word: {layout}"
+        );
         let keep = match lang {
             "ko" => "keep-all",
             "ja" => "auto-phrase",
@@ -258,7 +313,10 @@ async fn browser_one_header_row_in_every_language_korean_breaks_between_words_an
     .unwrap();
     let h = b
         .client
-        .execute("return document.querySelector('[data-testid=top-bar]').getBoundingClientRect().height", vec![])
+        .execute(
+            "return document.querySelector('[data-testid=top-bar]').getBoundingClientRect().height",
+            vec![],
+        )
         .await
         .unwrap();
     assert!(h.as_f64().unwrap() <= 56.0, "{h}");
@@ -305,13 +363,18 @@ async fn browser_the_prequeue_page_puts_the_line_first_and_says_when_settings_ar
     .unwrap();
     assert_eq!(
         b.client
-            .execute("return document.querySelector('[data-testid=save-bar]').dataset.dirty", vec![])
+            .execute(
+                "return document.querySelector('[data-testid=save-bar]').dataset.dirty",
+                vec![]
+            )
             .await
             .unwrap(),
         json!("false")
     );
     b.fill("#normalJobWaitingToleranceSeconds", "7200").await;
-    b.wait_for_text("#normalJobWaitingToleranceSeconds-human", "= 2 hr").await.unwrap();
+    b.wait_for_text("#normalJobWaitingToleranceSeconds-human", "= 2 hr")
+        .await
+        .unwrap();
     b.wait_for("[data-testid=unsaved]").await.unwrap();
     // The Save bar stays in view at the bottom of the window while the settings scroll.
     let in_view = b

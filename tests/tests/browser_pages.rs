@@ -309,7 +309,10 @@ async fn browser_the_job_list_pages_and_leaves_no_empty_last_page_behind() {
     let relative = b.text(&format!("{time} time")).await;
     assert!(relative == "just now" || relative.ends_with("ago"), "{relative:?}");
     let shown = "!!document.querySelector('[data-testid=tooltip]')";
-    assert_eq!(b.client.execute(&format!("return {shown}"), vec![]).await.unwrap(), json!(false));
+    assert_eq!(
+        b.client.execute(&format!("return {shown}"), vec![]).await.unwrap(),
+        json!(false)
+    );
     b.client
         .execute(&format!("document.querySelector('{time}').focus()"), vec![])
         .await
@@ -317,7 +320,10 @@ async fn browser_the_job_list_pages_and_leaves_no_empty_last_page_behind() {
     b.wait_until("the tooltip shows on focus", shown).await.unwrap();
     assert!(
         b.client
-            .execute("return !document.querySelector('[data-testid=tooltip]').closest('.overflow-x-auto')", vec![])
+            .execute(
+                "return !document.querySelector('[data-testid=tooltip]').closest('.overflow-x-auto')",
+                vec![]
+            )
             .await
             .unwrap()
             .as_bool()
@@ -327,7 +333,10 @@ async fn browser_the_job_list_pages_and_leaves_no_empty_last_page_behind() {
     assert_eq!(
         b.text("[data-testid=tooltip]").await,
         b.client
-            .execute(&format!("return document.querySelector('{time} [data-testid=time-exact]').textContent"), vec![])
+            .execute(
+                &format!("return document.querySelector('{time} [data-testid=time-exact]').textContent"),
+                vec![]
+            )
             .await
             .unwrap()
             .as_str()

@@ -186,7 +186,8 @@ async fn browser_an_admin_offers_a_volume_and_a_researcher_mounts_it_with_env_an
         .unwrap();
     b.assert_clean("/admin/volumes").await;
     // Edited from its row, in the side panel.
-    b.click("[data-testid=volume-row][data-name=datasets] [data-testid=edit-volume]").await;
+    b.click("[data-testid=volume-row][data-name=datasets] [data-testid=edit-volume]")
+        .await;
     b.wait_for("[data-testid=volume-card][data-name=datasets]")
         .await
         .unwrap();

@@ -111,8 +111,12 @@ async fn a_sub_queue_capacity_holds_jobs_of_every_user_below_it(app: TestApp) {
     let nlp = queues.as_array().unwrap().iter().find(|q| q["name"] == "nlp").unwrap();
     assert_eq!(nlp["used"]["nvidia.com/a100"], "3");
     // …and how long each line is: erin's job waits in nlp-mt itself, none in nlp.
-    let waiting = |name: &str| queues.as_array().unwrap().iter().find(|q| q["name"] == name).unwrap()["waiting"].clone();
-    assert_eq!((waiting("nlp-mt"), waiting("nlp"), waiting("nlp-llm")), (json!(1), json!(0), json!(0)));
+    let waiting =
+        |name: &str| queues.as_array().unwrap().iter().find(|q| q["name"] == name).unwrap()["waiting"].clone();
+    assert_eq!(
+        (waiting("nlp-mt"), waiting("nlp"), waiting("nlp-llm")),
+        (json!(1), json!(0), json!(0))
+    );
     // What each user uses in each queue, for the quota table: admins only.
     let (status, usage) = call(&app, "GET", "/api/v1/admin/queue-usage", &admin, None).await;
     assert_eq!(status, 200, "{usage}");

@@ -123,9 +123,7 @@ struct Owner {
 
 /// Every (user, queue) with occupying normal jobs, by queue then username: what each quota
 /// rule's per-user limits are held against now.
-pub async fn per_user(
-    db: &impl ConnectionTrait,
-) -> Result<Vec<anteroom_shared::api::queues::QueueUserUse>, DbErr> {
+pub async fn per_user(db: &impl ConnectionTrait) -> Result<Vec<anteroom_shared::api::queues::QueueUserUse>, DbErr> {
     let rows = usage_rows(db, None, None).await?;
     let ids: Vec<i64> = rows.iter().map(|r| r.owner).collect();
     let mut names: BTreeMap<i64, String> = BTreeMap::new();

@@ -109,3 +109,39 @@ pub async fn replace_queue(shown: &AdminQueue, body: &QueueBody) -> Result<Admin
     let etag = version_if(&path, same_definition).await?;
     Ok(put_if(&path, etag.as_deref(), body).await?.value)
 }
+
+/// `PUT /api/v1/admin/queue-quotas/{id}` of a change made on `shown` (a row of the quota
+/// table); refused when the rule is no longer `shown`.
+pub async fn replace_quota(
+    shown: &anteroom_shared::api::queues::QueueQuotaRule,
+    body: &anteroom_shared::api::queues::QueueQuotaBody,
+) -> Result<anteroom_shared::api::queues::QueueQuotaRule, ApiFailure> {
+    let path = format!("/api/v1/admin/queue-quotas/{}", shown.id);
+    let etag = version_if(&path, |now: &anteroom_shared::api::queues::QueueQuotaRule| now == shown).await?;
+    Ok(put_if(&path, etag.as_deref(), body).await?.value)
+}
+
+/// `PUT /api/v1/admin/toleration-rules/{id}` of a change made on `shown`; refused when the
+/// rule is no longer `shown`.
+pub async fn replace_toleration_rule(
+    shown: &anteroom_shared::api::tolerations::TolerationRule,
+    body: &anteroom_shared::api::tolerations::TolerationRuleBody,
+) -> Result<anteroom_shared::api::tolerations::TolerationRule, ApiFailure> {
+    let path = format!("/api/v1/admin/toleration-rules/{}", shown.id);
+    let etag = version_if(&path, |now: &anteroom_shared::api::tolerations::TolerationRule| {
+        now == shown
+    })
+    .await?;
+    Ok(put_if(&path, etag.as_deref(), body).await?.value)
+}
+
+/// `PUT /api/v1/admin/volumes/{name}` of a change made on `shown`; refused when the volume is
+/// no longer `shown`.
+pub async fn replace_volume(
+    shown: &anteroom_shared::api::volumes::Volume,
+    body: &anteroom_shared::api::volumes::VolumeBody,
+) -> Result<anteroom_shared::api::volumes::Volume, ApiFailure> {
+    let path = format!("/api/v1/admin/volumes/{}", encode(&shown.name));
+    let etag = version_if(&path, |now: &anteroom_shared::api::volumes::Volume| now == shown).await?;
+    Ok(put_if(&path, etag.as_deref(), body).await?.value)
+}

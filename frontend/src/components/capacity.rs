@@ -106,7 +106,13 @@ mod tests {
 
     #[test]
     fn queues_come_in_tree_order_and_an_orphan_starts_its_own_tree() {
-        let q = [("b", None), ("a1", Some("a")), ("a", None), ("x", Some("hidden")), ("a0", Some("a"))];
+        let q = [
+            ("b", None),
+            ("a1", Some("a")),
+            ("a", None),
+            ("x", Some("hidden")),
+            ("a0", Some("a")),
+        ];
         let order: Vec<(usize, &str)> = tree_order(&q).into_iter().map(|(d, i)| (d, q[i].0)).collect();
         assert_eq!(order, vec![(0, "a"), (1, "a0"), (1, "a1"), (0, "b"), (0, "x")]);
     }
@@ -114,10 +120,34 @@ mod tests {
     #[test]
     fn a_node_that_is_down_counts_for_nothing_and_a_cordoned_one_frees_nothing() {
         let nodes = [
-            node("a", true, true, &[("nvidia.com/a100", "8")], &[("nvidia.com/a100", "3")]),
-            node("b", true, true, &[("nvidia.com/a100", "8")], &[("nvidia.com/a100", "5")]),
-            node("c", true, false, &[("nvidia.com/a100", "4")], &[("nvidia.com/a100", "4")]),
-            node("d", false, true, &[("nvidia.com/a100", "8")], &[("nvidia.com/a100", "8")]),
+            node(
+                "a",
+                true,
+                true,
+                &[("nvidia.com/a100", "8")],
+                &[("nvidia.com/a100", "3")],
+            ),
+            node(
+                "b",
+                true,
+                true,
+                &[("nvidia.com/a100", "8")],
+                &[("nvidia.com/a100", "5")],
+            ),
+            node(
+                "c",
+                true,
+                false,
+                &[("nvidia.com/a100", "4")],
+                &[("nvidia.com/a100", "4")],
+            ),
+            node(
+                "d",
+                false,
+                true,
+                &[("nvidia.com/a100", "8")],
+                &[("nvidia.com/a100", "8")],
+            ),
         ];
         let t = cluster_totals(&nodes);
         assert_eq!(t.allocatable["nvidia.com/a100"], 20.0);

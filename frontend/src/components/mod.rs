@@ -4,15 +4,15 @@
 
 pub mod badges;
 pub mod bars;
+pub mod capacity;
 pub mod confirm;
 pub mod drawer;
 pub mod field;
 pub mod job_table;
 pub mod marked;
 pub mod notebook;
-pub mod palette;
-pub mod capacity;
 pub mod pager;
+pub mod palette;
 pub mod reasons;
 pub mod summary;
 pub mod time;
@@ -138,8 +138,7 @@ pub const CARD: &str = "rounded border border-slate-200 dark:border-slate-700 bg
 /// The classes of a data table.
 pub const TABLE: &str = "min-w-full divide-y divide-slate-200 dark:divide-slate-700 text-sm";
 /// The classes of a table's header cell.
-pub const TH: &str =
-    "whitespace-nowrap px-3 py-2 text-left text-xs font-semibold uppercase tracking-wide text-slate-600 dark:text-slate-300";
+pub const TH: &str = "whitespace-nowrap px-3 py-2 text-left text-xs font-semibold uppercase tracking-wide text-slate-600 dark:text-slate-300";
 /// The classes of a table's cell.
 pub const TD: &str = "px-3 py-2 align-top";
 /// The classes of a link in text.

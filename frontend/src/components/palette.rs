@@ -23,26 +23,48 @@ use anteroom_shared::scheduling::{JobPhase, ScheduleType};
 /// The badge of a schedule type.
 pub fn schedule_badge(t: ScheduleType) -> &'static str {
     match t {
-        ScheduleType::Normal => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-indigo-300 dark:border-indigo-700 bg-indigo-50 dark:bg-indigo-950 text-indigo-900 dark:text-indigo-100",
-        ScheduleType::Backfill => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-cyan-300 dark:border-cyan-700 bg-cyan-50 dark:bg-cyan-950 text-cyan-900 dark:text-cyan-100",
+        ScheduleType::Normal => {
+            "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-indigo-300 dark:border-indigo-700 bg-indigo-50 dark:bg-indigo-950 text-indigo-900 dark:text-indigo-100"
+        }
+        ScheduleType::Backfill => {
+            "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-cyan-300 dark:border-cyan-700 bg-cyan-50 dark:bg-cyan-950 text-cyan-900 dark:text-cyan-100"
+        }
     }
 }
 
 /// The badge of a phase; Preempted is dashed as well as orange (colour is never the only sign).
 pub fn phase_badge(phase: JobPhase) -> &'static str {
     match phase {
-        JobPhase::Prequeue => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-fuchsia-300 dark:border-fuchsia-700 bg-fuchsia-50 dark:bg-fuchsia-950 text-fuchsia-900 dark:text-fuchsia-100",
-        JobPhase::Activating | JobPhase::Pending => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-yellow-300 dark:border-yellow-700 bg-yellow-50 dark:bg-yellow-950 text-yellow-900 dark:text-yellow-100",
-        JobPhase::Running => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-blue-300 dark:border-blue-700 bg-blue-50 dark:bg-blue-950 text-blue-900 dark:text-blue-100",
-        JobPhase::Restarting => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-teal-300 dark:border-teal-700 bg-teal-50 dark:bg-teal-950 text-teal-900 dark:text-teal-100",
-        JobPhase::Completing | JobPhase::Completed => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-green-300 dark:border-green-700 bg-green-50 dark:bg-green-950 text-green-900 dark:text-green-100",
-        JobPhase::Aborting | JobPhase::Aborted => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-rose-300 dark:border-rose-700 bg-rose-50 dark:bg-rose-950 text-rose-900 dark:text-rose-100",
-        JobPhase::Terminating | JobPhase::Terminated => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-stone-300 dark:border-stone-700 bg-stone-50 dark:bg-stone-950 text-stone-900 dark:text-stone-100",
-        JobPhase::Failed => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-red-300 dark:border-red-700 bg-red-50 dark:bg-red-950 text-red-900 dark:text-red-100",
+        JobPhase::Prequeue => {
+            "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-fuchsia-300 dark:border-fuchsia-700 bg-fuchsia-50 dark:bg-fuchsia-950 text-fuchsia-900 dark:text-fuchsia-100"
+        }
+        JobPhase::Activating | JobPhase::Pending => {
+            "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-yellow-300 dark:border-yellow-700 bg-yellow-50 dark:bg-yellow-950 text-yellow-900 dark:text-yellow-100"
+        }
+        JobPhase::Running => {
+            "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-blue-300 dark:border-blue-700 bg-blue-50 dark:bg-blue-950 text-blue-900 dark:text-blue-100"
+        }
+        JobPhase::Restarting => {
+            "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-teal-300 dark:border-teal-700 bg-teal-50 dark:bg-teal-950 text-teal-900 dark:text-teal-100"
+        }
+        JobPhase::Completing | JobPhase::Completed => {
+            "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-green-300 dark:border-green-700 bg-green-50 dark:bg-green-950 text-green-900 dark:text-green-100"
+        }
+        JobPhase::Aborting | JobPhase::Aborted => {
+            "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-rose-300 dark:border-rose-700 bg-rose-50 dark:bg-rose-950 text-rose-900 dark:text-rose-100"
+        }
+        JobPhase::Terminating | JobPhase::Terminated => {
+            "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-stone-300 dark:border-stone-700 bg-stone-50 dark:bg-stone-950 text-stone-900 dark:text-stone-100"
+        }
+        JobPhase::Failed => {
+            "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-red-300 dark:border-red-700 bg-red-50 dark:bg-red-950 text-red-900 dark:text-red-100"
+        }
         JobPhase::Preempted => {
             "inline-flex items-center whitespace-nowrap rounded-full border-2 border-dashed px-2 py-0.5 text-xs font-medium border-orange-400 bg-orange-50 dark:bg-orange-950 text-orange-900 dark:text-orange-100"
         }
-        JobPhase::Deleted => "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-gray-300 dark:border-gray-700 bg-gray-50 dark:bg-gray-950 text-gray-900 dark:text-gray-100",
+        JobPhase::Deleted => {
+            "inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium border-gray-300 dark:border-gray-700 bg-gray-50 dark:bg-gray-950 text-gray-900 dark:text-gray-100"
+        }
     }
 }
 
@@ -199,7 +221,12 @@ mod tests {
         let source = [include_str!("palette.rs"), include_str!("mod.rs")].concat();
         for (meaning, classes) in meanings() {
             for class in classes.split_whitespace() {
-                let quoted_or_spaced = [format!("\"{class} "), format!(" {class} "), format!(" {class}\""), format!("\"{class}\"")];
+                let quoted_or_spaced = [
+                    format!("\"{class} "),
+                    format!(" {class} "),
+                    format!(" {class}\""),
+                    format!("\"{class}\""),
+                ];
                 assert!(
                     quoted_or_spaced.iter().any(|q| source.contains(q.as_str())),
                     "{meaning}: `{class}` is not in the source as written"
@@ -210,7 +237,10 @@ mod tests {
 
     #[test]
     fn every_badge_has_a_dark_half() {
-        for (meaning, classes) in meanings().into_iter().filter(|(m, _)| m.starts_with("phase") || m.starts_with("schedule")) {
+        for (meaning, classes) in meanings()
+            .into_iter()
+            .filter(|(m, _)| m.starts_with("phase") || m.starts_with("schedule"))
+        {
             assert!(classes.contains("dark:bg-"), "{meaning}: {classes}");
             assert!(classes.contains("dark:text-"), "{meaning}: {classes}");
         }

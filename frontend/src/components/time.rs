@@ -110,7 +110,14 @@ pub fn Time(
             on:mouseenter=move |ev| show(ev.into()) on:focus=move |ev| show(ev.into())
             on:mouseleave=move |_| hide() on:blur=move |_| hide()>
             <time datetime=at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true) class="underline decoration-dotted underline-offset-2">
-                {move || format::relative(i18n.locale(), at, now.get())}
+                {move || {
+                    let now = now.get();
+                    if format::just_past(at, now) {
+                        i18n.t(crate::i18n::k!("time.justNow")).to_owned()
+                    } else {
+                        format::relative(i18n.locale(), at, now)
+                    }
+                }}
             </time>
             <span id=id class="sr-only" data-testid="time-exact">{exact}</span>
         </span>

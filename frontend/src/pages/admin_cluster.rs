@@ -59,29 +59,29 @@ fn NodeCard(node: ClusterNode, reload: RwSignal<u64>) -> impl IntoView {
             let question = i18n.tf(k!("cluster.confirmCordon"), &[("name", &name)]);
             let switch = input.clone();
             let send = move || {
-            busy.set(true);
-            leptos::task::spawn_local(async move {
-                match crate::api::set_schedulable(&name, want).await {
-                    Ok(n) => {
-                        // (the card may have been rebuilt meanwhile: its signals then are gone)
-                        schedulable.try_set(n.schedulable);
-                        toasts.success(i18n.tf(
-                            if n.schedulable {
-                                k!("cluster.nowSchedulable")
-                            } else {
-                                k!("cluster.nowCordoned")
-                            },
-                            &[("name", &n.name)],
-                        ));
+                busy.set(true);
+                leptos::task::spawn_local(async move {
+                    match crate::api::set_schedulable(&name, want).await {
+                        Ok(n) => {
+                            // (the card may have been rebuilt meanwhile: its signals then are gone)
+                            schedulable.try_set(n.schedulable);
+                            toasts.success(i18n.tf(
+                                if n.schedulable {
+                                    k!("cluster.nowSchedulable")
+                                } else {
+                                    k!("cluster.nowCordoned")
+                                },
+                                &[("name", &n.name)],
+                            ));
+                        }
+                        Err(f) => toasts.error(i18n.failure(&f)),
                     }
-                    Err(f) => toasts.error(i18n.failure(&f)),
-                }
-                if let Some(now) = schedulable.try_get_untracked() {
-                    input.set_checked(now);
-                }
-                busy.try_set(false);
-                reload.try_update(|r| *r += 1);
-            });
+                    if let Some(now) = schedulable.try_get_untracked() {
+                        input.set_checked(now);
+                    }
+                    busy.try_set(false);
+                    reload.try_update(|r| *r += 1);
+                });
             };
             if want {
                 send();

@@ -314,7 +314,9 @@ fn SettingsForm(
     };
     // One number field; a duration in seconds also reads as people say it ("5 min").
     let number = move |wanted: &'static str| {
-        let Some((field, label, hint, min, value)) = numbers.with_value(|ns| ns.iter().find(|n| n.0 == wanted).copied()) else {
+        let Some((field, label, hint, min, value)) =
+            numbers.with_value(|ns| ns.iter().find(|n| n.0 == wanted).copied())
+        else {
             return ().into_any();
         };
         let err = error_of(field.to_owned());

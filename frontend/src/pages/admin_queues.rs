@@ -10,9 +10,9 @@ use leptos::prelude::*;
 
 use crate::components::bars::CapacityBar;
 use crate::components::confirm::use_confirm;
+use crate::components::drawer::Drawer;
 use crate::components::field::{AmountRows, Field};
 use crate::components::toast::use_toasts;
-use crate::components::drawer::Drawer;
 use crate::components::{
     BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, ErrorPanel, INPUT, PageHeader, TD, TH, loaded, use_fetch,
 };
@@ -133,7 +133,8 @@ pub fn AdminQueues() -> impl IntoView {
 }
 
 /// The grid every row of the tree shares (name, access, waiting, capacity and use, edit).
-const ROW: &str = "grid min-w-[52rem] grid-cols-[minmax(12rem,16rem)_9rem_5rem_minmax(18rem,1fr)_auto] items-start gap-x-2";
+const ROW: &str =
+    "grid min-w-[52rem] grid-cols-[minmax(12rem,16rem)_9rem_5rem_minmax(18rem,1fr)_auto] items-start gap-x-2";
 
 /// A queue's row and, below it, the list of its children.
 #[component]

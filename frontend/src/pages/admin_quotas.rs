@@ -174,21 +174,31 @@ fn LimitUse(resource: String, limit: f64, top: Option<(String, f64)>) -> impl In
         move || {
             let l = i18n.locale();
             match &top {
-                Some((user, used)) => i18n.tf(k!("quota.topUser"), &[
-                    ("user", user),
-                    ("used", &format::amount(l, &resource, *used)),
-                    ("limit", &format::amount(l, &resource, limit)),
-                ]),
-                None => i18n.tf(k!("quota.limitOnly"), &[("limit", &format::amount(l, &resource, limit))]),
+                Some((user, used)) => i18n.tf(
+                    k!("quota.topUser"),
+                    &[
+                        ("user", user),
+                        ("used", &format::amount(l, &resource, *used)),
+                        ("limit", &format::amount(l, &resource, limit)),
+                    ],
+                ),
+                None => i18n.tf(
+                    k!("quota.limitOnly"),
+                    &[("limit", &format::amount(l, &resource, limit))],
+                ),
             }
         }
     };
-    let input = BarInput { used, limit: Some(limit), ..Default::default() };
+    let input = BarInput {
+        used,
+        limit: Some(limit),
+        ..Default::default()
+    };
     view! {
         <div class="grid grid-cols-[8rem_minmax(5rem,1fr)_minmax(9rem,14rem)] items-center gap-2 text-xs" data-testid="quota-limit" data-resource=resource.clone()>
             <ResourceName resource=resource.clone() />
             {let words = words.clone(); move || view! { <Bar input=input label=words() /> }}
-            <span class="text-slate-700 dark:text-slate-300">{words}</span>
+            <span class="text-slate-700 dark:text-slate-300" data-testid="quota-words">{words}</span>
         </div>
     }
 }
@@ -216,6 +226,7 @@ fn QuotaCard(
     let toasts = use_toasts();
     let confirm = use_confirm();
     let id = rule.as_ref().map(|r| r.id);
+    let shown = StoredValue::new(rule.clone());
     let prefix = match id {
         Some(id) => format!("quota{id}"),
         None => "quota-new".to_owned(),
@@ -296,7 +307,12 @@ fn QuotaCard(
         };
         saving.set(true);
         leptos::task::spawn_local(async move {
-            match crate::api::save_quota(id, &b).await {
+            // A change to a rule is made on the row it was opened from: refused if that moved.
+            let saved = match shown.get_value() {
+                Some(rule) => crate::api::replace_quota(&rule, &b).await,
+                None => crate::api::save_quota(None, &b).await,
+            };
+            match saved {
                 Ok(saved) => {
                     server_errors.set(Vec::new());
                     toasts.success(i18n.tf(k!("quota.saved"), &[("queue", &saved.queue)]));

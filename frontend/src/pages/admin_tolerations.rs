@@ -104,6 +104,8 @@ fn RuleCard(
     let toasts = use_toasts();
     let confirm = use_confirm();
     let id = rule.as_ref().map(|r| r.id);
+    // The rule the form was opened on: a change made on it is refused if it moved since.
+    let shown = StoredValue::new(rule.clone());
     let prefix = match id {
         Some(id) => format!("tol{id}"),
         None => "tol-new".to_owned(),
@@ -165,7 +167,11 @@ fn RuleCard(
         let b = body();
         saving.set(true);
         leptos::task::spawn_local(async move {
-            match crate::api::save_toleration_rule(id, &b).await {
+            let saved = match shown.get_value() {
+                Some(rule) => crate::api::replace_toleration_rule(&rule, &b).await,
+                None => crate::api::save_toleration_rule(None, &b).await,
+            };
+            match saved {
                 Ok(saved) => {
                     server_errors.set(Vec::new());
                     let target = target_text(i18n, saved.resource.as_deref(), saved.queue.as_deref());

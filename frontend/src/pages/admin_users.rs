@@ -8,9 +8,7 @@ use crate::components::confirm::use_confirm;
 use crate::components::drawer::Drawer;
 use crate::components::field::Field;
 use crate::components::toast::use_toasts;
-use crate::components::{
-    BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, INPUT, PageHeader, TABLE, TD, TH, show, use_fetch,
-};
+use crate::components::{BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, INPUT, PageHeader, TABLE, TD, TH, show, use_fetch};
 use crate::i18n::{k, use_i18n};
 
 /// The page.

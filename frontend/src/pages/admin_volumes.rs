@@ -7,9 +7,9 @@ use anteroom_shared::api::volumes::{Volume, VolumeBody, VolumeSource};
 use leptos::prelude::*;
 
 use crate::components::confirm::use_confirm;
+use crate::components::drawer::Drawer;
 use crate::components::field::Field;
 use crate::components::toast::use_toasts;
-use crate::components::drawer::Drawer;
 use crate::components::{
     BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, Empty, ErrorPanel, INPUT, PageHeader, TABLE, TD, TH, use_fetch,
 };
@@ -121,6 +121,8 @@ fn VolumeCard(volume: Option<Volume>, done: Callback<()>) -> impl IntoView {
     let toasts = use_toasts();
     let confirm = use_confirm();
     let existing = volume.as_ref().map(|v| v.name.clone());
+    // The volume the form was opened on: a change made on it is refused if it moved since.
+    let shown = StoredValue::new(volume.clone());
     let prefix = match &existing {
         Some(name) => format!("vol-{name}"),
         None => "vol-new".to_owned(),
@@ -167,13 +169,15 @@ fn VolumeCard(volume: Option<Volume>, done: Callback<()>) -> impl IntoView {
         description: description.get().trim().to_owned(),
     };
     let save = {
-        let existing = existing.clone();
         move |ev: leptos::ev::SubmitEvent| {
             ev.prevent_default();
             let body = body();
-            let existing = existing.clone();
             leptos::task::spawn_local(async move {
-                match crate::api::save_volume(existing.as_deref(), &body).await {
+                let saved = match shown.get_value() {
+                    Some(volume) => crate::api::replace_volume(&volume, &body).await,
+                    None => crate::api::save_volume(None, &body).await,
+                };
+                match saved {
                     Ok(saved) => {
                         errors.set(Vec::new());
                         toasts.success(i18n.tf(k!("volume.saved"), &[("name", &saved.name)]));

@@ -187,7 +187,10 @@ impl Browser {
         );
         if let Ok(Value::Bool(true)) = self.client.execute(&script, vec![]).await {
             let _ = self
-                .wait_until("the menu opens", &format!("document.querySelector({css:?})?.closest('details')?.open"))
+                .wait_until(
+                    "the menu opens",
+                    &format!("document.querySelector({css:?})?.closest('details')?.open"),
+                )
                 .await;
         }
     }

@@ -7,8 +7,8 @@ use anteroom_shared::api::tolerations::TolerationRule;
 use anteroom_shared::scheduling::{Taint, Toleration, TolerationOperator};
 use leptos::prelude::*;
 
-use super::form::target_text;
 use super::Editing;
+use super::form::target_text;
 use crate::components::capacity::taint_text;
 use crate::components::{BUTTON_SECONDARY, TABLE, TD, TH};
 use crate::i18n::{k, use_i18n};
@@ -156,7 +156,12 @@ mod tests {
             effect,
         };
         assert_eq!(
-            toleration_text(&t(Some("nvidia.com/gpu"), TolerationOperator::Exists, None, Some(TaintEffect::NoSchedule))),
+            toleration_text(&t(
+                Some("nvidia.com/gpu"),
+                TolerationOperator::Exists,
+                None,
+                Some(TaintEffect::NoSchedule)
+            )),
             "nvidia.com/gpu:NoSchedule"
         );
         assert_eq!(
