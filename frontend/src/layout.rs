@@ -81,8 +81,11 @@ fn Sidebar(open: RwSignal<bool>) -> impl IntoView {
     let admin = move || auth.is_admin();
     view! {
         <aside id="sidebar" data-testid="sidebar" inert=move || confirm.is_open()
+            on:keydown=move |ev: leptos::ev::KeyboardEvent| if ev.key() == "Escape" && open.get_untracked() { open.set(false); }
+            // Opened as an overlay on a narrow window, it is the plain sidebar again once the
+            // window is wide (no overlay left floating without its close controls).
             class=move || if open.get() {
-                "fixed inset-y-0 left-0 z-40 w-64 overflow-y-auto border-r border-slate-200 bg-white p-3 shadow-xl dark:border-slate-800 dark:bg-slate-900"
+                "fixed inset-y-0 left-0 z-40 w-64 overflow-y-auto border-r border-slate-200 bg-white p-3 shadow-xl dark:border-slate-800 dark:bg-slate-900 lg:sticky lg:top-12 lg:z-auto lg:h-[calc(100vh-3rem)] lg:w-56 lg:shrink-0 lg:shadow-none"
             } else {
                 "hidden lg:block lg:sticky lg:top-12 lg:h-[calc(100vh-3rem)] lg:w-56 lg:shrink-0 lg:overflow-y-auto border-r border-slate-200 bg-white p-3 dark:border-slate-800 dark:bg-slate-900"
             }>
@@ -158,7 +161,9 @@ fn UserMenu() -> impl IntoView {
     let navigate = leptos_router::hooks::use_navigate();
     let menu: NodeRef<leptos::html::Details> = NodeRef::new();
     let close = move || {
-        if let Some(d) = menu.get_untracked() {
+        if let Some(d) = menu.get_untracked()
+            && d.open()
+        {
             d.set_open(false);
         }
     };
@@ -177,7 +182,18 @@ fn UserMenu() -> impl IntoView {
     let name = move || auth.user().map(|u| u.display_name).unwrap_or_default();
     view! {
         <details node_ref=menu class="relative" data-testid="user-menu"
-            on:keydown=move |ev: leptos::ev::KeyboardEvent| if ev.key() == "Escape" { close(); }>
+            on:keydown=move |ev: leptos::ev::KeyboardEvent| if ev.key() == "Escape" {
+                close();
+                // Back on the button that opened it (the focus may have been on a select inside).
+                use wasm_bindgen::JsCast;
+                if let Some(summary) = menu
+                    .get_untracked()
+                    .and_then(|d| d.query_selector("summary").ok().flatten())
+                    .and_then(|s| s.dyn_into::<web_sys::HtmlElement>().ok())
+                {
+                    let _ = summary.focus();
+                }
+            }>
             <summary class="flex cursor-pointer list-none items-center gap-1 whitespace-nowrap rounded px-2 py-1 text-sm text-slate-200 hover:bg-slate-700 focus:outline-none focus-visible:ring-2 focus-visible:ring-sky-400 [&::-webkit-details-marker]:hidden">
                 <span data-testid="whoami" translate="no">{name}</span>
                 <span aria-hidden="true">"▾"</span>

@@ -104,11 +104,10 @@ async fn browser_bars_tell_the_truth_and_the_list_says_why_and_opens_notebooks()
     near(&cpu, "over", 0.0);
     near(&cpu, "tick", 100.0);
     assert_eq!(cpu["level"], "near", "{cpu}");
-    let memory = bar(
-        &b,
-        "[data-testid=summary-resource][data-resource=memory] [data-testid=usage-bar]",
-    )
-    .await;
+    let memory = "[data-testid=summary-resource][data-resource=memory] [data-testid=usage-bar]";
+    // Once the cluster's total is known (before, the bar stays empty rather than guess).
+    b.wait_for(&format!("{memory}[data-scale=capacity]")).await.unwrap();
+    let memory = bar(&b, memory).await;
     assert!(memory["used"].as_f64().unwrap() < 1.0, "{memory}");
     assert!(memory["tick"].is_null(), "{memory}");
 
@@ -246,10 +245,12 @@ async fn browser_one_header_row_in_every_language_korean_breaks_between_words_an
         let layout = b
             .client
             .execute(
-                "const h = document.querySelector('[data-testid=top-bar]').getBoundingClientRect().height; \
+                "const bar = document.querySelector('[data-testid=top-bar]'); const h = bar.getBoundingClientRect().height; \
+                 const mids = [...bar.children].filter(c => c.getClientRects().length).map(c => c.getBoundingClientRect().top + c.getBoundingClientRect().height / 2); \
+                 const fits = bar.scrollWidth <= bar.clientWidth && Math.max(...mids) - Math.min(...mids) <= 2; \
                  const frame = document.querySelector('[data-testid=jobs-table]').parentElement; \
                  const groups = document.querySelectorAll('[data-testid=sidebar] [data-testid=nav-group]').length; \
-                 return {h, groups, sideways: frame.scrollWidth > frame.clientWidth, page: document.documentElement.scrollWidth > innerWidth, \
+                 return {h, fits, groups, sideways: frame.scrollWidth > frame.clientWidth, page: document.documentElement.scrollWidth > innerWidth, \
                    thWrap: [...document.querySelectorAll('th')].every(t => getComputedStyle(t).whiteSpace === 'nowrap'), \
                    wordBreak: getComputedStyle(document.body).wordBreak};",
                 vec![],

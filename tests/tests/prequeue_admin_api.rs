@@ -122,7 +122,8 @@ async fn a_sub_queue_capacity_holds_jobs_of_every_user_below_it(app: TestApp) {
     assert_eq!(status, 200, "{usage}");
     assert_eq!(
         usage,
-        json!([{"queue": "nlp-llm", "user": "dave", "used": {"nvidia.com/a100": "3"}, "activeJobs": 1}])
+        // (the CPU and memory are the kind's default requests, added at submission)
+        json!([{"queue": "nlp-llm", "user": "dave", "used": {"cpu": "1", "memory": "4Gi", "nvidia.com/a100": "3"}, "activeJobs": 1}])
     );
     let (status, body) = call(&app, "GET", "/api/v1/admin/queue-usage", &erin, None).await;
     assert_eq!((status.as_u16(), code(&body)), (403, "forbidden"));

@@ -323,9 +323,16 @@ async fn job_page(
     standing: bool,
 ) -> ApiResult<Response> {
     if standing {
-        let board = state.forecasts.current(&state.db_read).await?;
-        let (items, total) =
-            jobs::list_with_standings(&state.db_read, filter, page.offset(), page.page_size, board.as_deref()).await?;
+        let (mut items, total) = jobs::list(&state.db_read, filter, page.offset(), page.page_size).await?;
+        // The board only for a page that shows a waiting job (a list of finished jobs asks for
+        // nothing more than a plain one).
+        if items
+            .iter()
+            .any(|j| j.phase == anteroom_shared::scheduling::JobPhase::Prequeue)
+        {
+            let board = state.forecasts.current(&state.db_read).await?;
+            jobs::attach_standings(&state.db_read, &mut items, board.as_deref()).await?;
+        }
         return Ok(Json(page_of(items, total, page)).into_response());
     }
     if let Some(json) = jobs::list_json(&state.db_read, filter, page.page, page.page_size).await? {

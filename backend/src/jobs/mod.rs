@@ -41,9 +41,7 @@ pub mod summary;
 pub mod validate;
 
 pub use delete::delete;
-pub use reads::{
-    JOB_JSON_FIELDS, JobFilter, detail, list, list_json, list_with_standings, position, prequeued, visible,
-};
+pub use reads::{JOB_JSON_FIELDS, JobFilter, attach_standings, detail, list, list_json, position, prequeued, visible};
 pub use scheduling_row::SchedulingRow;
 
 use std::str::FromStr;

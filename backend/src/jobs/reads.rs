@@ -149,24 +149,22 @@ pub async fn list(
     Ok((jobs, total))
 }
 
-/// [`list`], each waiting job with its standing: its position and estimate from the forecast
-/// `board` (the order the prequeue follows) where it covers the job, else its position counted
-/// in submission order; its stored reasons. One request for a terminal's whole table.
-pub async fn list_with_standings(
+/// Gives each waiting job of `jobs` (a page of [`list`]) its standing: its position and
+/// estimate from the forecast `board` (the order the prequeue follows) where it covers the job,
+/// else its position counted in submission order; its stored reasons. One request for a
+/// terminal's whole table; the caller reads the board only when the page has a waiting job.
+pub async fn attach_standings(
     db: &impl ConnectionTrait,
-    filter: &JobFilter,
-    offset: u64,
-    limit: u64,
+    jobs: &mut [Job],
     board: Option<&crate::forecasts::Board>,
-) -> Result<(Vec<Job>, u64), DbErr> {
-    let (mut jobs, total) = list(db, filter, offset, limit).await?;
+) -> Result<(), DbErr> {
     let waiting: Vec<i64> = jobs
         .iter()
         .filter(|j| j.phase == JobPhase::Prequeue)
         .map(|j| j.id)
         .collect();
     if waiting.is_empty() {
-        return Ok((jobs, total));
+        return Ok(());
     }
     let rows: std::collections::HashMap<i64, job::Model> = job::Entity::find()
         .filter(job::Column::Id.is_in(waiting))
@@ -190,7 +188,7 @@ pub async fn list_with_standings(
             basis: forecast.map(|e| e.basis),
         });
     }
-    Ok((jobs, total))
+    Ok(())
 }
 
 /// A job row as the API's [`Job`] in JSON, written by SQLite itself: each `(field, expression)`

@@ -65,8 +65,11 @@ impl JobFilter {
             q.push_str(&format!("&q={}", encode(self.search.trim())));
         }
         q.push_str(&format!("&sort={}", encode(&self.sort.as_param())));
-        // Each waiting job with why it waits (the list shows the short reason).
-        q.push_str("&standing=true");
+        // Each waiting job with why it waits (the list shows the short reason) — asked only
+        // when the list may show waiting jobs.
+        if self.phases.is_empty() || self.phases.iter().any(|p| p == "Prequeue") {
+            q.push_str("&standing=true");
+        }
         q
     }
 

@@ -39,6 +39,30 @@ pub struct Geometry {
     pub tick: Option<f64>,
     /// Ok, near, over.
     pub level: Level,
+    /// What the width stands for.
+    pub scale: Scale,
+}
+
+/// What a bar's full width stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scale {
+    /// The limit (stretched when the total passes it).
+    Limit,
+    /// The capacity it lives in.
+    Capacity,
+    /// Nothing known: the bar stays empty rather than draw the total as full.
+    Unknown,
+}
+
+impl Scale {
+    /// The name tests read (`data-scale`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scale::Limit => "limit",
+            Scale::Capacity => "capacity",
+            Scale::Unknown => "unknown",
+        }
+    }
 }
 
 /// The parts of a bar. The width is the limit (or the capacity without one), stretched only
@@ -48,15 +72,25 @@ pub fn geometry(input: BarInput) -> Geometry {
     let added = input.added.max(0.0);
     let total = used + added;
     let limit = input.limit.filter(|l| l.is_finite() && *l >= 0.0);
-    let room = limit.or(input.capacity.filter(|c| c.is_finite() && *c > 0.0));
-    let scale = room.unwrap_or(0.0).max(total);
+    let capacity = input.capacity.filter(|c| c.is_finite() && *c > 0.0);
+    let kind = match (limit, capacity) {
+        (Some(_), _) => Scale::Limit,
+        (None, Some(_)) => Scale::Capacity,
+        (None, None) => Scale::Unknown,
+    };
+    let scale = limit.or(capacity).map_or(0.0, |room| room.max(total));
     if scale <= 0.0 {
         return Geometry {
             used: 0.0,
             added: 0.0,
             over: 0.0,
             tick: limit.map(|_| 0.0),
-            level: if total > 0.0 { Level::Over } else { Level::Ok },
+            level: if limit.is_some() && total > 0.0 {
+                Level::Over
+            } else {
+                Level::Ok
+            },
+            scale: kind,
         };
     }
     let pct = |v: f64| (v / scale * 100.0).clamp(0.0, 100.0);
@@ -74,6 +108,7 @@ pub fn geometry(input: BarInput) -> Geometry {
         over: pct(total - total_in),
         tick: limit.map(pct),
         level,
+        scale: kind,
     }
 }
 
@@ -94,7 +129,7 @@ pub fn Bar(
     let g = geometry(input);
     view! {
         <div class=format!("relative h-3 w-full rounded {}", palette::BAR_TRACK) role="img" aria-label=label
-            data-testid="usage-bar" data-level=g.level.as_str()>
+            data-testid="usage-bar" data-level=g.level.as_str() data-scale=g.scale.as_str()>
             <div class="flex h-full w-full overflow-hidden rounded">
                 <div class=format!("h-full {}", palette::bar_used(g.level)) style:width=width(g.used) data-part="used"></div>
                 <div class=format!("h-full {}", palette::bar_added(g.level)) style:width=width(g.added) data-part="added"></div>
@@ -238,9 +273,13 @@ mod tests {
         assert!((zero_limit.over - 100.0).abs() < 1e-9);
         let g = bar(-3.0, f64::NAN.max(0.0), Some(f64::INFINITY), Some(-1.0));
         assert_eq!((g.used, g.added, g.over), (0.0, 0.0, 0.0));
-        // No room known at all: the total fills the bar, nothing is over.
+        // No room known at all (the cluster's total not read yet): an empty bar, not the total
+        // drawn as full.
         let g = bar(3.0, 1.0, None, None);
-        assert!((g.used - 75.0).abs() < 1e-9 && g.over == 0.0 && g.level == Level::Ok);
+        assert_eq!(
+            (g.used, g.added, g.over, g.level, g.scale),
+            (0.0, 0.0, 0.0, Level::Ok, Scale::Unknown)
+        );
     }
 
     #[test]

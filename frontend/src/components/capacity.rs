@@ -12,6 +12,8 @@ use crate::format;
 pub struct Totals {
     /// Allocatable on ready nodes (a node that is down holds nothing anyone can use).
     pub allocatable: BTreeMap<String, f64>,
+    /// Used on ready nodes.
+    pub used: BTreeMap<String, f64>,
     /// Free on ready, schedulable nodes (a cordoned node takes no new pod).
     pub free: BTreeMap<String, f64>,
     /// The largest free amount on one such node: the biggest single-node request that fits now.
@@ -24,6 +26,9 @@ pub fn cluster_totals(nodes: &[ClusterNode]) -> Totals {
     for node in nodes.iter().filter(|n| n.ready) {
         for (name, q) in node.allocatable.iter() {
             *t.allocatable.entry(name.to_owned()).or_default() += format::value(&q);
+        }
+        for (name, q) in node.used.iter() {
+            *t.used.entry(name.to_owned()).or_default() += format::value(&q);
         }
         if !node.schedulable {
             continue;
@@ -97,7 +102,15 @@ mod tests {
             ready,
             schedulable,
             allocatable: list(alloc),
-            used: ResourceList::new(),
+            // Allocatable less free, as a node reports them (a cordoned node's pods use it too).
+            used: {
+                let mut used = ResourceList::new();
+                for ((k, a), (_, f)) in alloc.iter().zip(free) {
+                    let units = a.parse::<i64>().unwrap() - f.parse::<i64>().unwrap();
+                    used.insert(*k, Quantity::from_units(units));
+                }
+                used
+            },
             free: list(free),
             labels: Default::default(),
             taints: vec![],
@@ -153,5 +166,8 @@ mod tests {
         assert_eq!(t.allocatable["nvidia.com/a100"], 20.0);
         assert_eq!(t.free["nvidia.com/a100"], 8.0);
         assert_eq!(t.largest_free["nvidia.com/a100"], 5.0);
+        // In use is what ready nodes use (5 + 3), not the total less what is free: the cordoned
+        // node's idle room is not in use.
+        assert_eq!(t.used["nvidia.com/a100"], 8.0);
     }
 }

@@ -111,7 +111,9 @@ pub fn Time(
             on:mouseleave=move |_| hide() on:blur=move |_| hide()>
             <time datetime=at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true) class="underline decoration-dotted underline-offset-2">
                 {move || {
-                    let now = now.get();
+                    // The shared clock moves every 30 s: a moment newer than its last tick
+                    // (a job submitted since) is measured against the real now.
+                    let now = now.get().max(format::now());
                     if format::just_past(at, now) {
                         i18n.t(crate::i18n::k!("time.justNow")).to_owned()
                     } else {

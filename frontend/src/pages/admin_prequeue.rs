@@ -325,7 +325,8 @@ fn SettingsForm(
             <Field id=field.to_owned() label=label hint=Some(hint) error=err>
                 <div class="flex items-center gap-2">
                     <input id=field class=INPUT type="number" inputmode="numeric" min=min step="1" bind:value=value
-                        aria-invalid=move || err.get().is_some().to_string() aria-describedby=format!("{field}-error {field}-hint {field}-human") />
+                        aria-invalid=move || err.get().is_some().to_string()
+                        aria-describedby=if seconds { format!("{field}-error {field}-hint {field}-human") } else { format!("{field}-error {field}-hint") } />
                     {seconds.then(|| view! {
                         <span id=format!("{field}-human") class="w-24 shrink-0 text-sm text-slate-700 dark:text-slate-300" data-testid="human-duration">
                             {move || value.get().trim().parse::<i64>().ok().filter(|s| *s >= 0).map(|s| format!("= {}", format::duration(i18n.locale(), s)))}

@@ -170,10 +170,19 @@ fn QueueRow(order: std::sync::Arc<Vec<(usize, AdminQueue)>>, at: usize, editing:
                     i18n.tp(k!("queue.members.one"), k!("queue.members.other"), member_count, &[])
                 }}
             </div>
-            <div class=format!("{TD} text-right tabular-nums") data-testid="queue-waiting">{move || crate::format::number(i18n.locale(), waiting as f64, 0)}</div>
+            // The column headings are for the eye only (the rows are a tree, not a table): each
+            // figure says what it is to a screen reader.
+            <div class=format!("{TD} text-right tabular-nums")>
+                <span class="sr-only">{move || i18n.t(k!("capacity.waiting"))}": "</span>
+                <span data-testid="queue-waiting">{move || crate::format::number(i18n.locale(), waiting as f64, 0)}</span>
+            </div>
             <div class=TD>
                 {if capacity.is_empty() {
-                    view! { <p class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(k!("queue.noCapacity"))}</p> }.into_any()
+                    {
+                        // A root queue has no parents whose limits could apply.
+                        let key = if queue.parent.is_some() { k!("queue.noCapacity") } else { k!("queue.noCapacityRoot") };
+                        view! { <p class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(key)}</p> }
+                    }.into_any()
                 } else {
                     view! {
                         <div class="space-y-1">

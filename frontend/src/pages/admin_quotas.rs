@@ -148,8 +148,16 @@ fn QuotaTable(rules: Vec<QueueQuotaRule>, usage: Vec<QueueUserUse>, editing: RwS
     }
 }
 
-/// The largest share of any of `rule`'s limits that user `u` holds (1.0: at a limit).
+/// The largest share of any of `rule`'s limits that user `u` holds (1.0: at a limit), the
+/// limit on active jobs included (the prequeue holds a job at `maxActiveJobs` too).
 fn rule_share(rule: &QueueQuotaRule, u: &QueueUserUse) -> f64 {
+    let jobs = rule.max_active_jobs.map_or(0.0, |max| {
+        if max == 0 {
+            f64::INFINITY
+        } else {
+            f64::from(u.active_jobs) / f64::from(max)
+        }
+    });
     rule.limits
         .iter()
         .map(|(res, limit)| {
@@ -161,7 +169,7 @@ fn rule_share(rule: &QueueQuotaRule, u: &QueueUserUse) -> f64 {
                 used / l
             }
         })
-        .fold(0.0, f64::max)
+        .fold(jobs, f64::max)
 }
 
 /// One per-user limit with a bar of what the user closest to it uses.

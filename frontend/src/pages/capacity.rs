@@ -50,8 +50,8 @@ pub fn Capacity() -> impl IntoView {
     }
 }
 
-/// One row per resource, accelerators first: free, total, in use as a bar, the largest free
-/// piece on one node.
+/// One row per resource, accelerators first: free (on schedulable nodes), total, what the
+/// nodes use as a bar, the largest free piece on one node.
 #[component]
 fn ResourceTable(nodes: Vec<ClusterNode>) -> impl IntoView {
     let i18n = use_i18n();
@@ -79,7 +79,7 @@ fn ResourceTable(nodes: Vec<ClusterNode>) -> impl IntoView {
                         let total = totals.allocatable.get(&name).copied().unwrap_or(0.0);
                         let free = totals.free.get(&name).copied().unwrap_or(0.0);
                         let largest = totals.largest_free.get(&name).copied().unwrap_or(0.0);
-                        let in_use = (total - free).max(0.0);
+                        let in_use = totals.used.get(&name).copied().unwrap_or(0.0);
                         let amount = {
                             let name = name.clone();
                             move |v: f64| format::amount(i18n.locale(), &name, v)
@@ -142,7 +142,11 @@ fn QueueTable(queues: Vec<Queue>) -> impl IntoView {
                                 </td>
                                 <td class=TD>
                                     {if capacity.is_empty() {
-                                        view! { <span class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(k!("queue.noCapacity"))}</span> }.into_any()
+                                        {
+                                        // A root queue has no parents whose limits could apply.
+                                        let key = if q.parent.is_some() { k!("queue.noCapacity") } else { k!("queue.noCapacityRoot") };
+                                        view! { <span class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(key)}</span> }
+                                    }.into_any()
                                     } else {
                                         let used = q.used.clone();
                                         view! {

@@ -35,6 +35,7 @@ pub(super) fn JobRow(
     let id = job.id;
     let name = job.name.clone();
     let finished = job.phase.is_terminal();
+    let mine = crate::auth::use_auth().user().is_some_and(|u| u.username == job.owner);
     let resources = job.resources.clone();
     let submitted = job.submitted_at;
     let started = job.started_at;
@@ -74,7 +75,16 @@ pub(super) fn JobRow(
         .prequeue
         .as_ref()
         .filter(|_| job.phase == JobPhase::Prequeue)
-        .map(|s| (s.position, s.reasons.iter().map(|r| r.code.clone()).collect::<Vec<_>>()));
+        .map(|s| {
+            // One line per kind of reason: several full queues on the path say "Queue capacity" once.
+            let mut codes: Vec<String> = Vec::new();
+            for r in &s.reasons {
+                if !codes.contains(&r.code) {
+                    codes.push(r.code.clone());
+                }
+            }
+            (s.position, codes)
+        });
     let run_again = move |_| {
         leptos::task::spawn_local(async move {
             match crate::api::resubmit(id).await {
@@ -147,7 +157,11 @@ pub(super) fn JobRow(
                             {move || i18n.t(if locked { k!("jobs.unlock") } else { k!("jobs.lock") })}
                         </button>
                     })}
-                    {if finished {
+                    // Run again makes a job of the caller's own: offered on the caller's jobs only
+                    // (an admin's list holds everyone's).
+                    {if finished && !mine {
+                        ().into_any()
+                    } else if finished {
                         view! {
                             <button type="button" class=BUTTON_SECONDARY data-testid="run-again" on:click=run_again
                                 aria-label=move || i18n.tf(k!("jobs.runAgainNamed"), &[("name", &job.name)])>

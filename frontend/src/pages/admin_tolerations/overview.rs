@@ -4,7 +4,7 @@
 
 use anteroom_shared::api::ClusterNode;
 use anteroom_shared::api::tolerations::TolerationRule;
-use anteroom_shared::scheduling::{Taint, Toleration, TolerationOperator};
+use anteroom_shared::scheduling::{Taint, TaintEffect, Toleration, TolerationOperator};
 use leptos::prelude::*;
 
 use super::Editing;
@@ -128,7 +128,9 @@ pub fn TaintTable(nodes: Vec<ClusterNode>, rules: Vec<TolerationRule>) -> impl I
                                             view! { <p>{move || target_text(i18n, res.as_deref(), q.as_deref())}</p> }
                                         }).collect_view().into_any()
                                     } else {
-                                        view! { <span class="font-medium text-amber-800 dark:text-amber-200">{move || i18n.t(k!("toleration.noRule"))}</span> }.into_any()
+                                        // PreferNoSchedule only steers pods away; the other effects keep them off.
+                                        let key = if taint.effect == TaintEffect::PreferNoSchedule { k!("toleration.noRulePreferred") } else { k!("toleration.noRule") };
+                                        view! { <span class="font-medium text-amber-800 dark:text-amber-200">{move || i18n.t(key)}</span> }.into_any()
                                     }}
                                 </td>
                             </tr>
@@ -143,8 +145,6 @@ pub fn TaintTable(nodes: Vec<ClusterNode>, rules: Vec<TolerationRule>) -> impl I
 
 #[cfg(test)]
 mod tests {
-    use anteroom_shared::scheduling::TaintEffect;
-
     use super::*;
 
     #[test]
