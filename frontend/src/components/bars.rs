@@ -204,6 +204,36 @@ pub fn CapacityBar(
     }
 }
 
+/// A queue's capacity against what all its users use, one [`CapacityBar`] per resource; a
+/// queue without a capacity says so (a root queue has no parent whose limits could apply).
+#[component]
+pub fn QueueCapacityBars(
+    /// The queue's capacity; empty: none.
+    capacity: anteroom_shared::scheduling::ResourceList,
+    /// What all users use in it and below.
+    used: anteroom_shared::scheduling::ResourceList,
+    /// Whether it is a root queue.
+    root: bool,
+) -> impl IntoView {
+    let i18n = crate::i18n::use_i18n();
+    if capacity.is_empty() {
+        let key = if root {
+            crate::i18n::k!("queue.noCapacityRoot")
+        } else {
+            crate::i18n::k!("queue.noCapacity")
+        };
+        return view! { <p class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(key)}</p> }.into_any();
+    }
+    view! {
+        <div class="space-y-1">
+            {capacity.iter().map(|(res, cap)| view! {
+                <CapacityBar resource=res.to_owned() used=used.get(res) capacity=cap />
+            }).collect_view()}
+        </div>
+    }
+    .into_any()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

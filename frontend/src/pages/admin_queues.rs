@@ -8,7 +8,7 @@ use anteroom_shared::api::queues::{AdminQueue, QueueBody};
 use anteroom_shared::scheduling::{Quantity, ResourceList};
 use leptos::prelude::*;
 
-use crate::components::bars::CapacityBar;
+use crate::components::bars::QueueCapacityBars;
 use crate::components::confirm::use_confirm;
 use crate::components::drawer::Drawer;
 use crate::components::field::{AmountRows, Field};
@@ -177,21 +177,7 @@ fn QueueRow(order: std::sync::Arc<Vec<(usize, AdminQueue)>>, at: usize, editing:
                 <span data-testid="queue-waiting">{move || crate::format::number(i18n.locale(), waiting as f64, 0)}</span>
             </div>
             <div class=TD>
-                {if capacity.is_empty() {
-                    {
-                        // A root queue has no parents whose limits could apply.
-                        let key = if queue.parent.is_some() { k!("queue.noCapacity") } else { k!("queue.noCapacityRoot") };
-                        view! { <p class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(key)}</p> }
-                    }.into_any()
-                } else {
-                    view! {
-                        <div class="space-y-1">
-                            {capacity.iter().map(|(res, cap)| view! {
-                                <CapacityBar resource=res.to_owned() used=used.get(res) capacity=cap />
-                            }).collect_view()}
-                        </div>
-                    }.into_any()
-                }}
+                <QueueCapacityBars capacity=capacity used=used root=queue.parent.is_none() />
             </div>
             <div class=TD>
                 <button type="button" class=BUTTON_SECONDARY data-testid="edit-queue"

@@ -9,7 +9,7 @@ use anteroom_shared::api::ClusterNode;
 use anteroom_shared::api::queues::Queue;
 use leptos::prelude::*;
 
-use crate::components::bars::{Bar, BarInput, CapacityBar, ResourceName};
+use crate::components::bars::{Bar, BarInput, QueueCapacityBars, ResourceName};
 use crate::components::capacity::{cluster_totals, tree_order};
 use crate::components::{CARD, PageHeader, TABLE, TD, TH, show, use_fetch};
 use crate::format;
@@ -141,22 +141,7 @@ fn QueueTable(queues: Vec<Queue>) -> impl IntoView {
                                     {move || format::number(i18n.locale(), waiting as f64, 0)}
                                 </td>
                                 <td class=TD>
-                                    {if capacity.is_empty() {
-                                        {
-                                        // A root queue has no parents whose limits could apply.
-                                        let key = if q.parent.is_some() { k!("queue.noCapacity") } else { k!("queue.noCapacityRoot") };
-                                        view! { <span class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(key)}</span> }
-                                    }.into_any()
-                                    } else {
-                                        let used = q.used.clone();
-                                        view! {
-                                            <div class="space-y-1">
-                                                {capacity.iter().map(|(res, cap)| view! {
-                                                    <CapacityBar resource=res.to_owned() used=used.get(res) capacity=cap />
-                                                }).collect_view()}
-                                            </div>
-                                        }.into_any()
-                                    }}
+                                    <QueueCapacityBars capacity=capacity used=q.used.clone() root=q.parent.is_none() />
                                 </td>
                             </tr>
                         }
