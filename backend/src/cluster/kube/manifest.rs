@@ -595,4 +595,6 @@ fn toleration(t: &Toleration) -> K8sToleration {
 }
 
 #[cfg(test)]
+mod crd_tests;
+#[cfg(test)]
 mod tests;

@@ -48,7 +48,7 @@ const INSTALLATION: &str = "5f0c3a2e-8d7b-4c1a-9e6f-0b1d2c3e4f5a";
 
 /// The settings of the snapshots: a backfill and a never priority class, no normal class, a
 /// pull policy and a TTL.
-fn settings() -> ManifestSettings {
+pub(super) fn settings() -> ManifestSettings {
     ManifestSettings {
         priority_class_backfill: Some("anteroom-backfill".to_owned()),
         priority_class_never: Some("anteroom-never".to_owned()),
@@ -59,7 +59,7 @@ fn settings() -> ManifestSettings {
 }
 
 /// A job of every kind, with every task its kind allows.
-fn every_kind() -> Vec<JobSpec> {
+pub(super) fn every_kind() -> Vec<JobSpec> {
     let r = [("cpu", "1"), ("memory", "1Gi")];
     vec![
         job(1, JobKind::Jupyter, vec![task("main", 1, &r)]),
