@@ -155,6 +155,38 @@ ensure_schemathesis() {
   SCHEMATHESIS="$venv/bin/schemathesis"
 }
 
+# The Kubernetes versions deploy/ is validated against (README, "Running against a real cluster
+# with Volcano"); the client is built against 1.33.
+KUBERNETES_VERSIONS=(1.31.0 1.33.0 1.35.0)
+# kubernetes-validate (PyPI): Kubernetes' own OpenAPI schemas, one exact version like the others.
+KUBERNETES_VALIDATE_VERSION=1.37.0
+
+# deploy/: the kustomize base and each overlay rendered by `kubectl kustomize` (Debian's
+# kubernetes-client) and validated, strictly (an unknown field fails), against each version.
+validate_deploy() {
+  command -v kubectl >/dev/null 2>&1 || apt_install kubernetes-client
+  local venv="$HOME/.cache/anteroom/venv"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  local installed
+  installed=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("kubernetes-validate"))' 2>/dev/null || true)
+  if [ "$installed" != "$KUBERNETES_VALIDATE_VERSION" ]; then
+    say "installing kubernetes-validate $KUBERNETES_VALIDATE_VERSION into $venv (once)"
+    "$venv/bin/pip" install -q --disable-pip-version-check "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
+  fi
+  local out
+  out=$(mktemp -d /tmp/anteroom-deploy.XXXXXX)
+  for dir in deploy/base deploy/overlays/*/; do
+    dir=${dir%/}
+    local file="$out/$(basename "$dir").yaml"
+    kubectl kustomize "$ROOT/$dir" >"$file" || die "kubectl kustomize $dir failed"
+    for v in "${KUBERNETES_VERSIONS[@]}"; do
+      "$venv/bin/kubernetes-validate" --strict --quiet -k "$v" "$file" || die "$dir does not validate against Kubernetes $v"
+    done
+    say "  $dir: $(grep -c '^kind:' "$file") objects valid on Kubernetes ${KUBERNETES_VERSIONS[*]}"
+  done
+  rm -rf "$out"
+}
+
 run_api_contract_tests() {
   ensure_schemathesis
   cargo build "${LOCKED[@]}" -q -p anteroom
@@ -256,6 +288,8 @@ cmd_test() {
   say "rustdoc (broken intra-doc links fail)"
   RUSTDOCFLAGS="-D warnings" cargo doc "${LOCKED[@]}" -q --no-deps --document-private-items \
     -p anteroom -p anteroom-shared -p migration -p anteroom-tests -p anteroom-cli
+  say "deployment manifests (kustomize base and overlays against the Kubernetes schemas)"
+  validate_deploy
   trap stop_postgres EXIT
   start_postgres
   say "API contract tests (schemathesis against the running server's OpenAPI document)"

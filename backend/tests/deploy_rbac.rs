@@ -1,4 +1,4 @@
-//! The Kubernetes manifests in `deploy/`: each parses as its Kubernetes type with no field the
+//! The Kubernetes manifests in `deploy/base/`: each parses as its Kubernetes type with no field the
 //! type does not know (a typo would otherwise be dropped silently by `kubectl apply`), the RBAC
 //! rules grant exactly the requests the kube adapter sends — [`API_REQUESTS`], the table its
 //! mock and fake-apiserver tests hold to the requests they see — nothing missing, nothing
@@ -23,18 +23,43 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 fn deploy_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/base")
 }
 
-/// Every YAML document of every `deploy/*.yaml`, with the file it came from.
-fn documents() -> Vec<(String, Value)> {
+/// The manifests of `deploy/base/` (kustomize's own `kustomization.yaml` aside), by name.
+fn manifest_files() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(deploy_dir())
-        .expect("deploy/ exists")
+        .expect("deploy/base exists")
         .map(|e| e.expect("dir entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+        .filter(|p| p.file_name().is_some_and(|n| n != "kustomization.yaml"))
         .collect();
     files.sort();
-    assert!(!files.is_empty(), "no manifests in deploy/");
+    files
+}
+
+#[test]
+fn the_kustomize_base_lists_every_manifest_of_deploy_base() {
+    let text =
+        std::fs::read_to_string(deploy_dir().join("kustomization.yaml")).expect("deploy/base/kustomization.yaml");
+    let kustomization: Value = serde_norway::from_str(&text).expect("YAML");
+    let listed: Vec<String> = kustomization["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .map(|r| r.as_str().expect("a file name").to_owned())
+        .collect();
+    let present: Vec<String> = manifest_files()
+        .iter()
+        .map(|p| p.file_name().expect("a name").to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(listed, present, "kustomization.yaml must name every manifest, in order");
+}
+
+/// Every YAML document of every `deploy/base/*.yaml`, with the file it came from.
+fn documents() -> Vec<(String, Value)> {
+    let files = manifest_files();
+    assert!(!files.is_empty(), "no manifests in deploy/base/");
     let mut docs = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file).expect("readable manifest");
@@ -200,7 +225,7 @@ fn deploy_cluster_role_grants_exactly_the_cluster_wide_requests_the_kube_adapter
     assert_eq!(
         granted,
         requested(PermissionScope::Cluster),
-        "deploy/20-rbac.yaml ClusterRole"
+        "deploy/base/20-rbac.yaml ClusterRole"
     );
     assert_eq!(documented(PermissionScope::Cluster), granted, "REQUIRED_PERMISSIONS");
 }
@@ -213,7 +238,7 @@ fn deploy_role_grants_exactly_the_namespaced_requests_in_the_configured_namespac
     assert_eq!(
         granted,
         requested(PermissionScope::Namespace),
-        "deploy/20-rbac.yaml Role"
+        "deploy/base/20-rbac.yaml Role"
     );
     assert_eq!(documented(PermissionScope::Namespace), granted, "REQUIRED_PERMISSIONS");
 }
@@ -504,7 +529,7 @@ fn deploy_config_map_is_a_configuration_anteroom_starts_with_and_no_setting_is_d
     }
     let env = |key: &str| data.get(key).cloned();
     let loaded = anteroom::config::Config::load(&anteroom::config::CliOverrides::default(), &env)
-        .unwrap_or_else(|e| panic!("deploy/30-configmap.yaml: {e}"));
+        .unwrap_or_else(|e| panic!("deploy/base/30-configmap.yaml: {e}"));
     assert_eq!(loaded.jobs_namespace, configured_namespace());
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
 }

@@ -28,7 +28,7 @@
 //!   the job's headless service, where Anteroom's proxy reaches it (`crate::notebooks`) — and
 //!   `ANTEROOM_BASE_URL=/jobs/<id>/open/`; Jupyter also `NOTEBOOK_ARGS` (read by the Jupyter
 //!   Docker Stacks' start script: that base URL, no token, no password — only Anteroom reaches
-//!   the pod, `deploy/65-networkpolicy-notebooks.yaml`), unless the task sets its own;
+//!   the pod, `deploy/base/65-networkpolicy-notebooks.yaml`), unless the task sets its own;
 //! - a task with shared memory (`TaskBody::effective_shm`: a quarter of the memory for PyTorch
 //!   and TensorFlow by default) mounts a memory-backed `emptyDir` (`sizeLimit` that size, part
 //!   of its memory) at `/dev/shm`, as the seed's Volcano example does;

@@ -17,7 +17,7 @@
 //!
 //! What the adapter sends is [`API_REQUESTS`] (its tests check every request they see against
 //! it, and one test drives every code path to see every row); [`REQUIRED_PERMISSIONS`] and
-//! `deploy/20-rbac.yaml` grant exactly that (`backend/tests/deploy_rbac.rs` compares them).
+//! `deploy/base/20-rbac.yaml` grant exactly that (`backend/tests/deploy_rbac.rs` compares them).
 
 pub mod api;
 pub mod crd;

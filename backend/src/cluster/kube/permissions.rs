@@ -1,6 +1,6 @@
 //! What the adapter may do in the cluster: the requests it sends ([`API_REQUESTS`]) and the
 //! RBAC rules that grant exactly those ([`REQUIRED_PERMISSIONS`]), kept side by side so the
-//! tests and `deploy/20-rbac.yaml` can hold each to the other.
+//! tests and `deploy/base/20-rbac.yaml` can hold each to the other.
 
 /// Where a permission applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -27,7 +27,7 @@ pub struct Permission {
 }
 
 /// Everything the adapter does in the cluster, as RBAC rules — the list the code's
-/// documentation, `deploy/20-rbac.yaml` and the tests that compare them share. It is not
+/// documentation, `deploy/base/20-rbac.yaml` and the tests that compare them share. It is not
 /// written from memory: `backend/tests/deploy_rbac.rs` checks it grants exactly the requests of
 /// [`API_REQUESTS`], and the adapter's tests check that table against the requests the adapter
 /// really sends.

@@ -72,7 +72,7 @@ pub(super) fn assert_in_table(method: &str, uri: &str) {
     if let Some(key) = classify(method, uri) {
         assert!(
             API_REQUESTS.iter().any(|row| key_of(row) == key),
-            "{method} {uri} is {key:?}, which is not in API_REQUESTS (and so not granted by deploy/20-rbac.yaml)"
+            "{method} {uri} is {key:?}, which is not in API_REQUESTS (and so not granted by deploy/base/20-rbac.yaml)"
         );
     }
 }
