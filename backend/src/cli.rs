@@ -44,6 +44,16 @@ pub enum Command {
     Openapi,
     /// Ask the server at the configured listen address whether it is up (exit 0) or not (1).
     Healthcheck,
+    /// Write a consistent copy of the SQLite database to FILE, while the server runs.
+    Backup {
+        /// Where (must not exist).
+        file: std::path::PathBuf,
+    },
+    /// Put the backup FILE in place of the SQLite database (the server stopped).
+    Restore {
+        /// The backup.
+        file: std::path::PathBuf,
+    },
 }
 
 impl Cli {

@@ -33,6 +33,19 @@ async fn main() -> ExitCode {
         Command::Migrate => migrate(config).await,
         Command::Openapi => unreachable!("handled above"),
         Command::Healthcheck => anteroom::healthcheck::check(config.listen).map_err(anyhow::Error::msg),
+        Command::Backup { file } => store::backup::backup(&config.database_url, &file)
+            .await
+            .map(|r| println!("backed up {} jobs to {} ({} bytes)", r.jobs, r.file.display(), r.bytes))
+            .map_err(anyhow::Error::from),
+        Command::Restore { file } => store::backup::restore(&config.database_url, &file, config.listen)
+            .await
+            .map(|jobs| {
+                println!(
+                    "restored {jobs} jobs from {}; start the server to use them",
+                    file.display()
+                )
+            })
+            .map_err(anyhow::Error::from),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,6 +7,7 @@
 //! of fighting over the file lock) and [`READ_CONNECTIONS`] read-only connections, so reads
 //! never wait behind a write or behind each other. PostgreSQL has one pool for both.
 
+pub mod backup;
 pub mod checkpoint;
 pub mod compact;
 pub mod lease;
