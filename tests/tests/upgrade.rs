@@ -134,7 +134,10 @@ async fn a_database_of_the_first_release_with_jobs_upgrades_and_every_row_reads_
     assert_eq!(waiting["resources"], json!({"cpu": "5", "memory": "1Gi"}));
     assert_eq!(waiting["tasks"][0]["command"], json!(["sleep", "60"]));
     assert_eq!(waiting["submittedAt"], "2026-11-23T10:00:00Z");
-    assert_eq!(waiting["events"][0]["message"], "submitted to queue team-a", "{waiting}");
+    assert_eq!(
+        waiting["events"][0]["message"], "submitted to queue team-a",
+        "{waiting}"
+    );
     // Today's watcher has looked at it already: its reason is today's, with figures.
     assert_eq!(waiting["prequeue"]["reasons"][0]["code"], "quota", "{waiting}");
     let done = get("/api/v1/jobs/2".into(), admin.clone()).await;
