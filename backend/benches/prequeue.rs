@@ -61,6 +61,7 @@ fn queues() -> (Vec<QueueSpec>, Vec<String>) {
         capacity: Some(
             list(24_000, 96_000, Some(("nvidia.com/a100", 1_600))).with("nvidia.com/h100", Quantity::from_units(1_600)),
         ),
+        sharing: Default::default(),
     }];
     let mut leaves = Vec::new();
     for d in 0..4 {
@@ -71,6 +72,7 @@ fn queues() -> (Vec<QueueSpec>, Vec<String>) {
             capacity: Some(
                 list(6_000, 24_000, Some(("nvidia.com/a100", 400))).with("nvidia.com/h100", Quantity::from_units(400)),
             ),
+            sharing: Default::default(),
         });
         let teams = if d == 3 { 3 } else { 4 };
         for t in 0..teams {
@@ -79,6 +81,7 @@ fn queues() -> (Vec<QueueSpec>, Vec<String>) {
                 name: team.clone(),
                 parent: Some(division.clone()),
                 capacity: Some(list(1_500, 6_000, Some(("nvidia.com/a100", 100)))),
+                sharing: Default::default(),
             });
             leaves.push(team);
         }
@@ -264,6 +267,7 @@ fn preemption_snapshot() -> (Snapshot, DateTime<Utc>) {
         name: "default".into(),
         parent: None,
         capacity: None,
+        sharing: Default::default(),
     }];
     s.nodes = nodes(200);
     let mut id = 0;

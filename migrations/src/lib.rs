@@ -31,6 +31,7 @@ mod m20261127_000026_webhooks;
 mod m20261128_000027_notebook_handoffs;
 mod m20261128_000028_run_as_user;
 mod m20261128_000029_forecast_board;
+mod m20261129_000030_queue_sharing;
 
 /// Applies the migrations in order; used at start and by `anteroom migrate`.
 pub struct Migrator;
@@ -68,6 +69,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000027_notebook_handoffs::Migration),
             Box::new(m20261128_000028_run_as_user::Migration),
             Box::new(m20261128_000029_forecast_board::Migration),
+            Box::new(m20261129_000030_queue_sharing::Migration),
         ]
     }
 }

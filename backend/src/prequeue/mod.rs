@@ -12,6 +12,7 @@
 //! - [`submit`]: the submission decision.
 //! - [`round`]: a watcher round's selection (FCFS or fair share) and waiting reasons.
 //! - [`preemption`]: the minimal preemption plan.
+//! - [`sharing`]: guarantees, lending and borrowing between queues (§9), and reclaim plans.
 //! - `forecast`: [`consideration_order`] and [`forecast()`], start estimates from runtime limits.
 //! - [`reason`]: typed reasons, serialized as `{code, message, details}`.
 
@@ -23,6 +24,7 @@ pub mod queue_tree;
 pub mod quota;
 pub mod reason;
 pub mod round;
+pub mod sharing;
 pub mod snapshot;
 pub mod submit;
 

@@ -40,6 +40,26 @@ pub enum QueueTreeError {
         .0.queue, .0.resource, .0.capacity, .0.parent, .0.parent_capacity
     )]
     CapacityExceedsParent(Box<CapacityExcess>),
+    /// The guarantees of a queue's children together exceed its own on a resource both name
+    /// (`spec/prequeue.md` §9): the parent could not honour them all at once.
+    #[error(
+        "the guarantees of the children of queue {:?} for {} ({}) exceed its own ({})",
+        .0.parent, .0.resource, .0.capacity, .0.parent_capacity
+    )]
+    GuaranteeExceedsParent(Box<CapacityExcess>),
+    /// A guarantee above the queue's own capacity on a resource both name: room it could never
+    /// use.
+    #[error("the guarantee of queue {queue:?} for {resource} ({guarantee}) exceeds its capacity ({capacity})")]
+    GuaranteeExceedsCapacity {
+        /// The queue.
+        queue: String,
+        /// The resource.
+        resource: String,
+        /// Its guarantee.
+        guarantee: Quantity,
+        /// Its capacity (its own, or the nearest ancestor's naming the resource).
+        capacity: Quantity,
+    },
     /// A capacity below zero: no job could ever be admitted under it, and sums against it
     /// would read as room given back. Zero is allowed (it closes the resource to normal jobs).
     #[error("capacity of queue {queue:?} for {resource} ({capacity}) is negative")]
@@ -61,12 +81,16 @@ impl QueueTreeError {
             QueueTreeError::ParentNotFound { .. } => "parent_not_found",
             QueueTreeError::Cycle { .. } => "queue_cycle",
             QueueTreeError::CapacityExceedsParent { .. } => "capacity_exceeds_parent",
+            QueueTreeError::GuaranteeExceedsParent(_) => "guarantee_exceeds_parent",
+            QueueTreeError::GuaranteeExceedsCapacity { .. } => "guarantee_exceeds_capacity",
             QueueTreeError::NegativeCapacity { .. } => "validation_failed",
         }
     }
 }
 
-/// The details of [`QueueTreeError::CapacityExceedsParent`] (boxed: errors stay small).
+/// The details of [`QueueTreeError::CapacityExceedsParent`] and, for guarantees, of
+/// [`QueueTreeError::GuaranteeExceedsParent`] (`queue` then names the first child, `capacity`
+/// the children's sum); boxed: errors stay small.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CapacityExcess {
@@ -91,6 +115,7 @@ pub struct QueueTree {
     names: Vec<String>,
     parents: Vec<Option<QueueIdx>>,
     capacities: Vec<Option<ResourceList>>,
+    guarantees: Vec<Option<ResourceList>>,
     index: HashMap<String, QueueIdx>,
     /// For each queue: itself, then each ancestor up to the root.
     paths: Vec<Vec<QueueIdx>>,
@@ -135,10 +160,12 @@ impl QueueTree {
             names: specs.iter().map(|s| s.name.clone()).collect(),
             parents,
             capacities: specs.iter().map(|s| s.capacity.clone()).collect(),
+            guarantees: specs.iter().map(|s| s.sharing.guarantee.clone()).collect(),
             index,
             paths,
         };
         tree.check_capacities()?;
+        tree.check_guarantees()?;
         Ok(tree)
     }
 
@@ -193,6 +220,7 @@ impl QueueTree {
             names: kept.iter().map(|s| s.name.clone()).collect(),
             parents,
             capacities: kept.iter().map(|s| s.capacity.clone()).collect(),
+            guarantees: kept.iter().map(|s| s.sharing.guarantee.clone()).collect(),
             index,
             paths,
         }
@@ -230,6 +258,68 @@ impl QueueTree {
             }
         }
         Ok(())
+    }
+
+    /// Guarantees: none negative, none above the queue's capacity (its own or the nearest
+    /// ancestor's naming the resource), and a parent's at least its children's sum on every
+    /// resource the parent names.
+    fn check_guarantees(&self) -> Result<(), QueueTreeError> {
+        for (queue, guarantee) in self.guarantees.iter().enumerate() {
+            let Some(guarantee) = guarantee else { continue };
+            for (resource, value) in guarantee.iter() {
+                if value.milli() < 0 {
+                    return Err(QueueTreeError::NegativeCapacity {
+                        queue: self.names[queue].clone(),
+                        resource: resource.to_owned(),
+                        capacity: value,
+                    });
+                }
+                let bound = self.paths[queue]
+                    .iter()
+                    .find_map(|&a| self.capacities[a].as_ref().and_then(|c| c.get_named(resource)));
+                if let Some(capacity) = bound
+                    && value > capacity
+                {
+                    return Err(QueueTreeError::GuaranteeExceedsCapacity {
+                        queue: self.names[queue].clone(),
+                        resource: resource.to_owned(),
+                        guarantee: value,
+                        capacity,
+                    });
+                }
+            }
+        }
+        for (parent, guarantee) in self.guarantees.iter().enumerate() {
+            let Some(guarantee) = guarantee else { continue };
+            let children: Vec<QueueIdx> = (0..self.len()).filter(|&c| self.parents[c] == Some(parent)).collect();
+            for (resource, limit) in guarantee.iter() {
+                let mut sum: i128 = 0;
+                let mut first = None;
+                for &child in &children {
+                    if let Some(value) = self.guarantees[child].as_ref().and_then(|g| g.get_named(resource)) {
+                        sum = sum.saturating_add(value.milli());
+                        first.get_or_insert(child);
+                    }
+                }
+                if let Some(first) = first
+                    && sum > limit.milli()
+                {
+                    return Err(QueueTreeError::GuaranteeExceedsParent(Box::new(CapacityExcess {
+                        queue: self.names[first].clone(),
+                        parent: self.names[parent].clone(),
+                        resource: resource.to_owned(),
+                        capacity: Quantity::from_milli_saturating(sum, limit.format_kind()),
+                        parent_capacity: limit,
+                    })));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The guarantee of a queue, if it has one.
+    pub fn guarantee(&self, queue: QueueIdx) -> Option<&ResourceList> {
+        self.guarantees[queue].as_ref()
     }
 
     /// Number of queues.

@@ -12,7 +12,9 @@ use std::collections::HashMap;
 pub use anteroom_shared::scheduling::{
     ConfigFieldError, PrequeueConfig, Taint, TaintEffect, Toleration, TolerationOperator,
 };
-use anteroom_shared::scheduling::{JobKind, JobPhase, NodeSet, PreemptionPolicy, Quantity, ResourceList, ScheduleType};
+use anteroom_shared::scheduling::{
+    JobKind, JobPhase, NodeSet, PreemptionPolicy, Quantity, QueueSharing, ResourceList, ScheduleType,
+};
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +37,9 @@ pub struct QueueSpec {
     /// `None` or an absent resource = unlimited.
     #[serde(default)]
     pub capacity: Option<ResourceList>,
+    /// Guarantee, lending, weight and per-job rules (§9); the default shares nothing.
+    #[serde(default)]
+    pub sharing: QueueSharing,
 }
 
 /// An admin quota rule on one queue: limits for each user separately inside that queue.

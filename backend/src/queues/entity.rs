@@ -25,6 +25,9 @@ pub mod queue {
         pub max_runtime_seconds: Option<i64>,
         /// The user id its jobs run as, never root; NULL: as each image says, root included.
         pub run_as_user: Option<i64>,
+        /// Guarantee, lending limit, weight and per-job rules (JSON of
+        /// `anteroom_shared::scheduling::QueueSharing`); NULL: the defaults, which share nothing.
+        pub sharing: Option<String>,
         /// Created.
         pub created_at: DateTimeUtc,
         /// Last change.

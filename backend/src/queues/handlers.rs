@@ -84,6 +84,7 @@ async fn list_queues(State(state): State<AppState>, AuthUser(user): AuthUser) ->
     for row in rows {
         out.push(Queue {
             capacity: queues::capacity_of(&row)?,
+            sharing: queues::sharing_of(&row)?,
             used: used.get(&row.name).cloned().unwrap_or_default(),
             waiting: waiting.get(&row.name).copied().unwrap_or(0),
             name: row.name,
@@ -107,6 +108,7 @@ async fn admin_view(state: &AppState, name: Option<&str>) -> ApiResult<Vec<Admin
     for row in rows.into_iter().filter(|r| name.is_none_or(|n| n == r.name)) {
         out.push(AdminQueue {
             capacity: queues::capacity_of(&row)?,
+            sharing: queues::sharing_of(&row)?,
             used: used.get(&row.name).cloned().unwrap_or_default(),
             waiting: waiting.get(&row.name).copied().unwrap_or(0),
             members: members.remove(&row.name).unwrap_or_default(),
@@ -150,7 +152,7 @@ async fn admin_list_queues(State(state): State<AppState>) -> ApiResult<Json<Vec<
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
         (status = 409, description = "`queue_exists`; `queue_not_in_cluster`", body = ErrorBody),
-        (status = 422, description = "`validation_failed`, `queue_cycle`, `parent_not_found`, `capacity_exceeds_parent`", body = ErrorBody),
+        (status = 422, description = "`validation_failed`, `queue_cycle`, `parent_not_found`, `capacity_exceeds_parent`, `guarantee_exceeds_parent`, `guarantee_exceeds_capacity`", body = ErrorBody),
     )
 )]
 async fn create_queue(
@@ -169,7 +171,8 @@ async fn create_queue(
     Ok((StatusCode::CREATED, Json(queue)))
 }
 
-/// Replaces a queue: display name, openness, members, parent and capacity (not its name).
+/// Replaces a queue: display name, openness, members, parent, capacity and sharing settings
+/// (not its name); a field added after the first clients keeps its value when left out.
 #[utoipa::path(
     put,
     path = "/api/v1/admin/queues/{name}",
@@ -188,7 +191,7 @@ async fn create_queue(
         (status = 404, description = "`queue_not_found`", body = ErrorBody),
         (status = 409, description = "`queue_not_in_cluster`", body = ErrorBody),
         (status = 412, description = "`precondition_failed`: changed since the `If-Match` was read; nothing stored", body = ErrorBody),
-        (status = 422, description = "`validation_failed`, `queue_cycle`, `parent_not_found`, `capacity_exceeds_parent`", body = ErrorBody),
+        (status = 422, description = "`validation_failed`, `queue_cycle`, `parent_not_found`, `capacity_exceeds_parent`, `guarantee_exceeds_parent`, `guarantee_exceeds_capacity`", body = ErrorBody),
     )
 )]
 async fn replace_queue(

@@ -1,17 +1,18 @@
 //! Queues (`spec/prequeue.md` §1, `spec/api.md` "Queues"): the tree, who may use which queue,
 //! and the admin's create, replace and delete — each write validated against the whole tree
-//! with the change applied, so no cycle, unknown parent or capacity above a parent's is ever
-//! stored.
+//! with the change applied, so no cycle, unknown parent, capacity above a parent's or guarantee
+//! beyond a capacity or a parent's guarantee is ever stored.
 
 pub mod entity;
 pub mod handlers;
 pub mod names;
+mod sharing;
 pub mod usage;
 
 use std::collections::{BTreeMap, HashMap};
 
 use anteroom_shared::api::queues::QueueBody;
-use anteroom_shared::scheduling::{JobPhase, ResourceList};
+use anteroom_shared::scheduling::{JobPhase, QueueSharing, ResourceList};
 use chrono::{SubsecRound, Utc};
 use sea_orm::sea_query::{Alias, Expr, ExprTrait, Query};
 use sea_orm::{
@@ -45,7 +46,7 @@ pub enum QueueError {
     #[error("a queue named {0:?} exists")]
     Exists(String),
     /// The tree with the change applied is invalid (`queue_cycle`, `parent_not_found`,
-    /// `capacity_exceeds_parent`).
+    /// `capacity_exceeds_parent`, `guarantee_exceeds_parent`, `guarantee_exceeds_capacity`).
     #[error(transparent)]
     Tree(#[from] QueueTreeError),
     /// The write's `If-Match` no longer names the stored queue (`precondition_failed`); carries
@@ -89,6 +90,7 @@ fn spec_of(row: &queue::Model) -> Result<QueueSpec, DbErr> {
         name: row.name.clone(),
         parent: row.parent.clone(),
         capacity: capacity_of(row)?,
+        sharing: sharing_of(row)?,
     })
 }
 
@@ -101,6 +103,18 @@ pub fn capacity_of(row: &queue::Model) -> Result<Option<ResourceList>, DbErr> {
                 .map_err(|e| DbErr::Custom(format!("queue {:?}: unreadable capacity: {e}", row.name)))
         })
         .transpose()
+}
+
+/// A queue row's sharing settings (`spec/prequeue.md` §9); NULL: the defaults, which share
+/// nothing (every queue stored before sharing existed).
+pub fn sharing_of(row: &queue::Model) -> Result<QueueSharing, DbErr> {
+    row.sharing.as_deref().map_or_else(
+        || Ok(QueueSharing::default()),
+        |text| {
+            serde_json::from_str(text)
+                .map_err(|e| DbErr::Custom(format!("queue {:?}: unreadable sharing settings: {e}", row.name)))
+        },
+    )
 }
 
 /// Every queue, by name.
@@ -207,8 +221,9 @@ pub async fn used_by_queue(db: &impl ConnectionTrait) -> Result<BTreeMap<String,
     Ok(usage::subtree_usage(&tree, &rows))
 }
 
-/// Checks the fields of a create or replace that do not need the database.
-fn check_body(body: &QueueBody, limits: RuntimeLimits) -> Result<(), QueueError> {
+/// Checks the fields of a create or replace that do not need the database, with the runtime
+/// limits and sharing settings the write leaves on the queue.
+fn check_body(body: &QueueBody, limits: RuntimeLimits, sharing: &QueueSharing) -> Result<(), QueueError> {
     if let Some(problem) = dns_label_problem(&body.name) {
         return Err(QueueError::Invalid("name".into(), problem));
     }
@@ -276,6 +291,9 @@ fn check_body(body: &QueueBody, limits: RuntimeLimits) -> Result<(), QueueError>
             ),
         ));
     }
+    if let Some((field, problem)) = sharing::problem(sharing) {
+        return Err(QueueError::Invalid(field, problem));
+    }
     if body.members.len() > 10_000 {
         return Err(QueueError::Invalid("members".into(), "at most 10,000 members".into()));
     }
@@ -311,15 +329,18 @@ async fn member_ids(db: &impl ConnectionTrait, usernames: &[String]) -> Result<V
     Ok(ids)
 }
 
-/// The queue tree with `body` applied, validated as a whole (no cycle, known parents, no
-/// capacity above an ancestor's), and the queues whose tree changes: the old and the new root.
-fn apply(specs: &mut Vec<QueueSpec>, body: &QueueBody) -> Result<Vec<String>, QueueError> {
+/// The queue tree with `body` applied (with the sharing settings the write leaves), validated
+/// as a whole (no cycle, known parents, no capacity above an ancestor's, guarantees within
+/// capacities and parents' guarantees), and the queues whose tree changes: the old and the new
+/// root.
+fn apply(specs: &mut Vec<QueueSpec>, body: &QueueBody, sharing: &QueueSharing) -> Result<Vec<String>, QueueError> {
     let before = QueueTree::new_lenient(specs);
     let mut roots = vec![before.root_of(&body.name).to_owned()];
     let spec = QueueSpec {
         name: body.name.clone(),
         parent: body.parent.clone(),
         capacity: body.capacity.clone(),
+        sharing: sharing.clone(),
     };
     match specs.iter_mut().find(|s| s.name == body.name) {
         Some(slot) => *slot = spec,
@@ -381,7 +402,8 @@ pub async fn save(
     if_match: Option<&str>,
 ) -> Result<queue::Model, QueueError> {
     let before = queue::Entity::find_by_id(body.name.clone()).one(db).await?;
-    check_body(body, RuntimeLimits::of(body, before.as_ref()))?;
+    let sharing = sharing::after(body, before.as_ref())?;
+    check_body(body, RuntimeLimits::of(body, before.as_ref()), &sharing)?;
     if let Some(path_name) = replace
         && path_name != body.name
     {
@@ -397,7 +419,7 @@ pub async fn save(
     };
     // A first check outside any lock, so a refused write tells the cluster nothing.
     check_existing(&before)?;
-    apply(&mut specs(db).await?, body)?;
+    apply(&mut specs(db).await?, body, &sharing)?;
     member_ids(db, &body.members).await?;
     // Before the transaction: the simulated cluster writes through the same single SQLite
     // writer, and nothing slow belongs inside a write lock. If the write below fails after
@@ -420,8 +442,9 @@ pub async fn save(
     }
     // Read again under the lock: what a field left out keeps is what is stored now.
     let limits = RuntimeLimits::of(body, existing.as_ref());
-    check_body(body, limits)?;
-    let roots = apply(&mut specs(&txn).await?, body)?;
+    let sharing = sharing::after(body, existing.as_ref())?;
+    check_body(body, limits, &sharing)?;
+    let roots = apply(&mut specs(&txn).await?, body, &sharing)?;
     lock_for_queue_write(&txn, &roots).await?;
     let ids = member_ids(&txn, &body.members).await?;
     // Whole microseconds, as PostgreSQL keeps them: the version read back is the one answered.
@@ -449,6 +472,7 @@ pub async fn save(
                     e.run_as_user
                 }),
         }),
+        sharing: Set(sharing::column(&sharing)?),
         created_at: Set(existing.as_ref().map_or(now, |e| e.created_at)),
         updated_at: Set(now),
     };

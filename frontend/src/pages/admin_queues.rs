@@ -316,6 +316,14 @@ fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>
                 .collect(),
             parent: if p.is_empty() { None } else { Some(p) },
             capacity: if capacity.is_empty() { None } else { Some(capacity) },
+            // Not on this form yet: left out, so a save keeps what the queue has.
+            guarantee: None,
+            lending_limit: None,
+            weight: None,
+            reclaim_min_runtime_seconds: None,
+            priority_range: None,
+            preempt_within_queue: None,
+            max_per_job: None,
         };
         let shown = shown.get_value();
         saving.set(true);
@@ -456,6 +464,7 @@ mod tests {
             default_runtime_seconds: None,
             max_runtime_seconds: None,
             run_as_user: None,
+            sharing: Default::default(),
         }
     }
 

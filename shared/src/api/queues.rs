@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::scheduling::ResourceList;
+use crate::scheduling::{PreemptWithinQueue, PriorityRange, QueueSharing, ResourceList};
 
 /// A queue as a user sees it: whether it is open, where it sits in the tree, the team's
 /// capacity and what all users' normal jobs in it and below use now.
@@ -35,6 +35,11 @@ pub struct Queue {
     /// included.
     #[serde(default)]
     pub run_as_user: Option<i64>,
+    /// Its sharing settings (`spec/prequeue.md` §9): guarantee, lending limit, weight, reclaim
+    /// minimum runtime, priority range, preemption within the queue and per-job limit. Absent
+    /// from an older server's answer: the defaults, which share nothing.
+    #[serde(flatten)]
+    pub sharing: QueueSharing,
 }
 
 /// A queue as an admin manages it: a [`Queue`] plus its members.
@@ -69,6 +74,9 @@ pub struct AdminQueue {
     /// `null`: as each image says, root included (for images that need it).
     #[serde(default)]
     pub run_as_user: Option<i64>,
+    /// Its sharing settings (`spec/prequeue.md` §9), as [`Queue::sharing`].
+    #[serde(flatten)]
+    pub sharing: QueueSharing,
 }
 
 /// The user id a new queue's jobs run as when its body names none: a non-root user, so a new
@@ -132,9 +140,64 @@ pub struct QueueBody {
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>, minimum = 1, maximum = 2_147_483_647))]
     pub run_as_user: Option<Option<i64>>,
+    // Sharing (`spec/prequeue.md` §9). Each field added after the first clients: absent keeps
+    // what the queue had (a new queue gets the default, which shares nothing), so a client that
+    // does not know sharing never resets it.
+    /// The room the queue's subtree is entitled to whenever it asks, per resource (quantities
+    /// of zero or more; at most the queue's capacity, and the children's together at most the
+    /// parent's); `null`: none, the queue may only borrow. Absent: none for a new queue, what
+    /// it had for a queue replaced.
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<ResourceList>))]
+    pub guarantee: Option<Option<ResourceList>>,
+    /// At most this much of the queue's unused guarantee is lent to other queues, per resource
+    /// (zero or more); `null`: all of it. Absent: all of it for a new queue, what it had for a
+    /// queue replaced.
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<ResourceList>))]
+    pub lending_limit: Option<Option<ResourceList>>,
+    /// Borrowers share lent room in proportion to their weight (1 – 1,000). Absent: 1 for a
+    /// new queue, what it had for a queue replaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1000))]
+    pub weight: Option<u32>,
+    /// A job borrowing this queue's room is not reclaimed before it has run this long
+    /// (0 – 31,536,000 seconds). Absent: 0 for a new queue, what it had for a queue replaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 31_536_000))]
+    pub reclaim_min_runtime_seconds: Option<i64>,
+    /// The priorities its jobs may ask for (`min` ≤ `max`, each within ±1,000,000; `{0, 0}`:
+    /// priorities off). Absent: off for a new queue, what it had for a queue replaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_range: Option<PriorityRange>,
+    /// Whether a higher-priority job preempts lower-priority jobs of the queue. Absent:
+    /// `never` for a new queue, what it had for a queue replaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempt_within_queue: Option<PreemptWithinQueue>,
+    /// The most one job of the queue may ask for, per resource (zero or more); `null`: no
+    /// per-job limit. Absent: none for a new queue, what it had for a queue replaced.
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<ResourceList>))]
+    pub max_per_job: Option<Option<ResourceList>>,
 }
 
 impl QueueBody {
+    /// The sharing settings a write of this body leaves on the queue: each field the body
+    /// names, and for each it leaves out what `existing` had (a new queue: the default).
+    pub fn sharing_over(&self, existing: QueueSharing) -> QueueSharing {
+        QueueSharing {
+            guarantee: self.guarantee.clone().unwrap_or(existing.guarantee),
+            lending_limit: self.lending_limit.clone().unwrap_or(existing.lending_limit),
+            weight: self.weight.unwrap_or(existing.weight),
+            reclaim_min_runtime_seconds: self
+                .reclaim_min_runtime_seconds
+                .unwrap_or(existing.reclaim_min_runtime_seconds),
+            priority_range: self.priority_range.unwrap_or(existing.priority_range),
+            preempt_within_queue: self.preempt_within_queue.unwrap_or(existing.preempt_within_queue),
+            max_per_job: self.max_per_job.clone().unwrap_or(existing.max_per_job),
+        }
+    }
+
     /// The runtime limit of a job of this queue that asks for `asked`: what it asks, else the
     /// queue's default, else its maximum; `Err` with the maximum when it asks for more.
     pub fn runtime_limit(default: Option<i64>, max: Option<i64>, asked: Option<i64>) -> Result<Option<i64>, i64> {

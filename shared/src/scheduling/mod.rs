@@ -9,6 +9,7 @@ mod enums;
 mod quantity;
 pub mod reasons;
 mod resources;
+mod sharing;
 mod tolerations;
 
 pub use config::{
@@ -21,6 +22,10 @@ pub use resources::{
     LimitComparison, NodeSet, ResourceDomain, ResourceError, ResourceList, TaskResourceError, TaskResources,
     domain_blocks, is_accelerator, is_single_node, job_explicit_nodes, job_resources, nodes_overlap,
     task_resource_field,
+};
+pub use sharing::{
+    BorrowPolicy, MAX_PRIORITY, MAX_QUEUE_WEIGHT, MAX_RECLAIM_MIN_RUNTIME_SECONDS, PreemptWithinQueue, PriorityRange,
+    QueueSharing,
 };
 pub use tolerations::{
     MAX_TOLERATIONS_PER_RULE, RuleTarget, Taint, TaintEffect, Toleration, TolerationOperator, TolerationRuleSpec,

@@ -36,7 +36,21 @@ pub fn queue(name: &str, parent: Option<&str>, capacity: Option<ResourceList>) -
         name: name.into(),
         parent: parent.map(Into::into),
         capacity,
+        sharing: Default::default(),
     }
+}
+
+/// A queue spec with a guarantee and, optionally, a lending limit (sharing, §9).
+pub fn shared_queue(
+    name: &str,
+    parent: Option<&str>,
+    guarantee: Option<&[(&str, &str)]>,
+    lending_limit: Option<&[(&str, &str)]>,
+) -> QueueSpec {
+    let mut spec = queue(name, parent, None);
+    spec.sharing.guarantee = guarantee.map(rl);
+    spec.sharing.lending_limit = lending_limit.map(rl);
+    spec
 }
 
 /// A usage row.

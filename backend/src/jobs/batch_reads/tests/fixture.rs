@@ -173,6 +173,7 @@ pub(super) async fn seed(db: &DatabaseConnection, jobs: &[StoredJob], limits: Li
             default_runtime_seconds: Set(None),
             max_runtime_seconds: Set(None),
             run_as_user: Set(None),
+            sharing: Set(None),
             created_at: Set(now()),
             updated_at: Set(now()),
         }

@@ -45,6 +45,7 @@ fn spec(name: &str, parent: Option<&str>, capacity: ResourceList) -> QueueSpec {
         name: name.into(),
         parent: parent.map(Into::into),
         capacity: Some(capacity),
+        sharing: Default::default(),
     }
 }
 

@@ -1,0 +1,80 @@
+//! Sharing between queues (`spec/prequeue.md` §9).
+//!
+//! - `queues.sharing`: the queue's sharing settings (guarantee, lending limit, weight, reclaim
+//!   minimum runtime, priority range, preemption within the queue, per-job limit) as the JSON of
+//!   `anteroom_shared::scheduling::QueueSharing`; NULL: the defaults, which share nothing — so
+//!   every queue stored before this migration reads as it behaved.
+//! - `jobs.priority`: the job's priority inside its queue (0 when priorities are off);
+//!   `jobs.borrow_never`: the job waits for guaranteed room rather than borrowing
+//!   (`borrow: "never"`); `jobs.borrowing`: admitted on borrowed room, so it may be reclaimed.
+//!   Every job stored before has priority 0, may borrow and borrows nothing.
+
+use sea_orm_migration::prelude::*;
+
+#[derive(DeriveMigrationName)]
+pub struct Migration;
+
+#[derive(DeriveIden)]
+enum Queues {
+    Table,
+    Sharing,
+}
+
+#[derive(DeriveIden)]
+enum Jobs {
+    Table,
+    Priority,
+    BorrowNever,
+    Borrowing,
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for Migration {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .alter_table(
+                Table::alter()
+                    .table(Queues::Table)
+                    .add_column(ColumnDef::new(Queues::Sharing).text().null())
+                    .to_owned(),
+            )
+            .await?;
+        // SQLite adds one column per ALTER.
+        for column in [
+            ColumnDef::new(Jobs::Priority).integer().not_null().default(0).to_owned(),
+            ColumnDef::new(Jobs::BorrowNever)
+                .boolean()
+                .not_null()
+                .default(false)
+                .to_owned(),
+            ColumnDef::new(Jobs::Borrowing)
+                .boolean()
+                .not_null()
+                .default(false)
+                .to_owned(),
+        ] {
+            let mut column = column;
+            manager
+                .alter_table(Table::alter().table(Jobs::Table).add_column(&mut column).to_owned())
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        // SQLite drops one column per ALTER too.
+        for column in [Jobs::Borrowing, Jobs::BorrowNever, Jobs::Priority] {
+            manager
+                .alter_table(Table::alter().table(Jobs::Table).drop_column(column).to_owned())
+                .await?;
+        }
+        manager
+            .alter_table(
+                Table::alter()
+                    .table(Queues::Table)
+                    .drop_column(Queues::Sharing)
+                    .to_owned(),
+            )
+            .await
+    }
+}
