@@ -136,6 +136,7 @@ fn job(
         nodes: node.map(|n| vec![n.to_owned()]).unwrap_or_default(),
         locked_until: None,
         tolerations: Vec::new(),
+        sharing: Default::default(),
         max_runtime_seconds: None,
     }
 }
@@ -378,6 +379,7 @@ fn bench_submission(c: &mut Criterion) {
         preemption_policy: PreemptionPolicy::PreemptLowerPriority,
         tasks: &tasks,
         tolerations: &[],
+        borrow: Default::default(),
     };
     decide_submission(&snapshot, &tree, &submission, now).expect("accepted");
     let mut group = c.benchmark_group("submission_decision");

@@ -8,6 +8,8 @@
 //!   `jobs.borrow_never`: the job waits for guaranteed room rather than borrowing
 //!   (`borrow: "never"`); `jobs.borrowing`: admitted on borrowed room, so it may be reclaimed.
 //!   Every job stored before has priority 0, may borrow and borrows nothing.
+//! - `prequeue_config.reclaim_delay_seconds` (default 10): how long a job owed guaranteed room
+//!   waits before borrowers are reclaimed for it.
 
 use sea_orm_migration::prelude::*;
 
@@ -28,6 +30,12 @@ enum Jobs {
     Borrowing,
 }
 
+#[derive(DeriveIden)]
+enum PrequeueConfig {
+    Table,
+    ReclaimDelaySeconds,
+}
+
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
@@ -41,7 +49,11 @@ impl MigrationTrait for Migration {
             .await?;
         // SQLite adds one column per ALTER.
         for column in [
-            ColumnDef::new(Jobs::Priority).integer().not_null().default(0).to_owned(),
+            ColumnDef::new(Jobs::Priority)
+                .integer()
+                .not_null()
+                .default(0)
+                .to_owned(),
             ColumnDef::new(Jobs::BorrowNever)
                 .boolean()
                 .not_null()
@@ -58,10 +70,31 @@ impl MigrationTrait for Migration {
                 .alter_table(Table::alter().table(Jobs::Table).add_column(&mut column).to_owned())
                 .await?;
         }
+        manager
+            .alter_table(
+                Table::alter()
+                    .table(PrequeueConfig::Table)
+                    .add_column(
+                        ColumnDef::new(PrequeueConfig::ReclaimDelaySeconds)
+                            .big_integer()
+                            .not_null()
+                            .default(10),
+                    )
+                    .to_owned(),
+            )
+            .await?;
         Ok(())
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .alter_table(
+                Table::alter()
+                    .table(PrequeueConfig::Table)
+                    .drop_column(PrequeueConfig::ReclaimDelaySeconds)
+                    .to_owned(),
+            )
+            .await?;
         // SQLite drops one column per ALTER too.
         for column in [Jobs::Borrowing, Jobs::BorrowNever, Jobs::Priority] {
             manager

@@ -90,11 +90,13 @@ pub async fn claim(
     db: &impl ConnectionTrait,
     id: i64,
     waiting: (Option<DateTime<Utc>>, Option<i64>),
+    borrowing: bool,
     now: DateTime<Utc>,
 ) -> Result<Option<job::Model>, DbErr> {
     let since = waiting.0.unwrap_or(now);
     let updated = job::Entity::update_many()
         .col_expr(job::Column::Phase, Expr::value(JobPhase::Activating.as_str()))
+        .col_expr(job::Column::Borrowing, Expr::value(borrowing))
         .col_expr(job::Column::WaitingSince, Expr::value(since))
         .col_expr(
             job::Column::TimeoutAt,

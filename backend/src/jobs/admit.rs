@@ -166,9 +166,15 @@ pub(super) async fn admit_one(
         }
     };
     let (word, reasons) = admission_parts(&decision);
+    let borrowed = match &decision {
+        SubmitDecision::Activated { borrowed } => borrowed.clone(),
+        SubmitDecision::Prequeued { .. } => Vec::new(),
+    };
     let admission = Admission {
         decision: word,
         reasons,
+        borrowing: !borrowed.is_empty(),
+        borrowed,
     };
     if let Some((key, hash)) = &p.key {
         idempotency::insert(txn, p.user.id, key, hash, row.id, &admission, now).await?;
@@ -359,7 +365,7 @@ async fn under_locks(
     let roots_of = |tree: &QueueTree| -> std::collections::BTreeSet<String> {
         batch
             .iter()
-            .map(|(p, _)| tree.root_of(&p.body.queue).to_owned())
+            .map(|(p, _)| tree.turn_of(&p.body.queue).to_owned())
             .collect()
     };
     for _ in 0..3 {
@@ -405,10 +411,10 @@ pub(super) async fn decision_snapshot(
     now: DateTime<Utc>,
 ) -> Result<(Snapshot, OwnerCounts), DbErr> {
     let (quota_rules, usage) = if config.queue_quota_enabled {
-        let root = tree.root_of(queue).to_owned();
+        let root = tree.turn_of(queue).to_owned();
         let family: Vec<String> = specs
             .iter()
-            .filter(|s| tree.root_of(&s.name) == root)
+            .filter(|s| tree.turn_of(&s.name) == root)
             .map(|s| s.name.clone())
             .collect();
         (
@@ -519,6 +525,7 @@ pub(super) fn submission<'a>(
         preemption_policy: body.preemption_policy.unwrap_or_default(),
         tasks,
         tolerations,
+        borrow: body.borrow.unwrap_or_default(),
         owner_prequeued: Some(counts.prequeued),
         owner_unfinished: Some(counts.unfinished),
     }
@@ -526,7 +533,7 @@ pub(super) fn submission<'a>(
 
 pub(super) fn admission_parts(decision: &SubmitDecision) -> (Decision, Vec<WaitReason>) {
     match decision {
-        SubmitDecision::Activated => (Decision::Activated, Vec::new()),
+        SubmitDecision::Activated { .. } => (Decision::Activated, Vec::new()),
         SubmitDecision::Prequeued { reasons } => (Decision::Prequeued, reasons.iter().map(wait_reason).collect()),
     }
 }

@@ -108,12 +108,12 @@ impl BatchReads {
         let quota_roots: HashSet<String> = batch
             .iter()
             .filter(|p| p.config.queue_quota_enabled && known(&p.body.queue))
-            .map(|p| tree.root_of(&p.body.queue).to_owned())
+            .map(|p| tree.turn_of(&p.body.queue).to_owned())
             .collect();
         if !quota_roots.is_empty() {
             let family: Vec<String> = specs
                 .iter()
-                .filter(|s| quota_roots.contains(tree.root_of(&s.name)))
+                .filter(|s| quota_roots.contains(tree.turn_of(&s.name)))
                 .map(|s| s.name.clone())
                 .collect();
             reads.quotas = quotas::all(txn).await?;
@@ -228,14 +228,14 @@ impl BatchReads {
             return None;
         }
         let (quotas, usage) = if config.queue_quota_enabled {
-            let root = tree.root_of(queue);
+            let root = tree.turn_of(queue);
             if !self.usage_roots.contains(root) {
                 return None;
             }
             let usage = self
                 .usage
                 .values()
-                .filter(|row| tree.root_of(&row.queue) == root)
+                .filter(|row| tree.turn_of(&row.queue) == root)
                 .cloned()
                 .collect();
             (self.quotas.clone(), usage)

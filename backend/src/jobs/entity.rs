@@ -98,6 +98,13 @@ pub mod job {
         /// The user id its containers run as, never root (its queue's at submission); NULL:
         /// as its images say, root included.
         pub run_as_user: Option<i64>,
+        /// Its priority inside its queue (`spec/prequeue.md` §9); 0 unless the queue allows a
+        /// range.
+        pub priority: i32,
+        /// It waits for guaranteed room rather than borrowing (`borrow: "never"`).
+        pub borrow_never: bool,
+        /// Admitted beyond its queue's guarantee: it may be reclaimed. Set at activation.
+        pub borrowing: bool,
     }
 
     impl Model {

@@ -212,6 +212,13 @@ pub fn to_api(row: &job::Model) -> Result<Job, DbErr> {
         max_runtime_seconds: row.max_runtime_seconds,
         requeue: row.requeue,
         requeues: u32::try_from(row.requeues).unwrap_or(0),
+        priority: row.priority,
+        borrow: if row.borrow_never {
+            anteroom_shared::scheduling::BorrowPolicy::Never
+        } else {
+            anteroom_shared::scheduling::BorrowPolicy::IfIdle
+        },
+        borrowing: row.borrowing,
         prequeue: None,
     })
 }
@@ -379,7 +386,7 @@ pub async fn submit(
     // From here on the job exists: whatever fails answers 201 with the job as stored (§4 step
     // 9); a job left `Activating` is the watcher's to finish.
     let row = match decision {
-        SubmitDecision::Activated => {
+        SubmitDecision::Activated { .. } => {
             // The activation task owns it (with the other jobs admitted meanwhile): a client that
             // hangs up now does not leave its job half-activated.
             let terms = activation::ClusterTerms::of(&config);

@@ -22,7 +22,7 @@ const UNIT: char = '\u{1f}';
 /// Between jobs.
 const RECORD: char = '\u{1e}';
 /// Fields per packed job, in [`PACKED_COLUMNS`] order.
-const FIELDS: usize = 18;
+const FIELDS: usize = 21;
 
 /// The packed expression: every column of [`SchedulingRow`], NULLs as empty text.
 const PACKED_COLUMNS: &str = "id || char(31) || owner_id || char(31) || queue || char(31) || kind || char(31) || \
@@ -30,7 +30,7 @@ const PACKED_COLUMNS: &str = "id || char(31) || owner_id || char(31) || queue ||
      coalesce(started_at, '') || char(31) || coalesce(waiting_tolerance_seconds, '') || char(31) || \
      request_milli || char(31) || explicit_nodes || char(31) || single_node || char(31) || nodes || char(31) || \
      coalesce(locked_until, '') || char(31) || coalesce(waiting_since, '') || char(31) || tolerations || char(31) || \
-     coalesce(max_runtime_seconds, '')";
+     coalesce(max_runtime_seconds, '') || char(31) || priority || char(31) || borrow_never || char(31) || borrowing";
 
 /// Which jobs a read takes, besides their phase: every one, or those the change log
 /// (`job_changes`, migration 22) names in a range. Built from numbers only, so the SQL made
@@ -159,17 +159,25 @@ fn parse(record: &str) -> Option<SchedulingRow> {
         waiting_tolerance_seconds: optional(f[9], |t| t.parse().ok())?,
         request_milli: f[10].to_owned(),
         explicit_nodes: f[11].to_owned(),
-        single_node: match f[12] {
-            "1" => true,
-            "0" => false,
-            _ => return None,
-        },
+        single_node: flag(f[12])?,
         nodes: f[13].to_owned(),
         locked_until: optional(f[14], timestamp)?,
         waiting_since: optional(f[15], timestamp)?,
         tolerations: f[16].to_owned(),
         max_runtime_seconds: optional(f[17], |t| t.parse().ok())?,
+        priority: f[18].parse().ok()?,
+        borrow_never: flag(f[19])?,
+        borrowing: flag(f[20])?,
     })
+}
+
+/// SQLite's boolean as text.
+fn flag(text: &str) -> Option<bool> {
+    match text {
+        "1" => Some(true),
+        "0" => Some(false),
+        _ => None,
+    }
 }
 
 /// Empty text is `None`; anything else must parse.

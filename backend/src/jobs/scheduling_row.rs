@@ -4,12 +4,12 @@
 
 use std::str::FromStr;
 
-use anteroom_shared::scheduling::{JobKind, JobPhase, PreemptionPolicy, ScheduleType};
+use anteroom_shared::scheduling::{BorrowPolicy, JobKind, JobPhase, PreemptionPolicy, ScheduleType};
 use chrono::{DateTime, Utc};
 use sea_orm::{DbErr, EntityTrait, FromQueryResult, QuerySelect};
 
 use super::entity::job;
-use crate::prequeue::JobSnapshot;
+use crate::prequeue::{JobSharing, JobSnapshot};
 use crate::store::compact;
 
 /// The scheduling columns of a job: what the core needs, without the JSON of its tasks and
@@ -52,6 +52,12 @@ pub struct SchedulingRow {
     pub tolerations: String,
     /// Runtime limit.
     pub max_runtime_seconds: Option<i64>,
+    /// Priority inside its queue.
+    pub priority: i32,
+    /// Waits for guaranteed room rather than borrowing.
+    pub borrow_never: bool,
+    /// Admitted beyond its queue's guarantee.
+    pub borrowing: bool,
 }
 
 impl SchedulingRow {
@@ -77,6 +83,9 @@ impl SchedulingRow {
             C::WaitingSince,
             C::Tolerations,
             C::MaxRuntimeSeconds,
+            C::Priority,
+            C::BorrowNever,
+            C::Borrowing,
         ])
     }
 
@@ -101,6 +110,9 @@ impl SchedulingRow {
             waiting_since: row.waiting_since,
             tolerations: row.tolerations.clone(),
             max_runtime_seconds: row.max_runtime_seconds,
+            priority: row.priority,
+            borrow_never: row.borrow_never,
+            borrowing: row.borrowing,
         }
     }
 
@@ -130,6 +142,15 @@ impl SchedulingRow {
             locked_until: self.locked_until,
             tolerations: crate::tolerations::decode(&self.tolerations).map_err(|_| corrupt("tolerations"))?,
             max_runtime_seconds: self.max_runtime_seconds,
+            sharing: JobSharing {
+                priority: self.priority,
+                borrow: if self.borrow_never {
+                    BorrowPolicy::Never
+                } else {
+                    BorrowPolicy::IfIdle
+                },
+                borrowing: self.borrowing,
+            },
         })
     }
 }

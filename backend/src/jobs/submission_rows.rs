@@ -129,8 +129,9 @@ pub(super) fn job_row(
     let tolerance = normal.then_some(config.normal_job_waiting_tolerance_seconds);
     let reasons = match decision {
         SubmitDecision::Prequeued { reasons } => Some(reasons.iter().map(wait_reason).collect::<Vec<_>>()),
-        SubmitDecision::Activated => None,
+        SubmitDecision::Activated { .. } => None,
     };
+    let borrowing = matches!(decision, SubmitDecision::Activated { borrowed } if !borrowed.is_empty());
     let waiting_since = crate::prequeue::starts_waiting_clock(decision).then_some(now);
     let phase = if reasons.is_some() {
         JobPhase::Prequeue
@@ -180,6 +181,9 @@ pub(super) fn job_row(
         run_as_user: Set(run_as_user),
         requeue: Set(body.requeue.unwrap_or(config.requeue_by_default)),
         requeues: Set(0),
+        priority: Set(body.priority.unwrap_or(0)),
+        borrow_never: Set(body.borrow == Some(anteroom_shared::scheduling::BorrowPolicy::Never)),
+        borrowing: Set(borrowing),
         id: NotSet,
     };
     Ok((row, reasons))

@@ -42,10 +42,10 @@ async fn quota_snapshot(
     queue: &str,
 ) -> Result<(Snapshot, QueueTree), DbErr> {
     let (specs, tree) = queues::tree(db).await?;
-    let root = tree.root_of(queue).to_owned();
+    let root = tree.turn_of(queue).to_owned();
     let family: Vec<String> = specs
         .iter()
-        .filter(|s| tree.root_of(&s.name) == root)
+        .filter(|s| tree.turn_of(&s.name) == root)
         .map(|s| s.name.clone())
         .collect();
     let snapshot = Snapshot {

@@ -42,7 +42,7 @@ pub use quota::{LimitCheck, QueueCapacityUsage, QuotaView};
 pub use reason::{Reason, ResourceCheck};
 pub use round::{PreparedRound, RoundError, RoundOutcome, WaitCauses, WaitingJob, select_round};
 pub use snapshot::{
-    ConfigFieldError, InFlightPreemption, JobId, JobSnapshot, NodeSnapshot, PrequeueConfig, QueueQuota, QueueSpec,
+    ConfigFieldError, InFlightPreemption, JobId, JobSharing, JobSnapshot, NodeSnapshot, PrequeueConfig, QueueQuota, QueueSpec,
     QuotaFieldError, RecentPlan, Snapshot, Taint, TaintEffect, Toleration, TolerationOperator, UsageRow, UserId,
     usage_from_jobs,
 };

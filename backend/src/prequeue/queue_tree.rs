@@ -372,8 +372,24 @@ impl QueueTree {
         }
     }
 
-    /// The root of a queue's tree (submissions and activations are serialised per root); an
-    /// unknown queue is its own root.
+    /// Whether some queue guarantees a positive amount of something: then queues lend and
+    /// borrow across roots (§9).
+    pub fn shares(&self) -> bool {
+        self.guarantees
+            .iter()
+            .flatten()
+            .any(|g| g.iter().any(|(_, v)| v.milli() > 0))
+    }
+
+    /// The turn decisions about `name`'s jobs take (submissions and activations are serialised
+    /// per turn, and read the usage of every queue of it): the queue's root, or, while queues
+    /// share ([`shares`](Self::shares)), one turn for every queue — a borrower in one tree
+    /// takes room another tree lends, so two trees' decisions are no longer independent.
+    pub fn turn_of<'a>(&'a self, name: &'a str) -> &'a str {
+        if self.shares() { SHARED_TURN } else { self.root_of(name) }
+    }
+
+    /// The root of a queue's tree; an unknown queue is its own root.
     pub fn root_of<'a>(&'a self, name: &'a str) -> &'a str {
         match self.path_of(name).last() {
             Some(&root) => &self.names[root],
@@ -381,6 +397,10 @@ impl QueueTree {
         }
     }
 }
+
+/// The turn every decision takes while some queue guarantees room ([`QueueTree::turn_of`]): not
+/// a queue name (names are DNS labels, without parentheses).
+pub const SHARED_TURN: &str = "(shared)";
 
 /// The path from `start` to its root, or, when it runs into a cycle, `Err` with the first
 /// queue met twice — a queue on the cycle (`start` itself only when it is on it).

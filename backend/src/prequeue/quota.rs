@@ -5,12 +5,16 @@
 
 use std::collections::HashMap;
 
-use anteroom_shared::scheduling::{ResourceList, ScheduleType};
+use std::sync::OnceLock;
+
+use anteroom_shared::scheduling::reasons::{BorrowedRoom, BorrowingLimitDetails, ReclaimingDetails};
+use anteroom_shared::scheduling::{BorrowPolicy, ResourceList, ScheduleType};
 use serde::Serialize;
 
 use super::queue_tree::QueueIdx;
 use super::queue_tree::QueueTree;
 use super::reason::{MaxActiveJobsDetails, QueueCapacityDetails, QuotaDetails, Reason, ResourceCheck};
+use super::sharing::{SharingState, SharingTree};
 use super::snapshot::{QueueQuota, Snapshot, UserId};
 
 /// The answer of the limit-check endpoint and the `quota` part of a preview.
@@ -45,6 +49,20 @@ pub struct QuotaView<'s> {
     snapshot: &'s Snapshot,
     tree: &'s QueueTree,
     quotas: HashMap<&'s str, &'s QueueQuota>,
+    /// The guarantees and what the usage rows hold of them, built on first use; `None` while
+    /// no queue guarantees anything or quotas are off.
+    sharing: OnceLock<Option<(SharingTree, SharingState)>>,
+}
+
+/// What sharing (§9) says about one normal request: what it would borrow, and the reason that
+/// holds it, if any.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SharingVerdict {
+    /// Per queue on its path that would go beyond its guarantee: how much. Empty: it does not
+    /// borrow (or nothing is guaranteed anywhere).
+    pub borrowed: Vec<BorrowedRoom>,
+    /// `borrowing_limit` or `reclaiming`.
+    pub reason: Option<Reason>,
 }
 
 impl<'s> QuotaView<'s> {
@@ -54,7 +72,70 @@ impl<'s> QuotaView<'s> {
         for q in &snapshot.quotas {
             quotas.entry(q.queue.as_str()).or_insert(q);
         }
-        QuotaView { snapshot, tree, quotas }
+        QuotaView {
+            snapshot,
+            tree,
+            quotas,
+            sharing: OnceLock::new(),
+        }
+    }
+
+    /// The sharing model of the snapshot and the state of its usage rows (every queue's: the
+    /// caller loads all of them while queues share, [`QueueTree::turn_of`]).
+    pub fn sharing(&self) -> Option<&(SharingTree, SharingState)> {
+        self.sharing
+            .get_or_init(|| {
+                if !self.enabled() {
+                    return None;
+                }
+                let model = SharingTree::new(&self.snapshot.queues, self.tree, &self.snapshot.nodes)?;
+                let state = model.state(
+                    self.snapshot
+                        .usage
+                        .iter()
+                        .map(|row| (self.tree.index_of(&row.queue), &row.resources)),
+                );
+                Some((model, state))
+            })
+            .as_ref()
+    }
+
+    /// What admitting a normal `request` into `queue` does to sharing: what it borrows, and
+    /// whether the cluster's room holds it (`borrowing_limit` for a borrower or a job that
+    /// will not borrow, `reclaiming` for one within its guarantee).
+    pub fn sharing_verdict(&self, queue: &str, request: &ResourceList, borrow: BorrowPolicy) -> SharingVerdict {
+        let Some((model, state)) = self.sharing() else {
+            return SharingVerdict::default();
+        };
+        let q = self.tree.index_of(queue);
+        let demand = model.demand(request);
+        let assessment = model.assess(state, q, &demand);
+        let borrowed = model
+            .borrowed_by(state, q, &demand)
+            .into_iter()
+            .map(|(a, entries)| BorrowedRoom {
+                queue: a.map_or_else(|| queue.to_owned(), |a| self.tree.name(a).to_owned()),
+                resources: model.to_list(&entries),
+            })
+            .collect();
+        let resources = || model.checks(state, &demand, &assessment);
+        let reason = if !assessment.fits && assessment.owed() {
+            Some(Reason::Reclaiming(ReclaimingDetails {
+                job_queue: queue.to_owned(),
+                resources: resources(),
+                victims: Vec::new(),
+                reclaim_at: None,
+            }))
+        } else if !assessment.fits || (assessment.borrowing && borrow == BorrowPolicy::Never) {
+            Some(Reason::BorrowingLimit(BorrowingLimitDetails {
+                job_queue: queue.to_owned(),
+                may_borrow: borrow != BorrowPolicy::Never,
+                resources: resources(),
+            }))
+        } else {
+            None
+        };
+        SharingVerdict { borrowed, reason }
     }
 
     /// The queue and its ancestors that have a capacity: the only levels a capacity check or
@@ -175,14 +256,16 @@ impl<'s> QuotaView<'s> {
             || checks(&used, request, &rule.limits).iter().any(|d| d.exceeded)
     }
 
-    /// Soft checks of §4 step 7 for a normal job: quota, `maxActiveJobs`, and the capacity of
-    /// the queue and every ancestor (usage of all users + request). Empty when the job may go.
+    /// Soft checks of §4 step 7 for a normal job: quota, `maxActiveJobs`, the capacity of the
+    /// queue and every ancestor (usage of all users + request), and sharing (§9: the cluster's
+    /// room beyond guarantees, `borrow` saying whether it may borrow). Empty when the job may go.
     pub fn soft_reasons(
         &self,
         owner: UserId,
         queue: &str,
         schedule_type: ScheduleType,
         request: &ResourceList,
+        borrow: BorrowPolicy,
     ) -> Vec<Reason> {
         let mut reasons = Vec::new();
         if schedule_type != ScheduleType::Normal || !self.enabled() {
@@ -223,6 +306,7 @@ impl<'s> QuotaView<'s> {
                 }));
             }
         }
+        reasons.extend(self.sharing_verdict(queue, request, borrow).reason);
         reasons
     }
 
@@ -312,7 +396,7 @@ mod tests {
         let s = snapshot();
         let tree = QueueTree::new(&s.queues).expect("valid");
         let view = QuotaView::new(&s, &tree);
-        let reasons = view.soft_reasons(7, "sub-0", ScheduleType::Normal, &rl(&[("cpu", "100m")]));
+        let reasons = view.soft_reasons(7, "sub-0", ScheduleType::Normal, &rl(&[("cpu", "100m")]), BorrowPolicy::IfIdle);
         assert_eq!(
             reasons.iter().map(Reason::code).collect::<Vec<_>>(),
             ["max_active_jobs"]
@@ -325,7 +409,7 @@ mod tests {
         let tree = QueueTree::new(&s.queues).expect("valid");
         let view = QuotaView::new(&s, &tree);
         assert!(
-            view.soft_reasons(7, "sub-0", ScheduleType::Backfill, &rl(&[("cpu", "64")]))
+            view.soft_reasons(7, "sub-0", ScheduleType::Backfill, &rl(&[("cpu", "64")]), BorrowPolicy::IfIdle)
                 .is_empty()
         );
     }

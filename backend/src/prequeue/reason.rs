@@ -4,7 +4,8 @@
 use std::fmt;
 
 pub use anteroom_shared::scheduling::reasons::{
-    BlockedByDetails, MaxActiveJobsDetails, QueueCapacityDetails, QuotaDetails, ResourceCheck, RoundLimitDetails,
+    BlockedByDetails, BorrowingLimitDetails, MaxActiveJobsDetails, QueueCapacityDetails, QuotaDetails,
+    ReclaimingDetails, ResourceCheck, RoundLimitDetails,
 };
 use serde::de::Error as _;
 use serde::ser::SerializeStruct;
@@ -26,6 +27,10 @@ pub enum Reason {
     BackfillDisabled,
     /// `round_limit`: eligible, waiting for the next round.
     RoundLimit(RoundLimitDetails),
+    /// `borrowing_limit`: it would borrow beyond its queue's guarantee and no room is lent.
+    BorrowingLimit(BorrowingLimitDetails),
+    /// `reclaiming`: within its guarantee; the room owed to it is taken back from borrowers.
+    Reclaiming(ReclaimingDetails),
 }
 
 impl Reason {
@@ -38,6 +43,8 @@ impl Reason {
             Reason::BlockedBy(_) => "blocked_by",
             Reason::BackfillDisabled => "backfill_disabled",
             Reason::RoundLimit(_) => "round_limit",
+            Reason::BorrowingLimit(_) => "borrowing_limit",
+            Reason::Reclaiming(_) => "reclaiming",
         }
     }
 
@@ -88,6 +95,32 @@ impl fmt::Display for Reason {
                 "waiting for the next activation round (at most {} jobs per round)",
                 d.limit
             ),
+            Reason::BorrowingLimit(d) if !d.may_borrow => write!(
+                f,
+                "it waits for room guaranteed to queue {:?} (it does not borrow): {}",
+                d.job_queue,
+                exceeded_list(&d.resources)
+            ),
+            Reason::BorrowingLimit(d) => write!(
+                f,
+                "queue {:?} has used its guarantee and no idle room is lent now: {}",
+                d.job_queue,
+                exceeded_list(&d.resources)
+            ),
+            Reason::Reclaiming(d) if d.victims.is_empty() => write!(
+                f,
+                "room guaranteed to queue {:?} is used by borrowers and will be taken back{}: {}",
+                d.job_queue,
+                d.reclaim_at.map(|at| format!(" from {}", at.to_rfc3339())).unwrap_or_default(),
+                exceeded_list(&d.resources)
+            ),
+            Reason::Reclaiming(d) => write!(
+                f,
+                "room guaranteed to queue {:?} is being taken back from {} borrowing job(s): {:?}",
+                d.job_queue,
+                d.victims.len(),
+                d.victims
+            ),
         }
     }
 }
@@ -105,6 +138,8 @@ impl Serialize for Reason {
             Reason::BlockedBy(d) => s.serialize_field("details", d)?,
             Reason::BackfillDisabled => s.serialize_field("details", &None::<()>)?,
             Reason::RoundLimit(d) => s.serialize_field("details", d)?,
+            Reason::BorrowingLimit(d) => s.serialize_field("details", d)?,
+            Reason::Reclaiming(d) => s.serialize_field("details", d)?,
         }
         s.end()
     }
@@ -129,6 +164,8 @@ impl<'de> Deserialize<'de> for Reason {
             "blocked_by" => serde_json::from_value(details).map(Reason::BlockedBy),
             "backfill_disabled" => Ok(Reason::BackfillDisabled),
             "round_limit" => serde_json::from_value(details).map(Reason::RoundLimit),
+            "borrowing_limit" => serde_json::from_value(details).map(Reason::BorrowingLimit),
+            "reclaiming" => serde_json::from_value(details).map(Reason::Reclaiming),
             other => return Err(D::Error::custom(format!("unknown reason code {other:?}"))),
         };
         parsed.map_err(D::Error::custom)

@@ -13,7 +13,7 @@ pub use anteroom_shared::scheduling::{
     ConfigFieldError, PrequeueConfig, Taint, TaintEffect, Toleration, TolerationOperator,
 };
 use anteroom_shared::scheduling::{
-    JobKind, JobPhase, NodeSet, PreemptionPolicy, Quantity, QueueSharing, ResourceList, ScheduleType,
+    BorrowPolicy, JobKind, JobPhase, NodeSet, PreemptionPolicy, Quantity, QueueSharing, ResourceList, ScheduleType,
 };
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -156,6 +156,24 @@ pub struct JobSnapshot {
     /// nothing that waits for its room can be given a start estimate.
     #[serde(default)]
     pub max_runtime_seconds: Option<i64>,
+    /// Its priority in its queue, whether it may borrow, and whether it borrows now (§9).
+    #[serde(default)]
+    pub sharing: JobSharing,
+}
+
+/// A job's part in sharing between queues (`spec/prequeue.md` §9).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobSharing {
+    /// Priority inside its queue (higher first; 0 unless the queue allows a range).
+    #[serde(default)]
+    pub priority: i32,
+    /// Whether it may use room beyond its queue's guarantee.
+    #[serde(default)]
+    pub borrow: BorrowPolicy,
+    /// It was admitted beyond its queue's guarantee (it may be reclaimed).
+    #[serde(default)]
+    pub borrowing: bool,
 }
 
 impl JobSnapshot {

@@ -2,8 +2,9 @@
 //! activate. Validation of the body (step 1) and queue access (step 2) happen before, in the
 //! handler; writing (step 8) after, in the service.
 
+use anteroom_shared::scheduling::reasons::BorrowedRoom;
 use anteroom_shared::scheduling::{
-    JobKind, JobPhase, PreemptionPolicy, ResourceDomain, ResourceList, ScheduleType, TaskResourceError, TaskResources,
+    BorrowPolicy, JobKind, JobPhase, PreemptionPolicy, ResourceDomain, ResourceList, ScheduleType, TaskResourceError, TaskResources,
     domain_blocks, job_explicit_nodes, job_resources,
 };
 use chrono::{DateTime, Utc};
@@ -32,6 +33,8 @@ pub struct Submission<'a> {
     pub tasks: &'a [TaskResources],
     /// Pod tolerations.
     pub tolerations: &'a [Toleration],
+    /// Whether it may borrow beyond its queue's guarantee (§9).
+    pub borrow: BorrowPolicy,
     /// How many jobs the caller has in the prequeue, when the caller counted them (the store
     /// counts up to the maximum instead of loading them); `None`: counted from the snapshot's
     /// jobs.
@@ -46,7 +49,11 @@ pub struct Submission<'a> {
 #[serde(rename_all = "camelCase", tag = "decision")]
 pub enum SubmitDecision {
     /// Create it in the cluster now.
-    Activated,
+    Activated {
+        /// What it borrows beyond guarantees on its path (§9); empty: nothing.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        borrowed: Vec<BorrowedRoom>,
+    },
     /// Park it in the prequeue for these reasons (never empty).
     Prequeued {
         /// Why it waits.
@@ -110,6 +117,13 @@ pub enum SubmitRejection {
         /// The configured maximum.
         limit: i64,
     },
+}
+
+impl SubmitDecision {
+    /// Activated without borrowing (what every decision is while nothing is guaranteed).
+    pub fn activated() -> Self {
+        SubmitDecision::Activated { borrowed: Vec::new() }
+    }
 }
 
 impl SubmitRejection {
@@ -204,7 +218,7 @@ pub fn decide_submission(
         });
     }
     // Step 7: decide. Every applicable reason is reported, not only the first.
-    let mut reasons = view.soft_reasons(job.owner, job.queue, job.schedule_type, &request);
+    let mut reasons = view.soft_reasons(job.owner, job.queue, job.schedule_type, &request, job.borrow);
     if config.blocking_enabled() {
         let domain = request.domain();
         let nodes = job_explicit_nodes(job.tasks);
@@ -220,7 +234,11 @@ pub fn decide_submission(
         }
     }
     Ok(if reasons.is_empty() {
-        SubmitDecision::Activated
+        let borrowed = match job.schedule_type {
+            ScheduleType::Normal => view.sharing_verdict(job.queue, &request, job.borrow).borrowed,
+            ScheduleType::Backfill => Vec::new(),
+        };
+        SubmitDecision::Activated { borrowed }
     } else {
         SubmitDecision::Prequeued { reasons }
     })
@@ -317,14 +335,19 @@ fn oldest_blocker<'j>(
 /// then its waiting clock (`waitingSince`) starts now. An activated job's clock starts too.
 pub fn starts_waiting_clock(decision: &SubmitDecision) -> bool {
     match decision {
-        SubmitDecision::Activated => true,
+        SubmitDecision::Activated { .. } => true,
         SubmitDecision::Prequeued { reasons } => {
             let private = reasons
                 .iter()
                 .any(|r| matches!(r, Reason::Quota(_) | Reason::MaxActiveJobs(_)));
             let shared = reasons
                 .iter()
-                .any(|r| matches!(r, Reason::QueueCapacity(_) | Reason::BlockedBy(_)));
+                .any(|r| {
+                    matches!(
+                        r,
+                        Reason::QueueCapacity(_) | Reason::BlockedBy(_) | Reason::BorrowingLimit(_) | Reason::Reclaiming(_)
+                    )
+                });
             shared && !private
         }
     }

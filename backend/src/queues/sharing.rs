@@ -3,7 +3,9 @@
 //! and the column they are stored in.
 
 use anteroom_shared::api::queues::QueueBody;
-use anteroom_shared::scheduling::{MAX_PRIORITY, MAX_QUEUE_WEIGHT, MAX_RECLAIM_MIN_RUNTIME_SECONDS, QueueSharing, ResourceList};
+use anteroom_shared::scheduling::{
+    MAX_PRIORITY, MAX_QUEUE_WEIGHT, MAX_RECLAIM_MIN_RUNTIME_SECONDS, QueueSharing, ResourceList,
+};
 use sea_orm::DbErr;
 use serde_json::json;
 
@@ -144,10 +146,7 @@ mod tests {
             field_of(sharing)
         };
         let name = |s: &str| Some(s.to_owned());
-        assert_eq!(
-            bad(|s| s.guarantee = Some(gpus(-1))),
-            name("guarantee.nvidia.com/a100")
-        );
+        assert_eq!(bad(|s| s.guarantee = Some(gpus(-1))), name("guarantee.nvidia.com/a100"));
         assert_eq!(
             bad(|s| s.lending_limit = Some(ResourceList::new().with("bad name", Quantity::from_units(1)))),
             name("lendingLimit.bad name")
@@ -158,12 +157,18 @@ mod tests {
         );
         assert_eq!(bad(|s| s.weight = 0), name("weight"));
         assert_eq!(bad(|s| s.weight = MAX_QUEUE_WEIGHT + 1), name("weight"));
-        assert_eq!(bad(|s| s.reclaim_min_runtime_seconds = -1), name("reclaimMinRuntimeSeconds"));
+        assert_eq!(
+            bad(|s| s.reclaim_min_runtime_seconds = -1),
+            name("reclaimMinRuntimeSeconds")
+        );
         assert_eq!(
             bad(|s| s.reclaim_min_runtime_seconds = MAX_RECLAIM_MIN_RUNTIME_SECONDS + 1),
             name("reclaimMinRuntimeSeconds")
         );
-        assert_eq!(bad(|s| s.priority_range.min = -MAX_PRIORITY - 1), name("priorityRange.min"));
+        assert_eq!(
+            bad(|s| s.priority_range.min = -MAX_PRIORITY - 1),
+            name("priorityRange.min")
+        );
         assert_eq!(
             bad(|s| s.priority_range = PriorityRange {
                 min: 0,

@@ -41,6 +41,8 @@ pub struct Model {
     pub max_requeues: i64,
     /// `timeAwareBackfill`.
     pub time_aware_backfill: bool,
+    /// `reclaimDelaySeconds`.
+    pub reclaim_delay_seconds: i64,
     /// Last write.
     pub updated_at: DateTimeUtc,
 }

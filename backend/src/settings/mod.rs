@@ -123,6 +123,7 @@ impl Settings {
         active.requeue_by_default = Set(config.requeue_by_default);
         active.max_requeues = Set(config.max_requeues);
         active.time_aware_backfill = Set(config.time_aware_backfill);
+        active.reclaim_delay_seconds = Set(config.reclaim_delay_seconds);
         active.updated_at = Set(Utc::now());
         active.update(&txn).await?;
         txn.commit().await?;
@@ -194,5 +195,6 @@ fn from_row(row: &entity::Model) -> Option<PrequeueConfig> {
         requeue_by_default: row.requeue_by_default,
         max_requeues: row.max_requeues,
         time_aware_backfill: row.time_aware_backfill,
+        reclaim_delay_seconds: row.reclaim_delay_seconds,
     })
 }

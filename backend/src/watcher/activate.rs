@@ -109,7 +109,13 @@ impl Watcher {
     /// each of its selected jobs, in selection order, against the usage committed now plus the
     /// jobs claimed before it (a submission may have taken the room since the snapshot).
     /// Answers each selected job's result, in selection order.
-    pub(super) async fn activate_selected(&self, selected: &[i64], fence: &Fence) -> Outcome<Vec<(i64, Result)>> {
+    /// `nodes`: the round's, for the cluster's room when queues share (§9).
+    pub(super) async fn activate_selected(
+        &self,
+        selected: &[i64],
+        nodes: &[crate::prequeue::NodeSnapshot],
+        fence: &Fence,
+    ) -> Outcome<Vec<(i64, Result)>> {
         let mut rows: Vec<SchedulingRow> = Vec::with_capacity(selected.len());
         for chunk in selected.chunks(500) {
             rows.extend(
@@ -127,7 +133,7 @@ impl Watcher {
         let (_, tree) = queues::tree(&self.db).await?;
         let mut by_root: Vec<(String, Vec<SchedulingRow>)> = Vec::new();
         for row in rows {
-            let root = tree.root_of(&row.queue).to_owned();
+            let root = tree.turn_of(&row.queue).to_owned();
             match by_root.iter_mut().find(|(r, _)| *r == root) {
                 Some((_, group)) => group.push(row),
                 None => by_root.push((root, vec![row])),
@@ -136,7 +142,7 @@ impl Watcher {
         let mut results: std::collections::HashMap<i64, Result> = std::collections::HashMap::new();
         for (root, group) in by_root {
             self.renew_if_due(fence).await?;
-            for claimed in self.claim_in_tree(&root, group, fence).await? {
+            for claimed in self.claim_in_tree(&root, group, nodes, fence).await? {
                 self.renew_if_due(fence).await?;
                 let id = claimed.id;
                 results.insert(id, self.drive(&claimed, fence).await?);
@@ -149,7 +155,15 @@ impl Watcher {
     }
 
     /// One tree's claims in one fenced transaction under the tree's turn.
-    async fn claim_in_tree(&self, root: &str, group: Vec<SchedulingRow>, fence: &Fence) -> Outcome<Vec<job::Model>> {
+    /// `root` is a turn ([`QueueTree::turn_of`](crate::prequeue::QueueTree::turn_of)): one tree,
+    /// or every queue while queues share.
+    async fn claim_in_tree(
+        &self,
+        root: &str,
+        group: Vec<SchedulingRow>,
+        nodes: &[crate::prequeue::NodeSnapshot],
+        fence: &Fence,
+    ) -> Outcome<Vec<job::Model>> {
         let Some((txn, now)) = self.writer(fence).begin().await? else {
             return Err(WatcherError::LeaseLost);
         };
@@ -158,7 +172,7 @@ impl Watcher {
         let (specs, tree) = queues::tree(&txn).await?;
         let family: Vec<String> = specs
             .iter()
-            .filter(|s| tree.root_of(&s.name) == root)
+            .filter(|s| tree.turn_of(&s.name) == root)
             .map(|s| s.name.clone())
             .collect();
         let mut check = Snapshot {
@@ -166,21 +180,33 @@ impl Watcher {
             queues: specs.clone(),
             quotas: quotas::all(&txn).await?,
             usage: queues::usage::usage_rows(&txn, Some(&family), None).await?,
+            nodes: nodes.to_vec(),
             ..Snapshot::default()
         };
         let mut claimed = Vec::with_capacity(group.len());
         for row in group {
-            if tree.root_of(&row.queue) != root {
+            if tree.turn_of(&row.queue) != root {
                 continue;
             }
             let mut job = row.to_snapshot()?;
-            let reasons =
-                QuotaView::new(&check, &tree).soft_reasons(job.owner, &job.queue, job.schedule_type, &job.resources);
+            let view = QuotaView::new(&check, &tree);
+            let reasons = view.soft_reasons(
+                job.owner,
+                &job.queue,
+                job.schedule_type,
+                &job.resources,
+                job.sharing.borrow,
+            );
             if !reasons.is_empty() {
                 continue;
             }
+            let borrowing = job.schedule_type == anteroom_shared::scheduling::ScheduleType::Normal
+                && !view
+                    .sharing_verdict(&job.queue, &job.resources, job.sharing.borrow)
+                    .borrowed
+                    .is_empty();
             let waiting = (row.waiting_since, row.waiting_tolerance_seconds);
-            let Some(model) = activation::claim(&txn, row.id, waiting, now).await? else {
+            let Some(model) = activation::claim(&txn, row.id, waiting, borrowing, now).await? else {
                 continue;
             };
             // Claimed is occupying: the next job of this tree sees it in the usage.

@@ -369,6 +369,7 @@ mod tests {
             locked_until: None,
             tolerations: Vec::new(),
             max_runtime_seconds: None,
+            sharing: Default::default(),
         }
     }
 

@@ -309,7 +309,7 @@ impl Watcher {
         let outcome = prepared.select();
         let selected_at = started.elapsed();
         report.more_work = outcome.more_work;
-        for (id, result) in self.activate_selected(&outcome.selected, fence).await? {
+        for (id, result) in self.activate_selected(&outcome.selected, &snapshot.nodes, fence).await? {
             match result {
                 activate::Result::Activated => report.activated.push(id),
                 activate::Result::Failed => {

@@ -272,6 +272,11 @@ async fn readmission_refusal(
             .map_err(|_| corrupt("preemption policy"))?,
         tasks: &tasks,
         tolerations: &tolerations,
+        borrow: if row.borrow_never {
+            anteroom_shared::scheduling::BorrowPolicy::Never
+        } else {
+            anteroom_shared::scheduling::BorrowPolicy::IfIdle
+        },
         owner_prequeued: Some(0),
         owner_unfinished: Some(0),
     };

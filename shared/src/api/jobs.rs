@@ -114,6 +114,15 @@ pub struct JobBody {
     /// ending it (at most `maxRequeues` times). Absent: the admin's `requeueByDefault`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requeue: Option<bool>,
+    /// Its priority inside its queue: within the queue's `priorityRange` (422
+    /// `priority_out_of_range` outside it); higher goes first. Absent: 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i32>,
+    /// `ifIdle` (absent): beyond its queue's guarantee it borrows idle room of other queues
+    /// and may be reclaimed; `never`: it waits for guaranteed room instead (`spec/prequeue.md`
+    /// §9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub borrow: Option<crate::scheduling::BorrowPolicy>,
 }
 
 /// The shortest runtime limit a job may ask for: the cluster's pods need time to start at all.
@@ -260,6 +269,16 @@ pub struct Job {
     /// How many times a preemption sent it back.
     #[serde(default)]
     pub requeues: u32,
+    /// Its priority inside its queue.
+    #[serde(default)]
+    pub priority: i32,
+    /// Whether it may borrow beyond its queue's guarantee.
+    #[serde(default)]
+    pub borrow: crate::scheduling::BorrowPolicy,
+    /// Admitted on room beyond its queue's guarantee: it may be reclaimed when the lender asks
+    /// for its room back (§9).
+    #[serde(default)]
+    pub borrowing: bool,
     /// While it waits, where it stands (position, reasons, estimate) — in lists asked with
     /// `standing=true` only (a job's own page has it beside the job); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -281,6 +300,8 @@ impl Job {
             volumes: self.volumes.iter().map(|v| v.name.clone()).collect(),
             max_runtime_seconds: self.max_runtime_seconds,
             requeue: Some(self.requeue),
+            priority: (self.priority != 0).then_some(self.priority),
+            borrow: (self.borrow != crate::scheduling::BorrowPolicy::IfIdle).then_some(self.borrow),
         }
     }
 }
@@ -320,6 +341,12 @@ pub struct Admission {
     pub decision: Decision,
     /// Why it waits.
     pub reasons: Vec<WaitReason>,
+    /// Activated on room beyond a guarantee on its path (§9): it may be reclaimed.
+    #[serde(default)]
+    pub borrowing: bool,
+    /// What it borrows, per queue on its path that goes beyond its guarantee.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub borrowed: Vec<crate::scheduling::reasons::BorrowedRoom>,
 }
 
 /// The header of a `POST /api/v1/jobs` answer that repeats the first answer to its

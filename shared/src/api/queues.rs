@@ -255,3 +255,48 @@ pub struct QueueQuotaBody {
     #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub max_active_jobs: Option<u32>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scheduling::Quantity;
+
+    fn body(json: serde_json::Value) -> QueueBody {
+        serde_json::from_value(json).expect("a valid body")
+    }
+
+    #[test]
+    fn sharing_left_out_is_kept_null_clears_and_named_replaces() {
+        let gpus = |n| ResourceList::new().with("nvidia.com/a100", Quantity::from_units(n));
+        let stored = QueueSharing {
+            guarantee: Some(gpus(4)),
+            lending_limit: Some(gpus(1)),
+            weight: 3,
+            reclaim_min_runtime_seconds: 600,
+            priority_range: PriorityRange { min: -5, max: 5 },
+            preempt_within_queue: PreemptWithinQueue::LowerPriority,
+            max_per_job: Some(gpus(2)),
+        };
+        // A client that knows nothing of sharing.
+        let old = body(serde_json::json!({"name": "team", "open": true}));
+        assert_eq!(old.sharing_over(stored.clone()), stored);
+        assert_eq!(old.sharing_over(QueueSharing::default()), QueueSharing::default());
+        // `null` clears a list; a named field replaces; the rest is kept.
+        let new = body(serde_json::json!({
+            "name": "team", "open": true, "guarantee": null, "maxPerJob": {"nvidia.com/a100": "1"}, "weight": 7
+        }));
+        assert_eq!(
+            new.sharing_over(stored.clone()),
+            QueueSharing {
+                guarantee: None,
+                max_per_job: Some(gpus(1)),
+                weight: 7,
+                ..stored
+            }
+        );
+        // And the body writes back what it read: absent stays absent, null stays null.
+        let text = serde_json::to_value(&new).expect("serializes");
+        assert!(text["guarantee"].is_null() && text.get("guarantee").is_some());
+        assert!(text.get("lendingLimit").is_none());
+    }
+}

@@ -71,6 +71,8 @@ impl TemplateBody {
             volumes,
             max_runtime_seconds,
             requeue,
+            priority: None,
+            borrow: None,
         }
     }
 }
@@ -80,6 +82,8 @@ impl From<JobBody> for TemplateBody {
     fn from(body: JobBody) -> Self {
         let JobBody {
             name: _,
+            priority: _,
+            borrow: _,
             kind,
             queue,
             schedule_type,

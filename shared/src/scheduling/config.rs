@@ -66,6 +66,15 @@ pub struct PrequeueConfig {
     /// job's estimated start. Absent in a write: off.
     #[serde(default)]
     pub time_aware_backfill: bool,
+    /// How long a job owed guaranteed room (§9) waits before borrowers are reclaimed for it:
+    /// lets jobs that end and placements in flight settle first. Absent in a write: 10.
+    #[serde(default = "default_reclaim_delay_seconds")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0))]
+    pub reclaim_delay_seconds: i64,
+}
+
+fn default_reclaim_delay_seconds() -> i64 {
+    10
 }
 
 fn default_max_requeues() -> i64 {
@@ -264,6 +273,7 @@ impl Default for PrequeueConfig {
             requeue_by_default: false,
             max_requeues: default_max_requeues(),
             time_aware_backfill: false,
+            reclaim_delay_seconds: default_reclaim_delay_seconds(),
         }
     }
 }
@@ -304,7 +314,7 @@ impl PrequeueConfig {
     pub fn validate(&self) -> Result<(), Vec<ConfigFieldError>> {
         const AT_LEAST_ONE: &str = "must be an integer of at least 1";
         const NOT_NEGATIVE: &str = "must be an integer of at least 0";
-        let checks: [(&'static str, i64, i64, &'static str); 10] = [
+        let checks: [(&'static str, i64, i64, &'static str); 11] = [
             (
                 "normalJobWaitingToleranceSeconds",
                 self.normal_job_waiting_tolerance_seconds,
@@ -355,6 +365,7 @@ impl PrequeueConfig {
                 NOT_NEGATIVE,
             ),
             ("maxRequeues", self.max_requeues, 0, NOT_NEGATIVE),
+            ("reclaimDelaySeconds", self.reclaim_delay_seconds, 0, NOT_NEGATIVE),
         ];
         let mut errors: Vec<ConfigFieldError> = Vec::new();
         for (field, value, min, message) in checks {
@@ -441,6 +452,10 @@ pub struct PrequeueConfigChange {
     /// See [`PrequeueConfig::time_aware_backfill`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_aware_backfill: Option<bool>,
+    /// See [`PrequeueConfig::reclaim_delay_seconds`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0))]
+    pub reclaim_delay_seconds: Option<i64>,
 }
 
 impl PrequeueConfigChange {
@@ -465,6 +480,7 @@ impl PrequeueConfigChange {
             requeue_by_default,
             max_requeues,
             time_aware_backfill,
+            reclaim_delay_seconds,
         } = self.clone();
         let s = stored.clone();
         PrequeueConfig {
@@ -488,6 +504,7 @@ impl PrequeueConfigChange {
             requeue_by_default: requeue_by_default.unwrap_or(s.requeue_by_default),
             max_requeues: max_requeues.unwrap_or(s.max_requeues),
             time_aware_backfill: time_aware_backfill.unwrap_or(s.time_aware_backfill),
+            reclaim_delay_seconds: reclaim_delay_seconds.unwrap_or(s.reclaim_delay_seconds),
         }
     }
 }
@@ -512,6 +529,7 @@ impl From<PrequeueConfig> for PrequeueConfigChange {
             requeue_by_default: Some(c.requeue_by_default),
             max_requeues: Some(c.max_requeues),
             time_aware_backfill: Some(c.time_aware_backfill),
+            reclaim_delay_seconds: Some(c.reclaim_delay_seconds),
         }
     }
 }

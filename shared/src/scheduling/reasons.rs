@@ -81,3 +81,48 @@ pub struct RoundLimitDetails {
     /// `min(prequeueCandidateSize, maxTotalActivationsPerRound)`.
     pub limit: usize,
 }
+
+/// A job that would borrow (use room beyond its queue's guarantee) finds no room lent: the
+/// cluster's room is held by guarantees and other borrowers (§9, `borrowing_limit`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BorrowingLimitDetails {
+    /// The job's queue.
+    pub job_queue: String,
+    /// False when the job said `borrow: never`: it waits for guaranteed room by choice.
+    pub may_borrow: bool,
+    /// Per shared resource the job asks for: what guarantees kept and jobs hold of the
+    /// cluster (`usage`), the request, and the cluster's room (`limit`).
+    pub resources: Vec<ResourceCheck>,
+}
+
+/// A job within its queue's guarantee waits while the room owed to it is taken back from
+/// borrowing jobs of other queues (§9, `reclaiming`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReclaimingDetails {
+    /// The job's queue.
+    pub job_queue: String,
+    /// Per shared resource the job asks for, against the cluster's room (as
+    /// [`BorrowingLimitDetails::resources`]).
+    pub resources: Vec<ResourceCheck>,
+    /// The borrowing jobs being reclaimed for it (terminating); empty until they are chosen.
+    #[serde(default)]
+    pub victims: Vec<i64>,
+    /// When borrowers may be reclaimed for it (its wait began + `reclaimDelaySeconds`);
+    /// `null` once they are.
+    #[serde(default)]
+    pub reclaim_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// Room a job uses beyond the guarantee of one queue on its path (§9): the submission's answer
+/// lists one per queue that borrows with it admitted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct BorrowedRoom {
+    /// The queue (the job's own or an ancestor) that goes beyond its guarantee.
+    pub queue: String,
+    /// How much of the job's request lies beyond that queue's guarantee.
+    pub resources: super::ResourceList,
+}

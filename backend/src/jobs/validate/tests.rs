@@ -97,6 +97,8 @@ fn body(kind: JobKind, tasks: Vec<TaskBody>) -> JobBody {
         tasks,
         max_runtime_seconds: None,
         requeue: None,
+        priority: None,
+        borrow: None,
     }
 }
 

@@ -14,6 +14,8 @@ const CAPACITY: u8 = 1 << 2;
 const BLOCKED: u8 = 1 << 3;
 const BACKFILL_DISABLED: u8 = 1 << 4;
 const ROUND_LIMIT: u8 = 1 << 5;
+const BORROWING_LIMIT: u8 = 1 << 6;
+const RECLAIMING: u8 = 1 << 7;
 
 /// Why a job was not selected, in compact form (one byte of flags plus the blocker); expand it
 /// into [`Reason`](crate::prequeue::Reason)s with [`PreparedRound::explain`] only for the jobs
@@ -52,6 +54,14 @@ impl WaitCauses {
     pub fn round_limit(&self) -> bool {
         self.bits & ROUND_LIMIT != 0
     }
+    /// It would borrow and no room is lent, or it will not borrow (§9 `borrowing_limit`).
+    pub fn borrowing_limit(&self) -> bool {
+        self.bits & BORROWING_LIMIT != 0
+    }
+    /// Within its guarantee, and the room owed to it is held by borrowers (§9 `reclaiming`).
+    pub fn reclaiming(&self) -> bool {
+        self.bits & RECLAIMING != 0
+    }
     pub(super) fn is_empty(&self) -> bool {
         self.bits == 0
     }
@@ -63,7 +73,7 @@ impl WaitCauses {
     /// Waits for shared room (a queue's capacity or a blocker) and is not held privately:
     /// the condition that starts its waiting clock (`waitingSince`).
     pub fn waits_for_shared_room(&self) -> bool {
-        !self.held_privately() && self.bits & (CAPACITY | BLOCKED) != 0
+        !self.held_privately() && self.bits & (CAPACITY | BLOCKED | BORROWING_LIMIT | RECLAIMING) != 0
     }
 }
 
@@ -129,6 +139,16 @@ impl PreparedRound<'_> {
             if over_capacity {
                 causes.bits |= CAPACITY;
                 if first_only {
+                    return causes;
+                }
+            }
+            if let Some(assessment) = self.sharing_of(cand, st) {
+                if !assessment.fits && assessment.owed() {
+                    causes.bits |= RECLAIMING;
+                } else if !assessment.fits || (assessment.borrowing && cand.borrow_never) {
+                    causes.bits |= BORROWING_LIMIT;
+                }
+                if first_only && causes.bits != 0 {
                     return causes;
                 }
             }

@@ -5,8 +5,8 @@ use anteroom_shared::scheduling::{Quantity, ResourceList};
 
 use super::{PreparedRound, RoundOutcome, WaitingJob};
 use crate::prequeue::reason::{
-    BlockedByDetails, MaxActiveJobsDetails, QueueCapacityDetails, QuotaDetails, Reason, ResourceCheck,
-    RoundLimitDetails,
+    BlockedByDetails, BorrowingLimitDetails, MaxActiveJobsDetails, QueueCapacityDetails, QuotaDetails, Reason,
+    ReclaimingDetails, ResourceCheck, RoundLimitDetails,
 };
 use crate::prequeue::snapshot::JobId;
 
@@ -91,6 +91,39 @@ impl PreparedRound<'_> {
                 queue: blocker.queue.clone(),
                 domain: blocker.resources.domain().to_string(),
             }));
+        }
+        if (causes.borrowing_limit() || causes.reclaiming())
+            && let (Some((model, queue, demand)), Some(state)) = (self.shared_parts(cand), st.sharing.as_ref())
+        {
+            let assessment = model.assess(state, queue, demand);
+            let resources = model.checks(state, demand, &assessment);
+            let job_queue = self.queue_names[q].to_owned();
+            if causes.reclaiming() {
+                let victims: Vec<JobId> = self
+                    .snapshot
+                    .preemptions_in_flight
+                    .iter()
+                    .filter(|p| p.beneficiary == job.id)
+                    .flat_map(|p| p.terminating_victims.iter().copied())
+                    .collect();
+                let delay = chrono::Duration::seconds(self.snapshot.config.reclaim_delay_seconds.max(0));
+                reasons.push(Reason::Reclaiming(ReclaimingDetails {
+                    job_queue,
+                    resources,
+                    reclaim_at: if victims.is_empty() {
+                        job.waiting_since.and_then(|since| since.checked_add_signed(delay))
+                    } else {
+                        None
+                    },
+                    victims,
+                }));
+            } else {
+                reasons.push(Reason::BorrowingLimit(BorrowingLimitDetails {
+                    job_queue,
+                    may_borrow: !cand.borrow_never,
+                    resources,
+                }));
+            }
         }
         if causes.round_limit() {
             reasons.push(Reason::RoundLimit(RoundLimitDetails {

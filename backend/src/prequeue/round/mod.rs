@@ -29,7 +29,10 @@
 //!   capacity, blocker), and the final pass giving every waiting job its position and causes.
 //! - `backfill.rs`: time-aware backfill, the rule that lets a job held only by blockers
 //!   through when it delays none of them (`timeAwareBackfill`), with its safety argument.
-//! - `select.rs`: [`PreparedRound::select`], the FCFS walk, and counting what a selection uses.
+//! - `sharing.rs`: guarantees and the cluster's room beyond them (§9), when some queue
+//!   guarantees something.
+//! - `select.rs`: [`PreparedRound::select`], the FCFS walk (jobs within their guarantee first
+//!   while queues share), and counting what a selection uses.
 //! - `fair_share.rs`: the fair-share (DRF) walk over a heap of (owner, queue) pairs, and the
 //!   same walk without eligibility that orders the start forecast.
 //! - `explain.rs`: [`PreparedRound::explain`], compact causes into full
@@ -44,6 +47,7 @@ mod fair_share;
 mod intern;
 mod prepare;
 mod select;
+mod sharing;
 #[cfg(test)]
 mod tests;
 
@@ -106,6 +110,8 @@ pub struct PreparedRound<'s> {
     demand_val: Vec<i64>,
     pending_blockers: BlockerIndex<'s>,
     prequeue_blockers: BlockerIndex<'s>,
+    /// Guarantees and shared demands (§9); `None` unless queues share with quotas on.
+    sharing: Option<self::sharing::RoundSharing>,
     blocking: bool,
     quotas_on: bool,
     /// The round's time (time-aware backfill ends a job at `now + limit`).
@@ -164,6 +170,9 @@ struct State {
     pair_active: Vec<u32>,
     /// Per queue × resource: all users' normal usage in the queue and below + selections.
     queue_used: Vec<i128>,
+    /// What normal jobs hold of guarantees and the cluster's room (§9); `None` unless queues
+    /// share.
+    sharing: Option<crate::prequeue::sharing::SharingState>,
 }
 
 /// One prequeued job, interned (kept small: the reasons pass streams over all of them).
@@ -181,6 +190,8 @@ struct Cand {
     timed_out: bool,
     /// Has explicit nodes (only then is the job itself read for the overlap check).
     pinned: bool,
+    /// It said `borrow: never` (§9).
+    borrow_never: bool,
 }
 
 /// Marker in `demand_val` for a request beyond `i64` milli-units (read from the job instead).

@@ -180,6 +180,7 @@ impl<'s> PreparedRound<'s> {
                 backfill: job.schedule_type == ScheduleType::Backfill,
                 timed_out,
                 pinned: !job.explicit_nodes.is_any(),
+                borrow_never: job.sharing.borrow == anteroom_shared::scheduling::BorrowPolicy::Never,
             });
         }
         if fair_share {
@@ -233,7 +234,10 @@ impl<'s> PreparedRound<'s> {
             pair_used: vec![0; pair_owner.len() * resources],
             pair_active: vec![0; pair_owner.len()],
             queue_used: vec![0; queues * resources],
+            sharing: None,
         };
+        let sharing = super::sharing::RoundSharing::new(snapshot, &tree, &queue_names, quotas_on);
+        initial.sharing = sharing.as_ref().map(|s| s.initial(snapshot, &tree));
         for row in &snapshot.usage {
             let Some(&q) = queue_index.get(row.queue.as_str()) else {
                 continue;
@@ -298,6 +302,7 @@ impl<'s> PreparedRound<'s> {
             demand_val,
             pending_blockers,
             prequeue_blockers: BlockerIndex::new(queues),
+            sharing,
             blocking,
             quotas_on,
             now,

@@ -15,16 +15,12 @@ impl PreparedRound<'_> {
         let mut selected = Vec::with_capacity(limit.min(self.cands.len()));
         match self.snapshot.config.activation_order {
             ActivationOrder::Fcfs => {
-                for (ci, cand) in self.cands.iter().enumerate() {
-                    if selected.len() >= limit {
-                        break;
-                    }
-                    if self.causes(cand, &st, true).is_empty() {
-                        self.apply(cand, &mut st);
-                        is_selected[ci] = true;
-                        selected.push(ci);
-                    }
+                // While queues share, jobs within their guarantee go first: room a borrower
+                // took in the same round would only be reclaimed from it again (§9).
+                if self.sharing.is_some() {
+                    self.walk_fcfs(limit, &mut st, &mut is_selected, &mut selected, true);
                 }
+                self.walk_fcfs(limit, &mut st, &mut is_selected, &mut selected, false);
             }
             ActivationOrder::FairShare => self.walk_fair_share(limit, &mut st, &mut is_selected, &mut selected),
         }
@@ -35,6 +31,31 @@ impl PreparedRound<'_> {
             more_work,
             waiting,
             state: st,
+        }
+    }
+
+    /// One FCFS pass over the jobs not selected yet; with `guaranteed_only`, jobs that would
+    /// borrow are passed over (not held: the next pass considers them).
+    fn walk_fcfs(
+        &self,
+        limit: usize,
+        st: &mut State,
+        is_selected: &mut [bool],
+        selected: &mut Vec<usize>,
+        guaranteed_only: bool,
+    ) {
+        for (ci, cand) in self.cands.iter().enumerate() {
+            if selected.len() >= limit {
+                break;
+            }
+            if is_selected[ci] || (guaranteed_only && (cand.backfill || self.would_borrow(cand, st))) {
+                continue;
+            }
+            if self.causes(cand, st, true).is_empty() {
+                self.apply(cand, st);
+                is_selected[ci] = true;
+                selected.push(ci);
+            }
         }
     }
 
@@ -58,5 +79,6 @@ impl PreparedRound<'_> {
             }
         }
         st.pair_active[p] = st.pair_active[p].saturating_add(1);
+        self.apply_sharing(cand, st);
     }
 }

@@ -210,11 +210,12 @@ fn a_duplicate_queue_row_is_ignored_by_the_round_as_by_submission() {
         preemption_policy: PreemptionPolicy::default(),
         tasks: &tasks,
         tolerations: &[],
+        borrow: Default::default(),
     };
     let tree = QueueTree::new_lenient(&s.queues);
     assert_eq!(
         decide_submission(&s, &tree, &submission, now()),
-        Ok(SubmitDecision::Activated)
+        Ok(SubmitDecision::activated())
     );
     s.jobs = vec![JobBuilder::normal(1).cpu("2").build()];
     assert_eq!(run(&s).selected, vec![1]);

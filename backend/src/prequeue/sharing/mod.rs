@@ -22,8 +22,11 @@
 //! With no guarantee anywhere, [`SharingTree::new`] answers `None` and every caller decides
 //! exactly as before sharing existed.
 
+mod reclaim;
 #[cfg(test)]
 mod tests;
+
+pub use reclaim::{ReclaimPlan, plan_reclaims};
 
 use anteroom_shared::scheduling::{Quantity, QuantityFormat, ResourceList};
 
@@ -336,6 +339,28 @@ impl SharingTree {
         change
     }
 
+    /// Per column: how much the cluster's held room shrinks when a job of `queue` asking
+    /// `demand` is released alone (less than its demand where what a lending limit keeps
+    /// absorbs it).
+    pub fn release_gain(&self, state: &SharingState, queue: Option<QueueIdx>, demand: &SharedDemand) -> Vec<i128> {
+        let mut gain = vec![0_i128; self.resources.len()];
+        for &(r, v) in demand {
+            gain[r] = match queue.filter(|&q| q < self.queues) {
+                Some(q) => -self.hold_delta_at_root(state, q, r, -v),
+                None => v,
+            };
+        }
+        gain
+    }
+
+    /// Whether `queue` is `ancestor` or lies below it.
+    pub fn is_within(&self, queue: Option<QueueIdx>, ancestor: Option<QueueIdx>) -> bool {
+        match (queue, ancestor) {
+            (Some(q), Some(a)) if q < self.queues => self.paths[q].contains(&a),
+            (q, a) => q == a,
+        }
+    }
+
     /// Counts `demand` in `queue` (positive: admitted; the caller negates it to release).
     pub fn add(&self, state: &mut SharingState, queue: Option<QueueIdx>, demand: &SharedDemand, sign: i128) {
         let r_count = self.resources.len();
@@ -377,6 +402,42 @@ impl SharingTree {
                 .iter()
                 .all(|&a| state.used[a * r_count + r].saturating_add(v) <= self.guarantee[a * r_count + r])
         })
+    }
+
+    /// Per queue on the path that would go beyond its guarantee with `demand` admitted: the
+    /// queue and, per column, how much of the demand lies beyond (at most the demand).
+    pub fn borrowed_by(
+        &self,
+        state: &SharingState,
+        queue: Option<QueueIdx>,
+        demand: &SharedDemand,
+    ) -> Vec<(Option<QueueIdx>, Vec<(usize, i128)>)> {
+        let r_count = self.resources.len();
+        let Some(q) = queue.filter(|&q| q < self.queues) else {
+            return if demand.is_empty() { Vec::new() } else { vec![(None, demand.clone())] };
+        };
+        self.paths[q]
+            .iter()
+            .filter_map(|&a| {
+                let over: Vec<(usize, i128)> = demand
+                    .iter()
+                    .filter_map(|&(r, v)| {
+                        let i = a * r_count + r;
+                        let beyond = (state.used[i].saturating_add(v) - self.guarantee[i]).clamp(0, v);
+                        (beyond > 0).then_some((r, beyond))
+                    })
+                    .collect();
+                (!over.is_empty()).then_some((Some(a), over))
+            })
+            .collect()
+    }
+
+    /// A column list as a resource list.
+    pub fn to_list(&self, entries: &[(usize, i128)]) -> ResourceList {
+        entries
+            .iter()
+            .map(|&(r, v)| (self.resources[r].clone(), quantity(v)))
+            .collect()
     }
 
     /// The pool checks of an assessment as reason entries: per shared resource the job asks

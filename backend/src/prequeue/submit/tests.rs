@@ -25,6 +25,7 @@ fn submit<'a>(tasks: &'a [TaskResources], schedule_type: ScheduleType) -> Submis
         preemption_policy: PreemptionPolicy::default(),
         tasks,
         tolerations: &[],
+        borrow: Default::default(),
     }
 }
 
@@ -48,7 +49,7 @@ fn a_job_with_room_everywhere_is_activated() {
     let tasks = [task("main", 1, &[("cpu", "4")])];
     assert_eq!(
         decide(&cluster(), &submit(&tasks, ScheduleType::Normal)),
-        Ok(SubmitDecision::Activated)
+        Ok(SubmitDecision::activated())
     );
 }
 
@@ -164,7 +165,7 @@ fn quotas_are_ignored_while_switched_off() {
     let tasks = [task("main", 1, &[("cpu", "9")])];
     assert_eq!(
         decide(&s, &submit(&tasks, ScheduleType::Normal)),
-        Ok(SubmitDecision::Activated)
+        Ok(SubmitDecision::activated())
     );
 }
 
@@ -214,7 +215,7 @@ fn a_timed_out_job_held_by_its_owners_own_quota_does_not_block_a_new_job() {
     ];
     let tasks = [task("main", 1, &[("cpu", "1"), ("nvidia.com/a100", "1")])];
     let decision = decide(&s, &submit(&tasks, ScheduleType::Normal)).expect("accepted");
-    assert_eq!(decision, SubmitDecision::Activated);
+    assert_eq!(decision, SubmitDecision::activated());
     assert!(starts_waiting_clock(&decision));
     // Once Alice's usage drops, her job waits for shared room again and blocks.
     s.usage.clear();
@@ -286,7 +287,7 @@ fn a_timed_out_job_pinned_to_other_nodes_does_not_block() {
     let tasks = [pinned];
     assert_eq!(
         decide(&s, &submit(&tasks, ScheduleType::Normal)),
-        Ok(SubmitDecision::Activated)
+        Ok(SubmitDecision::activated())
     );
 }
 
@@ -306,7 +307,7 @@ fn a_timed_out_job_of_another_accelerator_domain_does_not_block() {
     let tasks = [task("main", 1, &[("cpu", "1"), ("nvidia.com/h100", "1")])];
     assert_eq!(
         decide(&s, &submit(&tasks, ScheduleType::Normal)),
-        Ok(SubmitDecision::Activated)
+        Ok(SubmitDecision::activated())
     );
 }
 
@@ -320,7 +321,7 @@ fn a_submission_naming_many_zero_valued_accelerators_is_decided_like_any_other()
     let tasks = [task("main", 1, &requests)];
     assert_eq!(
         decide(&s, &submit(&tasks, ScheduleType::Normal)),
-        Ok(SubmitDecision::Activated)
+        Ok(SubmitDecision::activated())
     );
 }
 
@@ -332,7 +333,7 @@ fn a_blocked_backfill_job_waits_in_prequeue_but_ignores_quotas() {
     // Over the normal quota, yet backfill is never limited by it.
     assert_eq!(
         decide(&s, &submit(&tasks, ScheduleType::Backfill)),
-        Ok(SubmitDecision::Activated)
+        Ok(SubmitDecision::activated())
     );
     s.jobs = vec![
         JobBuilder::normal(41)
@@ -385,6 +386,6 @@ fn blocking_is_off_while_backfill_and_quotas_are_off() {
     let tasks = [task("main", 1, &[("cpu", "1")])];
     assert_eq!(
         decide(&s, &submit(&tasks, ScheduleType::Normal)),
-        Ok(SubmitDecision::Activated)
+        Ok(SubmitDecision::activated())
     );
 }

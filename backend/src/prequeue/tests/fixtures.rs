@@ -117,6 +117,7 @@ impl JobBuilder {
                 locked_until: None,
                 tolerations: Vec::new(),
                 max_runtime_seconds: None,
+                sharing: Default::default(),
             },
             waiting_since: None,
         }

@@ -309,6 +309,7 @@ proptest! {
             preemption_policy: job.preemption_policy,
             tasks: &tasks,
             tolerations: &[],
+        borrow: Default::default(),
         };
         let Ok(decision) = decide_submission(&s, &tree, &submission, now()) else { return Ok(()) };
         // The decision names a blocker exactly when the naive statement (§4 step 7: a
@@ -316,7 +317,7 @@ proptest! {
         job.explicit_nodes = anteroom_shared::scheduling::NodeSet::Any;
         let named = matches!(&decision, SubmitDecision::Prequeued { reasons } if reasons.iter().any(|r| r.code() == "blocked_by"));
         prop_assert_eq!(named, blocked(&s, &job));
-        if decision != SubmitDecision::Activated || job.schedule_type != ScheduleType::Normal {
+        if decision != SubmitDecision::activated() || job.schedule_type != ScheduleType::Normal {
             return Ok(());
         }
         if s.config.queue_quota_enabled {

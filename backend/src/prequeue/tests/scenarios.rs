@@ -51,11 +51,12 @@ fn the_same_job_in_a_sibling_queue_waits_for_the_root_capacity_at_submission() {
         preemption_policy: PreemptionPolicy::PreemptLowerPriority,
         tasks: &tasks,
         tolerations: &[],
+        borrow: Default::default(),
     };
     let now = t0() + Duration::seconds(10);
     assert_eq!(
         decide_submission(&s, &tree, &job("sub-0"), now),
-        Ok(SubmitDecision::Activated)
+        Ok(SubmitDecision::activated())
     );
 
     // job-1 now occupies sub-0 (and so test-root).
@@ -122,6 +123,7 @@ fn a_request_alone_over_the_root_capacity_is_refused_at_submission() {
         preemption_policy: PreemptionPolicy::PreemptLowerPriority,
         tasks: &tasks,
         tolerations: &[],
+        borrow: Default::default(),
     };
     let err = decide_submission(&s, &tree, &job, t0()).expect_err("refused");
     assert_eq!(err.code(), "request_exceeds_queue_capacity");

@@ -299,6 +299,9 @@ pub(super) fn build(
         // Added by the caller, as the volumes.
         max_runtime_seconds: None,
         requeue: None,
+        // Added by the caller when the queue allows priorities or the user keeps borrowing off.
+        priority: None,
+        borrow: None,
     })
 }
 

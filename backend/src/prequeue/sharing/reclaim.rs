@@ -1,0 +1,256 @@
+//! Reclaim (`spec/prequeue.md` §9): room a queue is guaranteed, taken back from jobs of other
+//! queues that borrowed it.
+//!
+//! A `Prequeue` normal job is owed room when admitting it keeps every queue of its path within
+//! its guarantee, nothing but the cluster's room holds it (not its owner's quota, not a
+//! capacity), and it has waited `reclaimDelaySeconds` for shared room. Its victims are
+//! *borrowing* running jobs — those beyond their queue's guarantee when running jobs fill
+//! guarantees in the order they started — of other subtrees, unlocked, that have run for the
+//! lender's `reclaimMinRuntimeSeconds`: the fewest that free the room (on one node when the
+//! job asks for one node and one node can do it), newest first among equals.
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::{SharedDemand, SharingState, SharingTree};
+use crate::prequeue::preemption::{has_run_long_enough, min_cover};
+use crate::prequeue::queue_tree::{QueueIdx, QueueTree};
+use crate::prequeue::quota::QuotaView;
+use crate::prequeue::reason::Reason;
+use crate::prequeue::snapshot::{JobId, JobSnapshot, Snapshot};
+use anteroom_shared::scheduling::{JobPhase, ScheduleType};
+
+/// Borrowers to reclaim for one job owed guaranteed room.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReclaimPlan {
+    /// The job owed room.
+    pub beneficiary: JobId,
+    /// Its queue.
+    pub queue: String,
+    /// The borrowing jobs to preempt, in id order.
+    pub victims: Vec<JobId>,
+    /// Where the victims run: the one node when they share one, else the first victim's first.
+    pub node: String,
+}
+
+/// The most reclaims one round plans (each is one fenced write and a few deletes).
+pub const MAX_RECLAIMS_PER_ROUND: usize = 10;
+
+/// The reclaims of one round, oldest owed job first; each plan's victims are released and its
+/// beneficiary counted before the next is planned, so no room is promised twice.
+pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan> {
+    let config = &snapshot.config;
+    if !config.queue_quota_enabled {
+        return Vec::new();
+    }
+    let tree = QueueTree::new_lenient(&snapshot.queues);
+    let Some(model) = SharingTree::new(&snapshot.queues, &tree, &snapshot.nodes) else {
+        return Vec::new();
+    };
+    let view = QuotaView::new(snapshot, &tree);
+    let mut state = model.state(
+        snapshot
+            .usage
+            .iter()
+            .map(|row| (tree.index_of(&row.queue), &row.resources)),
+    );
+    let mut candidates = borrowers(snapshot, &tree, &model, now);
+    let delay = Duration::seconds(config.reclaim_delay_seconds.max(0));
+    let mut owed: Vec<&JobSnapshot> = snapshot
+        .jobs
+        .iter()
+        .filter(|j| j.phase == JobPhase::Prequeue && j.schedule_type == ScheduleType::Normal)
+        .filter(|j| j.waiting_since.is_some_and(|since| since + delay <= now))
+        .filter(|j| {
+            !snapshot
+                .preemptions_in_flight
+                .iter()
+                .any(|p| p.beneficiary == j.id && p.is_active())
+        })
+        .collect();
+    owed.sort_unstable_by_key(|j| (j.submitted_at, j.id));
+    let mut plans = Vec::new();
+    for job in owed {
+        if plans.len() >= MAX_RECLAIMS_PER_ROUND {
+            break;
+        }
+        let queue = tree.index_of(&job.queue);
+        let demand = model.demand(&job.resources);
+        let assessment = model.assess(&state, queue, &demand);
+        if assessment.fits || !assessment.owed() {
+            continue;
+        }
+        // Only the cluster's room may hold it: reclaim cannot help a quota or a capacity.
+        let others_hold = view
+            .soft_reasons(job.owner, &job.queue, job.schedule_type, &job.resources, job.sharing.borrow)
+            .iter()
+            .any(|r| !matches!(r, Reason::Reclaiming(_) | Reason::BorrowingLimit(_)));
+        if others_hold {
+            continue;
+        }
+        let min_runtime = model.reclaim_min_runtime(queue);
+        let eligible: Vec<&Borrower<'_>> = candidates
+            .iter()
+            .filter(|b| !model.is_within(b.queue, queue))
+            .filter(|b| has_run_long_enough(b.job.started_at, min_runtime, now))
+            .collect();
+        let Some(chosen) = choose(&model, &state, queue, &demand, job.single_node, &eligible) else {
+            continue;
+        };
+        let victims: Vec<&Borrower<'_>> = chosen.iter().map(|&i| eligible[i]).collect();
+        for victim in &victims {
+            model.add(&mut state, victim.queue, &victim.demand, -1);
+        }
+        model.add(&mut state, queue, &demand, 1);
+        let mut ids: Vec<JobId> = victims.iter().map(|v| v.job.id).collect();
+        ids.sort_unstable();
+        let node = common_node(&victims);
+        candidates.retain(|b| !ids.contains(&b.job.id));
+        plans.push(ReclaimPlan {
+            beneficiary: job.id,
+            queue: job.queue.clone(),
+            victims: ids,
+            node,
+        });
+    }
+    plans
+}
+
+/// A running job beyond its queue's guarantee.
+#[derive(Debug)]
+struct Borrower<'s> {
+    job: &'s JobSnapshot,
+    queue: Option<QueueIdx>,
+    demand: SharedDemand,
+}
+
+/// Running, unlocked normal jobs that borrow, newest first: jobs fill guarantees in the order
+/// they started (then were submitted), and a job that no longer fits its queue's guarantee at
+/// some level of its path when its turn comes is a borrower. Jobs occupying without running
+/// (starting, ending) count in that order too but are never victims.
+fn borrowers<'s>(snapshot: &'s Snapshot, tree: &QueueTree, model: &SharingTree, now: DateTime<Utc>) -> Vec<Borrower<'s>> {
+    let mut occupying: Vec<&JobSnapshot> = snapshot
+        .jobs
+        .iter()
+        .filter(|j| j.schedule_type == ScheduleType::Normal && j.phase.is_occupying())
+        .collect();
+    occupying.sort_unstable_by_key(|j| (j.started_at.is_none(), j.started_at, j.submitted_at, j.id));
+    let mut state = model.empty_state();
+    let mut out = Vec::new();
+    for job in occupying {
+        let queue = tree.index_of(&job.queue);
+        let demand = model.demand(&job.resources);
+        if demand.is_empty() {
+            continue;
+        }
+        let within = model.within_guarantee(&state, queue, &demand);
+        model.add(&mut state, queue, &demand, 1);
+        if !within && job.phase == JobPhase::Running && !job.is_locked(now) {
+            out.push(Borrower { job, queue, demand });
+        }
+    }
+    out.sort_unstable_by_key(|b| std::cmp::Reverse((b.job.started_at, b.job.id)));
+    out
+}
+
+/// The fewest victims among `eligible` (newest first) whose release makes the job fit: on one
+/// node when it asks for one node and some node can do it alone, else anywhere. Indices into
+/// `eligible`.
+fn choose(
+    model: &SharingTree,
+    state: &SharingState,
+    queue: Option<QueueIdx>,
+    demand: &SharedDemand,
+    single_node: bool,
+    eligible: &[&Borrower<'_>],
+) -> Option<Vec<usize>> {
+    if single_node {
+        let mut nodes: Vec<&str> = eligible.iter().filter_map(|b| single_node_of(b.job)).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let mut best: Option<Vec<usize>> = None;
+        for node in nodes {
+            let on_node: Vec<usize> = (0..eligible.len())
+                .filter(|&i| single_node_of(eligible[i].job) == Some(node))
+                .collect();
+            if let Some(set) = cover(model, state, queue, demand, eligible, &on_node)
+                && best.as_ref().is_none_or(|b| set.len() < b.len())
+            {
+                best = Some(set);
+            }
+        }
+        if best.is_some() {
+            return best;
+        }
+    }
+    let all: Vec<usize> = (0..eligible.len()).collect();
+    cover(model, state, queue, demand, eligible, &all)
+}
+
+/// The fewest of `pool` (indices into `eligible`, newest first) whose release lets the job
+/// fit: the minimum cover of the shortfall by each victim's own gain, checked exactly (a
+/// lending limit can make gains overlap) and completed newest first when the check fails,
+/// then every victim not needed dropped.
+fn cover(
+    model: &SharingTree,
+    state: &SharingState,
+    queue: Option<QueueIdx>,
+    demand: &SharedDemand,
+    eligible: &[&Borrower<'_>],
+    pool: &[usize],
+) -> Option<Vec<usize>> {
+    let shortfall = model.assess(state, queue, demand).shortfall;
+    let gains: Vec<Vec<i128>> = pool
+        .iter()
+        .map(|&i| model.release_gain(state, eligible[i].queue, &eligible[i].demand))
+        .collect();
+    let fits = |set: &[usize]| {
+        let mut after = state.clone();
+        for &i in set {
+            model.add(&mut after, eligible[i].queue, &eligible[i].demand, -1);
+        }
+        model.assess(&after, queue, demand).fits
+    };
+    let mut set: Vec<usize> = min_cover(&gains, &shortfall, pool.len())
+        .map(|c| c.indices.iter().map(|&k| pool[k]).collect())
+        .unwrap_or_default();
+    for &i in pool {
+        if fits(&set) {
+            break;
+        }
+        if !set.contains(&i) {
+            set.push(i);
+        }
+    }
+    if !fits(&set) {
+        return None;
+    }
+    // Drop the oldest first: among equals the newest go.
+    set.sort_unstable();
+    for k in (0..set.len()).rev() {
+        let mut without = set.clone();
+        without.remove(k);
+        if fits(&without) {
+            set = without;
+        }
+    }
+    Some(set)
+}
+
+/// The one node a job runs on, if exactly one.
+fn single_node_of(job: &JobSnapshot) -> Option<&str> {
+    let mut names = job.nodes.iter().map(String::as_str).filter(|n| !n.is_empty());
+    let first = names.next()?;
+    names.all(|n| n == first).then_some(first)
+}
+
+fn common_node(victims: &[&Borrower<'_>]) -> String {
+    victims
+        .iter()
+        .filter_map(|v| v.job.nodes.iter().find(|n| !n.is_empty()))
+        .next()
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,137 @@
+//! Reclaim plans on the two-team cluster of `spec/prequeue.md` §9: cv and nlp guaranteed 4
+//! GPUs each on two 4-GPU nodes.
+
+use chrono::Duration;
+
+use super::*;
+use crate::prequeue::snapshot::usage_from_jobs;
+use crate::prequeue::tests::fixtures::{JobBuilder, node, queue, shared_queue, t0};
+
+const GPU: &str = "nvidia.com/a100";
+
+/// nlp runs `running` one-GPU jobs (ids 1.., started a second apart, n1 first) and cv's job
+/// 100 asks `asked` GPUs, waiting since second 50.
+fn world(running: i64, asked: i64) -> Snapshot {
+    let mut s = Snapshot::default();
+    s.config.queue_quota_enabled = true;
+    s.config.reclaim_delay_seconds = 10;
+    s.queues = vec![
+        shared_queue("cv", None, Some(&[(GPU, "4")]), None),
+        shared_queue("nlp", None, Some(&[(GPU, "4")]), None),
+        queue("default", None, None),
+    ];
+    s.nodes = vec![node("n1", &[("cpu", "64"), (GPU, "4")]), node("n2", &[("cpu", "64"), (GPU, "4")])];
+    for id in 1..=running {
+        let on = if id <= 4 { "n1" } else { "n2" };
+        s.jobs.push(JobBuilder::normal(id).queue("nlp").gpus(GPU, 1).running_on(on).build());
+    }
+    s.jobs.push(
+        JobBuilder::normal(100)
+            .owner(2)
+            .queue("cv")
+            .gpus(GPU, asked)
+            .submitted(40)
+            .waiting_since(Some(50))
+            .build(),
+    );
+    s.usage = usage_from_jobs(&s.jobs);
+    s
+}
+
+fn at(seconds: i64) -> DateTime<Utc> {
+    t0() + Duration::seconds(seconds)
+}
+
+#[test]
+fn the_newest_borrowers_on_one_node_are_reclaimed_after_the_delay() {
+    let s = world(8, 2);
+    assert!(plan_reclaims(&s, at(59)).is_empty(), "the delay has not passed");
+    let plans = plan_reclaims(&s, at(60));
+    assert_eq!(
+        plans,
+        vec![ReclaimPlan {
+            beneficiary: 100,
+            queue: "cv".into(),
+            victims: vec![7, 8],
+            node: "n2".into(),
+        }]
+    );
+}
+
+#[test]
+fn no_job_within_its_guarantee_is_a_victim() {
+    // nlp borrows 2 (jobs 5 and 6); cv asks its whole guarantee: only the borrowers may go,
+    // and they free enough.
+    let s = world(6, 4);
+    let plans = plan_reclaims(&s, at(60));
+    assert_eq!(plans.len(), 1);
+    assert_eq!(plans[0].victims, vec![5, 6]);
+    // Nothing borrows: nothing to reclaim even though cv waits.
+    let s = world(4, 4);
+    assert!(plan_reclaims(&s, at(60)).is_empty());
+}
+
+#[test]
+fn locked_and_young_borrowers_are_spared() {
+    let mut s = world(8, 1);
+    s.jobs[7].locked_until = Some(at(1000));
+    let plans = plan_reclaims(&s, at(60));
+    assert_eq!(plans[0].victims, vec![7], "job 8 is locked; the next newest goes");
+    // cv protects nobody's runtime; nlp's minimum does not apply to cv's reclaim, but cv's own
+    // does: a lender may promise its borrowers a minimum runtime.
+    let mut s = world(8, 1);
+    s.queues[0].sharing.reclaim_min_runtime_seconds = 60;
+    // Job 8 started at second 8: at 60 it ran 52 s, job 1..=7 longer but within guarantee
+    // or younger than 60 s too.
+    assert!(plan_reclaims(&s, at(60)).is_empty());
+    assert_eq!(plan_reclaims(&s, at(68))[0].victims, vec![8]);
+}
+
+#[test]
+fn a_job_its_owners_quota_holds_gets_no_reclaim() {
+    let mut s = world(8, 2);
+    s.quotas = vec![crate::prequeue::QueueQuota {
+        queue: "cv".into(),
+        limits: crate::prequeue::tests::fixtures::rl(&[(GPU, "1")]),
+        max_active_jobs: None,
+    }];
+    assert!(plan_reclaims(&s, at(60)).is_empty());
+}
+
+#[test]
+fn a_borrowing_job_is_owed_nothing() {
+    // default guarantees nothing: its waiting job would borrow, so nothing is reclaimed for it.
+    let mut s = world(8, 1);
+    s.jobs.last_mut().expect("job").queue = "default".into();
+    assert!(plan_reclaims(&s, at(60)).is_empty());
+}
+
+#[test]
+fn without_guarantees_or_quotas_nothing_is_reclaimed() {
+    let mut s = world(8, 2);
+    s.config.queue_quota_enabled = false;
+    assert!(plan_reclaims(&s, at(60)).is_empty());
+    let mut s = world(8, 2);
+    for q in &mut s.queues {
+        q.sharing.guarantee = None;
+    }
+    assert!(plan_reclaims(&s, at(60)).is_empty());
+}
+
+#[test]
+fn two_owed_jobs_in_one_round_take_different_victims() {
+    let mut s = world(8, 2);
+    s.jobs.push(
+        JobBuilder::normal(101)
+            .owner(2)
+            .queue("cv")
+            .gpus(GPU, 2)
+            .submitted(41)
+            .waiting_since(Some(50))
+            .build(),
+    );
+    let plans = plan_reclaims(&s, at(60));
+    assert_eq!(plans.len(), 2);
+    assert_eq!(plans[0].victims, vec![7, 8]);
+    assert_eq!(plans[1].victims, vec![5, 6]);
+}
