@@ -42,6 +42,11 @@ pub enum EventKind {
     /// Its requeue after a preemption refused: not admitted again (its queue closed to its
     /// owner, its request over a limit…); it stays `Preempted`. Details: `code`, `details`.
     RequeueRefused,
+    /// Taken back for a job owed its queue's guarantee: it ran on borrowed room (§9); the
+    /// event names the job and queue it made room for.
+    Reclaimed,
+    /// Borrowing jobs of other queues were reclaimed to give this job its queue's guarantee.
+    ReclaimedFor,
 }
 
 impl EventKind {
@@ -49,7 +54,7 @@ impl EventKind {
     /// language (`event.<kind>`, a key the web UI and `ar watch` build at run time, so no
     /// compile-time check sees it: `tests/tests/i18n_runtime_keys.rs`, which also checks that
     /// this list is as long as the match of [`EventKind::as_str`]).
-    pub const ALL: [EventKind; 14] = [
+    pub const ALL: [EventKind; 16] = [
         EventKind::Submitted,
         EventKind::Prequeued,
         EventKind::Activated,
@@ -64,6 +69,8 @@ impl EventKind {
         EventKind::Unlocked,
         EventKind::Requeued,
         EventKind::RequeueRefused,
+        EventKind::Reclaimed,
+        EventKind::ReclaimedFor,
     ];
 
     /// The stored word.
@@ -83,6 +90,8 @@ impl EventKind {
             EventKind::Unlocked => "unlocked",
             EventKind::Requeued => "requeued",
             EventKind::RequeueRefused => "requeue_refused",
+            EventKind::Reclaimed => "reclaimed",
+            EventKind::ReclaimedFor => "reclaimed_for",
         }
     }
 }
@@ -95,7 +104,7 @@ impl EventKind {
         match self {
             EventKind::Failed => Some(NotifyOn::Failed),
             EventKind::Finished => Some(NotifyOn::Finished),
-            EventKind::Preempted => Some(NotifyOn::Preempted),
+            EventKind::Preempted | EventKind::Reclaimed => Some(NotifyOn::Preempted),
             _ => None,
         }
     }

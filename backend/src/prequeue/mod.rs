@@ -42,9 +42,9 @@ pub use quota::{LimitCheck, QueueCapacityUsage, QuotaView};
 pub use reason::{Reason, ResourceCheck};
 pub use round::{PreparedRound, RoundError, RoundOutcome, WaitCauses, WaitingJob, select_round};
 pub use snapshot::{
-    ConfigFieldError, InFlightPreemption, JobId, JobSharing, JobSnapshot, NodeSnapshot, PrequeueConfig, QueueQuota, QueueSpec,
-    QuotaFieldError, RecentPlan, Snapshot, Taint, TaintEffect, Toleration, TolerationOperator, UsageRow, UserId,
-    usage_from_jobs,
+    ConfigFieldError, InFlightPreemption, JobId, JobSharing, JobSnapshot, NodeSnapshot, PrequeueConfig, QueueQuota,
+    QueueSpec, QuotaFieldError, RecentPlan, Snapshot, Taint, TaintEffect, Toleration, TolerationOperator, UsageRow,
+    UserId, usage_from_jobs,
 };
 pub use submit::{
     Submission, SubmitDecision, SubmitRejection, check_node_names, check_request_alone, decide_submission,

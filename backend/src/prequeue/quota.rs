@@ -396,7 +396,13 @@ mod tests {
         let s = snapshot();
         let tree = QueueTree::new(&s.queues).expect("valid");
         let view = QuotaView::new(&s, &tree);
-        let reasons = view.soft_reasons(7, "sub-0", ScheduleType::Normal, &rl(&[("cpu", "100m")]), BorrowPolicy::IfIdle);
+        let reasons = view.soft_reasons(
+            7,
+            "sub-0",
+            ScheduleType::Normal,
+            &rl(&[("cpu", "100m")]),
+            BorrowPolicy::IfIdle,
+        );
         assert_eq!(
             reasons.iter().map(Reason::code).collect::<Vec<_>>(),
             ["max_active_jobs"]
@@ -409,8 +415,14 @@ mod tests {
         let tree = QueueTree::new(&s.queues).expect("valid");
         let view = QuotaView::new(&s, &tree);
         assert!(
-            view.soft_reasons(7, "sub-0", ScheduleType::Backfill, &rl(&[("cpu", "64")]), BorrowPolicy::IfIdle)
-                .is_empty()
+            view.soft_reasons(
+                7,
+                "sub-0",
+                ScheduleType::Backfill,
+                &rl(&[("cpu", "64")]),
+                BorrowPolicy::IfIdle
+            )
+            .is_empty()
         );
     }
 }

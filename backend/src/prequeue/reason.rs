@@ -111,7 +111,9 @@ impl fmt::Display for Reason {
                 f,
                 "room guaranteed to queue {:?} is used by borrowers and will be taken back{}: {}",
                 d.job_queue,
-                d.reclaim_at.map(|at| format!(" from {}", at.to_rfc3339())).unwrap_or_default(),
+                d.reclaim_at
+                    .map(|at| format!(" from {}", at.to_rfc3339()))
+                    .unwrap_or_default(),
                 exceeded_list(&d.resources)
             ),
             Reason::Reclaiming(d) => write!(

@@ -9,11 +9,11 @@
 
 use std::collections::HashMap;
 
-pub use anteroom_shared::scheduling::{
-    ConfigFieldError, PrequeueConfig, Taint, TaintEffect, Toleration, TolerationOperator,
-};
 use anteroom_shared::scheduling::{
     BorrowPolicy, JobKind, JobPhase, NodeSet, PreemptionPolicy, Quantity, QueueSharing, ResourceList, ScheduleType,
+};
+pub use anteroom_shared::scheduling::{
+    ConfigFieldError, PrequeueConfig, Taint, TaintEffect, Toleration, TolerationOperator,
 };
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};

@@ -4,8 +4,8 @@
 
 use anteroom_shared::scheduling::reasons::BorrowedRoom;
 use anteroom_shared::scheduling::{
-    BorrowPolicy, JobKind, JobPhase, PreemptionPolicy, ResourceDomain, ResourceList, ScheduleType, TaskResourceError, TaskResources,
-    domain_blocks, job_explicit_nodes, job_resources,
+    BorrowPolicy, JobKind, JobPhase, PreemptionPolicy, ResourceDomain, ResourceList, ScheduleType, TaskResourceError,
+    TaskResources, domain_blocks, job_explicit_nodes, job_resources,
 };
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -340,14 +340,12 @@ pub fn starts_waiting_clock(decision: &SubmitDecision) -> bool {
             let private = reasons
                 .iter()
                 .any(|r| matches!(r, Reason::Quota(_) | Reason::MaxActiveJobs(_)));
-            let shared = reasons
-                .iter()
-                .any(|r| {
-                    matches!(
-                        r,
-                        Reason::QueueCapacity(_) | Reason::BlockedBy(_) | Reason::BorrowingLimit(_) | Reason::Reclaiming(_)
-                    )
-                });
+            let shared = reasons.iter().any(|r| {
+                matches!(
+                    r,
+                    Reason::QueueCapacity(_) | Reason::BlockedBy(_) | Reason::BorrowingLimit(_) | Reason::Reclaiming(_)
+                )
+            });
             shared && !private
         }
     }

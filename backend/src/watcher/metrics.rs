@@ -40,6 +40,11 @@ pub(super) fn gave_up() {
 }
 
 /// Jobs preempted: `anteroom_prequeue_preempted_total`.
+/// Borrowing jobs reclaimed for jobs owed their queue's guarantee (§9).
+pub(super) fn reclaimed(victims: usize) {
+    metrics::counter!("anteroom_prequeue_reclaimed_total").increment(victims as u64);
+}
+
 pub(super) fn preempted(victims: usize) {
     metrics::counter!("anteroom_prequeue_preempted_total").increment(victims as u64);
 }
@@ -62,6 +67,7 @@ pub(super) fn leader(is_leader: bool) {
         // Present from the start (at 0), so a dashboard's rate has a series to work on.
         metrics::counter!("anteroom_prequeue_activations_total").increment(0);
         metrics::counter!("anteroom_prequeue_preempted_total").increment(0);
+        metrics::counter!("anteroom_prequeue_reclaimed_total").increment(0);
         metrics::counter!("anteroom_prequeue_failed_total", "cause" => "activation").increment(0);
     }
 }

@@ -103,6 +103,10 @@ pub struct RoundReport {
     pub preempted: Vec<i64>,
     /// The job they were preempted for.
     pub preempted_for: Option<i64>,
+    /// Borrowing jobs reclaimed for jobs owed their queue's guarantee (§9), and those jobs.
+    pub reclaimed: Vec<i64>,
+    /// The jobs borrowers were reclaimed for this round.
+    pub reclaimed_for: Vec<i64>,
     /// Waiting jobs whose stored reasons changed.
     pub reasons_written: usize,
     /// Waiting jobs whose waiting clock (`waitingSince`) started this round.
@@ -290,6 +294,26 @@ impl Watcher {
             }
         }
 
+        // Reclaim (§9): borrowers taken back for jobs owed their guarantee. The round then goes
+        // on without the victims, so the jobs they made room for start now, before any
+        // borrower could take that room.
+        let mut taken: Vec<i64> = Vec::new();
+        for plan in crate::prequeue::sharing::plan_reclaims(snapshot, now) {
+            let victims = preempt::execute_reclaim(self, fence, &plan).await?;
+            if !victims.is_empty() {
+                report.reclaimed_for.push(plan.beneficiary);
+                taken.extend(&victims);
+            }
+        }
+        report.reclaimed.clone_from(&taken);
+        let released;
+        let snapshot = if taken.is_empty() {
+            snapshot
+        } else {
+            released = snapshot::without_jobs(snapshot, &taken);
+            &released
+        };
+
         report.preemptable_told = protection::tell(self, fence, snapshot, now).await?;
 
         // Backfill that knows time reads the timed-out jobs' start estimates from the latest
@@ -309,7 +333,10 @@ impl Watcher {
         let outcome = prepared.select();
         let selected_at = started.elapsed();
         report.more_work = outcome.more_work;
-        for (id, result) in self.activate_selected(&outcome.selected, &snapshot.nodes, fence).await? {
+        for (id, result) in self
+            .activate_selected(&outcome.selected, &snapshot.nodes, fence)
+            .await?
+        {
             match result {
                 activate::Result::Activated => report.activated.push(id),
                 activate::Result::Failed => {

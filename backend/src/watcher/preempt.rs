@@ -122,6 +122,55 @@ pub async fn mark_absent_gone(
 /// Executes `plan`: the victims preempted, in the store and then in the cluster. Returns the
 /// victims, or nothing when the plan went stale before it could be written.
 pub(super) async fn execute(w: &Watcher, fence: &Fence, plan: &PreemptionPlan) -> Result<Vec<i64>, WatcherError> {
+    let taking = Taking {
+        beneficiary: plan.beneficiary,
+        victims: &plan.victims,
+        node: &plan.node,
+        why: Why::Preemption { deficit: &plan.deficit },
+    };
+    let victims = take(w, fence, &taking).await?;
+    super::metrics::preempted(victims.len());
+    Ok(victims)
+}
+
+/// Executes a reclaim (`spec/prequeue.md` §9): borrowing jobs preempted for a job owed its
+/// queue's guarantee, with the same crash-safe steps as a preemption. Returns the victims, or
+/// nothing when the plan went stale.
+pub(super) async fn execute_reclaim(
+    w: &Watcher,
+    fence: &Fence,
+    plan: &crate::prequeue::sharing::ReclaimPlan,
+) -> Result<Vec<i64>, WatcherError> {
+    let taking = Taking {
+        beneficiary: plan.beneficiary,
+        victims: &plan.victims,
+        node: &plan.node,
+        why: Why::Reclaim { queue: &plan.queue },
+    };
+    let victims = take(w, fence, &taking).await?;
+    super::metrics::reclaimed(victims.len());
+    Ok(victims)
+}
+
+/// Victims taken for a beneficiary, and why.
+struct Taking<'a> {
+    beneficiary: i64,
+    victims: &'a [i64],
+    node: &'a str,
+    why: Why<'a>,
+}
+
+/// What the victims make room for.
+enum Why<'a> {
+    /// Elastic jobs for a normal job past its tolerance (`Pending` in the cluster).
+    Preemption {
+        deficit: &'a anteroom_shared::scheduling::ResourceList,
+    },
+    /// Borrowers for a job owed its queue's guarantee (still `Prequeue`).
+    Reclaim { queue: &'a str },
+}
+
+async fn take(w: &Watcher, fence: &Fence, plan: &Taking<'_>) -> Result<Vec<i64>, WatcherError> {
     if plan.victims.is_empty() {
         // Nothing to free (the core never plans this; a plan without victims must not write
         // a `preempted_for` event either).
@@ -132,8 +181,12 @@ pub(super) async fn execute(w: &Watcher, fence: &Fence, plan: &PreemptionPlan) -
     let Some((txn, now)) = w.writer(fence).begin().await? else {
         return Err(WatcherError::LeaseLost);
     };
+    let waits_in = match plan.why {
+        Why::Preemption { .. } => JobPhase::Pending,
+        Why::Reclaim { .. } => JobPhase::Prequeue,
+    };
     let Some(beneficiary) = job::Entity::find_by_id(plan.beneficiary)
-        .filter(job::Column::Phase.eq(JobPhase::Pending.as_str()))
+        .filter(job::Column::Phase.eq(waits_in.as_str()))
         .one(&txn)
         .await?
     else {
@@ -169,29 +222,43 @@ pub(super) async fn execute(w: &Watcher, fence: &Fence, plan: &PreemptionPlan) -
             return Ok(Vec::new());
         }
         let requeue = victim.requeue && i64::from(victim.requeues) < settings.max_requeues;
-        events::record(
-            &txn,
-            victim,
-            EventKind::Preempted,
-            format!(
-                "preempted on node {} to make room for job {} ({}), which waited past its tolerance",
-                plan.node, beneficiary.id, beneficiary.name
+        let (kind, message, details) = match plan.why {
+            Why::Preemption { .. } => (
+                EventKind::Preempted,
+                format!(
+                    "preempted on node {} to make room for job {} ({}), which waited past its tolerance",
+                    plan.node, beneficiary.id, beneficiary.name
+                ),
+                serde_json::json!({
+                    "beneficiary": beneficiary.id,
+                    "beneficiaryName": beneficiary.name,
+                    "node": plan.node,
+                    "graceSeconds": grace,
+                    "requeue": requeue,
+                }),
             ),
-            Some(serde_json::json!({
-                "beneficiary": beneficiary.id,
-                "beneficiaryName": beneficiary.name,
-                "node": plan.node,
-                "graceSeconds": grace,
-                "requeue": requeue,
-            })),
-            now,
-        )
-        .await?;
+            Why::Reclaim { queue } => (
+                EventKind::Reclaimed,
+                format!(
+                    "reclaimed for job {} ({}) of queue {queue:?}: queue {:?} borrowed room {queue:?} is guaranteed",
+                    beneficiary.id, beneficiary.name, victim.queue
+                ),
+                serde_json::json!({
+                    "beneficiary": beneficiary.id,
+                    "beneficiaryName": beneficiary.name,
+                    "queue": queue,
+                    "node": plan.node,
+                    "graceSeconds": grace,
+                    "requeue": requeue,
+                }),
+            ),
+        };
+        events::record(&txn, victim, kind, message, Some(details), now).await?;
         // A requeued job preempted again replaces the row of its last preemption (long gone).
         preemption::Entity::insert(preemption::ActiveModel {
             victim_id: Set(victim.id),
             beneficiary_id: Set(beneficiary.id),
-            node: Set(plan.node.clone()),
+            node: Set(plan.node.to_owned()),
             grace_seconds: Set(grace),
             created_at: Set(now),
             deleted_at: Set(None),
@@ -215,30 +282,40 @@ pub(super) async fn execute(w: &Watcher, fence: &Fence, plan: &PreemptionPlan) -
         .await?;
     }
     let names: Vec<String> = victims.iter().map(|v| format!("{} ({})", v.id, v.name)).collect();
-    events::record(
-        &txn,
-        &beneficiary,
-        EventKind::PreemptedFor,
-        format!(
-            "{} elastic job(s) preempted on node {} to make room for this job: {}",
-            victims.len(),
-            plan.node,
-            names.join(", ")
+    let (kind, message, details) = match plan.why {
+        Why::Preemption { deficit } => (
+            EventKind::PreemptedFor,
+            format!(
+                "{} elastic job(s) preempted on node {} to make room for this job: {}",
+                victims.len(),
+                plan.node,
+                names.join(", ")
+            ),
+            serde_json::json!({
+                "victims": plan.victims,
+                "node": plan.node,
+                "deficit": deficit,
+            }),
         ),
-        Some(serde_json::json!({
-            "victims": plan.victims,
-            "node": plan.node,
-            "deficit": plan.deficit,
-        })),
-        now,
-    )
-    .await?;
+        Why::Reclaim { queue } => (
+            EventKind::ReclaimedFor,
+            format!(
+                "{} borrowing job(s) reclaimed to give queue {queue:?} its guaranteed room: {}",
+                victims.len(),
+                names.join(", ")
+            ),
+            serde_json::json!({
+                "victims": plan.victims,
+                "queue": queue,
+            }),
+        ),
+    };
+    events::record(&txn, &beneficiary, kind, message, Some(details), now).await?;
     txn.commit().await?;
     w.signals.events_written();
-    super::metrics::preempted(plan.victims.len());
     w.fault(FaultPoint::MidPreemption)?;
-    delete_in_cluster(w, fence, &plan.victims, grace).await?;
-    Ok(plan.victims.clone())
+    delete_in_cluster(w, fence, plan.victims, grace).await?;
+    Ok(plan.victims.to_vec())
 }
 
 /// Deletes stored plans' victims whose delete the cluster has not accepted yet (a failure, or

@@ -58,3 +58,15 @@ impl Watcher {
         self.view.lock().await.give_back(snapshot.jobs, loan);
     }
 }
+
+/// `snapshot` as it stands once `victims` are preempted: they no longer occupy, so the rest of
+/// the round (selection, reasons) sees the room they leave (a reclaim's beneficiary starts in
+/// the same round). A copy: the snapshot's own jobs go back to the job view unchanged.
+pub(super) fn without_jobs(snapshot: &Snapshot, victims: &[i64]) -> Snapshot {
+    let mut released = snapshot.clone();
+    for job in released.jobs.iter_mut().filter(|j| victims.contains(&j.id)) {
+        job.phase = anteroom_shared::scheduling::JobPhase::Preempted;
+    }
+    released.usage = usage_from_jobs(&released.jobs);
+    released
+}

@@ -31,8 +31,8 @@ pub use reclaim::{ReclaimPlan, plan_reclaims};
 use anteroom_shared::scheduling::{Quantity, QuantityFormat, ResourceList};
 
 use super::queue_tree::{QueueIdx, QueueTree};
-use super::snapshot::{NodeSnapshot, QueueSpec};
 use super::reason::ResourceCheck;
+use super::snapshot::{NodeSnapshot, QueueSpec};
 
 /// The guarantees of a tree, indexed for repeated checks (one per snapshot).
 #[derive(Debug, Clone)]
@@ -203,9 +203,9 @@ impl SharingTree {
     /// How long a job borrowing from `lender`'s subtree runs before it may be reclaimed for
     /// it: the largest `reclaimMinRuntimeSeconds` on the lender's path.
     pub fn reclaim_min_runtime(&self, lender: Option<QueueIdx>) -> i64 {
-        lender
-            .filter(|&q| q < self.queues)
-            .map_or(0, |q| self.paths[q].iter().map(|&a| self.min_runtime[a]).max().unwrap_or(0))
+        lender.filter(|&q| q < self.queues).map_or(0, |q| {
+            self.paths[q].iter().map(|&a| self.min_runtime[a]).max().unwrap_or(0)
+        })
     }
 
     /// The shared part of a request.
@@ -414,7 +414,11 @@ impl SharingTree {
     ) -> Vec<(Option<QueueIdx>, Vec<(usize, i128)>)> {
         let r_count = self.resources.len();
         let Some(q) = queue.filter(|&q| q < self.queues) else {
-            return if demand.is_empty() { Vec::new() } else { vec![(None, demand.clone())] };
+            return if demand.is_empty() {
+                Vec::new()
+            } else {
+                vec![(None, demand.clone())]
+            };
         };
         self.paths[q]
             .iter()
@@ -473,7 +477,8 @@ impl SharingTree {
             out.guarantee.insert(name.clone(), quantity(g));
             out.borrowed.insert(name.clone(), quantity((used - g).max(0)));
             // Unused guarantee beyond what it never lends: others may use it now.
-            out.lent.insert(name.clone(), quantity((g - used.max(self.keep[i])).max(0)));
+            out.lent
+                .insert(name.clone(), quantity((g - used.max(self.keep[i])).max(0)));
         }
         out
     }

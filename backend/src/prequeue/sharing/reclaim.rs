@@ -81,7 +81,13 @@ pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan
         }
         // Only the cluster's room may hold it: reclaim cannot help a quota or a capacity.
         let others_hold = view
-            .soft_reasons(job.owner, &job.queue, job.schedule_type, &job.resources, job.sharing.borrow)
+            .soft_reasons(
+                job.owner,
+                &job.queue,
+                job.schedule_type,
+                &job.resources,
+                job.sharing.borrow,
+            )
             .iter()
             .any(|r| !matches!(r, Reason::Reclaiming(_) | Reason::BorrowingLimit(_)));
         if others_hold {
@@ -127,7 +133,12 @@ struct Borrower<'s> {
 /// they started (then were submitted), and a job that no longer fits its queue's guarantee at
 /// some level of its path when its turn comes is a borrower. Jobs occupying without running
 /// (starting, ending) count in that order too but are never victims.
-fn borrowers<'s>(snapshot: &'s Snapshot, tree: &QueueTree, model: &SharingTree, now: DateTime<Utc>) -> Vec<Borrower<'s>> {
+fn borrowers<'s>(
+    snapshot: &'s Snapshot,
+    tree: &QueueTree,
+    model: &SharingTree,
+    now: DateTime<Utc>,
+) -> Vec<Borrower<'s>> {
     let mut occupying: Vec<&JobSnapshot> = snapshot
         .jobs
         .iter()

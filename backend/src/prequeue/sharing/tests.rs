@@ -28,7 +28,10 @@ fn two_teams() -> (Vec<QueueSpec>, SharingTree) {
 
 #[test]
 fn without_any_guarantee_there_is_no_sharing() {
-    let specs = vec![queue("default", None, Some(gpus("8"))), queue("team", Some("default"), None)];
+    let specs = vec![
+        queue("default", None, Some(gpus("8"))),
+        queue("team", Some("default"), None),
+    ];
     let tree = QueueTree::new(&specs).expect("valid");
     assert!(SharingTree::new(&specs, &tree, &[node("n1", &[(GPU, "8")])]).is_none());
     // A guarantee of zero guarantees nothing either.

@@ -20,10 +20,14 @@ fn world(running: i64, asked: i64) -> Snapshot {
         shared_queue("nlp", None, Some(&[(GPU, "4")]), None),
         queue("default", None, None),
     ];
-    s.nodes = vec![node("n1", &[("cpu", "64"), (GPU, "4")]), node("n2", &[("cpu", "64"), (GPU, "4")])];
+    s.nodes = vec![
+        node("n1", &[("cpu", "64"), (GPU, "4")]),
+        node("n2", &[("cpu", "64"), (GPU, "4")]),
+    ];
     for id in 1..=running {
         let on = if id <= 4 { "n1" } else { "n2" };
-        s.jobs.push(JobBuilder::normal(id).queue("nlp").gpus(GPU, 1).running_on(on).build());
+        s.jobs
+            .push(JobBuilder::normal(id).queue("nlp").gpus(GPU, 1).running_on(on).build());
     }
     s.jobs.push(
         JobBuilder::normal(100)

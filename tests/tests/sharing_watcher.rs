@@ -1,0 +1,141 @@
+//! Sharing between queues end to end (`spec/prequeue.md` §9), on the simulated cluster with the
+//! watcher driven by hand: two teams guaranteed 4 of the node's 8 GPUs each. An idle team's
+//! GPUs are lent (the borrower's answer says so and its job carries the flag); once the cluster
+//! is full a borrower waits with `borrowing_limit`, a lender's job with `reclaiming`; after
+//! `reclaimDelaySeconds` the newest borrowers are reclaimed (events on both sides, the metric)
+//! and the lender's job starts in the same round; jobs within their guarantee are never taken.
+
+use anteroom_tests::api::{metric, queue, settings};
+use anteroom_tests::both_driven;
+use anteroom_tests::driven::{Driven, GPU_NODES, detail, gpu_job, kinds, phase, reason_codes, submit};
+use serde_json::{Value, json};
+
+/// The two teams, quotas on, a 10 s reclaim delay.
+async fn two_teams(d: &Driven) -> String {
+    let admin = d.app.admin_token().await;
+    settings(
+        &d.app,
+        &admin,
+        json!({"queueQuotaEnabled": true, "reclaimDelaySeconds": 10}),
+    )
+    .await;
+    for team in ["cv", "nlp"] {
+        queue(
+            &d.app,
+            &admin,
+            json!({"name": team, "open": true, "guarantee": {"nvidia.com/a100": "4"}}),
+        )
+        .await;
+    }
+    admin
+}
+
+fn team_job(name: &str, team: &str, gpus: u32) -> Value {
+    let mut body = gpu_job(name, "custom", gpus, "normal");
+    body["queue"] = json!(team);
+    body
+}
+
+async fn an_idle_teams_gpus_are_lent_and_reclaimed(db: Option<String>) {
+    let d = Driven::start(db, GPU_NODES).await;
+    let admin = two_teams(&d).await;
+    let nina = d.app.user_token("nina").await;
+    let carl = d.app.user_token("carl").await;
+
+    // The night: nlp takes its 4, then borrows cv's idle 4.
+    let mut nlp = Vec::new();
+    for i in 0..8 {
+        let (id, answer) = submit(&d, &nina, team_job(&format!("nlp-{i}"), "nlp", 1)).await;
+        let admission = &answer["admission"];
+        assert_eq!(admission["decision"], "activated", "{answer}");
+        assert_eq!(admission["borrowing"], i >= 4, "job {i}: {answer}");
+        assert_eq!(answer["job"]["borrowing"], i >= 4, "{answer}");
+        if i >= 4 {
+            assert_eq!(
+                admission["borrowed"],
+                json!([{"queue": "nlp", "resources": {"nvidia.com/a100": "1"}}]),
+                "{answer}"
+            );
+        }
+        nlp.push(id);
+        d.advance(1).await;
+    }
+    // A ninth does not fit the cluster: it would borrow and nothing is lent.
+    let (ninth, answer) = submit(&d, &nina, team_job("nlp-8", "nlp", 1)).await;
+    assert_eq!(answer["admission"]["decision"], "prequeued", "{answer}");
+    assert_eq!(answer["admission"]["reasons"][0]["code"], "borrowing_limit", "{answer}");
+
+    // The morning: cv asks for 2 of its guaranteed GPUs; they are owed.
+    let (cv, answer) = submit(&d, &carl, team_job("cv-0", "cv", 2)).await;
+    assert_eq!(answer["admission"]["decision"], "prequeued", "{answer}");
+    assert_eq!(answer["admission"]["reasons"][0]["code"], "reclaiming", "{answer}");
+    let reclaimed_before = metric(&d.app, "anteroom_prequeue_reclaimed_total").await;
+
+    // Not before the delay.
+    let report = d.round().await;
+    assert!(report.reclaimed.is_empty(), "{report:?}");
+    assert_eq!(reason_codes(&detail(&d, &carl, cv).await), ["reclaiming"]);
+
+    d.advance(10).await;
+    let report = d.round().await;
+    // The two newest borrowers go; cv's job starts in the same round.
+    assert_eq!(report.reclaimed, [nlp[6], nlp[7]], "{report:?}");
+    assert_eq!(report.reclaimed_for, [cv]);
+    assert!(report.activated.contains(&cv), "{report:?}");
+    assert!(!report.activated.contains(&ninth), "{report:?}");
+    assert_eq!(
+        metric(&d.app, "anteroom_prequeue_reclaimed_total").await - reclaimed_before,
+        2.0
+    );
+    for victim in [nlp[6], nlp[7]] {
+        let seen = detail(&d, &nina, victim).await;
+        assert_eq!(seen["phase"], "Preempted", "{seen}");
+        let last = seen["events"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(last["kind"], "reclaimed", "{last}");
+        assert_eq!(last["details"]["beneficiary"], cv, "{last}");
+        assert_eq!(last["details"]["queue"], "cv", "{last}");
+    }
+    assert!(kinds(&detail(&d, &carl, cv).await).contains(&"reclaimed_for".to_owned()));
+    // Jobs within nlp's guarantee were never candidates; the other borrowers are not needed.
+    for &id in &nlp[..6] {
+        assert_eq!(phase(&d, &admin, id).await, "Running", "job {id}");
+    }
+
+    // Pods gone, cv runs; nothing more is reclaimed and the ninth still waits for lent room.
+    d.advance(31).await;
+    let report = d.round().await;
+    assert!(report.reclaimed.is_empty(), "{report:?}");
+    assert_eq!(phase(&d, &carl, cv).await, "Running");
+    assert_eq!(phase(&d, &nina, ninth).await, "Prequeue");
+    assert_eq!(reason_codes(&detail(&d, &nina, ninth).await), ["borrowing_limit"]);
+}
+both_driven!(lent_and_reclaimed, an_idle_teams_gpus_are_lent_and_reclaimed);
+
+async fn a_job_that_will_not_borrow_waits_for_guaranteed_room(db: Option<String>) {
+    let d = Driven::start(db, GPU_NODES).await;
+    two_teams(&d).await;
+    let nina = d.app.user_token("nina").await;
+    let (_, answer) = submit(&d, &nina, team_job("within", "nlp", 4)).await;
+    assert_eq!(answer["admission"]["decision"], "activated", "{answer}");
+    assert_eq!(answer["admission"]["borrowing"], false, "{answer}");
+    let mut body = team_job("careful", "nlp", 1);
+    body["borrow"] = json!("never");
+    let (id, answer) = submit(&d, &nina, body).await;
+    assert_eq!(answer["admission"]["decision"], "prequeued", "{answer}");
+    let reason = &answer["admission"]["reasons"][0];
+    assert_eq!(
+        (&reason["code"], &reason["details"]["mayBorrow"]),
+        (&json!("borrowing_limit"), &json!(false)),
+        "{answer}"
+    );
+    // Rounds keep it waiting although cv's GPUs are idle.
+    d.advance(60).await;
+    let report = d.round().await;
+    assert!(!report.activated.contains(&id), "{report:?}");
+    let seen = detail(&d, &nina, id).await;
+    assert_eq!(
+        (seen["phase"].as_str(), seen["borrow"].as_str()),
+        (Some("Prequeue"), Some("never"))
+    );
+}
+both_driven!(borrow_never, a_job_that_will_not_borrow_waits_for_guaranteed_room);
