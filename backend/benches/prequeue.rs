@@ -380,6 +380,7 @@ fn bench_submission(c: &mut Criterion) {
         tasks: &tasks,
         tolerations: &[],
         borrow: Default::default(),
+        priority: 0,
     };
     decide_submission(&snapshot, &tree, &submission, now).expect("accepted");
     let mut group = c.benchmark_group("submission_decision");

@@ -139,3 +139,46 @@ async fn a_job_that_will_not_borrow_waits_for_guaranteed_room(db: Option<String>
     );
 }
 both_driven!(borrow_never, a_job_that_will_not_borrow_waits_for_guaranteed_room);
+
+async fn a_queues_per_job_rules_refuse_before_anything_is_written(db: Option<String>) {
+    let d = Driven::start(db, GPU_NODES).await;
+    let admin = d.app.admin_token().await;
+    queue(
+        &d.app,
+        &admin,
+        json!({"name": "course", "open": true, "maxPerJob": {"nvidia.com/a100": "2"},
+               "priorityRange": {"min": -5, "max": 5}}),
+    )
+    .await;
+    let nina = d.app.user_token("nina").await;
+    let refused = |body: Value, code: &'static str| {
+        let d = &d;
+        let nina = nina.clone();
+        async move {
+            let (status, answer) = anteroom_tests::api::call(&d.app, "POST", "/api/v1/jobs", &nina, Some(body)).await;
+            let error = answer["error"].clone();
+            assert_eq!((status.as_u16(), error["code"].as_str()), (422, Some(code)), "{answer}");
+            error
+        }
+    };
+    let answer = refused(team_job("big", "course", 3), "request_exceeds_queue_job_limit").await;
+    assert_eq!(answer["details"]["resources"][0]["limit"], "2", "{answer}");
+    let mut high = team_job("high", "course", 1);
+    high["priority"] = json!(6);
+    let answer = refused(high.clone(), "priority_out_of_range").await;
+    assert_eq!(
+        (answer["details"]["min"].as_i64(), answer["details"]["max"].as_i64()),
+        (Some(-5), Some(5))
+    );
+    // Nothing was written.
+    let (_, mine) = anteroom_tests::api::call(&d.app, "GET", "/api/v1/jobs", &nina, None).await;
+    assert_eq!(mine["items"].as_array().map(Vec::len), Some(0), "{mine}");
+    // Within both: accepted with its priority. Another queue allows only 0.
+    high["priority"] = json!(5);
+    let (id, answer) = submit(&d, &nina, high.clone()).await;
+    assert_eq!(answer["job"]["priority"], 5, "{answer}");
+    assert_eq!(detail(&d, &nina, id).await["priority"], 5);
+    high["queue"] = json!("default");
+    refused(high, "priority_out_of_range").await;
+}
+both_driven!(per_job_rules, a_queues_per_job_rules_refuse_before_anything_is_written);

@@ -350,7 +350,7 @@ async fn a_slow_first_driver_leaves_a_job_another_driver_recorded(db: Option<Str
     let (_, jobs) = prequeued_jobs(&d, 1).await;
     let id = jobs[0];
     // A driver claims the job and its create hangs for over a minute ...
-    let claimed = activation::claim(&d.app.state.db, id, (None, Some(300)), d.clock.now())
+    let claimed = activation::claim(&d.app.state.db, id, (None, Some(300)), false, d.clock.now())
         .await
         .unwrap()
         .unwrap();
@@ -495,7 +495,7 @@ async fn a_group_of_activations_records_each_job_by_its_own_claim(db: Option<Str
     let una = d.app.token("una", anteroom_tests::USER_PASSWORD).await;
     let mut claimed = Vec::new();
     for id in &jobs {
-        let row = activation::claim(&d.app.state.db, *id, (None, Some(300)), d.clock.now())
+        let row = activation::claim(&d.app.state.db, *id, (None, Some(300)), false, d.clock.now())
             .await
             .unwrap()
             .expect("a prequeued job can be claimed");

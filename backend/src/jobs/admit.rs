@@ -526,6 +526,7 @@ pub(super) fn submission<'a>(
         tasks,
         tolerations,
         borrow: body.borrow.unwrap_or_default(),
+        priority: body.priority.unwrap_or(0),
         owner_prequeued: Some(counts.prequeued),
         owner_unfinished: Some(counts.unfinished),
     }

@@ -147,7 +147,7 @@ fn rejection_error(rejection: &SubmitRejection) -> ApiError {
         (status = 403, description = "`queue_forbidden`; `volume_forbidden`: a volume the body names is not offered to its queue", body = ErrorBody),
         (status = 404, description = "`queue_not_found`", body = ErrorBody),
         (status = 409, description = "`backfill_disabled`", body = ErrorBody),
-        (status = 422, description = "`validation_failed` naming the fields; `image_not_allowed` naming each `tasks[i].image` outside the allowed image prefixes (setting allowed_images); `backfill_kind_unsupported`; `unschedulable`; `quota_request_exceeds_limit`; `request_exceeds_queue_capacity`; `idempotency_key_reused`", body = ErrorBody),
+        (status = 422, description = "`validation_failed` naming the fields; `image_not_allowed` naming each `tasks[i].image` outside the allowed image prefixes (setting allowed_images); `backfill_kind_unsupported`; `unschedulable`; `quota_request_exceeds_limit`; `request_exceeds_queue_capacity`; `request_exceeds_queue_job_limit`; `priority_out_of_range`; `idempotency_key_reused`", body = ErrorBody),
         (status = 429, description = "`prequeue_full`; `too_many_unfinished_jobs`", body = ErrorBody),
     )
 )]
@@ -269,7 +269,7 @@ async fn resubmit_job(
         (status = 403, description = "`queue_forbidden`; `volume_forbidden`: a volume the body names is not offered to its queue", body = ErrorBody),
         (status = 404, description = "`queue_not_found`", body = ErrorBody),
         (status = 409, description = "`backfill_disabled`", body = ErrorBody),
-        (status = 422, description = "as for a submit: `validation_failed` naming the fields; `image_not_allowed` naming each `tasks[i].image` outside the allowed image prefixes (setting allowed_images); `backfill_kind_unsupported`; `unschedulable`; `quota_request_exceeds_limit`; `request_exceeds_queue_capacity`", body = ErrorBody),
+        (status = 422, description = "as for a submit: `validation_failed` naming the fields; `image_not_allowed` naming each `tasks[i].image` outside the allowed image prefixes (setting allowed_images); `backfill_kind_unsupported`; `unschedulable`; `quota_request_exceeds_limit`; `request_exceeds_queue_capacity`; `request_exceeds_queue_job_limit`; `priority_out_of_range`", body = ErrorBody),
         (status = 429, description = "`prequeue_full`; `too_many_unfinished_jobs`", body = ErrorBody),
     )
 )]

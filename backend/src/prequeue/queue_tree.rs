@@ -49,17 +49,11 @@ pub enum QueueTreeError {
     GuaranteeExceedsParent(Box<CapacityExcess>),
     /// A guarantee above the queue's own capacity on a resource both name: room it could never
     /// use.
-    #[error("the guarantee of queue {queue:?} for {resource} ({guarantee}) exceeds its capacity ({capacity})")]
-    GuaranteeExceedsCapacity {
-        /// The queue.
-        queue: String,
-        /// The resource.
-        resource: String,
-        /// Its guarantee.
-        guarantee: Quantity,
-        /// Its capacity (its own, or the nearest ancestor's naming the resource).
-        capacity: Quantity,
-    },
+    #[error(
+        "the guarantee of queue {:?} for {} ({}) exceeds its capacity ({})",
+        .0.queue, .0.resource, .0.guarantee, .0.capacity
+    )]
+    GuaranteeExceedsCapacity(Box<GuaranteeExcess>),
     /// A capacity below zero: no job could ever be admitted under it, and sums against it
     /// would read as room given back. Zero is allowed (it closes the resource to normal jobs).
     #[error("capacity of queue {queue:?} for {resource} ({capacity}) is negative")]
@@ -82,7 +76,7 @@ impl QueueTreeError {
             QueueTreeError::Cycle { .. } => "queue_cycle",
             QueueTreeError::CapacityExceedsParent { .. } => "capacity_exceeds_parent",
             QueueTreeError::GuaranteeExceedsParent(_) => "guarantee_exceeds_parent",
-            QueueTreeError::GuaranteeExceedsCapacity { .. } => "guarantee_exceeds_capacity",
+            QueueTreeError::GuaranteeExceedsCapacity(_) => "guarantee_exceeds_capacity",
             QueueTreeError::NegativeCapacity { .. } => "validation_failed",
         }
     }
@@ -104,6 +98,20 @@ pub struct CapacityExcess {
     pub capacity: Quantity,
     /// The ancestor's capacity.
     pub parent_capacity: Quantity,
+}
+
+/// The details of [`QueueTreeError::GuaranteeExceedsCapacity`] (boxed: errors stay small).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GuaranteeExcess {
+    /// The queue.
+    pub queue: String,
+    /// The resource.
+    pub resource: String,
+    /// Its guarantee.
+    pub guarantee: Quantity,
+    /// Its capacity (its own, or the nearest ancestor's naming the resource).
+    pub capacity: Quantity,
 }
 
 /// Index of a queue inside one [`QueueTree`].
@@ -280,12 +288,12 @@ impl QueueTree {
                 if let Some(capacity) = bound
                     && value > capacity
                 {
-                    return Err(QueueTreeError::GuaranteeExceedsCapacity {
+                    return Err(QueueTreeError::GuaranteeExceedsCapacity(Box::new(GuaranteeExcess {
                         queue: self.names[queue].clone(),
                         resource: resource.to_owned(),
                         guarantee: value,
                         capacity,
-                    });
+                    })));
                 }
             }
         }

@@ -35,6 +35,8 @@ pub struct Submission<'a> {
     pub tolerations: &'a [Toleration],
     /// Whether it may borrow beyond its queue's guarantee (§9).
     pub borrow: BorrowPolicy,
+    /// Its priority inside its queue (§9; 0 when the body names none).
+    pub priority: i32,
     /// How many jobs the caller has in the prequeue, when the caller counted them (the store
     /// counts up to the maximum instead of loading them); `None`: counted from the snapshot's
     /// jobs.
@@ -101,6 +103,26 @@ pub enum SubmitRejection {
     /// The request alone exceeds the capacity of the queue or an ancestor (422).
     #[error("the request exceeds the capacity of queue {:?}", .0.queue)]
     RequestExceedsQueueCapacity(QueueCapacityDetails),
+    /// The request alone exceeds the queue's per-job limit `maxPerJob` (422, §9).
+    #[error("a job of queue {queue:?} may ask for at most its per-job limit")]
+    RequestExceedsQueueJobLimit {
+        /// The queue.
+        queue: String,
+        /// Every resource the limit names, exceeded ones flagged.
+        resources: Vec<ResourceCheck>,
+    },
+    /// A priority outside the queue's `priorityRange` (422, §9).
+    #[error("priority {priority} is outside queue {queue:?}'s range {min} to {max}")]
+    PriorityOutOfRange {
+        /// The queue.
+        queue: String,
+        /// The job's priority.
+        priority: i32,
+        /// The range's lowest.
+        min: i32,
+        /// The range's highest.
+        max: i32,
+    },
     /// The user has `maxUnfinishedJobsPerUser` unfinished jobs (429).
     #[error("you already have {unfinished} unfinished jobs (at most {limit}); wait for some to finish or delete some")]
     TooManyUnfinishedJobs {
@@ -136,6 +158,8 @@ impl SubmitRejection {
             SubmitRejection::Unschedulable(_) => "unschedulable",
             SubmitRejection::QuotaRequestExceedsLimit { .. } => "quota_request_exceeds_limit",
             SubmitRejection::RequestExceedsQueueCapacity(_) => "request_exceeds_queue_capacity",
+            SubmitRejection::RequestExceedsQueueJobLimit { .. } => "request_exceeds_queue_job_limit",
+            SubmitRejection::PriorityOutOfRange { .. } => "priority_out_of_range",
             SubmitRejection::PrequeueFull { .. } => "prequeue_full",
             SubmitRejection::TooManyUnfinishedJobs { .. } => "too_many_unfinished_jobs",
         }
@@ -157,6 +181,15 @@ impl SubmitRejection {
                 serde_json::json!({ "queue": queue, "resources": resources })
             }
             SubmitRejection::RequestExceedsQueueCapacity(d) => serde_json::to_value(d).unwrap_or_default(),
+            SubmitRejection::RequestExceedsQueueJobLimit { queue, resources } => {
+                serde_json::json!({ "queue": queue, "resources": resources })
+            }
+            SubmitRejection::PriorityOutOfRange {
+                queue,
+                priority,
+                min,
+                max,
+            } => serde_json::json!({ "queue": queue, "priority": priority, "min": min, "max": max }),
             SubmitRejection::PrequeueFull { prequeued, limit } => {
                 serde_json::json!({ "prequeued": prequeued, "limit": limit })
             }
@@ -264,6 +297,39 @@ pub fn check_request_alone(
         }
         if !snapshot.config.backfill_enabled {
             return Err(SubmitRejection::BackfillDisabled);
+        }
+    }
+    // The queue's per-job rules (§9), whatever the schedule type.
+    if let Some(spec) = snapshot.queues.iter().find(|q| q.name == job.queue) {
+        let range = spec.sharing.priority_range;
+        if !range.allows(job.priority) {
+            return Err(SubmitRejection::PriorityOutOfRange {
+                queue: job.queue.to_owned(),
+                priority: job.priority,
+                min: range.min,
+                max: range.max,
+            });
+        }
+        if let Some(limit) = &spec.sharing.max_per_job {
+            let checks: Vec<ResourceCheck> = limit
+                .iter()
+                .map(|(name, max)| {
+                    let asked = request.get(name);
+                    ResourceCheck {
+                        resource: name.to_owned(),
+                        usage: anteroom_shared::scheduling::Quantity::from_units(0),
+                        request: asked,
+                        limit: max,
+                        exceeded: asked > max,
+                    }
+                })
+                .collect();
+            if checks.iter().any(|c| c.exceeded) {
+                return Err(SubmitRejection::RequestExceedsQueueJobLimit {
+                    queue: job.queue.to_owned(),
+                    resources: checks,
+                });
+            }
         }
     }
     // Step 4: admission on allocatable capacity.

@@ -87,6 +87,16 @@ pub(super) fn problem(sharing: &QueueSharing) -> Option<(String, Rule)> {
             ),
         ));
     }
+    // A job that names no priority has 0: a range without it would refuse every such job.
+    if !range.allows(0) {
+        return Some((
+            "priorityRange".into(),
+            Rule::fixed(
+                "priorityRangeZero",
+                "the range must include 0, the priority of every job that names none",
+            ),
+        ));
+    }
     None
 }
 
@@ -178,6 +188,10 @@ mod tests {
         );
         assert_eq!(
             bad(|s| s.priority_range = PriorityRange { min: 2, max: 1 }),
+            name("priorityRange")
+        );
+        assert_eq!(
+            bad(|s| s.priority_range = PriorityRange { min: 1, max: 10 }),
             name("priorityRange")
         );
     }

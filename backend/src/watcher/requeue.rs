@@ -277,6 +277,7 @@ async fn readmission_refusal(
         } else {
             anteroom_shared::scheduling::BorrowPolicy::IfIdle
         },
+        priority: row.priority,
         owner_prequeued: Some(0),
         owner_unfinished: Some(0),
     };

@@ -211,6 +211,7 @@ fn a_duplicate_queue_row_is_ignored_by_the_round_as_by_submission() {
         tasks: &tasks,
         tolerations: &[],
         borrow: Default::default(),
+        priority: 0,
     };
     let tree = QueueTree::new_lenient(&s.queues);
     assert_eq!(

@@ -77,6 +77,10 @@ pub struct SharingState {
 /// The shared part of one request: (resource column, milli) for its non-zero shared resources.
 pub type SharedDemand = Vec<(usize, i128)>;
 
+/// One level of a path that a job borrows at: the queue (`None`: an unknown queue, a root
+/// guaranteeing nothing) and (column, milli) beyond its guarantee.
+pub type LevelBorrowing = (Option<QueueIdx>, Vec<(usize, i128)>);
+
 /// What admitting one request would do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Assessment {
@@ -290,15 +294,11 @@ impl SharingTree {
         let mut fits = true;
         for &(r, v) in demand {
             let root_delta = match queue.filter(|&q| q < self.queues) {
-                Some(q) => {
-                    for &a in &self.paths[q] {
-                        let i = a * r_count + r;
-                        if state.used[i].saturating_add(v) > self.guarantee[i] {
-                            borrowing = true;
-                        }
+                Some(q) => self.walk_holds(state, q, r, v, |a, hold, change| {
+                    if change > 0 && hold > self.guarantee[a * r_count + r] {
+                        borrowing = true;
                     }
-                    self.hold_delta_at_root(state, q, r, v)
-                }
+                }),
                 None => {
                     borrowing = true;
                     v
@@ -318,8 +318,21 @@ impl SharingTree {
         }
     }
 
-    /// How much the roots' holds grow when `queue`'s own usage of column `r` changes by `delta`.
-    fn hold_delta_at_root(&self, state: &SharingState, queue: QueueIdx, r: usize, delta: i128) -> i128 {
+    /// Walks `queue`'s path as its own usage of column `r` changes by `delta`: `visit(level,
+    /// hold after, change of hold)` for each level whose hold changes (a level whose hold does
+    /// not change stops the walk: nothing above it changes). Answers the change at the root.
+    ///
+    /// A queue is within its guarantee at a level when what its subtree *holds* there — its
+    /// usage, and what children keep of their guarantees — fits the level's guarantee: a
+    /// parent's own job does not fit room a child keeps.
+    fn walk_holds(
+        &self,
+        state: &SharingState,
+        queue: QueueIdx,
+        r: usize,
+        delta: i128,
+        mut visit: impl FnMut(QueueIdx, i128, i128),
+    ) -> i128 {
         let r_count = self.resources.len();
         let mut change = delta;
         let mut below = None::<i128>;
@@ -334,9 +347,15 @@ impl SharingTree {
             if change == 0 {
                 return 0;
             }
+            visit(a, hold, change);
             below = Some(change);
         }
         change
+    }
+
+    /// How much the roots' holds grow when `queue`'s own usage of column `r` changes by `delta`.
+    fn hold_delta_at_root(&self, state: &SharingState, queue: QueueIdx, r: usize, delta: i128) -> i128 {
+        self.walk_holds(state, queue, r, delta, |_, _, _| {})
     }
 
     /// Per column: how much the cluster's held room shrinks when a job of `queue` asking
@@ -397,11 +416,15 @@ impl SharingTree {
         let Some(q) = queue.filter(|&q| q < self.queues) else {
             return demand.is_empty();
         };
-        demand.iter().all(|&(r, v)| {
-            self.paths[q]
-                .iter()
-                .all(|&a| state.used[a * r_count + r].saturating_add(v) <= self.guarantee[a * r_count + r])
-        })
+        let mut within = true;
+        for &(r, v) in demand {
+            self.walk_holds(state, q, r, v, |a, hold, change| {
+                if change > 0 && hold > self.guarantee[a * r_count + r] {
+                    within = false;
+                }
+            });
+        }
+        within
     }
 
     /// Per queue on the path that would go beyond its guarantee with `demand` admitted: the
@@ -411,7 +434,7 @@ impl SharingTree {
         state: &SharingState,
         queue: Option<QueueIdx>,
         demand: &SharedDemand,
-    ) -> Vec<(Option<QueueIdx>, Vec<(usize, i128)>)> {
+    ) -> Vec<LevelBorrowing> {
         let r_count = self.resources.len();
         let Some(q) = queue.filter(|&q| q < self.queues) else {
             return if demand.is_empty() {
@@ -420,20 +443,21 @@ impl SharingTree {
                 vec![(None, demand.clone())]
             };
         };
-        self.paths[q]
-            .iter()
-            .filter_map(|&a| {
-                let over: Vec<(usize, i128)> = demand
-                    .iter()
-                    .filter_map(|&(r, v)| {
-                        let i = a * r_count + r;
-                        let beyond = (state.used[i].saturating_add(v) - self.guarantee[i]).clamp(0, v);
-                        (beyond > 0).then_some((r, beyond))
-                    })
-                    .collect();
-                (!over.is_empty()).then_some((Some(a), over))
-            })
-            .collect()
+        let mut levels: Vec<LevelBorrowing> = Vec::new();
+        for &(r, v) in demand {
+            self.walk_holds(state, q, r, v, |a, hold, change| {
+                let beyond = (hold - self.guarantee[a * r_count + r]).clamp(0, change.max(0));
+                if beyond > 0 {
+                    match levels.iter_mut().find(|(l, _)| *l == Some(a)) {
+                        Some((_, entries)) => entries.push((r, beyond)),
+                        None => levels.push((Some(a), vec![(r, beyond)])),
+                    }
+                }
+            });
+        }
+        // Path order: the job's queue first.
+        levels.sort_by_key(|(l, _)| l.and_then(|l| self.paths[q].iter().position(|&a| a == l)));
+        levels
     }
 
     /// A column list as a resource list.
@@ -473,12 +497,12 @@ impl SharingTree {
         for (r, name) in self.resources.iter().enumerate() {
             let i = queue * r_count + r;
             let g = self.guarantee[i];
-            let used = state.used[i];
+            let hold = state.hold[i];
             out.guarantee.insert(name.clone(), quantity(g));
-            out.borrowed.insert(name.clone(), quantity((used - g).max(0)));
-            // Unused guarantee beyond what it never lends: others may use it now.
-            out.lent
-                .insert(name.clone(), quantity((g - used.max(self.keep[i])).max(0)));
+            // What it holds beyond its guarantee is borrowed; its guarantee it neither holds nor
+            // keeps is idle room others may use now.
+            out.borrowed.insert(name.clone(), quantity((hold - g).max(0)));
+            out.lent.insert(name.clone(), quantity((g - hold).max(0)));
         }
         out
     }

@@ -2,8 +2,9 @@
 //! queues that borrowed it.
 //!
 //! A `Prequeue` normal job is owed room when admitting it keeps every queue of its path within
-//! its guarantee, nothing but the cluster's room holds it (not its owner's quota, not a
-//! capacity), and it has waited `reclaimDelaySeconds` for shared room. Its victims are
+//! its guarantee, its owner's quota does not hold it, and it has waited `reclaimDelaySeconds`
+//! for shared room: then what holds it — the cluster's room, or a capacity on its path that
+//! borrowers fill — is freed. Its victims are
 //! *borrowing* running jobs — those beyond their queue's guarantee when running jobs fill
 //! guarantees in the order they started — of other subtrees, unlocked, that have run for the
 //! lender's `reclaimMinRuntimeSeconds`: the fewest that free the room (on one node when the
@@ -15,9 +16,8 @@ use super::{SharedDemand, SharingState, SharingTree};
 use crate::prequeue::preemption::{has_run_long_enough, min_cover};
 use crate::prequeue::queue_tree::{QueueIdx, QueueTree};
 use crate::prequeue::quota::QuotaView;
-use crate::prequeue::reason::Reason;
 use crate::prequeue::snapshot::{JobId, JobSnapshot, Snapshot};
-use anteroom_shared::scheduling::{JobPhase, ScheduleType};
+use anteroom_shared::scheduling::{JobPhase, ResourceList, ScheduleType};
 
 /// Borrowers to reclaim for one job owed guaranteed room.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +53,13 @@ pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan
             .iter()
             .map(|row| (tree.index_of(&row.queue), &row.resources)),
     );
+    // What occupies each queue itself (all resources), for the capacities on a path.
+    let mut own: Vec<ResourceList> = vec![ResourceList::new(); tree.len()];
+    for row in &snapshot.usage {
+        if let Some(q) = tree.index_of(&row.queue) {
+            own[q].saturating_add_assign(&row.resources);
+        }
+    }
     let mut candidates = borrowers(snapshot, &tree, &model, now);
     let delay = Duration::seconds(config.reclaim_delay_seconds.max(0));
     let mut owed: Vec<&JobSnapshot> = snapshot
@@ -73,40 +80,51 @@ pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan
         if plans.len() >= MAX_RECLAIMS_PER_ROUND {
             break;
         }
-        let queue = tree.index_of(&job.queue);
+        let Some(queue) = tree.index_of(&job.queue) else {
+            continue;
+        };
         let demand = model.demand(&job.resources);
-        let assessment = model.assess(&state, queue, &demand);
-        if assessment.fits || !assessment.owed() {
+        let assessment = model.assess(&state, Some(queue), &demand);
+        if !assessment.owed() {
             continue;
         }
-        // Only the cluster's room may hold it: reclaim cannot help a quota or a capacity.
-        let others_hold = view
-            .soft_reasons(
-                job.owner,
-                &job.queue,
-                job.schedule_type,
-                &job.resources,
-                job.sharing.borrow,
-            )
-            .iter()
-            .any(|r| !matches!(r, Reason::Reclaiming(_) | Reason::BorrowingLimit(_)));
-        if others_hold {
+        // Its owner's own quota holds it privately: reclaim cannot help.
+        if view.holds_privately(job.owner, &job.queue, &job.resources) {
             continue;
         }
-        let min_runtime = model.reclaim_min_runtime(queue);
+        let need = Need {
+            pool: assessment.shortfall.clone(),
+            capacity: capacity_deficits(&tree, &own, queue, &job.resources),
+        };
+        if need.is_met() {
+            continue;
+        }
+        let min_runtime = model.reclaim_min_runtime(Some(queue));
         let eligible: Vec<&Borrower<'_>> = candidates
             .iter()
-            .filter(|b| !model.is_within(b.queue, queue))
+            .filter(|b| !model.is_within(b.queue, Some(queue)))
             .filter(|b| has_run_long_enough(b.job.started_at, min_runtime, now))
             .collect();
-        let Some(chosen) = choose(&model, &state, queue, &demand, job.single_node, &eligible) else {
+        let ask = Ask {
+            model: &model,
+            tree: &tree,
+            state: &state,
+            queue,
+            demand: &demand,
+            need: &need,
+        };
+        let Some(chosen) = choose(&ask, job.single_node, &eligible) else {
             continue;
         };
         let victims: Vec<&Borrower<'_>> = chosen.iter().map(|&i| eligible[i]).collect();
         for victim in &victims {
             model.add(&mut state, victim.queue, &victim.demand, -1);
+            if let Some(q) = victim.queue {
+                own[q] = own[q].left_after(&victim.job.resources);
+            }
         }
-        model.add(&mut state, queue, &demand, 1);
+        model.add(&mut state, Some(queue), &demand, 1);
+        own[queue].saturating_add_assign(&job.resources);
         let mut ids: Vec<JobId> = victims.iter().map(|v| v.job.id).collect();
         ids.sort_unstable();
         let node = common_node(&victims);
@@ -119,6 +137,57 @@ pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan
         });
     }
     plans
+}
+
+/// What must be freed for a job owed room: the cluster's room per shared column, and per
+/// capacity on its path that its request would pass, (level, resource, excess).
+#[derive(Debug)]
+struct Need {
+    pool: Vec<i128>,
+    capacity: Vec<(QueueIdx, String, i128)>,
+}
+
+impl Need {
+    fn is_met(&self) -> bool {
+        self.pool.iter().all(|v| *v <= 0) && self.capacity.is_empty()
+    }
+}
+
+/// One owed job's question to [`choose`].
+struct Ask<'a> {
+    model: &'a SharingTree,
+    tree: &'a QueueTree,
+    state: &'a SharingState,
+    queue: QueueIdx,
+    demand: &'a SharedDemand,
+    need: &'a Need,
+}
+
+/// Per capped queue on `queue`'s path: each resource its capacity names that the subtree's
+/// usage plus `request` passes, and by how much.
+fn capacity_deficits(
+    tree: &QueueTree,
+    own: &[ResourceList],
+    queue: QueueIdx,
+    request: &ResourceList,
+) -> Vec<(QueueIdx, String, i128)> {
+    let mut out = Vec::new();
+    for &level in tree.path(queue) {
+        let Some(capacity) = tree.capacity(level) else {
+            continue;
+        };
+        for (name, cap) in capacity.iter() {
+            let used: i128 = (0..tree.len())
+                .filter(|&q| tree.path(q).contains(&level))
+                .map(|q| own[q].get(name).milli())
+                .sum();
+            let excess = used.saturating_add(request.get(name).milli()) - cap.milli();
+            if excess > 0 && request.get(name).milli() > 0 {
+                out.push((level, name.to_owned(), excess));
+            }
+        }
+    }
+    out
 }
 
 /// A running job beyond its queue's guarantee.
@@ -166,14 +235,7 @@ fn borrowers<'s>(
 /// The fewest victims among `eligible` (newest first) whose release makes the job fit: on one
 /// node when it asks for one node and some node can do it alone, else anywhere. Indices into
 /// `eligible`.
-fn choose(
-    model: &SharingTree,
-    state: &SharingState,
-    queue: Option<QueueIdx>,
-    demand: &SharedDemand,
-    single_node: bool,
-    eligible: &[&Borrower<'_>],
-) -> Option<Vec<usize>> {
+fn choose(ask: &Ask<'_>, single_node: bool, eligible: &[&Borrower<'_>]) -> Option<Vec<usize>> {
     if single_node {
         let mut nodes: Vec<&str> = eligible.iter().filter_map(|b| single_node_of(b.job)).collect();
         nodes.sort_unstable();
@@ -183,7 +245,7 @@ fn choose(
             let on_node: Vec<usize> = (0..eligible.len())
                 .filter(|&i| single_node_of(eligible[i].job) == Some(node))
                 .collect();
-            if let Some(set) = cover(model, state, queue, demand, eligible, &on_node)
+            if let Some(set) = cover(ask, eligible, &on_node)
                 && best.as_ref().is_none_or(|b| set.len() < b.len())
             {
                 best = Some(set);
@@ -194,34 +256,48 @@ fn choose(
         }
     }
     let all: Vec<usize> = (0..eligible.len()).collect();
-    cover(model, state, queue, demand, eligible, &all)
+    cover(ask, eligible, &all)
 }
 
 /// The fewest of `pool` (indices into `eligible`, newest first) whose release lets the job
-/// fit: the minimum cover of the shortfall by each victim's own gain, checked exactly (a
+/// fit: the minimum cover of what it needs by each victim's own gain, checked exactly (a
 /// lending limit can make gains overlap) and completed newest first when the check fails,
 /// then every victim not needed dropped.
-fn cover(
-    model: &SharingTree,
-    state: &SharingState,
-    queue: Option<QueueIdx>,
-    demand: &SharedDemand,
-    eligible: &[&Borrower<'_>],
-    pool: &[usize],
-) -> Option<Vec<usize>> {
-    let shortfall = model.assess(state, queue, demand).shortfall;
+fn cover(ask: &Ask<'_>, eligible: &[&Borrower<'_>], pool: &[usize]) -> Option<Vec<usize>> {
+    let in_level = |b: &Borrower<'_>, level: QueueIdx| b.queue.is_some_and(|q| ask.tree.path(q).contains(&level));
     let gains: Vec<Vec<i128>> = pool
         .iter()
-        .map(|&i| model.release_gain(state, eligible[i].queue, &eligible[i].demand))
+        .map(|&i| {
+            let b = eligible[i];
+            let mut gain = ask.model.release_gain(ask.state, b.queue, &b.demand);
+            gain.extend(ask.need.capacity.iter().map(|(level, name, _)| {
+                if in_level(b, *level) {
+                    b.job.resources.get(name).milli()
+                } else {
+                    0
+                }
+            }));
+            gain
+        })
         .collect();
+    let mut want = ask.need.pool.clone();
+    want.extend(ask.need.capacity.iter().map(|(_, _, excess)| *excess));
     let fits = |set: &[usize]| {
-        let mut after = state.clone();
+        let mut after = ask.state.clone();
         for &i in set {
-            model.add(&mut after, eligible[i].queue, &eligible[i].demand, -1);
+            ask.model.add(&mut after, eligible[i].queue, &eligible[i].demand, -1);
         }
-        model.assess(&after, queue, demand).fits
+        ask.model.assess(&after, Some(ask.queue), ask.demand).fits
+            && ask.need.capacity.iter().all(|(level, name, excess)| {
+                let freed: i128 = set
+                    .iter()
+                    .filter(|&&i| in_level(eligible[i], *level))
+                    .map(|&i| eligible[i].job.resources.get(name).milli())
+                    .sum();
+                freed >= *excess
+            })
     };
-    let mut set: Vec<usize> = min_cover(&gains, &shortfall, pool.len())
+    let mut set: Vec<usize> = min_cover(&gains, &want, pool.len())
         .map(|c| c.indices.iter().map(|&k| pool[k]).collect())
         .unwrap_or_default();
     for &i in pool {

@@ -160,3 +160,31 @@ fn within_guarantee_counts_usage_before_the_job() {
     assert!(sharing.within_guarantee(&state, Some(0), &sharing.demand(&gpus("1"))));
     assert!(!sharing.within_guarantee(&state, Some(0), &sharing.demand(&gpus("2"))));
 }
+
+#[test]
+fn a_parents_own_job_does_not_fit_room_its_child_keeps() {
+    // The lab guarantees 4 and its child keeps all 4 (lends nothing): a job of the lab itself
+    // holds room beyond the lab's guarantee, so it borrows, and the lab's queue shows it.
+    let specs = vec![
+        shared_queue("lab", None, Some(&[(GPU, "4")]), None),
+        shared_queue("cv", Some("lab"), Some(&[(GPU, "4")]), Some(&[(GPU, "0")])),
+        queue("other", None, None),
+    ];
+    let sharing = build(&specs, "8");
+    let mut state = sharing.empty_state();
+    let one = sharing.demand(&gpus("1"));
+    assert!(sharing.assess(&state, Some(0), &one).borrowing);
+    assert!(!sharing.within_guarantee(&state, Some(0), &one));
+    sharing.add(&mut state, Some(0), &one, 1);
+    assert_eq!(
+        sharing.queue_use(&state, 0).borrowed,
+        gpus("1"),
+        "{state:?} {sharing:?}"
+    );
+    assert_eq!(
+        sharing.borrowed_by(&sharing.empty_state(), Some(0), &one),
+        vec![(Some(0), vec![(0, 1000)])]
+    );
+    // The child's own job is within: the room is its own.
+    assert!(!sharing.assess(&sharing.empty_state(), Some(1), &one).borrowing);
+}

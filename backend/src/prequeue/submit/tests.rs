@@ -26,6 +26,7 @@ fn submit<'a>(tasks: &'a [TaskResources], schedule_type: ScheduleType) -> Submis
         tasks,
         tolerations: &[],
         borrow: Default::default(),
+        priority: 0,
     }
 }
 

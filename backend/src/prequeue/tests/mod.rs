@@ -7,3 +7,4 @@ mod naive;
 mod preemption_props;
 mod props;
 mod scenarios;
+mod sharing_props;

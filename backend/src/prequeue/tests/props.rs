@@ -310,6 +310,7 @@ proptest! {
             tasks: &tasks,
             tolerations: &[],
         borrow: Default::default(),
+        priority: 0,
         };
         let Ok(decision) = decide_submission(&s, &tree, &submission, now()) else { return Ok(()) };
         // The decision names a blocker exactly when the naive statement (§4 step 7: a

@@ -52,6 +52,7 @@ fn the_same_job_in_a_sibling_queue_waits_for_the_root_capacity_at_submission() {
         tasks: &tasks,
         tolerations: &[],
         borrow: Default::default(),
+        priority: 0,
     };
     let now = t0() + Duration::seconds(10);
     assert_eq!(
@@ -124,6 +125,7 @@ fn a_request_alone_over_the_root_capacity_is_refused_at_submission() {
         tasks: &tasks,
         tolerations: &[],
         borrow: Default::default(),
+        priority: 0,
     };
     let err = decide_submission(&s, &tree, &job, t0()).expect_err("refused");
     assert_eq!(err.code(), "request_exceeds_queue_capacity");
