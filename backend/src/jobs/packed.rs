@@ -298,6 +298,9 @@ mod tests {
             "2026-11-23T08:05:00Z",
             r#"[{"key":"nvidia.com/gpu","operator":"Exists"}]"#,
             "3600",
+            "-2",
+            "1",
+            "0",
         ];
         let row = parse(&good.join("\u{1f}")).expect("parses");
         assert_eq!(
@@ -311,7 +314,8 @@ mod tests {
         );
         assert_eq!(row.tolerations, good[16]);
         assert_eq!(row.max_runtime_seconds, Some(3600));
-        assert!(parse(&good[..17].join("\u{1f}")).is_none());
+        assert_eq!((row.priority, row.borrow_never, row.borrowing), (-2, true, false));
+        assert!(parse(&good[..20].join("\u{1f}")).is_none());
         let mut extra = good.to_vec();
         extra.push("x");
         assert!(parse(&extra.join("\u{1f}")).is_none());
