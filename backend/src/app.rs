@@ -224,6 +224,12 @@ pub async fn serve(
         let (settings, db) = (state.settings.clone(), state.db_read.clone());
         tokio::spawn(async move { settings.refresh_periodically(&db, std::future::pending()).await })
     };
+    // The queues the cluster lacks (made before `mirror_queues`, or while it was off) are created
+    // in the background, retried until the apiserver answers; the simulated cluster has them.
+    let missing_queues = tokio::spawn(crate::queues::cluster::create_missing_at_start(
+        state.db.clone(),
+        state.cluster.clone(),
+    ));
     // PostgreSQL: wake-ups reach the other replicas (the leader's watcher, their streams).
     let replicas =
         crate::signals::replicas::start(&state.config.database_url, &state.db, &state.signals, &state.settings);
@@ -245,6 +251,7 @@ pub async fn serve(
     let limits = state.config.http_limits;
     let served = http::server::serve(listener, http::router(state), limits, shutdown).await;
     refresher.abort();
+    missing_queues.abort();
     // What the last requests raised still reaches the other replicas.
     if let Some(replicas) = replicas {
         replicas.finish().await;

@@ -109,6 +109,10 @@ pub struct Config {
     /// Volcano's `ttlSecondsAfterFinished` on Anteroom's jobs; `None`: finished jobs stay until
     /// Anteroom deletes them.
     pub kube_ttl_seconds_after_finished: Option<u32>,
+    /// Whether the kube adapter keeps every Anteroom queue as a Volcano Queue (parent,
+    /// capability, weight, not reclaimable), so a job sent around Anteroom still meets the
+    /// tree's caps; off: administrators create the Volcano queues and Anteroom only checks them.
+    pub mirror_queues: bool,
     /// The address browsers use to reach the UI, when set: its origin is the only one whose
     /// cookie-authenticated writes are accepted (behind a proxy the `Host` header may not say
     /// it), and an `https` one makes the session cookie `__Host-` and `Secure` and adds HSTS.
@@ -241,6 +245,7 @@ impl fmt::Debug for Config {
             image_pull_policy,
             allowed_images,
             kube_ttl_seconds_after_finished,
+            mirror_queues,
             public_url,
             http_limits,
             cluster_networks,
@@ -273,6 +278,7 @@ impl fmt::Debug for Config {
             .field("image_pull_policy", image_pull_policy)
             .field("allowed_images", allowed_images)
             .field("kube_ttl_seconds_after_finished", kube_ttl_seconds_after_finished)
+            .field("mirror_queues", mirror_queues)
             .field("public_url", public_url)
             .field("http_limits", http_limits)
             .field("cluster_networks", cluster_networks)

@@ -413,10 +413,7 @@ async fn a_cluster_that_refuses_the_create_leaves_the_job_activating_and_answers
     // the job. Polled, not timed (the ticker is 5 s).
     app.state
         .cluster
-        .sync_queue(&anteroom::cluster::ClusterQueue {
-            name: "gone".into(),
-            open: true,
-        })
+        .sync_queue(&anteroom::cluster::ClusterQueue::new("gone", true))
         .await
         .unwrap();
     let mut phase = String::new();

@@ -182,3 +182,142 @@ async fn a_queues_per_job_rules_refuse_before_anything_is_written(db: Option<Str
     refused(high, "priority_out_of_range").await;
 }
 both_driven!(per_job_rules, a_queues_per_job_rules_refuse_before_anything_is_written);
+
+/// The night of [`an_idle_teams_gpus_are_lent_and_reclaimed`] to the point where cv's job is
+/// owed room and the delay has passed. Answers (nlp's jobs, cv's job).
+async fn owed_after_the_delay(d: &Driven) -> (Vec<i64>, i64) {
+    two_teams(d).await;
+    let nina = d.app.user_token("nina").await;
+    let carl = d.app.user_token("carl").await;
+    let mut nlp = Vec::new();
+    for i in 0..8 {
+        let (id, _) = submit(d, &nina, team_job(&format!("nlp-{i}"), "nlp", 1)).await;
+        nlp.push(id);
+        d.advance(1).await;
+    }
+    let (cv, answer) = submit(d, &carl, team_job("cv-0", "cv", 2)).await;
+    assert_eq!(answer["admission"]["reasons"][0]["code"], "reclaiming", "{answer}");
+    d.advance(10).await;
+    (nlp, cv)
+}
+
+async fn a_reclaim_killed_before_its_deletes_is_finished_by_the_next_watcher(db: Option<String>) {
+    use anteroom::watcher::{FaultPoint, Watcher, WatcherError};
+    let d = Driven::start(db, GPU_NODES).await;
+    let admin = d.app.admin_token().await;
+    let (nlp, cv) = owed_after_the_delay(&d).await;
+    let mut dying = Watcher::new(d.app.state.watcher_inputs());
+    dying.faults = Some(std::sync::Arc::new(|p| p == FaultPoint::MidPreemption));
+    assert!(matches!(
+        d.try_round(&dying).await,
+        Err(WatcherError::Injected(FaultPoint::MidPreemption))
+    ));
+    // Marked in the store, still running in the cluster: the deletes never went out, and cv's
+    // job still waits.
+    for victim in [nlp[6], nlp[7]] {
+        assert_eq!(phase(&d, &admin, victim).await, "Preempted");
+    }
+    let in_cluster = |d: &Driven| {
+        let sim = d.sim.clone();
+        async move {
+            use anteroom::cluster::Cluster;
+            let ids: Vec<i64> = sim.job_statuses().await.unwrap().iter().map(|s| s.job_id).collect();
+            ids
+        }
+    };
+    assert!(in_cluster(&d).await.contains(&nlp[7]));
+    assert_eq!(phase(&d, &admin, cv).await, "Prequeue");
+    // The next watcher (after the dead one's lease) deletes them, reclaims nothing more and
+    // starts cv's job; every other nlp job runs on.
+    d.advance(16).await;
+    let report = d.round().await;
+    assert!(report.reclaimed.is_empty(), "{report:?}");
+    assert!(report.activated.contains(&cv), "{report:?}");
+    d.advance(31).await;
+    assert_eq!(phase(&d, &admin, cv).await, "Running");
+    let left = in_cluster(&d).await;
+    assert!(!left.contains(&nlp[6]) && !left.contains(&nlp[7]), "{left:?}");
+    for &id in &nlp[..6] {
+        assert_eq!(phase(&d, &admin, id).await, "Running", "job {id}");
+    }
+    let events = detail(&d, &admin, nlp[7]).await;
+    assert_eq!(
+        kinds(&events).iter().filter(|k| *k == "reclaimed").count(),
+        1,
+        "reclaimed once: {events}"
+    );
+}
+both_driven!(
+    mid_reclaim,
+    a_reclaim_killed_before_its_deletes_is_finished_by_the_next_watcher
+);
+
+async fn a_higher_priority_job_takes_the_room_of_lower_ones_where_its_queue_allows(db: Option<String>) {
+    let d = Driven::start(db, GPU_NODES).await;
+    let admin = d.app.admin_token().await;
+    settings(
+        &d.app,
+        &admin,
+        json!({"queueQuotaEnabled": true, "reclaimDelaySeconds": 10}),
+    )
+    .await;
+    queue(
+        &d.app,
+        &admin,
+        json!({"name": "lab", "open": true, "capacity": {"nvidia.com/a100": "4"},
+               "priorityRange": {"min": 0, "max": 9}, "preemptWithinQueue": "lowerPriority"}),
+    )
+    .await;
+    let nina = d.app.user_token("nina").await;
+    let mut low = Vec::new();
+    for i in 0..4 {
+        let (id, _) = submit(&d, &nina, team_job(&format!("low-{i}"), "lab", 1)).await;
+        low.push(id);
+        d.advance(1).await;
+    }
+    let mut body = team_job("urgent", "lab", 2);
+    body["priority"] = json!(5);
+    let (urgent, answer) = submit(&d, &nina, body).await;
+    assert_eq!(answer["admission"]["reasons"][0]["code"], "queue_capacity", "{answer}");
+    d.advance(10).await;
+    let report = d.round().await;
+    assert_eq!(report.reclaimed, [low[2], low[3]], "{report:?}");
+    assert!(report.activated.contains(&urgent), "{report:?}");
+    let seen = detail(&d, &nina, low[3]).await;
+    let last = seen["events"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        (last["kind"].as_str(), last["details"]["priority"].as_i64()),
+        (Some("preempted"), Some(5)),
+        "{last}"
+    );
+    // Without the queue's consent nothing is taken: the same world with "never".
+    let d = Driven::start(None, GPU_NODES).await;
+    let admin = d.app.admin_token().await;
+    settings(
+        &d.app,
+        &admin,
+        json!({"queueQuotaEnabled": true, "reclaimDelaySeconds": 10}),
+    )
+    .await;
+    queue(
+        &d.app,
+        &admin,
+        json!({"name": "lab", "open": true, "capacity": {"nvidia.com/a100": "4"},
+               "priorityRange": {"min": 0, "max": 9}}),
+    )
+    .await;
+    let nina = d.app.user_token("nina").await;
+    for i in 0..4 {
+        submit(&d, &nina, team_job(&format!("low-{i}"), "lab", 1)).await;
+        d.advance(1).await;
+    }
+    let mut body = team_job("urgent", "lab", 2);
+    body["priority"] = json!(5);
+    submit(&d, &nina, body).await;
+    d.advance(10).await;
+    assert!(d.round().await.reclaimed.is_empty());
+}
+both_driven!(
+    priority_within_queue,
+    a_higher_priority_job_takes_the_room_of_lower_ones_where_its_queue_allows
+);

@@ -183,7 +183,8 @@ pub struct JobStatus {
 }
 
 /// A Volcano queue as the cluster knows it, so Anteroom can check that its own queues exist
-/// there before sending jobs into them.
+/// there before sending jobs into them, and what the cluster needs to enforce the tree itself
+/// (`spec/prequeue.md` §9 "The cluster": a job sent around Anteroom still meets the caps).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterQueue {
@@ -191,6 +192,34 @@ pub struct ClusterQueue {
     pub name: String,
     /// Whether it accepts new jobs (Volcano refuses jobs into a closed queue).
     pub open: bool,
+    /// The parent queue; `None`: a root of Anteroom's tree.
+    #[serde(default)]
+    pub parent: Option<String>,
+    /// The queue's capacity, the hard cap of its subtree; `None`: no cap of its own.
+    #[serde(default)]
+    pub capability: Option<ResourceList>,
+    /// Its sharing weight among siblings (`QueueSharing::weight`, ≥ 1).
+    #[serde(default = "default_weight")]
+    pub weight: u32,
+}
+
+fn default_weight() -> u32 {
+    1
+}
+
+impl ClusterQueue {
+    /// A root queue without a capacity, of weight 1 (the defaults of a queue written without
+    /// them): what the seeded `default` queue is, and what tests that care only whether a queue
+    /// exists and is open use.
+    pub fn new(name: impl Into<String>, open: bool) -> Self {
+        Self {
+            name: name.into(),
+            open,
+            parent: None,
+            capability: None,
+            weight: default_weight(),
+        }
+    }
 }
 
 /// What the status stream carries.
@@ -433,14 +462,28 @@ pub trait Cluster: Send + Sync + 'static {
     /// cluster" from "job rejected" before it creates anything.
     async fn queues(&self) -> Result<Vec<ClusterQueue>, ClusterError>;
 
-    /// Anteroom's queue `name` should exist in the cluster: the simulated cluster records it
-    /// (created/opened/closed); the kube adapter does not create Volcano queues (admins do) and
+    /// Anteroom's queue `name` should exist in the cluster as `queue` says: the simulated
+    /// cluster records it (created/opened/closed, with its parent, capability and weight); the
+    /// kube adapter with `mirror_queues` creates or updates the Volcano Queue it mirrors it as,
+    /// and otherwise — or when an administrator's unlabelled Volcano queue has that name —
     /// answers Ok only if Volcano has it.
     async fn sync_queue(&self, queue: &ClusterQueue) -> Result<(), ClusterError>;
 
+    /// Every Anteroom queue, parents before children, at start: the ones the cluster lacks are
+    /// created (the kube adapter with `mirror_queues`: queues made before mirroring or while it
+    /// was off). Existing ones are left to the next write of their queue, which updates them:
+    /// an update from here could race a write on another replica and put old values back. By
+    /// default nothing: the simulated cluster stores its queues with its state, and the kube
+    /// adapter without mirroring writes no queue.
+    async fn create_missing_queues(&self, queues: &[ClusterQueue]) -> Result<(), ClusterError> {
+        let _ = queues;
+        Ok(())
+    }
+
     /// Anteroom's queue `name` was deleted: the simulated cluster forgets it (jobs already in it
-    /// run on, new ones are refused). The kube adapter leaves Volcano queues alone — they belong
-    /// to the cluster's admins — hence this default that does nothing.
+    /// run on, new ones are refused); the kube adapter with `mirror_queues` deletes the Volcano
+    /// Queue if it is one Anteroom mirrors (labelled), never an administrator's. By default
+    /// nothing.
     async fn remove_queue(&self, name: &str) -> Result<(), ClusterError> {
         let _ = name;
         Ok(())

@@ -297,6 +297,18 @@ impl Config {
                     )
                 })?),
             };
+        let (mirror, src) = get("mirror_queues").expect("mirror_queues has a default");
+        let mirror_queues = match mirror.trim().to_ascii_lowercase().as_str() {
+            "true" => true,
+            "false" => false,
+            _ => {
+                return Err(invalid(
+                    "mirror_queues",
+                    src,
+                    format!("`{mirror}` is not one of: true, false"),
+                ));
+            }
+        };
 
         let public_url = match get("public_url").filter(|(v, _)| !v.trim().is_empty()) {
             None => None,
@@ -398,6 +410,7 @@ impl Config {
             image_pull_policy,
             allowed_images,
             kube_ttl_seconds_after_finished,
+            mirror_queues,
             public_url,
             http_limits,
             cluster_networks,

@@ -180,6 +180,13 @@ pub const SETTINGS: &[Setting] = &[
         help: "Volcano removes a finished job after this many seconds (cluster = kube; empty: never)",
     },
     Setting {
+        name: "mirror_queues",
+        env: "ANTEROOM_MIRROR_QUEUES",
+        default: Some("true"),
+        secret: false,
+        help: "keep every Anteroom queue as a Volcano Queue with its parent, capacity and weight (cluster = kube; false: admins create the Volcano queues)",
+    },
+    Setting {
         name: "public_url",
         env: "ANTEROOM_PUBLIC_URL",
         default: None,

@@ -88,6 +88,36 @@ fn kube_priority_classes_and_ttl_are_optional_and_validated() {
 }
 
 #[test]
+fn queues_are_mirrored_unless_turned_off_in_the_environment_or_the_file() {
+    assert!(Config::load(&no_file(), &env_of(&[])).unwrap().mirror_queues);
+    let off = env_of(&[("ANTEROOM_MIRROR_QUEUES", "false")]);
+    assert!(!Config::load(&no_file(), &off).unwrap().mirror_queues);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("anteroom.toml");
+    std::fs::write(&path, "mirror_queues = false\n").unwrap();
+    let cli = CliOverrides {
+        config_file: Some(path),
+        ..CliOverrides::default()
+    };
+    assert!(
+        !Config::load(&cli, &env_of(&[])).unwrap().mirror_queues,
+        "a TOML boolean"
+    );
+    let on = env_of(&[("ANTEROOM_MIRROR_QUEUES", "TRUE")]);
+    assert!(
+        Config::load(&cli, &on).unwrap().mirror_queues,
+        "the environment wins over the file"
+    );
+    let err = Config::load(&no_file(), &env_of(&[("ANTEROOM_MIRROR_QUEUES", "yes")]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`mirror_queues`") && err.contains("ANTEROOM_MIRROR_QUEUES") && err.contains("true, false"),
+        "{err}"
+    );
+}
+
+#[test]
 fn the_never_priority_class_is_optional_and_validated_like_the_others() {
     let c = Config::load(&no_file(), &env_of(&[])).unwrap();
     assert_eq!(c.kube_priority_class_never, None);

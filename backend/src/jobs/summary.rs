@@ -80,6 +80,54 @@ struct Row {
     request_milli: String,
 }
 
+/// The guarantee, borrowed and lent room (§9) of every level of `queue`'s path that has a
+/// guarantee, added to its capacity entry or as an entry of its own, nearest first.
+fn add_sharing(
+    queues: &mut Vec<QueueCapacityUse>,
+    tree: &QueueTree,
+    model: &crate::prequeue::sharing::SharingTree,
+    state: &crate::prequeue::sharing::SharingState,
+    snapshot: &Snapshot,
+    queue: &str,
+) {
+    let mut out = Vec::new();
+    for &level in tree.path_of(queue) {
+        let name = tree.name(level);
+        let share = model.queue_use(state, level);
+        let guaranteed = share.guarantee.iter().any(|(_, v)| v.is_positive());
+        let entry = match queues.iter().position(|q| q.queue == name) {
+            Some(i) => Some(queues[i].clone()),
+            None if guaranteed => {
+                // What all users use below it, as the capacity entries say.
+                let mut used = ResourceList::new();
+                for row in &snapshot.usage {
+                    if tree.path_of(&row.queue).contains(&level) {
+                        used.saturating_add_assign(&row.resources);
+                    }
+                }
+                Some(QueueCapacityUse {
+                    queue: name.to_owned(),
+                    capacity: ResourceList::new(),
+                    used,
+                    guarantee: ResourceList::new(),
+                    borrowed: ResourceList::new(),
+                    lent: ResourceList::new(),
+                })
+            }
+            None => None,
+        };
+        if let Some(mut entry) = entry {
+            if guaranteed {
+                entry.guarantee = share.guarantee;
+                entry.borrowed = share.borrowed;
+                entry.lent = share.lent;
+            }
+            out.push(entry);
+        }
+    }
+    *queues = out;
+}
+
 /// `GET /api/v1/me/resource-summary?queue=` (`spec/prequeue.md` §7).
 pub async fn resource_summary(
     db: &impl ConnectionTrait,
@@ -159,15 +207,21 @@ pub async fn resource_summary(
             resource: name,
         })
         .collect();
-    let queues = view
+    let mut queues: Vec<QueueCapacityUse> = view
         .capacity_usage(queue)
         .into_iter()
         .map(|c| QueueCapacityUse {
             queue: c.queue,
             capacity: c.capacity,
             used: c.used,
+            guarantee: ResourceList::new(),
+            borrowed: ResourceList::new(),
+            lent: ResourceList::new(),
         })
         .collect();
+    if let Some((model, state)) = view.sharing() {
+        add_sharing(&mut queues, &tree, model, state, &snapshot, queue);
+    }
     Ok(ResourceSummary {
         queue: queue.to_owned(),
         quota_enabled: config.queue_quota_enabled,

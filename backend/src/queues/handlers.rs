@@ -80,6 +80,7 @@ async fn list_queues(State(state): State<AppState>, AuthUser(user): AuthUser) ->
     let rows = queues::usable_by(&state.db_read, &user).await?;
     let used = queues::used_by_queue(&state.db_read).await?;
     let waiting = queues::usage::waiting_by_queue(&state.db_read).await?;
+    let mut shares = sharing_now(&state).await?;
     let mut out = Vec::with_capacity(rows.len());
     for row in rows {
         out.push(Queue {
@@ -87,6 +88,14 @@ async fn list_queues(State(state): State<AppState>, AuthUser(user): AuthUser) ->
             sharing: queues::sharing_of(&row)?,
             used: used.get(&row.name).cloned().unwrap_or_default(),
             waiting: waiting.get(&row.name).copied().unwrap_or(0),
+            borrowed: shares
+                .get_mut(&row.name)
+                .map(|s| std::mem::take(&mut s.borrowed))
+                .unwrap_or_default(),
+            lent: shares
+                .get_mut(&row.name)
+                .map(|s| std::mem::take(&mut s.lent))
+                .unwrap_or_default(),
             name: row.name,
             display_name: row.display_name,
             open: row.open,
@@ -99,11 +108,32 @@ async fn list_queues(State(state): State<AppState>, AuthUser(user): AuthUser) ->
     Ok(Json(out))
 }
 
+/// What each queue borrows and lends now (§9); empty while queues do not share. A cluster
+/// that does not answer leaves it empty rather than failing the list (it is a picture, not a
+/// decision).
+async fn sharing_now(
+    state: &AppState,
+) -> ApiResult<std::collections::BTreeMap<String, crate::prequeue::sharing::QueueSharingUse>> {
+    let config = state.settings.current();
+    if !config.queue_quota_enabled {
+        return Ok(Default::default());
+    }
+    let nodes = match state.cluster.nodes().await {
+        Ok(nodes) => nodes,
+        Err(e) => {
+            tracing::warn!(error = %e, "the cluster's nodes are unknown; queues are listed without what they lend");
+            return Ok(Default::default());
+        }
+    };
+    Ok(queues::usage::sharing_by_queue(&state.db_read, &config, &nodes).await?)
+}
+
 async fn admin_view(state: &AppState, name: Option<&str>) -> ApiResult<Vec<AdminQueue>> {
     let rows = queues::all(&state.db_read).await?;
     let mut members = queues::members(&state.db_read).await?;
     let used = queues::used_by_queue(&state.db_read).await?;
     let waiting = queues::usage::waiting_by_queue(&state.db_read).await?;
+    let mut shares = sharing_now(&state).await?;
     let mut out = Vec::new();
     for row in rows.into_iter().filter(|r| name.is_none_or(|n| n == r.name)) {
         out.push(AdminQueue {
@@ -111,6 +141,14 @@ async fn admin_view(state: &AppState, name: Option<&str>) -> ApiResult<Vec<Admin
             sharing: queues::sharing_of(&row)?,
             used: used.get(&row.name).cloned().unwrap_or_default(),
             waiting: waiting.get(&row.name).copied().unwrap_or(0),
+            borrowed: shares
+                .get_mut(&row.name)
+                .map(|s| std::mem::take(&mut s.borrowed))
+                .unwrap_or_default(),
+            lent: shares
+                .get_mut(&row.name)
+                .map(|s| std::mem::take(&mut s.lent))
+                .unwrap_or_default(),
             members: members.remove(&row.name).unwrap_or_default(),
             name: row.name,
             display_name: row.display_name,

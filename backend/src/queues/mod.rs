@@ -3,6 +3,7 @@
 //! with the change applied, so no cycle, unknown parent, capacity above a parent's or guarantee
 //! beyond a capacity or a parent's guarantee is ever stored.
 
+pub mod cluster;
 pub mod entity;
 pub mod handlers;
 pub mod names;
@@ -22,7 +23,7 @@ use sea_orm::{
 
 use self::entity::{member, queue};
 pub use self::names::{dns_label_problem, resource_name_problem};
-use crate::cluster::{Cluster, ClusterError, ClusterQueue};
+use crate::cluster::{Cluster, ClusterError};
 use crate::field_rule::Rule;
 use crate::prequeue::{QueueSpec, QueueTree, QueueTreeError};
 use crate::users;
@@ -423,14 +424,9 @@ pub async fn save(
     member_ids(db, &body.members).await?;
     // Before the transaction: the simulated cluster writes through the same single SQLite
     // writer, and nothing slow belongs inside a write lock. If the write below fails after
-    // all, the cluster keeps a harmless unused queue (Volcano's `open` means "accepts jobs",
-    // unlike ours, which means "open to every user").
-    cluster
-        .sync_queue(&ClusterQueue {
-            name: body.name.clone(),
-            open: true,
-        })
-        .await?;
+    // all, the cluster keeps a harmless unused queue, or a mirror ahead of the stored queue
+    // until its next write.
+    cluster.sync_queue(&self::cluster::of_body(body, &sharing)).await?;
     let txn = crate::store::write_transaction(db).await?;
     crate::store::lock_named(&txn, "anteroom-queues").await?;
     let existing = queue::Entity::find_by_id(body.name.clone()).one(&txn).await?;

@@ -153,3 +153,25 @@ pub async fn per_user(db: &impl ConnectionTrait) -> Result<Vec<anteroom_shared::
     out.sort_by(|a, b| (&a.queue, &a.user).cmp(&(&b.queue, &b.user)));
     Ok(out)
 }
+
+/// Per queue, while queues share (§9, quotas on): its effective guarantee, what its subtree
+/// holds beyond it (`borrowed`) and the idle part of it others may use (`lent`), against the
+/// cluster's `nodes`. Empty while nothing is guaranteed or quotas are off.
+pub async fn sharing_by_queue(
+    db: &impl ConnectionTrait,
+    config: &anteroom_shared::scheduling::PrequeueConfig,
+    nodes: &[crate::prequeue::NodeSnapshot],
+) -> Result<BTreeMap<String, crate::prequeue::sharing::QueueSharingUse>, DbErr> {
+    if !config.queue_quota_enabled {
+        return Ok(BTreeMap::new());
+    }
+    let (specs, tree) = super::tree(db).await?;
+    let Some(model) = crate::prequeue::sharing::SharingTree::new(&specs, &tree, nodes) else {
+        return Ok(BTreeMap::new());
+    };
+    let rows = usage_rows(db, None, None).await?;
+    let state = model.state(rows.iter().map(|row| (tree.index_of(&row.queue), &row.resources)));
+    Ok((0..tree.len())
+        .map(|q| (tree.name(q).to_owned(), model.queue_use(&state, q)))
+        .collect())
+}

@@ -103,9 +103,10 @@ pub struct RoundReport {
     pub preempted: Vec<i64>,
     /// The job they were preempted for.
     pub preempted_for: Option<i64>,
-    /// Borrowing jobs reclaimed for jobs owed their queue's guarantee (§9), and those jobs.
+    /// Jobs taken this round for waiting jobs (§9): borrowers reclaimed for jobs owed their
+    /// queue's guarantee, and lower-priority jobs of queues that allow preemption by priority.
     pub reclaimed: Vec<i64>,
-    /// The jobs borrowers were reclaimed for this round.
+    /// The jobs they were taken for.
     pub reclaimed_for: Vec<i64>,
     /// Waiting jobs whose stored reasons changed.
     pub reasons_written: usize,
@@ -294,9 +295,10 @@ impl Watcher {
             }
         }
 
-        // Reclaim (§9): borrowers taken back for jobs owed their guarantee. The round then goes
-        // on without the victims, so the jobs they made room for start now, before any
-        // borrower could take that room.
+        // Reclaim (§9): borrowers taken back for jobs owed their guarantee, and lower-priority
+        // jobs for a higher-priority one where its queue allows it. The round then goes on
+        // without the victims, so the jobs they made room for start now, before any borrower
+        // could take that room.
         let mut taken: Vec<i64> = Vec::new();
         for plan in crate::prequeue::sharing::plan_reclaims(snapshot, now) {
             let victims = preempt::execute_reclaim(self, fence, &plan).await?;

@@ -134,8 +134,9 @@ pub(super) async fn execute(w: &Watcher, fence: &Fence, plan: &PreemptionPlan) -
 }
 
 /// Executes a reclaim (`spec/prequeue.md` §9): borrowing jobs preempted for a job owed its
-/// queue's guarantee, with the same crash-safe steps as a preemption. Returns the victims, or
-/// nothing when the plan went stale.
+/// queue's guarantee — or lower-priority jobs of a queue that allows it, for a job of that
+/// queue — with the same crash-safe steps as a preemption. Returns the victims, or nothing
+/// when the plan went stale.
 pub(super) async fn execute_reclaim(
     w: &Watcher,
     fence: &Fence,
@@ -145,10 +146,16 @@ pub(super) async fn execute_reclaim(
         beneficiary: plan.beneficiary,
         victims: &plan.victims,
         node: &plan.node,
-        why: Why::Reclaim { queue: &plan.queue },
+        why: match plan.kind {
+            crate::prequeue::sharing::TakeKind::Reclaim => Why::Reclaim { queue: &plan.queue },
+            crate::prequeue::sharing::TakeKind::Priority => Why::Priority { queue: &plan.queue },
+        },
     };
     let victims = take(w, fence, &taking).await?;
-    super::metrics::reclaimed(victims.len());
+    match plan.kind {
+        crate::prequeue::sharing::TakeKind::Reclaim => super::metrics::reclaimed(victims.len()),
+        crate::prequeue::sharing::TakeKind::Priority => super::metrics::preempted(victims.len()),
+    }
     Ok(victims)
 }
 
@@ -168,6 +175,9 @@ enum Why<'a> {
     },
     /// Borrowers for a job owed its queue's guarantee (still `Prequeue`).
     Reclaim { queue: &'a str },
+    /// Lower-priority jobs of a queue that says `preemptWithinQueue: lowerPriority`, for a
+    /// waiting job of that queue (still `Prequeue`).
+    Priority { queue: &'a str },
 }
 
 async fn take(w: &Watcher, fence: &Fence, plan: &Taking<'_>) -> Result<Vec<i64>, WatcherError> {
@@ -183,7 +193,7 @@ async fn take(w: &Watcher, fence: &Fence, plan: &Taking<'_>) -> Result<Vec<i64>,
     };
     let waits_in = match plan.why {
         Why::Preemption { .. } => JobPhase::Pending,
-        Why::Reclaim { .. } => JobPhase::Prequeue,
+        Why::Reclaim { .. } | Why::Priority { .. } => JobPhase::Prequeue,
     };
     let Some(beneficiary) = job::Entity::find_by_id(plan.beneficiary)
         .filter(job::Column::Phase.eq(waits_in.as_str()))
@@ -232,6 +242,22 @@ async fn take(w: &Watcher, fence: &Fence, plan: &Taking<'_>) -> Result<Vec<i64>,
                 serde_json::json!({
                     "beneficiary": beneficiary.id,
                     "beneficiaryName": beneficiary.name,
+                    "node": plan.node,
+                    "graceSeconds": grace,
+                    "requeue": requeue,
+                }),
+            ),
+            Why::Priority { queue } => (
+                EventKind::Preempted,
+                format!(
+                    "preempted to make room for job {} ({}), of a higher priority in queue {queue:?}",
+                    beneficiary.id, beneficiary.name
+                ),
+                serde_json::json!({
+                    "beneficiary": beneficiary.id,
+                    "beneficiaryName": beneficiary.name,
+                    "queue": queue,
+                    "priority": beneficiary.priority,
                     "node": plan.node,
                     "graceSeconds": grace,
                     "requeue": requeue,
@@ -295,6 +321,19 @@ async fn take(w: &Watcher, fence: &Fence, plan: &Taking<'_>) -> Result<Vec<i64>,
                 "victims": plan.victims,
                 "node": plan.node,
                 "deficit": deficit,
+            }),
+        ),
+        Why::Priority { queue } => (
+            EventKind::PreemptedFor,
+            format!(
+                "{} job(s) of a lower priority in queue {queue:?} preempted to make room for this job: {}",
+                victims.len(),
+                names.join(", ")
+            ),
+            serde_json::json!({
+                "victims": plan.victims,
+                "queue": queue,
+                "priority": true,
             }),
         ),
         Why::Reclaim { queue } => (

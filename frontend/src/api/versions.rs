@@ -103,6 +103,8 @@ pub async fn replace_queue(shown: &AdminQueue, body: &QueueBody) -> Result<Admin
         AdminQueue {
             used: now.used.clone(),
             waiting: now.waiting,
+            borrowed: now.borrowed.clone(),
+            lent: now.lent.clone(),
             ..shown.clone()
         } == *now
     };

@@ -92,3 +92,52 @@ pub fn kind_label(kind: JobKind) -> Key {
         JobKind::Tensorflow => k!("kind.tensorflow"),
     }
 }
+
+/// Whether a job shows the Borrowing badge: admitted beyond its queue's guarantee
+/// (`spec/prequeue.md` §9) and still holding that room — not once it ended, nor while it waits
+/// again in the prequeue after a requeue (the flag tells how it was last admitted).
+pub fn shows_borrowing(job: &anteroom_shared::api::jobs::Job) -> bool {
+    job.borrowing && !job.phase.is_terminal() && job.phase != JobPhase::Prequeue
+}
+
+/// "Borrowing": the job runs on another queue's idle guaranteed room and may be reclaimed
+/// (purple and dashed, `components::palette`), with the description as a tooltip.
+#[component]
+pub fn BorrowingBadge() -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <span class=crate::components::palette::BORROWING_BADGE title=move || i18n.t(k!("jobs.borrowingDescription"))
+            data-testid="borrowing-badge">
+            {move || i18n.t(k!("jobs.borrowing"))}
+        </span>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_borrowing_badge_shows_while_the_job_holds_borrowed_room() {
+        let mut job: anteroom_shared::api::jobs::Job = serde_json::from_value(serde_json::json!({
+            "id": 1, "name": "nlp-5", "owner": "nina", "kind": "custom", "queue": "nlp",
+            "scheduleType": "normal", "phase": "Running", "preemptionPolicy": "PreemptLowerPriority",
+            "resources": {}, "tasks": [], "nodes": [], "submittedAt": "2026-11-23T08:00:00Z",
+            "borrowing": true
+        }))
+        .expect("a job");
+        assert!(shows_borrowing(&job));
+        for (phase, shows) in [
+            (JobPhase::Pending, true),
+            (JobPhase::Prequeue, false),
+            (JobPhase::Preempted, false),
+            (JobPhase::Completed, false),
+        ] {
+            job.phase = phase;
+            assert_eq!(shows_borrowing(&job), shows, "{phase:?}");
+        }
+        job.phase = JobPhase::Running;
+        job.borrowing = false;
+        assert!(!shows_borrowing(&job));
+    }
+}

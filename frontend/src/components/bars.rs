@@ -161,7 +161,7 @@ pub fn ResourceName(
 
 /// One resource of a queue's capacity: its name, a bar of what all users use against the
 /// capacity (its limit), and the same in words (the queue tree, the capacity view and the
-/// resource summary show these alike).
+/// resource summary show these alike, through [`crate::components::sharing::QueueUseBars`]).
 #[component]
 pub fn CapacityBar(
     /// The resource name.
@@ -202,36 +202,6 @@ pub fn CapacityBar(
             <span class="text-slate-700 dark:text-slate-300">{label}</span>
         </div>
     }
-}
-
-/// A queue's capacity against what all its users use, one [`CapacityBar`] per resource; a
-/// queue without a capacity says so (a root queue has no parent whose limits could apply).
-#[component]
-pub fn QueueCapacityBars(
-    /// The queue's capacity; empty: none.
-    capacity: anteroom_shared::scheduling::ResourceList,
-    /// What all users use in it and below.
-    used: anteroom_shared::scheduling::ResourceList,
-    /// Whether it is a root queue.
-    root: bool,
-) -> impl IntoView {
-    let i18n = crate::i18n::use_i18n();
-    if capacity.is_empty() {
-        let key = if root {
-            crate::i18n::k!("queue.noCapacityRoot")
-        } else {
-            crate::i18n::k!("queue.noCapacity")
-        };
-        return view! { <p class="text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(key)}</p> }.into_any();
-    }
-    view! {
-        <div class="space-y-1">
-            {capacity.iter().map(|(res, cap)| view! {
-                <CapacityBar resource=res.to_owned() used=used.get(res) capacity=cap />
-            }).collect_view()}
-        </div>
-    }
-    .into_any()
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Components shared by the pages: badges, bars, tables, form fields, toasts, the confirm
-//! dialog, the reasons of a waiting job, and the loading / error / empty states every page
+//! dialog, the reasons of a waiting job, sharing between queues as bars, and the loading / error / empty states every page
 //! shows the same way.
 
 pub mod badges;
@@ -14,6 +14,7 @@ pub mod notebook;
 pub mod pager;
 pub mod palette;
 pub mod reasons;
+pub mod sharing;
 pub mod summary;
 pub mod time;
 pub mod toast;

@@ -10,6 +10,8 @@
 //! | levels of a bar             | ok slate, near amber, over red (red is "wrong" everywhere: over a limit or failed) |
 //! | attention, success          | amber asks for attention elsewhere too (unsaved, retrying, reconnecting, a taint no rule tolerates); emerald says something went well (a toast, "starts now", live, delivered) |
 //! | accelerator vendors (a dot) | NVIDIA lime, AMD pink, Intel sky                      |
+//! | guaranteed room (sharing)   | zinc: a queue's guarantee on a bar, its idle part (what it lends) as a band |
+//! | borrowed room (sharing)     | purple: use beyond a guarantee on a bar, the Borrowing badge (it may be reclaimed) |
 //! | information panels          | slate                                                 |
 //!
 //! Each class list has its dark-mode half; the tests below check that no two meanings share a
@@ -113,6 +115,18 @@ pub const BAR_TRACK: &str = "bg-slate-200 dark:bg-slate-800";
 /// The tick that marks a limit on a bar.
 pub const BAR_TICK: &str = "bg-slate-950 dark:bg-white";
 
+/// The part of a shared bar (`components::sharing`) that is guaranteed and idle: lent to other
+/// queues now. A band between the used part and the guarantee's end.
+pub const BAR_GUARANTEED_IDLE: &str = "bg-zinc-400 dark:bg-zinc-500";
+/// The dashed mark (a border colour) at the end of a guarantee on a shared bar: the band's
+/// edge, also where use turns into borrowing.
+pub const BAR_GUARANTEE_MARK: &str = "border-zinc-800 dark:border-zinc-200";
+/// The part of a shared bar used beyond the guarantee: borrowed room, which may be reclaimed.
+pub const BAR_BORROWED: &str = "bg-purple-600 dark:bg-purple-400";
+/// The Borrowing badge of a job admitted beyond its queue's guarantee (it may be reclaimed);
+/// dashed like the Preempted badge, as what may be taken back (colour is never the only sign).
+pub const BORROWING_BADGE: &str = "inline-flex items-center whitespace-nowrap rounded-full border border-dashed px-2 py-0.5 text-xs font-medium border-purple-400 dark:border-purple-500 bg-purple-50 dark:bg-purple-950 text-purple-900 dark:text-purple-100";
+
 /// The vendor dot beside an accelerator's name (`nvidia.com/…` lime, `amd.com/…` pink,
 /// `intel.com/…` sky); `None` for CPU, memory and unknown vendors, named in words only.
 pub fn vendor_dot(resource: &str) -> Option<&'static str> {
@@ -190,6 +204,11 @@ mod tests {
         for v in ["nvidia.com/a100", "amd.com/mi300", "intel.com/max"] {
             m.push((format!("vendor {v}"), vendor_dot(v).unwrap().into()));
         }
+        m.push((
+            "guaranteed".into(),
+            format!("{BAR_GUARANTEED_IDLE} {BAR_GUARANTEE_MARK}"),
+        ));
+        m.push(("borrowed".into(), format!("{BAR_BORROWED} {BORROWING_BADGE}")));
         m
     }
 
@@ -239,7 +258,7 @@ mod tests {
     fn every_badge_has_a_dark_half() {
         for (meaning, classes) in meanings()
             .into_iter()
-            .filter(|(m, _)| m.starts_with("phase") || m.starts_with("schedule"))
+            .filter(|(m, _)| m.starts_with("phase") || m.starts_with("schedule") || m == "borrowed")
         {
             assert!(classes.contains("dark:bg-"), "{meaning}: {classes}");
             assert!(classes.contains("dark:text-"), "{meaning}: {classes}");

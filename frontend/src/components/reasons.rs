@@ -1,11 +1,14 @@
 //! Why a job waits, as words and as a picture: for a quota or a queue capacity, one bar per
 //! resource of current usage plus this job's request against the limit, at the level that holds
-//! it (the user's quota, the job's queue, or the ancestor queue named); the blocking job as a
-//! link; and the job's position when it has one.
+//! it (the user's quota, the job's queue, or the ancestor queue named); for sharing between
+//! queues (`borrowing_limit`, `reclaiming`), the cluster's room held by guarantees and jobs, the
+//! jobs being reclaimed for it and when reclaim may start; the blocking job as a link; and the
+//! job's position when it has one.
 
 use anteroom_shared::api::jobs::WaitReason;
 use anteroom_shared::scheduling::reasons::{
-    BlockedByDetails, MaxActiveJobsDetails, QueueCapacityDetails, QuotaDetails, ResourceCheck, RoundLimitDetails,
+    BlockedByDetails, BorrowingLimitDetails, MaxActiveJobsDetails, QueueCapacityDetails, QuotaDetails,
+    ReclaimingDetails, ResourceCheck, RoundLimitDetails,
 };
 use leptos::prelude::*;
 
@@ -23,6 +26,8 @@ enum Details {
     MaxActiveJobs(MaxActiveJobsDetails),
     BlockedBy(BlockedByDetails),
     RoundLimit(RoundLimitDetails),
+    BorrowingLimit(BorrowingLimitDetails),
+    Reclaiming(ReclaimingDetails),
     None,
 }
 
@@ -36,6 +41,8 @@ fn details(reason: &WaitReason) -> Details {
         "max_active_jobs" => read(reason).map(Details::MaxActiveJobs),
         "blocked_by" => read(reason).map(Details::BlockedBy),
         "round_limit" => read(reason).map(Details::RoundLimit),
+        "borrowing_limit" => read(reason).map(Details::BorrowingLimit),
+        "reclaiming" => read(reason).map(Details::Reclaiming),
         _ => None,
     };
     read.unwrap_or(Details::None)
@@ -65,6 +72,14 @@ pub fn reason_text(i18n: crate::i18n::I18n, reason: &WaitReason) -> String {
         ),
         ("backfill_disabled", _) => i18n.t(k!("reason.backfillDisabled")).to_owned(),
         ("round_limit", Details::RoundLimit(d)) => i18n.tf(k!("reason.roundLimit"), &[("limit", &d.limit.to_string())]),
+        ("borrowing_limit", Details::BorrowingLimit(d)) if d.may_borrow => {
+            i18n.tf(k!("reason.borrowingLimit"), &[("queue", &d.job_queue)])
+        }
+        // It said `borrow: never`: it waits for guaranteed room by choice.
+        ("borrowing_limit", Details::BorrowingLimit(d)) => {
+            i18n.tf(k!("reason.borrowingLimitNever"), &[("queue", &d.job_queue)])
+        }
+        ("reclaiming", Details::Reclaiming(d)) => i18n.tf(k!("reason.reclaiming"), &[("queue", &d.job_queue)]),
         // A code (or details) this UI does not know: the API's English message.
         _ => reason.message.clone(),
     }
@@ -80,7 +95,18 @@ pub fn reason_short(code: &str) -> crate::i18n::Key {
         "blocked_by" => k!("reason.short.blockedBy"),
         "backfill_disabled" => k!("reason.short.backfillDisabled"),
         "round_limit" => k!("reason.short.roundLimit"),
+        "borrowing_limit" => k!("reason.short.borrowingLimit"),
+        "reclaiming" => k!("reason.short.reclaiming"),
         _ => k!("reason.short.other"),
+    }
+}
+
+/// [`reason_short`] for a reason with its details: a job that will not borrow waits for
+/// guaranteed room, which "no idle room to borrow" would misstate.
+pub fn reason_short_of(reason: &WaitReason) -> crate::i18n::Key {
+    match details(reason) {
+        Details::BorrowingLimit(d) if !d.may_borrow => k!("reason.short.guaranteedOnly"),
+        _ => reason_short(&reason.code),
     }
 }
 
@@ -114,13 +140,27 @@ fn ReasonItem(reason: WaitReason) -> impl IntoView {
         let reason = reason.clone();
         move || reason_text(i18n, &reason)
     };
+    // For sharing, the bars are the cluster's room (held by guarantees and jobs), said so.
+    let mut cluster_room = false;
+    let mut reclaim: Option<ReclaimingDetails> = None;
     let (level, bars, blocker) = match d {
         Details::Quota(q) => (Some(k!("reason.level.quota")), q.resources, None),
         Details::QueueCapacity(q) if q.job_queue != q.queue => (Some(k!("reason.level.ancestor")), q.resources, None),
         Details::QueueCapacity(q) => (Some(k!("reason.level.queue")), q.resources, None),
         Details::BlockedBy(b) => (None, Vec::new(), Some(b.job_id)),
+        Details::BorrowingLimit(b) => {
+            cluster_room = true;
+            (Some(k!("reason.level.cluster")), b.resources, None)
+        }
+        Details::Reclaiming(r) => {
+            cluster_room = true;
+            let resources = r.resources.clone();
+            reclaim = Some(r);
+            (Some(k!("reason.level.cluster")), resources, None)
+        }
         _ => (None, Vec::new(), None),
     };
+    let admin = crate::auth::use_auth().is_admin();
     // A resource this job does not ask for holds nothing back: no "0 used + 0" bar.
     let bars: Vec<ResourceCheck> = bars
         .into_iter()
@@ -132,22 +172,54 @@ fn ReasonItem(reason: WaitReason) -> impl IntoView {
                 {level.map(|l| view! { <span class="mr-2 rounded bg-white dark:bg-slate-900 px-1.5 py-0.5 text-xs font-semibold text-slate-800 dark:text-slate-100 ring-1 ring-slate-300 dark:ring-slate-600">{move || i18n.t(l)}</span> })}
                 <span data-testid="reason-text">{text}</span>
                 // The blocker is often another user's job, which only an admin may open.
-                {blocker.filter(|_| crate::auth::use_auth().is_admin()).map(|id| view! {
+                {blocker.filter(|_| admin).map(|id| view! {
                     " "
                     <a class=LINK href=format!("/jobs/{id}") data-testid="blocker-link">{move || i18n.tf(k!("reason.openJob"), &[("job", &id.to_string())])}</a>
                 })}
             </p>
+            {reclaim.map(|r| view! { <Reclaim details=r admin=admin /> })}
             {(!bars.is_empty()).then(|| view! {
                 <div class="mt-2 space-y-2">
-                    {bars.into_iter().map(|c| view! { <CheckBar check=c /> }).collect_view()}
+                    {bars.into_iter().map(|c| view! { <CheckBar check=c cluster_room=cluster_room /> }).collect_view()}
                 </div>
             })}
         </li>
     }
 }
 
+/// The jobs being reclaimed for a job owed room (links for an admin: they are often other
+/// users' jobs) and when reclaim may start.
 #[component]
-fn CheckBar(check: ResourceCheck) -> impl IntoView {
+fn Reclaim(details: ReclaimingDetails, admin: bool) -> impl IntoView {
+    let i18n = use_i18n();
+    let count = details.victims.len() as u64;
+    let at = details.reclaim_at;
+    view! {
+        {(count > 0).then(|| view! {
+            <p class="mt-1 text-xs text-slate-700 dark:text-slate-300" data-testid="reclaim-victims">
+                {move || i18n.tp(k!("reason.reclaimVictims.one"), k!("reason.reclaimVictims.other"), count, &[])}
+                {details.victims.iter().map(|id| {
+                    let id = *id;
+                    if admin {
+                        view! { " " <a class=LINK href=format!("/jobs/{id}")>{format!("#{id}")}</a> }.into_any()
+                    } else {
+                        view! { " " <span>{format!("#{id}")}</span> }.into_any()
+                    }
+                }).collect_view()}
+            </p>
+        })}
+        {at.map(|at| view! {
+            <p class="mt-1 text-xs text-slate-700 dark:text-slate-300" data-testid="reclaim-at">
+                {move || i18n.tf(k!("reason.reclaimAt"), &[("time", &format::datetime(i18n.locale(), at))])}
+            </p>
+        })}
+    }
+}
+
+/// One resource of a reason against its limit; `cluster_room`: against the cluster's room
+/// (sharing), which the words say.
+#[component]
+fn CheckBar(check: ResourceCheck, cluster_room: bool) -> impl IntoView {
     let i18n = use_i18n();
     let usage = format::value(&check.usage);
     let request = format::value(&check.request);
@@ -164,7 +236,11 @@ fn CheckBar(check: ResourceCheck) -> impl IntoView {
         move || {
             let l = i18n.locale();
             i18n.tf(
-                k!("reason.bar"),
+                if cluster_room {
+                    k!("reason.barCluster")
+                } else {
+                    k!("reason.bar")
+                },
                 &[
                     ("resource", &i18n.resource_name(&resource)),
                     ("used", &format::amount(l, &resource, usage)),
@@ -224,5 +300,55 @@ mod tests {
             ..quota
         };
         assert!(matches!(details(&malformed), Details::None));
+    }
+
+    fn sharing_reason(code: &str, details: serde_json::Value) -> WaitReason {
+        WaitReason {
+            code: code.into(),
+            message: "the server's English".into(),
+            details: Some(details),
+        }
+    }
+
+    #[test]
+    fn sharing_reasons_say_whether_the_job_may_borrow_and_what_is_reclaimed() {
+        use crate::i18n::{I18n, Locale};
+        let en = I18n::fixed(Locale::En);
+        let check = serde_json::json!([{"resource": "nvidia.com/a100", "usage": "8", "request": "1", "limit": "8", "exceeded": true}]);
+        let borrows = sharing_reason(
+            "borrowing_limit",
+            serde_json::json!({"jobQueue": "nlp", "mayBorrow": true, "resources": check}),
+        );
+        let never = sharing_reason(
+            "borrowing_limit",
+            serde_json::json!({"jobQueue": "nlp", "mayBorrow": false, "resources": check}),
+        );
+        let text = |r: &WaitReason| reason_text(en, r);
+        assert_eq!(
+            text(&borrows),
+            "It would use room beyond the guarantee of queue nlp, and no other queue lends idle room now."
+        );
+        assert_eq!(
+            text(&never),
+            "It waits for room within the guarantee of queue nlp, as it does not borrow; that room is in use now."
+        );
+        assert_eq!(reason_short_of(&borrows), k!("reason.short.borrowingLimit"));
+        assert_eq!(reason_short_of(&never), k!("reason.short.guaranteedOnly"));
+        let reclaiming = sharing_reason(
+            "reclaiming",
+            serde_json::json!({"jobQueue": "cv", "resources": check, "victims": [7, 8], "reclaimAt": null}),
+        );
+        match details(&reclaiming) {
+            Details::Reclaiming(r) => assert_eq!((r.victims, r.reclaim_at), (vec![7, 8], None)),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            text(&reclaiming),
+            "Room guaranteed to queue cv is being taken back from borrowing jobs of other queues."
+        );
+        assert_eq!(reason_short_of(&reclaiming), k!("reason.short.reclaiming"));
+        // Details this UI cannot read: the server's message, never a wrong sentence.
+        let odd = sharing_reason("borrowing_limit", serde_json::json!({"jobQueue": 3}));
+        assert_eq!(text(&odd), "the server's English");
     }
 }

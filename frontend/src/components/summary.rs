@@ -1,7 +1,8 @@
 //! The resource summary card on top of `/jobs`: per resource a bar with the running part solid
 //! and the pending part lighter, scaled to the limit when there is one (`running/limit`, a
-//! tick at the limit), otherwise to the queue's capacity of that resource or the cluster's; the queue and each ancestor with a capacity; the counts of
-//! running, pending and prequeued jobs. Collapsible; refreshes every 10 s and on every job
+//! tick at the limit), otherwise to the queue's capacity of that resource or the cluster's; the
+//! queue and each ancestor with a capacity or a guarantee (guaranteed against borrowed room,
+//! [`crate::components::sharing`]); the counts of running, pending and prequeued jobs. Collapsible; refreshes every 10 s and on every job
 //! event.
 
 use std::time::Duration;
@@ -9,7 +10,8 @@ use std::time::Duration;
 use anteroom_shared::api::prequeue::ResourceSummary;
 use leptos::prelude::*;
 
-use crate::components::bars::{Bar, BarInput, CapacityBar, ResourceName};
+use crate::components::bars::{Bar, BarInput, ResourceName};
+use crate::components::sharing::{QueueUse, QueueUseBars, ShareLegend};
 use crate::components::{CARD, INPUT, loaded, show, use_fetch};
 use crate::format;
 use crate::i18n::{k, use_i18n};
@@ -138,14 +140,20 @@ fn SummaryBody(
             {(!summary.queues.is_empty()).then(|| view! {
                 <div class="space-y-2">
                     <h3 class="text-sm font-semibold">{move || i18n.t(k!("summary.queueCapacity"))}</h3>
+                    {summary.queues.iter().any(|q| !q.guarantee.is_empty()).then(|| view! { <ShareLegend /> })}
                     {summary.queues.iter().map(|q| {
                         let name = q.queue.clone();
+                        let level = QueueUse {
+                            capacity: q.capacity.clone(),
+                            used: q.used.clone(),
+                            guarantee: q.guarantee.clone(),
+                            borrowed: q.borrowed.clone(),
+                            lent: q.lent.clone(),
+                        };
                         view! {
-                            <div class="space-y-1 text-xs" data-testid="summary-queue-capacity">
+                            <div class="space-y-1 text-xs" data-testid="summary-queue-capacity" data-queue=name.clone()>
                                 <span class="font-medium" translate="no">{name.clone()}</span>
-                                {q.capacity.iter().map(|(res, cap)| view! {
-                                    <CapacityBar resource=res.to_owned() used=q.used.get(res) capacity=cap />
-                                }).collect_view()}
+                                <QueueUseBars queue=level room=cluster.clone() root=false />
                             </div>
                         }
                     }).collect_view()}

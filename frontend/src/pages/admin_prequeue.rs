@@ -1,6 +1,6 @@
 //! `/admin/prequeue`: first the live list of jobs waiting to queue with their positions and
 //! reasons, paged (`?page=` in the URL); then the prequeue settings of `spec/prequeue.md` §3 in
-//! groups — admission, activation, preemption, default requests — with durations also written
+//! groups — admission, activation, preemption and reclaim, default requests — with durations also written
 //! as people say them ("5 min"), checked here by the shared crate's `PrequeueConfig::validate`
 //! (the server's own rule) and again by the server; one Save in a bar that stays in view and
 //! says when something is unsaved (Discard puts the saved values back).
@@ -22,69 +22,115 @@ use crate::format;
 use crate::i18n::{Key, k, use_i18n};
 use crate::live::use_live;
 
-/// The integer settings: API field, label, hint, smallest allowed value.
-const NUMBERS: [(&str, Key, Key, i64); 10] = [
-    (
-        "normalJobWaitingToleranceSeconds",
-        k!("settings.tolerance"),
-        k!("settings.toleranceHint"),
-        1,
-    ),
-    (
-        "activateTickerIntervalSeconds",
-        k!("settings.ticker"),
-        k!("settings.tickerHint"),
-        1,
-    ),
-    (
-        "maxTotalActivationsPerRound",
-        k!("settings.maxActivations"),
-        k!("settings.maxActivationsHint"),
-        1,
-    ),
-    (
-        "prequeueCandidateSize",
-        k!("settings.candidates"),
-        k!("settings.candidatesHint"),
-        1,
-    ),
-    (
-        "backfillMinRuntimeSeconds",
-        k!("settings.minRuntime"),
-        k!("settings.minRuntimeHint"),
-        0,
-    ),
-    (
-        "maxPrequeuedJobsPerUser",
-        k!("settings.maxPrequeued"),
-        k!("settings.maxPrequeuedHint"),
-        1,
-    ),
-    (
-        "preemptionGracePeriodSeconds",
-        k!("settings.grace"),
-        k!("settings.graceHint"),
-        0,
-    ),
-    (
-        "maxUnfinishedJobsPerUser",
-        k!("settings.maxUnfinished"),
-        k!("settings.maxUnfinishedHint"),
-        1,
-    ),
-    (
-        "preemptionPlanWindowSeconds",
-        k!("settings.planWindow"),
-        k!("settings.planWindowHint"),
-        0,
-    ),
-    (
-        "maxRequeues",
-        k!("settings.maxRequeues"),
-        k!("settings.maxRequeuesHint"),
-        0,
-    ),
-];
+/// The integer settings, one variant each: a field this page does not know cannot be asked for
+/// (no dispatch on field-name strings).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Number {
+    Tolerance,
+    Ticker,
+    MaxActivations,
+    Candidates,
+    MinRuntime,
+    MaxPrequeued,
+    Grace,
+    MaxUnfinished,
+    PlanWindow,
+    MaxRequeues,
+    ReclaimDelay,
+}
+
+impl Number {
+    /// Every integer setting.
+    const ALL: [Number; 11] = [
+        Number::Tolerance,
+        Number::Ticker,
+        Number::MaxActivations,
+        Number::Candidates,
+        Number::MinRuntime,
+        Number::MaxPrequeued,
+        Number::Grace,
+        Number::MaxUnfinished,
+        Number::PlanWindow,
+        Number::MaxRequeues,
+        Number::ReclaimDelay,
+    ];
+
+    /// The API's field (also the input's id and where a server error lands).
+    fn field(self) -> &'static str {
+        match self {
+            Number::Tolerance => "normalJobWaitingToleranceSeconds",
+            Number::Ticker => "activateTickerIntervalSeconds",
+            Number::MaxActivations => "maxTotalActivationsPerRound",
+            Number::Candidates => "prequeueCandidateSize",
+            Number::MinRuntime => "backfillMinRuntimeSeconds",
+            Number::MaxPrequeued => "maxPrequeuedJobsPerUser",
+            Number::Grace => "preemptionGracePeriodSeconds",
+            Number::MaxUnfinished => "maxUnfinishedJobsPerUser",
+            Number::PlanWindow => "preemptionPlanWindowSeconds",
+            Number::MaxRequeues => "maxRequeues",
+            Number::ReclaimDelay => "reclaimDelaySeconds",
+        }
+    }
+
+    /// Its label and hint.
+    fn words(self) -> (Key, Key) {
+        match self {
+            Number::Tolerance => (k!("settings.tolerance"), k!("settings.toleranceHint")),
+            Number::Ticker => (k!("settings.ticker"), k!("settings.tickerHint")),
+            Number::MaxActivations => (k!("settings.maxActivations"), k!("settings.maxActivationsHint")),
+            Number::Candidates => (k!("settings.candidates"), k!("settings.candidatesHint")),
+            Number::MinRuntime => (k!("settings.minRuntime"), k!("settings.minRuntimeHint")),
+            Number::MaxPrequeued => (k!("settings.maxPrequeued"), k!("settings.maxPrequeuedHint")),
+            Number::Grace => (k!("settings.grace"), k!("settings.graceHint")),
+            Number::MaxUnfinished => (k!("settings.maxUnfinished"), k!("settings.maxUnfinishedHint")),
+            Number::PlanWindow => (k!("settings.planWindow"), k!("settings.planWindowHint")),
+            Number::MaxRequeues => (k!("settings.maxRequeues"), k!("settings.maxRequeuesHint")),
+            Number::ReclaimDelay => (k!("settings.reclaimDelay"), k!("settings.reclaimDelayHint")),
+        }
+    }
+
+    /// The smallest value allowed (`PrequeueConfig::validate` says the same).
+    fn min(self) -> i64 {
+        match self {
+            Number::MinRuntime | Number::Grace | Number::PlanWindow | Number::MaxRequeues | Number::ReclaimDelay => 0,
+            _ => 1,
+        }
+    }
+
+    /// Its place in the settings.
+    fn slot(self, c: &mut PrequeueConfig) -> &mut i64 {
+        match self {
+            Number::Tolerance => &mut c.normal_job_waiting_tolerance_seconds,
+            Number::Ticker => &mut c.activate_ticker_interval_seconds,
+            Number::MaxActivations => &mut c.max_total_activations_per_round,
+            Number::Candidates => &mut c.prequeue_candidate_size,
+            Number::MinRuntime => &mut c.backfill_min_runtime_seconds,
+            Number::MaxPrequeued => &mut c.max_prequeued_jobs_per_user,
+            Number::Grace => &mut c.preemption_grace_period_seconds,
+            Number::MaxUnfinished => &mut c.max_unfinished_jobs_per_user,
+            Number::PlanWindow => &mut c.preemption_plan_window_seconds,
+            Number::MaxRequeues => &mut c.max_requeues,
+            Number::ReclaimDelay => &mut c.reclaim_delay_seconds,
+        }
+    }
+
+    /// Its value in `c`.
+    fn get(self, c: &PrequeueConfig) -> i64 {
+        match self {
+            Number::Tolerance => c.normal_job_waiting_tolerance_seconds,
+            Number::Ticker => c.activate_ticker_interval_seconds,
+            Number::MaxActivations => c.max_total_activations_per_round,
+            Number::Candidates => c.prequeue_candidate_size,
+            Number::MinRuntime => c.backfill_min_runtime_seconds,
+            Number::MaxPrequeued => c.max_prequeued_jobs_per_user,
+            Number::Grace => c.preemption_grace_period_seconds,
+            Number::MaxUnfinished => c.max_unfinished_jobs_per_user,
+            Number::PlanWindow => c.preemption_plan_window_seconds,
+            Number::MaxRequeues => c.max_requeues,
+            Number::ReclaimDelay => c.reclaim_delay_seconds,
+        }
+    }
+}
 
 /// The kinds of `defaultRequests`: API field and label.
 const KINDS: [(&str, Key); 5] = [
@@ -103,36 +149,6 @@ fn defaults_of<'c>(c: &'c mut PrequeueConfig, kind: &str) -> &'c mut TaskDefault
         "custom" => &mut d.custom,
         "pytorch" => &mut d.pytorch,
         _ => &mut d.tensorflow,
-    }
-}
-
-fn get_number(c: &PrequeueConfig, field: &str) -> i64 {
-    match field {
-        "normalJobWaitingToleranceSeconds" => c.normal_job_waiting_tolerance_seconds,
-        "activateTickerIntervalSeconds" => c.activate_ticker_interval_seconds,
-        "maxTotalActivationsPerRound" => c.max_total_activations_per_round,
-        "prequeueCandidateSize" => c.prequeue_candidate_size,
-        "backfillMinRuntimeSeconds" => c.backfill_min_runtime_seconds,
-        "maxPrequeuedJobsPerUser" => c.max_prequeued_jobs_per_user,
-        "maxUnfinishedJobsPerUser" => c.max_unfinished_jobs_per_user,
-        "preemptionPlanWindowSeconds" => c.preemption_plan_window_seconds,
-        "maxRequeues" => c.max_requeues,
-        _ => c.preemption_grace_period_seconds,
-    }
-}
-
-fn set_number(c: &mut PrequeueConfig, field: &str, v: i64) {
-    match field {
-        "normalJobWaitingToleranceSeconds" => c.normal_job_waiting_tolerance_seconds = v,
-        "activateTickerIntervalSeconds" => c.activate_ticker_interval_seconds = v,
-        "maxTotalActivationsPerRound" => c.max_total_activations_per_round = v,
-        "prequeueCandidateSize" => c.prequeue_candidate_size = v,
-        "backfillMinRuntimeSeconds" => c.backfill_min_runtime_seconds = v,
-        "maxPrequeuedJobsPerUser" => c.max_prequeued_jobs_per_user = v,
-        "maxUnfinishedJobsPerUser" => c.max_unfinished_jobs_per_user = v,
-        "preemptionPlanWindowSeconds" => c.preemption_plan_window_seconds = v,
-        "maxRequeues" => c.max_requeues = v,
-        _ => c.preemption_grace_period_seconds = v,
     }
 }
 
@@ -171,9 +187,9 @@ fn SettingsForm(
     let order = RwSignal::new(initial.activation_order);
     let requeue = RwSignal::new(initial.requeue_by_default);
     let time_aware = RwSignal::new(initial.time_aware_backfill);
-    let numbers: Vec<(&'static str, Key, Key, i64, RwSignal<String>)> = NUMBERS
+    let numbers: Vec<(Number, RwSignal<String>)> = Number::ALL
         .iter()
-        .map(|(f, l, h, min)| (*f, *l, *h, *min, RwSignal::new(get_number(&initial, f).to_string())))
+        .map(|n| (*n, RwSignal::new(n.get(&initial).to_string())))
         .collect();
     let numbers = StoredValue::new(numbers);
     // Per kind: (kind, label, cpu, memory) as typed.
@@ -224,10 +240,10 @@ fn SettingsForm(
             }
         });
         numbers.with_value(|ns| {
-            for (field, _, _, min, value) in ns {
+            for (n, value) in ns {
                 match value.get().trim().parse::<i64>() {
-                    Ok(v) => set_number(&mut c, field, v),
-                    Err(_) => errs.push(((*field).to_owned(), min_message(i18n, *min))),
+                    Ok(v) => *n.slot(&mut c) = v,
+                    Err(_) => errs.push((n.field().to_owned(), min_message(i18n, n.min()))),
                 }
             }
         });
@@ -239,7 +255,7 @@ fn SettingsForm(
                 let message = if e.field.starts_with("defaultRequests.") {
                     i18n.t(k!("form.positiveQuantity")).to_owned()
                 } else {
-                    let min = NUMBERS.iter().find(|n| n.0 == e.field).map_or(1, |n| n.3);
+                    let min = Number::ALL.iter().find(|n| n.field() == e.field).map_or(1, |n| n.min());
                     min_message(i18n, min)
                 };
                 errs.push((e.field.to_string(), message));
@@ -299,8 +315,8 @@ fn SettingsForm(
         requeue.set(c.requeue_by_default);
         time_aware.set(c.time_aware_backfill);
         numbers.with_value(|ns| {
-            for (field, _, _, _, value) in ns {
-                value.set(get_number(&c, field).to_string());
+            for (n, value) in ns {
+                value.set(n.get(&c).to_string());
             }
         });
         let mut c = c;
@@ -313,12 +329,11 @@ fn SettingsForm(
         });
     };
     // One number field; a duration in seconds also reads as people say it ("5 min").
-    let number = move |wanted: &'static str| {
-        let Some((field, label, hint, min, value)) =
-            numbers.with_value(|ns| ns.iter().find(|n| n.0 == wanted).copied())
-        else {
+    let number = move |wanted: Number| {
+        let Some(value) = numbers.with_value(|ns| ns.iter().find(|n| n.0 == wanted).map(|n| n.1)) else {
             return ().into_any();
         };
+        let (field, (label, hint), min) = (wanted.field(), wanted.words(), wanted.min());
         let err = error_of(field.to_owned());
         let seconds = field.ends_with("Seconds");
         view! {
@@ -351,8 +366,8 @@ fn SettingsForm(
                 <div class="grid gap-4 md:grid-cols-2">
                     {switch("queueQuotaEnabled", quota, k!("settings.quota"), k!("settings.quotaHint"))}
                     {switch("backfillEnabled", backfill, k!("settings.backfill"), k!("settings.backfillHint"))}
-                    {number("maxPrequeuedJobsPerUser")}
-                    {number("maxUnfinishedJobsPerUser")}
+                    {number(Number::MaxPrequeued)}
+                    {number(Number::MaxUnfinished)}
                 </div>
             }.into_any())}
             {group(k!("settings.group.activation"), view! {
@@ -366,19 +381,20 @@ fn SettingsForm(
                         </select>
                     </Field>
                     {switch("timeAwareBackfill", time_aware, k!("settings.timeAware"), k!("settings.timeAwareHint"))}
-                    {number("activateTickerIntervalSeconds")}
-                    {number("maxTotalActivationsPerRound")}
-                    {number("prequeueCandidateSize")}
+                    {number(Number::Ticker)}
+                    {number(Number::MaxActivations)}
+                    {number(Number::Candidates)}
                 </div>
             }.into_any())}
             {group(k!("settings.group.preemption"), view! {
                 <div class="grid gap-4 md:grid-cols-2">
-                    {number("normalJobWaitingToleranceSeconds")}
-                    {number("backfillMinRuntimeSeconds")}
-                    {number("preemptionGracePeriodSeconds")}
-                    {number("preemptionPlanWindowSeconds")}
+                    {number(Number::Tolerance)}
+                    {number(Number::MinRuntime)}
+                    {number(Number::Grace)}
+                    {number(Number::PlanWindow)}
                     {switch("requeueByDefault", requeue, k!("settings.requeue"), k!("settings.requeueHint"))}
-                    {number("maxRequeues")}
+                    {number(Number::MaxRequeues)}
+                    {number(Number::ReclaimDelay)}
                 </div>
             }.into_any())}
             <fieldset class="space-y-3 rounded border border-slate-200 p-4 dark:border-slate-700" aria-describedby="defaultRequests-hint">
@@ -513,5 +529,36 @@ fn PrequeuedList() -> impl IntoView {
                 }.into_any()
             })}
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_number_reads_and_writes_its_own_field_with_the_servers_minimum() {
+        for n in Number::ALL {
+            let mut c = PrequeueConfig::default();
+            *n.slot(&mut c) = 4242;
+            assert_eq!(n.get(&c), 4242, "{n:?}");
+            assert_eq!(
+                Number::ALL.iter().filter(|m| m.get(&c) == 4242).count(),
+                1,
+                "{n:?} writes another field too"
+            );
+            // The shared rule the server applies agrees with the minimum the input shows.
+            *n.slot(&mut c) = n.min() - 1;
+            let refused: Vec<String> = c
+                .validate()
+                .unwrap_err()
+                .into_iter()
+                .map(|e| e.field.to_string())
+                .collect();
+            assert_eq!(refused, [n.field()], "{n:?}");
+            *n.slot(&mut c) = n.min();
+            assert!(c.validate().is_ok(), "{n:?}");
+        }
+        assert_eq!(Number::ReclaimDelay.get(&PrequeueConfig::default()), 10);
     }
 }

@@ -1,22 +1,22 @@
 //! `/admin/queues`: the queue tree as a table — each queue indented under its parent with who
-//! may use it, how many jobs wait in its line, and its capacity against current usage as bars
-//! per resource — and, in a side panel, the form that creates or edits a queue (parent
-//! select, capacity rows) and deletes it after confirmation. Tree errors (a
-//! cycle, a capacity above the parent's, an unknown parent) are shown on their field.
+//! may use it, how many jobs wait in its line, and per resource its capacity and guarantee
+//! against current usage as bars, with what it lends and borrows now — and, in a side panel,
+//! the form that creates or edits a queue ([`form`]) and deletes it after confirmation.
 
-use anteroom_shared::api::queues::{AdminQueue, QueueBody};
-use anteroom_shared::scheduling::{Quantity, ResourceList};
+mod form;
+mod sharing;
+
+use std::collections::BTreeMap;
+
+use anteroom_shared::api::queues::AdminQueue;
+use anteroom_shared::scheduling::{PreemptWithinQueue, ResourceList};
 use leptos::prelude::*;
 
-use crate::components::bars::QueueCapacityBars;
-use crate::components::confirm::use_confirm;
 use crate::components::drawer::Drawer;
-use crate::components::field::{AmountRows, Field};
-use crate::components::toast::use_toasts;
-use crate::components::{
-    BUTTON, BUTTON_DANGER, BUTTON_SECONDARY, ErrorPanel, INPUT, PageHeader, TD, TH, loaded, use_fetch,
-};
+use crate::components::sharing::{QueueUse, QueueUseBars, ShareLegend, effective_guarantees};
+use crate::components::{BUTTON, BUTTON_SECONDARY, ErrorPanel, PageHeader, TD, TH, loaded, use_fetch};
 use crate::i18n::{k, use_i18n};
+use form::QueueForm;
 
 /// The queues in tree order (each after its parent, siblings by name) with their depth.
 pub fn tree_order(queues: &[AdminQueue]) -> Vec<(usize, AdminQueue)> {
@@ -79,6 +79,8 @@ pub fn AdminQueues() -> impl IntoView {
         reload.track();
         crate::api::admin_queues()
     });
+    // The cluster's totals: the width of a guaranteed resource's bar without a capacity.
+    let nodes = use_fetch(crate::api::nodes);
     let editing = RwSignal::new(Editing::None);
     let names = Signal::derive(move || loaded(queues).into_iter().map(|q| q.name).collect::<Vec<_>>());
     let done = Callback::new(move |_: ()| {
@@ -112,7 +114,16 @@ pub fn AdminQueues() -> impl IntoView {
                     // siblings it has, as the indentation shows it; the rows share one grid,
                     // so the columns line up like a table's.
                     let order = std::sync::Arc::new(tree_order(&list));
+                    let named: Vec<(&str, Option<&str>, Option<&ResourceList>)> = list
+                        .iter()
+                        .map(|q| (q.name.as_str(), q.parent.as_deref(), q.sharing.guarantee.as_ref()))
+                        .collect();
+                    let guarantees = std::sync::Arc::new(effective_guarantees(&named));
+                    let shares = guarantees.values().any(|g| !g.is_empty());
+                    let room = std::sync::Arc::new(crate::components::capacity::cluster_totals(&loaded(nodes)).allocatable);
+                    let tree = Tree { order: order.clone(), guarantees, room };
                     view! {
+                        {shares.then(|| view! { <ShareLegend /> })}
                         <div class="overflow-x-auto rounded border border-slate-200 bg-white dark:border-slate-700 dark:bg-slate-900">
                             <div class=format!("{ROW} border-b border-slate-200 bg-slate-50 dark:border-slate-700 dark:bg-slate-950") aria-hidden="true">
                                 <span class=TH>{move || i18n.t(k!("capacity.queue"))}</span>
@@ -122,7 +133,7 @@ pub fn AdminQueues() -> impl IntoView {
                                 <span class=TH></span>
                             </div>
                             <ul class="divide-y divide-slate-100 dark:divide-slate-800" data-testid="queue-tree" aria-label=move || i18n.t(k!("queue.tree"))>
-                                {children_in(&order, None).into_iter().map(|i| view! { <QueueRow order=order.clone() at=i editing=editing /> }).collect_view()}
+                                {children_in(&order, None).into_iter().map(|i| view! { <QueueRow tree=tree.clone() at=i editing=editing /> }).collect_view()}
                             </ul>
                         </div>
                     }.into_any()
@@ -136,20 +147,35 @@ pub fn AdminQueues() -> impl IntoView {
 const ROW: &str =
     "grid min-w-[52rem] grid-cols-[minmax(12rem,16rem)_9rem_5rem_minmax(18rem,1fr)_auto] items-start gap-x-2";
 
+/// What every row of the tree reads: the queues in tree order, their effective guarantees and
+/// the cluster's totals.
+#[derive(Clone)]
+struct Tree {
+    order: std::sync::Arc<Vec<(usize, AdminQueue)>>,
+    guarantees: std::sync::Arc<BTreeMap<String, ResourceList>>,
+    room: std::sync::Arc<BTreeMap<String, f64>>,
+}
+
 /// A queue's row and, below it, the list of its children.
 #[component]
-fn QueueRow(order: std::sync::Arc<Vec<(usize, AdminQueue)>>, at: usize, editing: RwSignal<Editing>) -> AnyView {
+fn QueueRow(tree: Tree, at: usize, editing: RwSignal<Editing>) -> AnyView {
     let i18n = use_i18n();
-    let (depth, queue) = order[at].clone();
-    let children = children_in(&order, Some(at));
-    let capacity = queue.capacity.clone().unwrap_or_default();
+    let (depth, queue) = tree.order[at].clone();
+    let children = children_in(&tree.order, Some(at));
+    let level = QueueUse {
+        capacity: queue.capacity.clone().unwrap_or_default(),
+        used: queue.used.clone(),
+        guarantee: tree.guarantees.get(&queue.name).cloned().unwrap_or_default(),
+        borrowed: queue.borrowed.clone(),
+        lent: queue.lent.clone(),
+    };
+    let settings = sharing_settings(&queue);
     let row_name = queue.name.clone();
     let member_count = queue.members.len() as u64;
     let open = queue.open;
     let waiting = queue.waiting;
     let for_edit = queue.clone();
     let edit_name = queue.name.clone();
-    let used = queue.used.clone();
     let indent = ["", "pl-5", "pl-10", "pl-14", "pl-20", "pl-24"][depth.min(5)];
     // The display name only when it says more than the name ("Default" for `default` does not).
     let display = Some(queue.display_name.clone()).filter(|d| !d.is_empty() && !d.eq_ignore_ascii_case(&queue.name));
@@ -162,6 +188,11 @@ fn QueueRow(order: std::sync::Arc<Vec<(usize, AdminQueue)>>, at: usize, editing:
                     <span class="font-semibold" translate="no">{queue.name.clone()}</span>
                 </span>
                 {display.map(|d| view! { <p class="text-xs text-slate-600 dark:text-slate-300">{d}</p> })}
+                {(!settings.is_empty()).then(|| view! {
+                    <p class="text-xs text-slate-600 dark:text-slate-300" data-testid="queue-sharing-settings">
+                        {move || settings.iter().map(|s| s.text(i18n)).collect::<Vec<_>>().join(i18n.t(k!("common.listSeparator")))}
+                    </p>
+                })}
             </div>
             <div class=format!("{TD} text-xs") data-testid="queue-access">
                 {move || if open {
@@ -177,7 +208,7 @@ fn QueueRow(order: std::sync::Arc<Vec<(usize, AdminQueue)>>, at: usize, editing:
                 <span data-testid="queue-waiting">{move || crate::format::number(i18n.locale(), waiting as f64, 0)}</span>
             </div>
             <div class=TD>
-                <QueueCapacityBars capacity=capacity used=used root=queue.parent.is_none() />
+                <QueueUseBars queue=level room=(*tree.room).clone() root=queue.parent.is_none() />
             </div>
             <div class=TD>
                 <button type="button" class=BUTTON_SECONDARY data-testid="edit-queue"
@@ -189,7 +220,7 @@ fn QueueRow(order: std::sync::Arc<Vec<(usize, AdminQueue)>>, at: usize, editing:
           </div>
           {(!children.is_empty()).then(|| view! {
               <ul class="divide-y divide-slate-100 dark:divide-slate-800">
-                  {children.into_iter().map(|i| view! { <QueueRow order=order.clone() at=i editing=editing /> }).collect_view()}
+                  {children.into_iter().map(|i| view! { <QueueRow tree=tree.clone() at=i editing=editing /> }).collect_view()}
               </ul>
           })}
         </li>
@@ -197,254 +228,54 @@ fn QueueRow(order: std::sync::Arc<Vec<(usize, AdminQueue)>>, at: usize, editing:
     .into_any()
 }
 
-#[component]
-fn QueueForm(queue: Option<AdminQueue>, #[prop(into)] names: Signal<Vec<String>>, done: Callback<()>) -> impl IntoView {
-    let i18n = use_i18n();
-    let toasts = use_toasts();
-    let confirm = use_confirm();
-    let existing = queue.as_ref().map(|q| q.name.clone());
-    let name = RwSignal::new(existing.clone().unwrap_or_default());
-    let display = RwSignal::new(queue.as_ref().map(|q| q.display_name.clone()).unwrap_or_default());
-    let open = RwSignal::new(queue.as_ref().is_none_or(|q| q.open));
-    let members = RwSignal::new(queue.as_ref().map(|q| q.members.join(", ")).unwrap_or_default());
-    let parent = RwSignal::new(queue.as_ref().and_then(|q| q.parent.clone()).unwrap_or_default());
-    let rows = AmountRows::new(
-        queue
-            .as_ref()
-            .and_then(|q| q.capacity.clone())
-            .unwrap_or_default()
-            .iter()
-            .map(|(r, a)| (r.to_owned(), a.to_string())),
-    );
-    let hours = |seconds: Option<i64>| seconds.map(crate::format::hours_text).unwrap_or_default();
-    let default_runtime = RwSignal::new(hours(queue.as_ref().and_then(|q| q.default_runtime_seconds)));
-    let max_runtime = RwSignal::new(hours(queue.as_ref().and_then(|q| q.max_runtime_seconds)));
-    // A new queue's jobs run as a non-root user unless the admin empties the field.
-    let run_as_user = RwSignal::new(match &queue {
-        Some(q) => q.run_as_user.map(|u| u.to_string()).unwrap_or_default(),
-        None => anteroom_shared::api::queues::DEFAULT_RUN_AS_USER.to_string(),
-    });
-    let errors = RwSignal::new(Vec::<(String, String)>::new());
-    let saving = RwSignal::new(false);
-    let error_of = move |field: &'static str| {
-        Signal::derive(move || {
-            errors.with(|e| {
-                e.iter()
-                    .find(|(f, _)| f == field || f.starts_with(&format!("{field}.")))
-                    .map(|(_, m)| m.clone())
-            })
-        })
-    };
-    // Checked here as typed; the server's tree errors (a capacity above the parent's) come on
-    // top until the next save.
-    let capacity_invalid = Signal::derive(move || {
-        rows.get()
-            .iter()
-            .any(|r| r.name.get().trim().is_empty() || Quantity::parse(r.amount.get().trim()).is_err())
-            .then(|| i18n.t(k!("form.quantity")).to_owned())
-    });
-    let capacity_error = Signal::derive(move || {
-        capacity_invalid.get().or_else(|| {
-            errors.with(|e| {
-                e.iter()
-                    .find(|(f, _)| f.starts_with("capacity"))
-                    .map(|(_, m)| m.clone())
-            })
-        })
-    });
-    // The row the form was opened on: a change made on it is refused if the queue moved since.
-    let shown = StoredValue::new(queue.clone());
-    let save = move |ev: leptos::ev::SubmitEvent| {
-        ev.prevent_default();
-        errors.set(Vec::new());
-        if name.get_untracked().trim().is_empty() {
-            errors.set(vec![("name".into(), i18n.t(k!("form.required")).to_owned())]);
-            return;
+/// A sharing setting of a queue that differs from the default, shown under its name in the
+/// tree (its guarantee is on its bars).
+#[derive(Clone, Debug, PartialEq)]
+enum Setting {
+    /// Borrowers share lent room by this weight.
+    Weight(u32),
+    /// Its jobs may ask for priorities in this range.
+    Priorities(i32, i32),
+    /// A higher-priority job preempts lower-priority ones of the queue.
+    PreemptsLower,
+    /// Borrowers of its room are not reclaimed before this many seconds.
+    ReclaimAfter(i64),
+}
+
+impl Setting {
+    fn text(&self, i18n: crate::i18n::I18n) -> String {
+        match self {
+            Setting::Weight(w) => i18n.tf(k!("queue.weightShort"), &[("weight", &w.to_string())]),
+            Setting::Priorities(min, max) => i18n.tf(
+                k!("queue.prioritiesShort"),
+                &[("min", &min.to_string()), ("max", &max.to_string())],
+            ),
+            Setting::PreemptsLower => i18n.t(k!("queue.preemptsShort")).to_owned(),
+            Setting::ReclaimAfter(s) => i18n.tf(
+                k!("queue.reclaimAfterShort"),
+                &[("duration", &crate::format::duration(i18n.locale(), *s))],
+            ),
         }
-        if capacity_invalid.get_untracked().is_some() {
-            return;
-        }
-        let mut capacity = ResourceList::new();
-        for r in rows.get_untracked() {
-            if let Ok(q) = Quantity::parse(r.amount.get_untracked().trim()) {
-                capacity.insert(r.name.get_untracked().trim().to_owned(), q);
-            }
-        }
-        let mut limits = [None, None];
-        let mut bad = Vec::new();
-        for (slot, (field, typed)) in limits.iter_mut().zip([
-            ("defaultRuntimeSeconds", default_runtime.get_untracked()),
-            ("maxRuntimeSeconds", max_runtime.get_untracked()),
-        ]) {
-            match crate::format::runtime_seconds(&typed) {
-                Ok(seconds) => *slot = seconds,
-                Err(_) => bad.push((field.to_owned(), i18n.t(k!("newJob.runtimeInvalid")).to_owned())),
-            }
-        }
-        let typed_user = run_as_user.get_untracked();
-        let uid = match typed_user.trim() {
-            "" => None,
-            t => match t.parse::<i64>() {
-                Ok(u) if (1..=anteroom_shared::api::queues::MAX_RUN_AS_USER).contains(&u) => Some(u),
-                _ => {
-                    bad.push((
-                        "runAsUser".to_owned(),
-                        i18n.t(k!("fieldError.runAsUserRange")).to_owned(),
-                    ));
-                    None
-                }
-            },
-        };
-        if !bad.is_empty() {
-            errors.set(bad);
-            return;
-        }
-        let p = parent.get_untracked();
-        let body = QueueBody {
-            run_as_user: Some(uid),
-            default_runtime_seconds: Some(limits[0]),
-            max_runtime_seconds: Some(limits[1]),
-            name: name.get_untracked().trim().to_owned(),
-            display_name: Some(display.get_untracked()).filter(|d| !d.trim().is_empty()),
-            open: open.get_untracked(),
-            members: members
-                .get_untracked()
-                .split([',', ' '])
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-                .collect(),
-            parent: if p.is_empty() { None } else { Some(p) },
-            capacity: if capacity.is_empty() { None } else { Some(capacity) },
-            // Not on this form yet: left out, so a save keeps what the queue has.
-            guarantee: None,
-            lending_limit: None,
-            weight: None,
-            reclaim_min_runtime_seconds: None,
-            priority_range: None,
-            preempt_within_queue: None,
-            max_per_job: None,
-        };
-        let shown = shown.get_value();
-        saving.set(true);
-        leptos::task::spawn_local(async move {
-            let saved = match &shown {
-                Some(shown) => crate::api::replace_queue(shown, &body).await,
-                None => crate::api::create_queue(&body).await,
-            };
-            match saved {
-                Ok(q) => {
-                    toasts.success(i18n.tf(k!("queue.saved"), &[("name", &q.name)]));
-                    done.try_run(());
-                }
-                Err(f) => {
-                    let mut fields = i18n.failure_fields(&f);
-                    // Tree errors name no field: put them on the one they are about.
-                    match f.code.as_str() {
-                        "queue_cycle" | "parent_not_found" => fields.push(("parent".into(), i18n.failure(&f))),
-                        "capacity_exceeds_parent" => fields.push(("capacity".into(), i18n.failure(&f))),
-                        "queue_exists" => fields.push(("name".into(), i18n.failure(&f))),
-                        _ => {}
-                    }
-                    errors.set(fields);
-                    toasts.error(i18n.failure(&f));
-                }
-            }
-            saving.set(false);
-        });
-    };
-    let delete_name = existing.clone();
-    let remove = move |_| {
-        let Some(n) = delete_name.clone() else { return };
-        confirm.ask(i18n.tf(k!("queue.confirmDelete"), &[("name", &n)]), move || {
-            leptos::task::spawn_local(async move {
-                match crate::api::delete_queue(&n).await {
-                    Ok(()) => {
-                        toasts.success(i18n.tf(k!("queue.deleted"), &[("name", &n)]));
-                        done.try_run(());
-                    }
-                    Err(f) => toasts.error(i18n.failure(&f)),
-                }
-            });
-        });
-    };
-    let is_new = existing.is_none();
-    let own = existing.clone().unwrap_or_default();
-    let name_err = error_of("name");
-    let parent_err = error_of("parent");
-    view! {
-        <form class="space-y-4" on:submit=save novalidate=true data-testid="queue-form">
-            <div class="grid gap-3 md:grid-cols-2">
-                <Field id="queue-name".into() label=k!("queue.name") hint=Some(k!("queue.nameHint")) error=name_err>
-                    <input id="queue-name" class=INPUT type="text" bind:value=name disabled=!is_new
-                        aria-invalid=move || name_err.get().is_some().to_string() aria-describedby="queue-name-error queue-name-hint" />
-                </Field>
-                <Field id="queue-display".into() label=k!("queue.displayName") error=error_of("displayName")>
-                    <input id="queue-display" class=INPUT type="text" bind:value=display aria-describedby="queue-display-error" />
-                </Field>
-                <Field id="queue-parent".into() label=k!("queue.parent") error=parent_err>
-                    <select id="queue-parent" class=INPUT on:change=move |ev| parent.set(event_target_value(&ev)) prop:value=move || parent.get()
-                        aria-invalid=move || parent_err.get().is_some().to_string() aria-describedby="queue-parent-error">
-                        <option value="" selected=move || parent.get().is_empty()>{move || i18n.t(k!("queue.noParent"))}</option>
-                        {move || names.get().into_iter().filter(|n| *n != own).map(|n| { let v = n.clone(); view! { <option value=n.clone() selected=move || parent.get() == v>{n.clone()}</option> } }).collect_view()}
-                    </select>
-                </Field>
-                <Field id="queue-members".into() label=k!("queue.membersLabel") hint=Some(k!("queue.membersHint")) error=error_of("members")>
-                    <input id="queue-members" class=INPUT type="text" bind:value=members aria-describedby="queue-members-error queue-members-hint" />
-                </Field>
-            </div>
-            <div class="grid gap-3 md:grid-cols-2">
-                <Field id="queue-default-runtime".into() label=k!("queue.defaultRuntime") hint=Some(k!("queue.runtimeHint")) error=error_of("defaultRuntimeSeconds")>
-                    <input id="queue-default-runtime" class=INPUT type="text" inputmode="decimal" bind:value=default_runtime
-                        aria-describedby="queue-default-runtime-error queue-default-runtime-hint" data-testid="queue-default-runtime" />
-                </Field>
-                <Field id="queue-max-runtime".into() label=k!("queue.maxRuntime") hint=Some(k!("queue.runtimeHint")) error=error_of("maxRuntimeSeconds")>
-                    <input id="queue-max-runtime" class=INPUT type="text" inputmode="decimal" bind:value=max_runtime
-                        aria-describedby="queue-max-runtime-error queue-max-runtime-hint" data-testid="queue-max-runtime" />
-                </Field>
-                <Field id="queue-run-as-user".into() label=k!("queue.runAsUser") hint=Some(k!("queue.runAsUserHint")) error=error_of("runAsUser")>
-                    <input id="queue-run-as-user" class=INPUT type="text" inputmode="numeric" bind:value=run_as_user
-                        aria-describedby="queue-run-as-user-error queue-run-as-user-hint" data-testid="queue-run-as-user" />
-                </Field>
-            </div>
-            <label class="flex items-center gap-2 text-sm" for="queue-open">
-                <input type="checkbox" id="queue-open" bind:checked=open />
-                {move || i18n.t(k!("queue.openLabel"))}
-            </label>
-            <fieldset class="space-y-2" aria-describedby="queue-capacity-error">
-                <legend class="text-sm font-medium">{move || i18n.t(k!("queue.capacity"))}</legend>
-                <For each=move || rows.get() key=|r| r.id let:r>
-                    <div class="flex flex-wrap items-end gap-2" data-testid="capacity-row">
-                        <label class="flex flex-col text-xs" for=format!("cap{}-resource", r.id)>
-                            {move || i18n.t(k!("queue.resource"))}
-                            <input id=format!("cap{}-resource", r.id) class=format!("{INPUT} w-56") type="text" bind:value=r.name placeholder="nvidia.com/a100" />
-                        </label>
-                        <label class="flex flex-col text-xs" for=format!("cap{}-amount", r.id)>
-                            {move || i18n.t(k!("queue.amount"))}
-                            <input id=format!("cap{}-amount", r.id) class=format!("{INPUT} w-32") type="text" bind:value=r.amount
-                                aria-invalid=move || Quantity::parse(r.amount.get().trim()).is_err().to_string() aria-describedby="queue-capacity-error" />
-                        </label>
-                        <button type="button" class=BUTTON_SECONDARY on:click=move |_| rows.remove(r.id)>
-                            {move || i18n.t(k!("quota.removeRow"))}
-                        </button>
-                    </div>
-                </For>
-                <p id="queue-capacity-error" class="text-xs font-medium text-red-700 dark:text-red-300" data-testid="field-error">{move || capacity_error.get()}</p>
-                <button type="button" class=BUTTON_SECONDARY on:click=move |_| rows.push("cpu".into(), String::new()) data-testid="add-capacity">
-                    {move || i18n.t(k!("queue.addCapacity"))}
-                </button>
-            </fieldset>
-            <div class="flex gap-2">
-                <button type="submit" class=BUTTON disabled=move || saving.get() data-testid="save-queue">
-                    {move || if saving.get() { i18n.t(k!("common.saving")) } else { i18n.t(k!("common.save")) }}
-                </button>
-                <button type="button" class=BUTTON_SECONDARY on:click=move |_| { done.try_run(()); }>{move || i18n.t(k!("confirm.cancel"))}</button>
-                {(!is_new).then(|| view! {
-                    <button type="button" class=format!("{BUTTON_DANGER} ml-auto") on:click=remove.clone() data-testid="delete-queue">{move || i18n.t(k!("common.delete"))}</button>
-                })}
-            </div>
-        </form>
     }
+}
+
+/// The settings of `queue` worth a word in the tree: those not at their default.
+fn sharing_settings(queue: &AdminQueue) -> Vec<Setting> {
+    let s = &queue.sharing;
+    let mut out = Vec::new();
+    if s.weight != 1 {
+        out.push(Setting::Weight(s.weight));
+    }
+    if s.priority_range.is_on() {
+        out.push(Setting::Priorities(s.priority_range.min, s.priority_range.max));
+    }
+    if s.preempt_within_queue == PreemptWithinQueue::LowerPriority {
+        out.push(Setting::PreemptsLower);
+    }
+    if s.reclaim_min_runtime_seconds > 0 {
+        out.push(Setting::ReclaimAfter(s.reclaim_min_runtime_seconds));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -461,6 +292,8 @@ mod tests {
             capacity: None,
             used: ResourceList::new(),
             waiting: 0,
+            borrowed: ResourceList::new(),
+            lent: ResourceList::new(),
             default_runtime_seconds: None,
             max_runtime_seconds: None,
             run_as_user: None,
@@ -491,5 +324,24 @@ mod tests {
     fn an_orphan_still_shows() {
         let order = tree_order(&[q("x", Some("gone"))]);
         assert_eq!(order.len(), 1);
+    }
+
+    #[test]
+    fn only_settings_off_their_default_get_a_word() {
+        assert!(sharing_settings(&q("plain", None)).is_empty());
+        let mut queue = q("team", None);
+        queue.sharing.weight = 2;
+        queue.sharing.priority_range = anteroom_shared::scheduling::PriorityRange { min: -1, max: 5 };
+        queue.sharing.preempt_within_queue = PreemptWithinQueue::LowerPriority;
+        queue.sharing.reclaim_min_runtime_seconds = 600;
+        assert_eq!(
+            sharing_settings(&queue),
+            [
+                Setting::Weight(2),
+                Setting::Priorities(-1, 5),
+                Setting::PreemptsLower,
+                Setting::ReclaimAfter(600)
+            ]
+        );
     }
 }

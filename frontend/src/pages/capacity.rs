@@ -1,6 +1,8 @@
 //! `/cluster`: what every user may know before submitting — free and total accelerators per
 //! model (and CPU, memory), the biggest piece free on one node, and for each queue the caller
-//! may use its capacity against what all its users use and how many jobs wait in its line.
+//! may use its capacity against what all its users use and how many jobs wait in its line;
+//! where a queue has a guarantee, its bar shows the guaranteed part, what is idle (lent) and
+//! what it borrows beyond it.
 //! Refreshes every 15 s and on every job event.
 
 use std::time::Duration;
@@ -9,9 +11,10 @@ use anteroom_shared::api::ClusterNode;
 use anteroom_shared::api::queues::Queue;
 use leptos::prelude::*;
 
-use crate::components::bars::{Bar, BarInput, QueueCapacityBars, ResourceName};
+use crate::components::bars::{Bar, BarInput, ResourceName};
 use crate::components::capacity::{cluster_totals, tree_order};
-use crate::components::{CARD, PageHeader, TABLE, TD, TH, show, use_fetch};
+use crate::components::sharing::{QueueUse, QueueUseBars, ShareLegend, effective_guarantees};
+use crate::components::{CARD, PageHeader, TABLE, TD, TH, loaded, show, use_fetch};
 use crate::format;
 use crate::i18n::{k, use_i18n};
 use crate::live::use_live;
@@ -44,7 +47,9 @@ pub fn Capacity() -> impl IntoView {
             </section>
             <section class=CARD aria-labelledby="capacity-queues" data-testid="capacity-queues">
                 <h2 id="capacity-queues" class="mb-3 text-lg font-semibold">{move || i18n.t(k!("capacity.queues"))}</h2>
-                {show(queues, |list: &Vec<Queue>| view! { <QueueTable queues=list.clone() /> })}
+                {show(queues, move |list: &Vec<Queue>| view! {
+                    <QueueTable queues=list.clone() room=cluster_totals(&loaded(nodes)).allocatable />
+                })}
             </section>
         </section>
     }
@@ -106,14 +111,24 @@ fn ResourceTable(nodes: Vec<ClusterNode>) -> impl IntoView {
     .into_any()
 }
 
-/// The caller's queues in tree order: how many wait in each line, and each capacity against
-/// what all its users use.
+/// The caller's queues in tree order: how many wait in each line, and each capacity and
+/// guarantee against what all its users use (`room`: the cluster's total per resource, the
+/// width of a guaranteed resource's bar without a capacity).
 #[component]
-fn QueueTable(queues: Vec<Queue>) -> impl IntoView {
+fn QueueTable(queues: Vec<Queue>, room: std::collections::BTreeMap<String, f64>) -> impl IntoView {
     let i18n = use_i18n();
     let pairs: Vec<(&str, Option<&str>)> = queues.iter().map(|q| (q.name.as_str(), q.parent.as_deref())).collect();
     let order = tree_order(&pairs);
+    // A grouping queue's children the caller may not use are not in the list: its guarantee
+    // is the sum of the visible ones' unless it names its own.
+    let named: Vec<(&str, Option<&str>, Option<&anteroom_shared::scheduling::ResourceList>)> = queues
+        .iter()
+        .map(|q| (q.name.as_str(), q.parent.as_deref(), q.sharing.guarantee.as_ref()))
+        .collect();
+    let mut guarantees = effective_guarantees(&named);
+    let shares = guarantees.values().any(|g| !g.is_empty());
     view! {
+        {shares.then(|| view! { <div class="mb-3"><ShareLegend /></div> })}
         <div class="overflow-x-auto">
             <table class=TABLE data-testid="capacity-queue-table">
                 <thead>
@@ -126,7 +141,13 @@ fn QueueTable(queues: Vec<Queue>) -> impl IntoView {
                 <tbody class="divide-y divide-slate-100 dark:divide-slate-800">
                     {order.into_iter().map(|(depth, i)| {
                         let q = queues[i].clone();
-                        let capacity = q.capacity.clone().unwrap_or_default();
+                        let level = QueueUse {
+                            capacity: q.capacity.clone().unwrap_or_default(),
+                            used: q.used.clone(),
+                            guarantee: guarantees.remove(&q.name).unwrap_or_default(),
+                            borrowed: q.borrowed.clone(),
+                            lent: q.lent.clone(),
+                        };
                         let waiting = q.waiting;
                         let indent = ["", "pl-5", "pl-10", "pl-14", "pl-20"][depth.min(4)];
                         view! {
@@ -141,7 +162,7 @@ fn QueueTable(queues: Vec<Queue>) -> impl IntoView {
                                     {move || format::number(i18n.locale(), waiting as f64, 0)}
                                 </td>
                                 <td class=TD>
-                                    <QueueCapacityBars capacity=capacity used=q.used.clone() root=q.parent.is_none() />
+                                    <QueueUseBars queue=level room=room.clone() root=q.parent.is_none() />
                                 </td>
                             </tr>
                         }

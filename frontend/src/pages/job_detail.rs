@@ -1,5 +1,6 @@
 //! `/jobs/{id}`: the job's details, tasks and nodes, its event timeline and, while it waits in
-//! the prequeue, its position and reasons drawn as bars; why it failed in one line, its pods,
+//! the prequeue, its position and reasons drawn as bars; while it runs on another queue's idle
+//! guaranteed room, a Borrowing badge and what that means (it may be reclaimed); why it failed in one line, its pods,
 //! the cluster's events and its logs ([`diagnosis`]); **Open** for a running notebook and **Run
 //! again**. Updates live.
 
@@ -10,11 +11,11 @@ mod log_panel;
 mod timeline;
 
 use anteroom_shared::api::jobs::JobDetail as Detail;
-use anteroom_shared::scheduling::{JobPhase, PreemptionPolicy, ScheduleType};
+use anteroom_shared::scheduling::{BorrowPolicy, JobPhase, PreemptionPolicy, ScheduleType};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_params_map};
 
-use crate::components::badges::{PhaseBadge, ScheduleTypeBadge, kind_label};
+use crate::components::badges::{BorrowingBadge, PhaseBadge, ScheduleTypeBadge, kind_label, shows_borrowing};
 use crate::components::confirm::use_confirm;
 use crate::components::job_table::resources_text;
 use crate::components::marked::Marked;
@@ -141,6 +142,13 @@ fn DetailView(detail: Detail, log_choice: log_panel::LogChoice) -> impl IntoView
     };
     let resources = job.resources.clone();
     let waiting = job.phase == JobPhase::Prequeue;
+    let borrowing = shows_borrowing(&job);
+    // What a reclaim does to it: back to the prequeue if it asked, else it ends Preempted.
+    let borrowing_note = if job.requeue {
+        k!("page.jobDetail.borrowingNoteRequeue")
+    } else {
+        k!("page.jobDetail.borrowingNoteEnd")
+    };
     view! {
         <section class="space-y-6" data-testid="job-detail" data-phase=job.phase.as_str()>
             <header class="flex flex-wrap items-center gap-3">
@@ -148,6 +156,7 @@ fn DetailView(detail: Detail, log_choice: log_panel::LogChoice) -> impl IntoView
                 <span class="text-sm text-slate-600 dark:text-slate-300" data-testid="job-id">{move || i18n.tf(k!("page.jobDetail.number"), &[("id", &id.to_string())])}</span>
                 <ScheduleTypeBadge schedule_type=job.schedule_type />
                 <PhaseBadge phase=job.phase />
+                {borrowing.then(|| view! { <BorrowingBadge /> })}
                 <div class="ml-auto flex flex-wrap gap-2">
                     {notebook_open.then(|| view! {
                         <crate::components::notebook::OpenNotebook id=id owner=job.owner.clone() class=BUTTON />
@@ -161,6 +170,11 @@ fn DetailView(detail: Detail, log_choice: log_panel::LogChoice) -> impl IntoView
                 </div>
             </header>
             {job.failure.clone().map(|failure| view! { <diagnosis::FailureLine failure=failure /> })}
+            {borrowing.then(|| view! {
+                <p class=format!("{} p-3 text-sm", crate::components::palette::PANEL) data-testid="borrowing-note">
+                    {move || i18n.t(borrowing_note)}
+                </p>
+            })}
             {waiting.then(|| {
                 let standing = detail.prequeue.clone();
                 view! {
@@ -188,6 +202,12 @@ fn DetailView(detail: Detail, log_choice: log_panel::LogChoice) -> impl IntoView
                         PreemptionPolicy::Never => k!("page.jobDetail.preemptNever"),
                         PreemptionPolicy::PreemptLowerPriority => k!("page.jobDetail.preemptAllowed"),
                     })}</span> }.into_any())}
+                    {(job.priority != 0).then(|| row(k!("jobs.priority"), view! {
+                        <span data-testid="job-priority">{move || format::number(i18n.locale(), f64::from(job.priority), 0)}</span>
+                    }.into_any()))}
+                    {(job.schedule_type == ScheduleType::Normal && job.borrow == BorrowPolicy::Never).then(|| row(k!("page.jobDetail.borrow"), view! {
+                        <span data-testid="job-borrow">{move || i18n.t(k!("page.jobDetail.borrowNever"))}</span>
+                    }.into_any()))}
                     {row(k!("page.jobDetail.tolerance"), view! { <span>{move || job.waiting_tolerance_seconds.map(|s| format::duration(i18n.locale(), s)).unwrap_or_else(|| "—".into())}</span> }.into_any())}
                     {row(k!("page.jobDetail.nodes"), view! { <span>{if job.nodes.is_empty() { "—".to_owned() } else { job.nodes.join(", ") }}</span> }.into_any())}
                     {row(k!("jobs.submitted"), time(Some(job.submitted_at)))}

@@ -1,7 +1,9 @@
 //! `/jobs/new`: the submit form for the five kinds, and beside it the live admission preview
 //! ("starts now" / "will wait in the prequeue because …" / the error), asked from
 //! `/jobs/preview` as the form changes. The schedule type is offered only while backfill is
-//! enabled, and Elastic is disabled, with the reason, for PyTorch and TensorFlow.
+//! enabled, and Elastic is disabled, with the reason, for PyTorch and TensorFlow. A normal job
+//! may be kept from borrowing, and a queue that allows priorities asks for one
+//! ([`sharing_fields`]).
 
 use std::time::Duration;
 
@@ -19,9 +21,11 @@ use crate::components::{BUTTON, BUTTON_SECONDARY, CARD, INPUT, PageHeader, accel
 use crate::i18n::{k, use_i18n};
 
 mod form;
+mod sharing_fields;
 mod task_fields;
 
-use form::{FieldErrors, TaskForm, build, replicas_editable, task_names};
+use form::{FieldErrors, TaskForm, borrow_policy, build, read_priority, replicas_editable, task_names};
+use sharing_fields::{BorrowSwitch, PriorityField};
 use task_fields::TaskFields;
 
 /// The admission preview's state.
@@ -52,6 +56,10 @@ pub fn NewJob() -> impl IntoView {
     let queue = RwSignal::new(String::from("default"));
     let schedule = RwSignal::new(ScheduleType::Normal);
     let never_preempt = RwSignal::new(false);
+    // On by default: the body then says nothing (the server's default, `ifIdle`).
+    let may_borrow = RwSignal::new(true);
+    // The priority as typed; empty: none (0).
+    let priority = RwSignal::new(String::new());
     // The runtime limit in hours as typed; empty: the queue's default.
     let runtime_hours = RwSignal::new(String::new());
     // `None` until the user chooses: then the admin's default applies.
@@ -141,6 +149,15 @@ pub fn NewJob() -> impl IntoView {
         }
     });
 
+    // The chosen queue's priority range, while it allows more than 0.
+    let priority_range = Signal::derive(move || {
+        let chosen = queue.get();
+        loaded(queues)
+            .into_iter()
+            .find(|q| q.name == chosen)
+            .map(|q| q.sharing.priority_range)
+            .filter(|r| r.is_on())
+    });
     let body = move || {
         let schedule = if backfill_enabled() {
             schedule.get()
@@ -167,6 +184,8 @@ pub fn NewJob() -> impl IntoView {
             job.requeue = (job.schedule_type == ScheduleType::Backfill)
                 .then(|| requeue.get())
                 .flatten();
+            job.borrow = borrow_policy(job.schedule_type, may_borrow.get());
+            job.priority = read_priority(i18n, &priority.get(), priority_range.get())?;
             Ok(job)
         })
     };
@@ -272,6 +291,8 @@ pub fn NewJob() -> impl IntoView {
             match crate::api::submit(&job).await {
                 Ok(answer) => {
                     let key = match answer.admission.decision {
+                        // Started on room beyond its queue's guarantee: it may be reclaimed.
+                        Decision::Activated if answer.admission.borrowing => k!("newJob.submittedBorrowing"),
                         Decision::Activated => k!("newJob.submittedActivated"),
                         Decision::Prequeued => k!("newJob.submittedPrequeued"),
                     };
@@ -352,6 +373,7 @@ pub fn NewJob() -> impl IntoView {
                             </select>
                         </Field>
                     </div>
+                    <PriorityField priority=priority range=priority_range error=error_of("priority".into()) />
                     {move || {
                         let kd = kind.get();
                         task_names(kd).iter().enumerate().map(|(i, task)| {
@@ -452,6 +474,7 @@ pub fn NewJob() -> impl IntoView {
                                 <span class="block text-xs text-slate-600 dark:text-slate-300">{move || i18n.t(k!("newJob.neverPreemptHelp"))}</span>
                             </span>
                         </label>
+                        <BorrowSwitch may_borrow=may_borrow />
                     </Show>
                     <div class="flex flex-wrap gap-2">
                         <button type="submit" class=BUTTON disabled=move || submitting.get() data-testid="submit-job">

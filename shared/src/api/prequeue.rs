@@ -77,6 +77,16 @@ pub struct QueueCapacityUse {
     pub capacity: ResourceList,
     /// What occupying normal jobs of every user in it and below use.
     pub used: ResourceList,
+    /// While queues share (§9): its guarantee (what it names, or its sub-queues' sum), per
+    /// guaranteed resource; empty otherwise.
+    #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
+    pub guarantee: ResourceList,
+    /// While queues share: what it and its sub-queues hold beyond the guarantee now.
+    #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
+    pub borrowed: ResourceList,
+    /// While queues share: its idle guarantee, lent to other queues now.
+    #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
+    pub lent: ResourceList,
 }
 
 /// `GET /api/v1/me/resource-summary?queue=` (`spec/prequeue.md` §7).
@@ -94,6 +104,7 @@ pub struct ResourceSummary {
     pub resources: Vec<ResourceUsage>,
     /// The caller's backfill jobs, apart.
     pub backfill: BackfillUsage,
-    /// The queue and each ancestor that has a capacity, nearest first.
+    /// The queue and each ancestor that has a capacity or, while queues share, a guarantee,
+    /// nearest first (`capacity` is empty for a level with a guarantee only).
     pub queues: Vec<QueueCapacityUse>,
 }

@@ -22,6 +22,14 @@ pub struct Queue {
     pub capacity: Option<ResourceList>,
     /// What occupying normal jobs in this queue and below use now (all users).
     pub used: ResourceList,
+    /// While queues share (`spec/prequeue.md` §9, quotas on): what this queue and its
+    /// sub-queues hold beyond their guarantee now, per guaranteed resource; empty otherwise.
+    #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
+    pub borrowed: ResourceList,
+    /// While queues share: the part of its guarantee it neither uses nor keeps — idle room
+    /// other queues may borrow now; empty otherwise.
+    #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
+    pub lent: ResourceList,
     /// Jobs waiting in the prequeue in this queue itself (all users): how long the line is.
     #[serde(default)]
     pub waiting: u64,
@@ -61,6 +69,14 @@ pub struct AdminQueue {
     pub capacity: Option<ResourceList>,
     /// What occupying normal jobs in this queue and below use now (all users).
     pub used: ResourceList,
+    /// While queues share (`spec/prequeue.md` §9, quotas on): what this queue and its
+    /// sub-queues hold beyond their guarantee now, per guaranteed resource; empty otherwise.
+    #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
+    pub borrowed: ResourceList,
+    /// While queues share: the part of its guarantee it neither uses nor keeps — idle room
+    /// other queues may borrow now; empty otherwise.
+    #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
+    pub lent: ResourceList,
     /// Jobs waiting in the prequeue in this queue itself (all users): how long the line is.
     #[serde(default)]
     pub waiting: u64,

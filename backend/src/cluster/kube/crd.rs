@@ -130,8 +130,9 @@ pub struct VolcanoJobState {
     pub message: Option<String>,
 }
 
-/// The spec of a Volcano Queue: cluster-scoped; Anteroom only reads it to tell a missing queue
-/// apart from a slow scheduler.
+/// The spec of a Volcano Queue: cluster-scoped; Anteroom reads it to tell a missing queue apart
+/// from a slow scheduler, and with `mirror_queues` writes the queues it mirrors
+/// ([`super::queue_mirror`]).
 #[derive(CustomResource, Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[kube(
     group = "scheduling.volcano.sh",
@@ -157,6 +158,11 @@ pub struct VolcanoQueueSpec {
     /// Parent queue (hierarchical queues).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
+    /// The fields Anteroom does not set (`deserved`, `guarantee`, Volcano's defaults such as
+    /// `preemptable`, an administrator's additions), kept as read so that replacing a mirrored
+    /// queue changes only Anteroom's fields.
+    #[serde(flatten, default)]
+    pub other: BTreeMap<String, serde_json::Value>,
 }
 
 /// What Volcano reports about a queue.

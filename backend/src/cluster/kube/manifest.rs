@@ -61,7 +61,7 @@
 
 use std::collections::BTreeMap;
 
-use anteroom_shared::scheduling::{JobKind, JobPhase, PreemptionPolicy, ResourceList, ScheduleType};
+use anteroom_shared::scheduling::{JobKind, JobPhase, ResourceList};
 use k8s_openapi::api::core::v1::{
     Affinity, Capabilities, Container, EmptyDirVolumeSource, EnvVar, NFSVolumeSource, NodeAffinity, NodeSelector,
     NodeSelectorRequirement, NodeSelectorTerm, PersistentVolumeClaimVolumeSource, PodSecurityContext, PodSpec,
@@ -72,10 +72,10 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::crd::{LifecyclePolicy, VolcanoJob, VolcanoJobSpec, VolcanoTask};
+pub use super::settings::ManifestSettings;
 use anteroom_shared::api::volumes::VolumeSource;
 
 use crate::cluster::{JobSpec, TaskSpec};
-use crate::config::ImagePullPolicy;
 use crate::prequeue::{TaintEffect, Toleration, TolerationOperator};
 
 /// Label on everything Anteroom creates; the job watch selects on it, and an existing object
@@ -111,76 +111,6 @@ pub const VOLCANO_JOB_NAME_LABEL: &str = "volcano.sh/job-name";
 pub const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
 /// The scheduler that gang-schedules Volcano Jobs.
 pub const SCHEDULER_NAME: &str = "volcano";
-
-/// Where and how this installation writes its Volcano Jobs: everything a manifest depends on
-/// besides the job itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ManifestSettings {
-    /// Namespace of the jobs (`ANTEROOM_JOBS_NAMESPACE`).
-    pub namespace: String,
-    /// This installation's id (kept in the database), put in [`INSTALLATION_LABEL`].
-    pub installation: String,
-    /// `priorityClassName` of normal jobs' pods and PodGroups; `None`: the cluster default.
-    pub priority_class_normal: Option<String>,
-    /// `priorityClassName` of backfill jobs' pods and PodGroups; `None`: the cluster default.
-    pub priority_class_backfill: Option<String>,
-    /// `priorityClassName` of normal jobs whose preemption policy is `Never`; `None`: the
-    /// normal class.
-    pub priority_class_never: Option<String>,
-    /// `imagePullPolicy` of every container; `None`: Kubernetes' default.
-    pub image_pull_policy: Option<ImagePullPolicy>,
-    /// Volcano's `ttlSecondsAfterFinished`: finished jobs are removed after this long;
-    /// `None`: kept until Anteroom deletes them.
-    pub ttl_seconds_after_finished: Option<u32>,
-}
-
-impl ManifestSettings {
-    /// Settings with no priority classes and no TTL: what tests and a minimal setup use.
-    pub fn new(namespace: impl Into<String>, installation: impl Into<String>) -> Self {
-        Self {
-            namespace: namespace.into(),
-            installation: installation.into(),
-            priority_class_normal: None,
-            priority_class_backfill: None,
-            priority_class_never: None,
-            image_pull_policy: None,
-            ttl_seconds_after_finished: None,
-        }
-    }
-
-    /// From the server's configuration and the installation id kept in the database.
-    pub fn from_config(config: &crate::config::Config, installation: impl Into<String>) -> Self {
-        Self {
-            namespace: config.jobs_namespace.clone(),
-            installation: installation.into(),
-            priority_class_normal: config.kube_priority_class_normal.clone(),
-            priority_class_backfill: config.kube_priority_class_backfill.clone(),
-            priority_class_never: config.kube_priority_class_never.clone(),
-            image_pull_policy: config.image_pull_policy,
-            ttl_seconds_after_finished: config.kube_ttl_seconds_after_finished,
-        }
-    }
-
-    /// The selector of the job watch: only this installation's Volcano Jobs, so another
-    /// Anteroom's `ar-<id>` in the same namespace is never reported as one of ours.
-    pub fn selector(&self) -> String {
-        format!(
-            "{MANAGED_BY_LABEL}={MANAGED_BY_VALUE},{INSTALLATION_LABEL}={}",
-            self.installation
-        )
-    }
-
-    fn priority_class(&self, schedule_type: ScheduleType, policy: PreemptionPolicy) -> Option<String> {
-        match (schedule_type, policy) {
-            (ScheduleType::Normal, PreemptionPolicy::Never) => self
-                .priority_class_never
-                .clone()
-                .or_else(|| self.priority_class_normal.clone()),
-            (ScheduleType::Normal, PreemptionPolicy::PreemptLowerPriority) => self.priority_class_normal.clone(),
-            (ScheduleType::Backfill, _) => self.priority_class_backfill.clone(),
-        }
-    }
-}
 
 /// The Volcano Job for `spec`, written as `settings` say.
 pub fn volcano_job(spec: &JobSpec, settings: &ManifestSettings) -> VolcanoJob {

@@ -24,6 +24,8 @@ pub mod crd;
 pub mod diagnosis;
 pub mod manifest;
 pub mod permissions;
+pub mod queue_mirror;
+pub mod settings;
 pub mod state;
 mod status_sync;
 #[cfg(test)]
@@ -432,18 +434,36 @@ impl Cluster for KubeCluster {
             .queues
             .state()
             .iter()
-            .map(|queue| ClusterQueue {
-                name: queue.name_any(),
-                open: queue.status.as_ref().and_then(|s| s.state.as_deref()) == Some("Open"),
-            })
+            .map(|queue| queue_mirror::cluster_queue(queue))
             .collect();
         queues.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(queues)
     }
 
-    /// Volcano queues are an administrator's: Anteroom neither creates nor changes them (its
-    /// RBAC cannot), it only confirms the queue is there.
+    /// With `mirror_queues`, the Volcano Queue mirroring `queue` is created or brought up to
+    /// date ([`KubeApi::mirror_queue`]; nothing is sent when the cache already shows it as
+    /// wanted), and a Volcano queue of that name that is not Anteroom's is left as it is.
+    /// Without, Volcano queues are an administrator's: Anteroom only confirms the queue is there.
     async fn sync_queue(&self, queue: &ClusterQueue) -> Result<(), ClusterError> {
+        if self.api.settings().mirror_queues {
+            let installation = &self.api.settings().installation;
+            let wanted = queue_mirror::volcano_queue(queue, installation);
+            let cached = match self.queues.wait_until_ready().now_or_never() {
+                Some(Ok(())) => self.queues.get(&ObjectRef::new(&queue.name)),
+                _ => None,
+            };
+            if cached.is_some_and(|c| queue_mirror::change(&wanted, Some(&c), installation).is_up_to_date()) {
+                return Ok(());
+            }
+            let done = self.api.mirror_queue(queue).await?;
+            if done == queue_mirror::Mirrored::NotOurs {
+                tracing::info!(
+                    queue = %queue.name,
+                    "a Volcano queue of this name exists without Anteroom's labels: left as it is, not mirrored"
+                );
+            }
+            return Ok(());
+        }
         self.synced(&self.queues, "queues").await?;
         if self.queues.get(&ObjectRef::new(&queue.name)).is_some() {
             Ok(())
@@ -453,6 +473,40 @@ impl Cluster for KubeCluster {
                 queue.name
             )))
         }
+    }
+
+    /// With `mirror_queues`, creates the mirrors of the queues the queue cache does not have,
+    /// parents first; every queue is tried, and the first failure is the answer (the caller
+    /// tries again later).
+    async fn create_missing_queues(&self, queues: &[ClusterQueue]) -> Result<(), ClusterError> {
+        if !self.api.settings().mirror_queues {
+            return Ok(());
+        }
+        self.synced(&self.queues, "queues").await?;
+        let mut first_error = None;
+        for queue in queues {
+            if self.queues.get(&ObjectRef::new(&queue.name)).is_some() {
+                continue;
+            }
+            match self.api.create_missing_queue(queue).await {
+                Ok(true) => tracing::info!(queue = %queue.name, "created the Volcano queue mirroring this queue"),
+                Ok(false) => {}
+                Err(error) => {
+                    tracing::warn!(queue = %queue.name, %error, "could not create the Volcano queue mirroring this queue");
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// With `mirror_queues`, deletes the Volcano queue if it is a mirror of this installation
+    /// ([`KubeApi::delete_mirrored_queue`]); never an administrator's.
+    async fn remove_queue(&self, name: &str) -> Result<(), ClusterError> {
+        if self.api.settings().mirror_queues {
+            self.api.delete_mirrored_queue(name).await?;
+        }
+        Ok(())
     }
 }
 

@@ -35,8 +35,10 @@ pub struct Permission {
 /// Least privilege: reads that must see the whole cluster (nodes, queues, every pod's requests)
 /// are cluster-wide; writes are namespaced wherever the object is (jobs, pods), so Anteroom
 /// cannot touch other tenants' workloads; so are the reads about one job (its pods' states and
-/// logs, its events), so other tenants' logs and events stay out of reach. The one cluster-wide write is cordoning a node
-/// (`patch nodes`), an admin action of the API. Nothing is granted for a feature not built yet
+/// logs, its events), so other tenants' logs and events stay out of reach. The cluster-wide
+/// writes are cordoning a node (`patch nodes`), an admin action of the API, and the Volcano
+/// Queues mirroring Anteroom's (`mirror_queues`; Queues are cluster-scoped, and the adapter
+/// changes or deletes only those labelled as its own — RBAC cannot say which by label). Nothing is granted for a feature not built yet
 /// (the watcher's leader lease lives in the database).
 pub const REQUIRED_PERMISSIONS: &[Permission] = &[
     Permission {
@@ -56,9 +58,11 @@ pub const REQUIRED_PERMISSIONS: &[Permission] = &[
     Permission {
         api_group: "scheduling.volcano.sh",
         resource: "queues",
-        verbs: &["list", "watch"],
+        verbs: &["create", "delete", "get", "list", "update", "watch"],
         scope: PermissionScope::Cluster,
-        why: "queue reflector: refuse a job whose Volcano queue does not exist or is closed",
+        why: "queue reflector: refuse a job whose Volcano queue does not exist or is closed; \
+              mirror_queues: read a queue, create or replace the Volcano Queue mirroring an \
+              Anteroom queue, delete it with its queue (only those labelled as Anteroom's)",
     },
     Permission {
         api_group: "batch.volcano.sh",
@@ -178,6 +182,34 @@ pub const API_REQUESTS: &[ApiRequest] = &[
         "queues",
         PermissionScope::Cluster,
         "queue reflector",
+    ),
+    request(
+        "get",
+        "scheduling.volcano.sh",
+        "queues",
+        PermissionScope::Cluster,
+        "KubeApi::mirror_queue and KubeApi::delete_mirrored_queue, reading what is there first",
+    ),
+    request(
+        "create",
+        "scheduling.volcano.sh",
+        "queues",
+        PermissionScope::Cluster,
+        "KubeApi::mirror_queue, KubeApi::create_missing_queue",
+    ),
+    request(
+        "update",
+        "scheduling.volcano.sh",
+        "queues",
+        PermissionScope::Cluster,
+        "KubeApi::mirror_queue (replace)",
+    ),
+    request(
+        "delete",
+        "scheduling.volcano.sh",
+        "queues",
+        PermissionScope::Cluster,
+        "KubeApi::delete_mirrored_queue",
     ),
     request(
         "create",

@@ -103,8 +103,12 @@ pub struct SimState {
     pub jobs: BTreeMap<JobId, Arc<SimJob>>,
     /// Completed jobs not yet past their retention, by id.
     pub finished: BTreeMap<JobId, FinishedJob>,
-    /// The queues the cluster knows: name → open.
-    pub queues: BTreeMap<String, bool>,
+    /// The queues the cluster knows, by name. Only the name and whether it is open are stored
+    /// (`sim_queues`); parent, capability and weight are kept in memory as the last sync said
+    /// (a reload reads them as a root of weight 1 without a cap) — nothing in the simulation
+    /// reads them: the prequeue already holds every job to the tree's capacities before it
+    /// reaches the cluster, and jobs sent around Anteroom do not exist here.
+    pub queues: BTreeMap<String, ClusterQueue>,
     /// True when the last placement pass placed all it could and nothing that could let a
     /// pending job fit (a new job, freed capacity, a node change) has happened since: a step
     /// then skips the pass, so thousands of pending jobs that cannot fit do not cost every
@@ -138,19 +142,14 @@ impl SimState {
 
     /// The queues, by name.
     pub fn cluster_queues(&self) -> Vec<ClusterQueue> {
-        self.queues
-            .iter()
-            .map(|(name, open)| ClusterQueue {
-                name: name.clone(),
-                open: *open,
-            })
-            .collect()
+        self.queues.values().cloned().collect()
     }
 
-    /// Records Anteroom's queue: created, opened or closed.
+    /// Records Anteroom's queue: created, opened or closed, or its parent, capability or weight
+    /// changed.
     pub fn sync_queue(&mut self, queue: &ClusterQueue, changes: &mut Changes) {
-        if self.queues.get(&queue.name) != Some(&queue.open) {
-            self.queues.insert(queue.name.clone(), queue.open);
+        if self.queues.get(&queue.name) != Some(queue) {
+            self.queues.insert(queue.name.clone(), queue.clone());
             changes.queues.insert(queue.name.clone());
         }
     }
@@ -216,8 +215,8 @@ impl SimState {
         }
         match self.queues.get(&spec.queue) {
             None => return Err(format!("the queue `{}` does not exist in the cluster", spec.queue)),
-            Some(false) => return Err(format!("the queue `{}` is closed", spec.queue)),
-            Some(true) => {}
+            Some(queue) if !queue.open => return Err(format!("the queue `{}` is closed", spec.queue)),
+            Some(_) => {}
         }
         let job = SimJob {
             spec: spec.clone(),

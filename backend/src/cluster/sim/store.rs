@@ -157,7 +157,9 @@ pub async fn load(db: &DatabaseConnection, default_runtime_seconds: u64) -> Resu
         );
     }
     for row in queue::Entity::find().all(db).await? {
-        state.queues.insert(row.name, row.open);
+        state
+            .queues
+            .insert(row.name.clone(), crate::cluster::ClusterQueue::new(row.name, row.open));
     }
     for row in job::Entity::find().all(db).await? {
         let phase = SimPhase::parse(&row.phase)
@@ -252,10 +254,10 @@ pub async fn save(db: &DatabaseConnection, state: &SimState, changes: &Changes) 
         }
     }
     for name in &changes.queues {
-        if let Some(open) = state.queues.get(name) {
+        if let Some(cluster_queue) = state.queues.get(name) {
             queue::Entity::insert(queue::ActiveModel {
                 name: Set(name.clone()),
-                open: Set(*open),
+                open: Set(cluster_queue.open),
             })
             .on_conflict(
                 OnConflict::column(queue::Column::Name)

@@ -238,10 +238,7 @@ async fn a_create_into_a_queue_the_cluster_does_not_know_or_that_is_closed_is_re
         let sim = open(&dir, settings(None), clock.clone()).await;
         assert_eq!(
             sim.queues().await.unwrap(),
-            vec![ClusterQueue {
-                name: "default".into(),
-                open: true
-            }],
+            vec![ClusterQueue::new("default", true)],
             "a fresh cluster has `default`, open"
         );
         let err = sim.create_job(&nlp(1)).await.unwrap_err();
@@ -250,26 +247,13 @@ async fn a_create_into_a_queue_the_cluster_does_not_know_or_that_is_closed_is_re
             "{err}"
         );
         assert!(!err.is_transient());
-        sim.sync_queue(&ClusterQueue {
-            name: "nlp".into(),
-            open: true,
-        })
-        .await
-        .unwrap();
+        sim.sync_queue(&ClusterQueue::new("nlp", true)).await.unwrap();
         sim.create_job(&nlp(1)).await.unwrap();
-        sim.sync_queue(&ClusterQueue {
-            name: "nlp".into(),
-            open: false,
-        })
-        .await
-        .unwrap();
+        sim.sync_queue(&ClusterQueue::new("nlp", false)).await.unwrap();
     }
     let sim = open(&dir, settings(None), clock.clone()).await;
     assert!(
-        sim.queues().await.unwrap().contains(&ClusterQueue {
-            name: "nlp".into(),
-            open: false
-        }),
+        sim.queues().await.unwrap().contains(&ClusterQueue::new("nlp", false)),
         "queues are kept across a restart"
     );
     let err = sim.create_job(&nlp(2)).await.unwrap_err();

@@ -186,5 +186,11 @@ fn order_indices(snapshot: &Snapshot) -> Vec<u32> {
         let job = &snapshot.jobs[j as usize];
         (job.submitted_at, job.id)
     });
+    // As the round: within a queue, higher priorities first.
+    crate::prequeue::sharing::priority::within_queues(
+        &mut order,
+        |&j| snapshot.jobs[j as usize].queue.as_str(),
+        |&j| snapshot.jobs[j as usize].sharing.priority,
+    );
     order
 }

@@ -14,17 +14,20 @@ const SHARE_UNIT: i128 = 1_000_000_000_000;
 impl PreparedRound<'_> {
     /// The dominant share of a pair: max over resources of the owner's normal usage in the
     /// queue (this round's selections included) divided by the queue's capacity or, where the
-    /// capacity names none, the cluster's allocatable total.
+    /// capacity names none, the cluster's allocatable total — then by the queue's weight (§9:
+    /// a queue of weight 2 is served as if it used half as much).
     fn share(&self, pair: usize, st: &State) -> i128 {
         let q = self.pair_queue[pair] as usize;
         let used = &st.pair_used[pair * self.resources..(pair + 1) * self.resources];
         let denominators = &self.share_denominator[q * self.resources..(q + 1) * self.resources];
-        used.iter()
+        let dominant = used
+            .iter()
             .zip(denominators)
             .filter(|(_, d)| **d > 0)
             .map(|(u, d)| u.max(&0).saturating_mul(SHARE_UNIT) / d)
             .max()
-            .unwrap_or(0)
+            .unwrap_or(0);
+        dominant / i128::from(self.weights[q].max(1))
     }
 
     /// Fair share (DRF): repeatedly take the (queue, owner) pair with the lowest dominant

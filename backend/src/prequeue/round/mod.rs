@@ -97,6 +97,8 @@ pub struct PreparedRound<'s> {
     /// Per queue × resource: the fair-share denominator (capacity, else the allocatable total
     /// of every node; 0 = none).
     share_denominator: Vec<i128>,
+    /// Per queue: its weight (§9; fair share divides its dominant shares by it).
+    weights: Vec<u32>,
     pair_owner: Vec<UserId>,
     pair_queue: Vec<u32>,
     initial: State,

@@ -194,8 +194,14 @@ impl<'s> PreparedRound<'s> {
             }
         }
         let resources = interner.names.len();
-        // Submission order; the store usually delivers it sorted, which the sort detects.
+        // Submission order; the store usually delivers it sorted, which the sort detects. Then
+        // within each queue, higher priorities first (§9; nothing moves while all are 0).
         cands.sort_unstable_by_key(|c| c.key);
+        crate::prequeue::sharing::priority::within_queues(
+            &mut cands,
+            |c| c.queue,
+            |c| snapshot.jobs[c.job as usize].sharing.priority,
+        );
 
         let queues = queue_names.len();
         let mut pending_blockers = BlockerIndex::new(queues);
@@ -283,6 +289,17 @@ impl<'s> PreparedRound<'s> {
             }
         }
 
+        // Fair share divides a queue's dominant share by its weight (§9); 1 for names only
+        // jobs use.
+        let mut weights = vec![1_u32; queues];
+        for spec in &snapshot.queues {
+            if let Some(&q) = queue_index.get(spec.name.as_str())
+                && tree.index_of(&spec.name) == Some(q as usize)
+            {
+                weights[q as usize] = spec.sharing.weight.max(1);
+            }
+        }
+
         let mut prepared = PreparedRound {
             snapshot,
             resources,
@@ -294,6 +311,7 @@ impl<'s> PreparedRound<'s> {
             quota_limits,
             max_active,
             share_denominator,
+            weights,
             pair_owner,
             pair_queue,
             initial,

@@ -22,11 +22,12 @@
 //! With no guarantee anywhere, [`SharingTree::new`] answers `None` and every caller decides
 //! exactly as before sharing existed.
 
+pub mod priority;
 mod reclaim;
 #[cfg(test)]
 mod tests;
 
-pub use reclaim::{ReclaimPlan, plan_reclaims};
+pub use reclaim::{ReclaimPlan, TakeKind, plan_reclaims};
 
 use anteroom_shared::scheduling::{Quantity, QuantityFormat, ResourceList};
 
@@ -100,7 +101,7 @@ impl Assessment {
 }
 
 /// One queue's guarantee and what it borrows or lends now (resource summary, queue pages).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct QueueSharingUse {
     /// Effective guarantee per shared resource.
     pub guarantee: ResourceList,
@@ -114,6 +115,14 @@ impl SharingTree {
     /// Indexes the guarantees of `specs` (through its lenient `tree`) against the cluster's
     /// `nodes`; `None` when no queue guarantees anything, so callers skip sharing entirely.
     pub fn new(specs: &[QueueSpec], tree: &QueueTree, nodes: &[NodeSnapshot]) -> Option<Self> {
+        let model = Self::build(specs, tree, nodes);
+        (!model.resources.is_empty()).then_some(model)
+    }
+
+    /// The model whether or not anything is guaranteed: without a guarantee it has no shared
+    /// resource, so nothing borrows, everything fits and no job is a reclaim victim — what
+    /// preemption inside a queue (by priority) builds on when queues do not share.
+    pub fn build(specs: &[QueueSpec], tree: &QueueTree, nodes: &[NodeSnapshot]) -> Self {
         // First definition of each name, in tree order (the lenient tree's rule).
         let mut spec_of: Vec<Option<&QueueSpec>> = vec![None; tree.len()];
         for spec in specs {
@@ -132,9 +141,6 @@ impl SharingTree {
             .collect();
         resources.sort();
         resources.dedup();
-        if resources.is_empty() {
-            return None;
-        }
         let r_count = resources.len();
         let queues = tree.len();
         let parents: Vec<Option<QueueIdx>> = (0..queues).map(|q| tree.parent(q)).collect();
@@ -171,7 +177,7 @@ impl SharingTree {
                 pool[r] = pool[r].saturating_add(node.allocatable.get(name).milli().max(0));
             }
         }
-        Some(SharingTree {
+        SharingTree {
             weights: (0..queues)
                 .map(|q| spec_of[q].map_or(1, |s| s.sharing.weight.max(1)))
                 .collect(),
@@ -186,7 +192,13 @@ impl SharingTree {
             guarantee,
             keep,
             pool,
-        })
+        }
+    }
+
+    /// How long a job of `queue` runs before a higher-priority job of the same queue may take
+    /// its place (the queue's own `reclaimMinRuntimeSeconds`).
+    pub fn own_min_runtime(&self, queue: QueueIdx) -> i64 {
+        self.min_runtime.get(queue).copied().unwrap_or(0)
     }
 
     /// The shared resources, in column order.

@@ -9,6 +9,11 @@
 //! guarantees in the order they started — of other subtrees, unlocked, that have run for the
 //! lender's `reclaimMinRuntimeSeconds`: the fewest that free the room (on one node when the
 //! job asks for one node and one node can do it), newest first among equals.
+//!
+//! A queue that says `preemptWithinQueue: lowerPriority` also lets a waiting job take the room
+//! of its own queue's running jobs of a lower priority, with the same rules (unlocked, the
+//! queue's minimum runtime, fewest, lowest priority then newest first) — when reclaim finds
+//! nothing.
 
 use chrono::{DateTime, Duration, Utc};
 
@@ -17,35 +22,54 @@ use crate::prequeue::preemption::{has_run_long_enough, min_cover};
 use crate::prequeue::queue_tree::{QueueIdx, QueueTree};
 use crate::prequeue::quota::QuotaView;
 use crate::prequeue::snapshot::{JobId, JobSnapshot, Snapshot};
-use anteroom_shared::scheduling::{JobPhase, ResourceList, ScheduleType};
+use anteroom_shared::scheduling::{JobPhase, PreemptWithinQueue, ResourceList, ScheduleType};
 
-/// Borrowers to reclaim for one job owed guaranteed room.
+/// Why a plan's victims go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TakeKind {
+    /// They borrow room the beneficiary's queue is guaranteed (§9 reclaim).
+    Reclaim,
+    /// They have a lower priority in the beneficiary's own queue, which says
+    /// `preemptWithinQueue: lowerPriority`.
+    Priority,
+}
+
+/// Jobs to preempt for one waiting job: borrowers of its guaranteed room, or lower-priority
+/// jobs of its own queue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReclaimPlan {
-    /// The job owed room.
+    /// The job the room is for.
     pub beneficiary: JobId,
     /// Its queue.
     pub queue: String,
-    /// The borrowing jobs to preempt, in id order.
+    /// The jobs to preempt, in id order.
     pub victims: Vec<JobId>,
     /// Where the victims run: the one node when they share one, else the first victim's first.
     pub node: String,
+    /// Why they go.
+    pub kind: TakeKind,
 }
 
-/// The most reclaims one round plans (each is one fenced write and a few deletes).
+/// The most plans one round makes (each is one fenced write and a few deletes).
 pub const MAX_RECLAIMS_PER_ROUND: usize = 10;
 
-/// The reclaims of one round, oldest owed job first; each plan's victims are released and its
-/// beneficiary counted before the next is planned, so no room is promised twice.
+/// The reclaims (and, where a queue allows it, preemptions by priority) of one round, oldest
+/// waiting job first; each plan's victims are released and its beneficiary counted before the
+/// next is planned, so no room is promised twice.
 pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan> {
     let config = &snapshot.config;
     if !config.queue_quota_enabled {
         return Vec::new();
     }
+    let by_priority = snapshot
+        .queues
+        .iter()
+        .any(|q| q.sharing.preempt_within_queue == PreemptWithinQueue::LowerPriority);
     let tree = QueueTree::new_lenient(&snapshot.queues);
-    let Some(model) = SharingTree::new(&snapshot.queues, &tree, &snapshot.nodes) else {
+    let model = SharingTree::build(&snapshot.queues, &tree, &snapshot.nodes);
+    if model.resources().is_empty() && !by_priority {
         return Vec::new();
-    };
+    }
     let view = QuotaView::new(snapshot, &tree);
     let mut state = model.state(
         snapshot
@@ -61,8 +85,9 @@ pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan
         }
     }
     let mut candidates = borrowers(snapshot, &tree, &model, now);
+    let mut taken: Vec<JobId> = Vec::new();
     let delay = Duration::seconds(config.reclaim_delay_seconds.max(0));
-    let mut owed: Vec<&JobSnapshot> = snapshot
+    let mut waiting: Vec<&JobSnapshot> = snapshot
         .jobs
         .iter()
         .filter(|j| j.phase == JobPhase::Prequeue && j.schedule_type == ScheduleType::Normal)
@@ -74,9 +99,9 @@ pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan
                 .any(|p| p.beneficiary == j.id && p.is_active())
         })
         .collect();
-    owed.sort_unstable_by_key(|j| (j.submitted_at, j.id));
+    waiting.sort_unstable_by_key(|j| (j.submitted_at, j.id));
     let mut plans = Vec::new();
-    for job in owed {
+    for job in waiting {
         if plans.len() >= MAX_RECLAIMS_PER_ROUND {
             break;
         }
@@ -85,10 +110,7 @@ pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan
         };
         let demand = model.demand(&job.resources);
         let assessment = model.assess(&state, Some(queue), &demand);
-        if !assessment.owed() {
-            continue;
-        }
-        // Its owner's own quota holds it privately: reclaim cannot help.
+        // Its owner's own quota holds it privately: nothing taken from others can help.
         if view.holds_privately(job.owner, &job.queue, &job.resources) {
             continue;
         }
@@ -99,12 +121,6 @@ pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan
         if need.is_met() {
             continue;
         }
-        let min_runtime = model.reclaim_min_runtime(Some(queue));
-        let eligible: Vec<&Borrower<'_>> = candidates
-            .iter()
-            .filter(|b| !model.is_within(b.queue, Some(queue)))
-            .filter(|b| has_run_long_enough(b.job.started_at, min_runtime, now))
-            .collect();
         let ask = Ask {
             model: &model,
             tree: &tree,
@@ -113,10 +129,49 @@ pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan
             demand: &demand,
             need: &need,
         };
-        let Some(chosen) = choose(&ask, job.single_node, &eligible) else {
+        // Owed room first: borrowers of other subtrees that ran the lender's minimum.
+        let mut chosen: Option<(TakeKind, Vec<&Borrower<'_>>)> = None;
+        if assessment.owed() && !demand.is_empty() {
+            let min_runtime = model.reclaim_min_runtime(Some(queue));
+            let eligible: Vec<&Borrower<'_>> = candidates
+                .iter()
+                .filter(|b| !model.is_within(b.queue, Some(queue)))
+                .filter(|b| has_run_long_enough(b.job.started_at, min_runtime, now))
+                .collect();
+            chosen = choose(&ask, job.single_node, &eligible)
+                .map(|set| (TakeKind::Reclaim, set.iter().map(|&i| eligible[i]).collect()));
+        }
+        // Else, where the queue allows it, its own jobs of a lower priority.
+        let allows = snapshot
+            .queues
+            .iter()
+            .find(|q| q.name == job.queue)
+            .is_some_and(|q| q.sharing.preempt_within_queue == PreemptWithinQueue::LowerPriority);
+        let lower: Vec<Borrower<'_>>;
+        if chosen.is_none() && allows {
+            let min_runtime = model.own_min_runtime(queue);
+            lower = snapshot
+                .jobs
+                .iter()
+                .filter(|v| v.queue == job.queue && v.schedule_type == ScheduleType::Normal)
+                .filter(|v| v.phase == JobPhase::Running && !v.is_locked(now))
+                .filter(|v| v.sharing.priority < job.sharing.priority && !taken.contains(&v.id))
+                .filter(|v| has_run_long_enough(v.started_at, min_runtime, now))
+                .map(|v| Borrower {
+                    job: v,
+                    queue: Some(queue),
+                    demand: model.demand(&v.resources),
+                })
+                .collect::<Vec<_>>();
+            let mut eligible: Vec<&Borrower<'_>> = lower.iter().collect();
+            // Lowest priority first, newest first among equals.
+            eligible.sort_by_key(|b| (b.job.sharing.priority, std::cmp::Reverse((b.job.started_at, b.job.id))));
+            chosen = choose(&ask, job.single_node, &eligible)
+                .map(|set| (TakeKind::Priority, set.iter().map(|&i| eligible[i]).collect()));
+        }
+        let Some((kind, victims)) = chosen else {
             continue;
         };
-        let victims: Vec<&Borrower<'_>> = chosen.iter().map(|&i| eligible[i]).collect();
         for victim in &victims {
             model.add(&mut state, victim.queue, &victim.demand, -1);
             if let Some(q) = victim.queue {
@@ -128,12 +183,14 @@ pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan
         let mut ids: Vec<JobId> = victims.iter().map(|v| v.job.id).collect();
         ids.sort_unstable();
         let node = common_node(&victims);
+        taken.extend(&ids);
         candidates.retain(|b| !ids.contains(&b.job.id));
         plans.push(ReclaimPlan {
             beneficiary: job.id,
             queue: job.queue.clone(),
             victims: ids,
             node,
+            kind,
         });
     }
     plans

@@ -1,4 +1,5 @@
-//! One row of the job table: the job's name and kind, queue, owner (admins), badges with a
+//! One row of the job table: the job's name and kind, queue, owner (admins), badges (phase,
+//! schedule type, Borrowing while it runs on another queue's idle guaranteed room) with a
 //! waiting job's place and short reason or a failed job's cause, resources, times, and the
 //! actions its phase allows (Open for a running notebook, Delete while unfinished, Run again
 //! once finished, lock for admins).
@@ -8,11 +9,11 @@ use anteroom_shared::scheduling::JobPhase;
 use leptos::prelude::*;
 
 use super::{failure_reason, lock_until, resources_text};
-use crate::components::badges::{PhaseBadge, ScheduleTypeBadge, kind_label};
+use crate::components::badges::{BorrowingBadge, PhaseBadge, ScheduleTypeBadge, kind_label, shows_borrowing};
 use crate::components::confirm::use_confirm;
 use crate::components::marked::Marked;
 use crate::components::notebook::OpenNotebook;
-use crate::components::reasons::reason_short;
+use crate::components::reasons::reason_short_of;
 use crate::components::time::Time;
 use crate::components::toast::use_toasts;
 use crate::components::{BUTTON_DANGER, BUTTON_SECONDARY, BUTTON_SMALL, LINK, TD};
@@ -39,6 +40,7 @@ pub(super) fn JobRow(
     let resources = job.resources.clone();
     let submitted = job.submitted_at;
     let started = job.started_at;
+    let borrowing = shows_borrowing(&job);
     let locked = job.locked_until.is_some_and(|t| t > format::now());
     let delete = {
         let name = name.clone();
@@ -77,13 +79,14 @@ pub(super) fn JobRow(
         .filter(|_| job.phase == JobPhase::Prequeue)
         .map(|s| {
             // One line per kind of reason: several full queues on the path say "Queue capacity" once.
-            let mut codes: Vec<String> = Vec::new();
+            let mut kinds: Vec<crate::i18n::Key> = Vec::new();
             for r in &s.reasons {
-                if !codes.contains(&r.code) {
-                    codes.push(r.code.clone());
+                let short = reason_short_of(r);
+                if !kinds.contains(&short) {
+                    kinds.push(short);
                 }
             }
-            (s.position, codes)
+            (s.position, kinds)
         });
     let run_again = move |_| {
         leptos::task::spawn_local(async move {
@@ -119,12 +122,13 @@ pub(super) fn JobRow(
                 <div class="flex flex-wrap items-center gap-1">
                     <PhaseBadge phase=job.phase />
                     <ScheduleTypeBadge schedule_type=job.schedule_type />
+                    {borrowing.then(|| view! { <BorrowingBadge /> })}
                     {locked.then(|| view! { <span class="text-xs text-slate-700 dark:text-slate-300" data-testid="locked">{move || i18n.t(k!("jobs.lockedBadge"))}</span> })}
                 </div>
                 {waiting.map(|(position, why)| view! {
                     <p class="mt-1 text-xs text-slate-700 dark:text-slate-300" data-testid="job-reason">
                         {move || {
-                            let why = why.iter().map(|c| i18n.t(reason_short(c))).collect::<Vec<_>>().join(i18n.t(k!("common.listSeparator")));
+                            let why = why.iter().map(|k| i18n.t(*k)).collect::<Vec<_>>().join(i18n.t(k!("common.listSeparator")));
                             if why.is_empty() {
                                 i18n.tf(k!("jobs.positionOnly"), &[("position", &position.to_string())])
                             } else {

@@ -129,11 +129,24 @@ pub fn event_description(
                 &[("by", &text("by")?), ("until", &date(until.to_utc()))],
             )
         }
-        "preempted" => {
-            let said = i18n.tf(
-                k!("event.detail.preempted"),
-                &[("node", &text("node")?), ("name", &text("beneficiaryName")?)],
-            );
+        // Preempted for a job past its tolerance, or reclaimed: the room it borrowed is taken
+        // back for a job within its queue's guarantee (`queue`, the lender).
+        "preempted" | "reclaimed" => {
+            let said = if e.kind == "preempted" {
+                i18n.tf(
+                    k!("event.detail.preempted"),
+                    &[("node", &text("node")?), ("name", &text("beneficiaryName")?)],
+                )
+            } else {
+                i18n.tf(
+                    k!("event.detail.reclaimed"),
+                    &[
+                        ("node", &text("node")?),
+                        ("name", &text("beneficiaryName")?),
+                        ("queue", &text("queue")?),
+                    ],
+                )
+            };
             if details.get("requeue").and_then(Value::as_bool) == Some(true) {
                 format!("{said} {}", i18n.t(k!("event.detail.willRequeue")))
             } else {
@@ -157,6 +170,15 @@ pub fn event_description(
                 k!("event.detail.preemptedFor.other"),
                 victims,
                 &[("node", &text("node")?)],
+            )
+        }
+        "reclaimed_for" => {
+            let victims = details.get("victims")?.as_array()?.len() as u64;
+            i18n.tp(
+                k!("event.detail.reclaimedFor.one"),
+                k!("event.detail.reclaimedFor.other"),
+                victims,
+                &[("queue", &text("queue")?)],
             )
         }
         _ => return None,
@@ -239,7 +261,31 @@ mod tests {
             .unwrap(),
             "On node gpu-1, to make room for big, which waited past its tolerance."
         );
-        // (`preempted_for` counts its victims and a given-up create its attempts with the
+        assert_eq!(
+            said(
+                En,
+                "reclaimed",
+                json!({"node": "gpu-0", "beneficiary": 9, "beneficiaryName": "cv-0", "queue": "cv", "graceSeconds": 30, "requeue": true})
+            )
+            .unwrap(),
+            "On node gpu-0: queue cv took back the guaranteed room this job borrowed, for cv-0. It returns to the prequeue once its pods have stopped."
+        );
+        assert_eq!(
+            said(En, "reclaimed", json!({"node": "gpu-0"})),
+            None,
+            "details it cannot read"
+        );
+        for locale in [Zh, Ja, Ko] {
+            let said = said(
+                locale,
+                "reclaimed",
+                json!({"node": "gpu-0", "beneficiaryName": "cv-0", "queue": "cv", "requeue": false}),
+            )
+            .unwrap();
+            let latin: String = said.chars().filter(|c| c.is_ascii_alphabetic()).collect();
+            assert_eq!(latin, "gpucvcv", "{said}");
+        }
+        // (`preempted_for` and `reclaimed_for` count their victims and a given-up create its attempts with the
         // browser's plural rules, which a test outside a browser cannot call.)
         // Nothing more to say, or details this UI cannot read: no line, never the English.
         assert_eq!(said(En, "finished", Value::Null), None);

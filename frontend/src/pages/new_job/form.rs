@@ -2,7 +2,9 @@
 //! the reading of the inputs into a job body (or every field that is wrong).
 
 use anteroom_shared::api::jobs::{EnvVar, JobBody, TaskBody};
-use anteroom_shared::scheduling::{JobKind, PreemptionPolicy, Quantity, ResourceList, ScheduleType};
+use anteroom_shared::scheduling::{
+    BorrowPolicy, JobKind, PreemptionPolicy, PriorityRange, Quantity, ResourceList, ScheduleType,
+};
 use leptos::prelude::*;
 
 use crate::i18n::{I18n, k};
@@ -120,6 +122,8 @@ pub(super) fn field_label(i18n: I18n, kind: JobKind, path: &str) -> String {
         "scheduleType" => Some(i18n.t(k!("jobs.scheduleType"))),
         "preemptionPolicy" => Some(i18n.t(k!("newJob.neverPreempt"))),
         "volumes" => Some(i18n.t(k!("newJob.volumes"))),
+        "priority" => Some(i18n.t(k!("newJob.priority"))),
+        "borrow" => Some(i18n.t(k!("newJob.mayBorrow"))),
         "tasks" => Some(i18n.t(k!("task.name"))),
         _ => None,
     };
@@ -163,6 +167,35 @@ pub(super) fn field_label(i18n: I18n, kind: JobKind, path: &str) -> String {
 
 /// A form error: the API field and what is wrong, in words.
 pub(super) type FieldErrors = Vec<(String, String)>;
+
+/// The priority typed, for a queue whose priority range is `range` (`None`: the queue allows
+/// no priorities, the field is hidden and nothing is sent). Empty or 0 sends nothing (0 is
+/// every job's priority); a whole number outside the range is refused on the field.
+pub(super) fn read_priority(i18n: I18n, typed: &str, range: Option<PriorityRange>) -> Result<Option<i32>, FieldErrors> {
+    let Some(range) = range.filter(PriorityRange::is_on) else {
+        return Ok(None);
+    };
+    match typed.trim() {
+        "" => Ok(None),
+        text => match text.parse::<i32>() {
+            Ok(p) if range.allows(p) => Ok((p != 0).then_some(p)),
+            _ => Err(vec![(
+                "priority".to_owned(),
+                i18n.tf(
+                    k!("newJob.priorityInvalid"),
+                    &[("min", &range.min.to_string()), ("max", &range.max.to_string())],
+                ),
+            )]),
+        },
+    }
+}
+
+/// What a job body says about borrowing: nothing (the default, `ifIdle`) unless the switch is
+/// off on a normal job, which then waits for guaranteed room (`never`); an Elastic job never
+/// borrows, so it says nothing.
+pub(super) fn borrow_policy(schedule: ScheduleType, may_borrow: bool) -> Option<BorrowPolicy> {
+    (schedule == ScheduleType::Normal && !may_borrow).then_some(BorrowPolicy::Never)
+}
 
 /// Reads the form into a job body, or lists every field that is wrong (checked as the server
 /// checks quantities: the shared crate's parser).
@@ -329,6 +362,38 @@ mod tests {
     }
 
     #[test]
+    fn a_priority_is_sent_only_where_the_queue_allows_one_and_within_its_range() {
+        let en = I18n::fixed(Locale::En);
+        let range = Some(PriorityRange { min: -5, max: 10 });
+        assert_eq!(read_priority(en, "7", range), Ok(Some(7)));
+        assert_eq!(read_priority(en, " -5 ", range), Ok(Some(-5)));
+        assert_eq!(read_priority(en, "", range), Ok(None));
+        assert_eq!(read_priority(en, "0", range), Ok(None), "0 is every job's priority");
+        for bad in ["11", "-6", "1.5", "high"] {
+            assert_eq!(
+                read_priority(en, bad, range),
+                Err(vec![(
+                    "priority".to_owned(),
+                    "A whole number from -5 to 10.".to_owned()
+                )]),
+                "{bad}"
+            );
+        }
+        // A queue without priorities: the field is hidden, whatever it held is not sent.
+        assert_eq!(read_priority(en, "7", None), Ok(None));
+        assert_eq!(read_priority(en, "7", Some(PriorityRange::default())), Ok(None));
+    }
+
+    #[test]
+    fn only_a_normal_job_with_borrowing_switched_off_says_never() {
+        assert_eq!(borrow_policy(ScheduleType::Normal, true), None);
+        assert_eq!(borrow_policy(ScheduleType::Normal, false), Some(BorrowPolicy::Never));
+        assert_eq!(borrow_policy(ScheduleType::Backfill, false), None);
+        let json = serde_json::to_value(BorrowPolicy::Never).unwrap();
+        assert_eq!(json, "never");
+    }
+
+    #[test]
     fn a_field_path_reads_as_the_form_s_labels() {
         let (en, ja) = (I18n::fixed(Locale::En), I18n::fixed(Locale::Ja));
         let label = |i18n, kind, path| field_label(i18n, kind, path);
@@ -358,6 +423,7 @@ mod tests {
             "Container · somethingNew"
         );
         assert_eq!(label(en, JobKind::Custom, "idempotency"), "idempotency");
+        assert_eq!(label(en, JobKind::Custom, "priority"), "Priority in the queue");
         assert_eq!(label(en, JobKind::Custom, "tasks[9].image"), "Task 9 · Image");
     }
 }

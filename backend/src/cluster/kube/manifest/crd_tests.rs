@@ -1,38 +1,56 @@
-//! Every Volcano Job Anteroom sends, checked against Volcano's own CustomResourceDefinition
-//! (`volcano-crds/batch.volcano.sh_jobs.yaml`, copied from Volcano): what a real API server does
-//! with it. A field the schema does not know would be pruned silently by the API server (the
-//! job would run without it), so here it is an error; so is a wrong type, a value outside an
-//! enum, a quantity the pattern refuses, a missing required field.
+//! Every Volcano Job and Queue Anteroom sends, checked against Volcano's own
+//! CustomResourceDefinitions (`volcano-crds/`, copied from Volcano): what a real API server does
+//! with them. A field the schema does not know would be pruned silently by the API server (the
+//! job would run without it, the queue without its cap), so here it is an error; so is a wrong
+//! type, a value outside an enum or a range, a quantity the pattern refuses, a missing required
+//! field.
 //!
 //! The Jobs checked: every manifest snapshot of `tests.rs` (each kind, as committed) and the
 //! variants the snapshots do not show (a queue's non-root user, a runtime limit, a requeued run,
-//! the normal priority class).
+//! the normal priority class). The Queues: the mirrors of several trees (a root with a
+//! capacity, a child with a weight, queues without a capacity, the largest weight, zero and
+//! fractional quantities).
 
 use std::path::PathBuf;
 
+use anteroom_shared::scheduling::ResourceList;
 use serde_json::Value;
 
 use super::tests::{every_kind, settings};
 use super::*;
+use crate::cluster::ClusterQueue;
+use crate::cluster::kube::queue_mirror::volcano_queue;
 
-/// The Job CRD's schema of the version Anteroom sends.
-fn job_schema() -> Value {
+/// The `openAPIV3Schema` of `version` in the CRD file `file` of `volcano-crds/`.
+fn crd_schema(file: &str, version: &str) -> Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("src/cluster/kube/manifest/volcano-crds/batch.volcano.sh_jobs.yaml");
+        .join("src/cluster/kube/manifest/volcano-crds")
+        .join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let crd: Value = serde_norway::from_str(&text).expect("the CRD parses");
-    let version = crd["spec"]["versions"]
+    let found = crd["spec"]["versions"]
         .as_array()
         .expect("versions")
         .iter()
-        .find(|v| v["name"] == "v1alpha1")
-        .expect("the v1alpha1 version Anteroom sends");
-    version["schema"]["openAPIV3Schema"].clone()
+        .find(|v| v["name"] == version)
+        .unwrap_or_else(|| panic!("{file}: the {version} version Anteroom sends"));
+    found["schema"]["openAPIV3Schema"].clone()
+}
+
+/// The Job CRD's schema of the version Anteroom sends.
+fn job_schema() -> Value {
+    crd_schema("batch.volcano.sh_jobs.yaml", "v1alpha1")
+}
+
+/// The Queue CRD's schema of the version Anteroom sends.
+fn queue_schema() -> Value {
+    crd_schema("scheduling.volcano.sh_queues.yaml", "v1beta1")
 }
 
 /// What the API server would refuse or prune in `value` under `schema` (OpenAPI v3 as CRDs
 /// use it: types, properties, additionalProperties, required, items, enum, pattern, minimum,
-/// maxLength, minItems, int32, `x-kubernetes-int-or-string`, `x-kubernetes-preserve-unknown-fields`).
+/// maximum, maxLength, minItems, int32, `x-kubernetes-int-or-string`,
+/// `x-kubernetes-preserve-unknown-fields`).
 fn problems(schema: &Value, value: &Value, path: &str, out: &mut Vec<String>) {
     // An absent field and a null one are the same to the API server.
     if value.is_null() {
@@ -99,6 +117,11 @@ fn problems(schema: &Value, value: &Value, path: &str, out: &mut Vec<String>) {
                 {
                     out.push(format!("{path}: {n} is below the minimum {min}"));
                 }
+                if let Some(max) = schema["maximum"].as_i64()
+                    && n > max
+                {
+                    out.push(format!("{path}: {n} is above the maximum {max}"));
+                }
             }
             None => out.push(format!("{path}: {value} is not an integer")),
         },
@@ -135,11 +158,11 @@ fn container(job: &mut Value) -> &mut Value {
     &mut job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
 }
 
-/// What the API server would refuse or prune in a Job.
-fn job_problems(schema: &Value, job: &Value) -> Vec<String> {
+/// What the API server would refuse or prune in an object of a custom resource.
+fn object_problems(schema: &Value, object: &Value) -> Vec<String> {
     let mut out = Vec::new();
-    let Some(map) = job.as_object() else {
-        return vec![format!("{job} is not an object")];
+    let Some(map) = object.as_object() else {
+        return vec![format!("{object} is not an object")];
     };
     for (key, v) in map {
         match key.as_str() {
@@ -152,9 +175,21 @@ fn job_problems(schema: &Value, job: &Value) -> Vec<String> {
             },
         }
     }
+    out
+}
+
+/// What the API server would refuse or prune in a Job.
+fn job_problems(schema: &Value, job: &Value) -> Vec<String> {
     assert_eq!(job["apiVersion"], "batch.volcano.sh/v1alpha1");
     assert_eq!(job["kind"], "Job");
-    out
+    object_problems(schema, job)
+}
+
+/// What the API server would refuse or prune in a Queue.
+fn queue_problems(schema: &Value, queue: &Value) -> Vec<String> {
+    assert_eq!(queue["apiVersion"], "scheduling.volcano.sh/v1beta1");
+    assert_eq!(queue["kind"], "Queue");
+    object_problems(schema, queue)
 }
 
 /// The committed manifest snapshots: the body after insta's header.
@@ -228,4 +263,91 @@ fn the_crd_check_refuses_an_unknown_field_a_wrong_type_and_a_quantity_the_patter
         container(j).as_object_mut().unwrap().remove("name");
     });
     assert!(missing.iter().any(|p| p.contains("required field name")), "{missing:?}");
+}
+
+fn capacity(entries: &[(&str, &str)]) -> Option<ResourceList> {
+    Some(ResourceList::parse_map(entries.iter().copied()).expect("quantities"))
+}
+
+/// The queues of several trees, as Anteroom stores them: a root with a capacity and its
+/// children (one weighted, one capped below it, one without a capacity), a grandchild, a queue
+/// of the largest weight, the default queue, zero and fractional quantities.
+fn queue_trees() -> Vec<ClusterQueue> {
+    let queue = |name: &str, parent: Option<&str>, weight: u32, cap: Option<ResourceList>| ClusterQueue {
+        parent: parent.map(str::to_owned),
+        capability: cap,
+        weight,
+        ..ClusterQueue::new(name, true)
+    };
+    vec![
+        ClusterQueue::new("default", true),
+        queue("lab", None, 1, capacity(&[("nvidia.com/a100", "8")])),
+        queue("cv", Some("lab"), 3, None),
+        queue(
+            "nlp",
+            Some("lab"),
+            2,
+            capacity(&[("nvidia.com/a100", "4"), ("cpu", "500m"), ("memory", "256Gi")]),
+        ),
+        queue("nlp-small", Some("nlp"), 1, capacity(&[("nvidia.com/a100", "0")])),
+        queue(
+            "heavy",
+            None,
+            anteroom_shared::scheduling::MAX_QUEUE_WEIGHT,
+            capacity(&[("nvidia.com/mig-1g.10gb", "7"), ("ephemeral-storage", "1.5Ti")]),
+        ),
+    ]
+}
+
+#[test]
+fn every_volcano_queue_anteroom_mirrors_its_queues_as_is_accepted_by_volcanos_crd_with_nothing_pruned() {
+    let schema = queue_schema();
+    for queue in queue_trees() {
+        let mirrored = serde_json::to_value(volcano_queue(&queue, "inst")).expect("serialises");
+        let found = queue_problems(&schema, &mirrored);
+        assert!(found.is_empty(), "{}: {mirrored}\n{}", queue.name, found.join("\n"));
+        assert_eq!(mirrored["spec"]["reclaimable"], false, "{mirrored}");
+    }
+}
+
+#[test]
+fn the_crd_check_refuses_an_unknown_field_and_a_wrong_type_in_a_queue() {
+    let schema = queue_schema();
+    let good = serde_json::to_value(volcano_queue(&queue_trees()[1], "inst")).expect("serialises");
+    assert!(queue_problems(&schema, &good).is_empty());
+    let broken = |change: &dyn Fn(&mut Value)| {
+        let mut queue = good.clone();
+        change(&mut queue);
+        queue_problems(&schema, &queue)
+    };
+    // A queue's state is its status, not its spec: there it would be pruned.
+    let unknown = broken(&|q| q["spec"]["state"] = "Open".into());
+    assert!(
+        unknown.iter().any(|p| p.contains("spec.state") && p.contains("prune")),
+        "{unknown:?}"
+    );
+    let wrong_type = broken(&|q| q["spec"]["weight"] = "3".into());
+    assert!(
+        wrong_type
+            .iter()
+            .any(|p| p.contains("spec.weight") && p.contains("not an integer")),
+        "{wrong_type:?}"
+    );
+    let not_a_boolean = broken(&|q| q["spec"]["reclaimable"] = "false".into());
+    assert!(
+        not_a_boolean.iter().any(|p| p.contains("reclaimable")),
+        "{not_a_boolean:?}"
+    );
+    let too_heavy = broken(&|q| q["spec"]["weight"] = 70_000.into());
+    assert!(
+        too_heavy.iter().any(|p| p.contains("above the maximum")),
+        "{too_heavy:?}"
+    );
+    let bad_quantity = broken(&|q| q["spec"]["capability"]["nvidia.com/a100"] = "8 GPUs".into());
+    assert!(
+        bad_quantity.iter().any(|p| p.contains("does not match")),
+        "{bad_quantity:?}"
+    );
+    let bad_parent = broken(&|q| q["spec"]["parent"] = "Lab".into());
+    assert!(bad_parent.iter().any(|p| p.contains("spec.parent")), "{bad_parent:?}");
 }

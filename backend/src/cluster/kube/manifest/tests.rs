@@ -4,6 +4,7 @@ use anteroom_shared::scheduling::{JobKind, PreemptionPolicy, Quantity, ResourceL
 
 use super::*;
 use crate::cluster::TaskSpec;
+use crate::config::ImagePullPolicy;
 
 fn resources(entries: &[(&str, &str)]) -> ResourceList {
     ResourceList::parse_map(entries.iter().copied()).expect("valid quantities")

@@ -1,7 +1,7 @@
 //! [`API_REQUESTS`] against the requests the adapter really sends: every request a mock or
 //! fake-apiserver test sees must be a row of the table (checked where they see it), and one
-//! test here drives every code path — the reflectors against the fake apiserver, every write
-//! against the mock — and must see every row. `backend/tests/deploy_rbac.rs` derives the RBAC
+//! test here drives every code path — the reflectors and the queue mirror against the fake
+//! apiserver, every other write against the mock — and must see every row. `backend/tests/deploy_rbac.rs` derives the RBAC
 //! grants from the same table, so the grants follow the requests.
 
 use std::collections::BTreeSet;
@@ -14,12 +14,12 @@ use serde_json::json;
 use tower_test::mock;
 
 use super::fake_apiserver::eventually;
-use super::fake_apiserver::server::{FakeApiServer, settings};
+use super::fake_apiserver::server::{FakeApiServer, resources, settings};
 use super::mock_api::{respond, spec, status};
 use crate::cluster::kube::diagnosis::KnownJob;
 use crate::cluster::kube::manifest::volcano_job;
 use crate::cluster::kube::{API_REQUESTS, ApiRequest, KubeApi, KubeCluster, PermissionScope};
-use crate::cluster::{Cluster, LogRequest};
+use crate::cluster::{Cluster, ClusterQueue, LogRequest};
 
 /// (verb, group, resource, scope): a row of the table without its `sent_by`.
 type Key = (&'static str, String, String, PermissionScope);
@@ -114,6 +114,11 @@ fn kube_requests_read_as_the_apiservers_authorizer_reads_them() {
             Some(("list", "scheduling.volcano.sh", "queues", cluster)),
         ),
         (
+            "PUT",
+            "/apis/scheduling.volcano.sh/v1beta1/queues/lab?&fieldManager=anteroom",
+            Some(("update", "scheduling.volcano.sh", "queues", cluster)),
+        ),
+        (
             "GET",
             "/api/v1/namespaces/team-ns/pods/ar-7-main-0/log?&container=main&follow=true",
             Some(("get", "", "pods/log", ns)),
@@ -143,6 +148,15 @@ async fn kube_the_request_table_is_exactly_what_the_adapter_sends() {
         (cluster.is_reachable().await && fake.open_watches() == 4).then_some(())
     })
     .await;
+    // Queue mirroring, against the same fake: a create, a replace and a delete, each after a
+    // read.
+    let lab = |gpus: &str| ClusterQueue {
+        capability: Some(resources(&[("nvidia.com/a100", gpus)])),
+        ..ClusterQueue::new("lab", true)
+    };
+    cluster.sync_queue(&lab("8")).await.expect("created");
+    cluster.sync_queue(&lab("16")).await.expect("replaced");
+    cluster.remove_queue("lab").await.expect("deleted");
     drop(cluster);
     for line in fake.requests() {
         let (method, uri) = line.split_once(' ').expect("METHOD uri");

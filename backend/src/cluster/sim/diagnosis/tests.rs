@@ -7,6 +7,7 @@ use anteroom_shared::scheduling::JobKind;
 use chrono::{DateTime, Duration, Utc};
 
 use super::*;
+use crate::cluster::ClusterQueue;
 use crate::cluster::sim::state::tests::JobBuilder;
 use crate::cluster::sim::state::{Changes, SimState, Timing};
 
@@ -23,7 +24,7 @@ fn cluster() -> SimState {
     for n in crate::cluster::sim::nodes::load(None).unwrap() {
         s.nodes.insert(n.name.clone(), n);
     }
-    s.queues.insert("default".into(), true);
+    s.queues.insert("default".into(), ClusterQueue::new("default", true));
     s
 }
 

@@ -137,7 +137,7 @@ fn default_cluster() -> SimState {
         s.nodes.insert(n.name.clone(), n);
     }
     for q in ["default", "team", "other", "q2"] {
-        s.queues.insert(q.into(), true);
+        s.queues.insert(q.into(), ClusterQueue::new(q, true));
     }
     s
 }
@@ -443,22 +443,10 @@ fn a_job_is_refused_by_a_queue_the_cluster_does_not_know_or_that_is_closed() {
     assert!(err.contains("`nlp` does not exist"), "{err}");
     assert!(c.is_empty() && s.jobs.is_empty());
 
-    s.sync_queue(
-        &ClusterQueue {
-            name: "nlp".into(),
-            open: true,
-        },
-        &mut c,
-    );
+    s.sync_queue(&ClusterQueue::new("nlp", true), &mut c);
     assert!(c.queues.contains("nlp"));
     assert_eq!(s.create(&into("nlp", 1), t0(), &mut c), Ok(Created::New));
-    s.sync_queue(
-        &ClusterQueue {
-            name: "nlp".into(),
-            open: false,
-        },
-        &mut c,
-    );
+    s.sync_queue(&ClusterQueue::new("nlp", false), &mut c);
     let err = s.create(&into("nlp", 2), t0(), &mut c).unwrap_err();
     assert!(err.contains("`nlp` is closed"), "{err}");
     assert_eq!(

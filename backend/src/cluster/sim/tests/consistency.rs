@@ -168,12 +168,7 @@ async fn after_every_change_of_a_long_random_run_memory_equals_what_the_database
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(t0()));
     let sim = open(&dir, settings(None), clock.clone()).await;
-    sim.sync_queue(&ClusterQueue {
-        name: "team".into(),
-        open: true,
-    })
-    .await
-    .unwrap();
+    sim.sync_queue(&ClusterQueue::new("team", true)).await.unwrap();
     // A fixed-seed generator: the run is the same every time, and a failure names its step.
     let mut seed: u64 = 0x5eed;
     let mut next = move |n: u64| {
@@ -209,13 +204,7 @@ async fn after_every_change_of_a_long_random_run_memory_equals_what_the_database
                 sim.delete_job(id, &format!("uid-{id}"), next(10) as u32).await
             }
             5 => sim.set_node_schedulable(nodes[next(3) as usize], next(2) == 0).await,
-            6 => {
-                sim.sync_queue(&ClusterQueue {
-                    name: "team".into(),
-                    open: next(2) == 0,
-                })
-                .await
-            }
+            6 => sim.sync_queue(&ClusterQueue::new("team", next(2) == 0)).await,
             _ => {
                 clock.advance(Duration::seconds([1, 10, 100, 1000, 4000][next(5) as usize]));
                 sim.step().await

@@ -205,18 +205,8 @@ async fn on_postgresql_queues_started_at_and_finished_jobs_survive_a_restart_unt
             .await
             .unwrap();
         assert_eq!(sim.queues().await.unwrap().len(), 1, "`default` is seeded");
-        sim.sync_queue(&ClusterQueue {
-            name: "nlp".into(),
-            open: true,
-        })
-        .await
-        .unwrap();
-        sim.sync_queue(&ClusterQueue {
-            name: "nlp".into(),
-            open: false,
-        })
-        .await
-        .unwrap();
+        sim.sync_queue(&ClusterQueue::new("nlp", true)).await.unwrap();
+        sim.sync_queue(&ClusterQueue::new("nlp", false)).await.unwrap();
         for id in [1, 2] {
             sim.create_job(
                 &JobBuilder::new(id, JobKind::Custom)
@@ -234,10 +224,7 @@ async fn on_postgresql_queues_started_at_and_finished_jobs_survive_a_restart_unt
     let sim = SimulatedCluster::open(connect().await, settings(None), clock.clone())
         .await
         .unwrap();
-    assert!(sim.queues().await.unwrap().contains(&ClusterQueue {
-        name: "nlp".into(),
-        open: false
-    }));
+    assert!(sim.queues().await.unwrap().contains(&ClusterQueue::new("nlp", false)));
     let statuses = sim.job_statuses().await.unwrap();
     let phases: Vec<_> = statuses.iter().map(|s| (s.job_id, s.phase, s.started_at)).collect();
     assert_eq!(

@@ -58,6 +58,7 @@ fn the_newest_borrowers_on_one_node_are_reclaimed_after_the_delay() {
             queue: "cv".into(),
             victims: vec![7, 8],
             node: "n2".into(),
+            kind: TakeKind::Reclaim,
         }]
     );
 }
@@ -138,4 +139,48 @@ fn two_owed_jobs_in_one_round_take_different_victims() {
     assert_eq!(plans.len(), 2);
     assert_eq!(plans[0].victims, vec![7, 8]);
     assert_eq!(plans[1].victims, vec![5, 6]);
+}
+
+#[test]
+fn a_queue_that_allows_it_preempts_its_own_lower_priority_jobs() {
+    // No guarantee anywhere: one queue, capacity 4 GPUs, full of priority-0 jobs; a priority-5
+    // job waits. Only with preemptWithinQueue: lowerPriority does it take their room.
+    let mut s = Snapshot::default();
+    s.config.queue_quota_enabled = true;
+    s.config.reclaim_delay_seconds = 10;
+    let mut lab = queue("lab", None, Some(crate::prequeue::tests::fixtures::rl(&[(GPU, "4")])));
+    lab.sharing.priority_range = anteroom_shared::scheduling::PriorityRange { min: 0, max: 9 };
+    s.queues = vec![lab];
+    s.nodes = vec![node("n1", &[(GPU, "8")])];
+    for id in 1..=4 {
+        let mut j = JobBuilder::normal(id)
+            .queue("lab")
+            .gpus(GPU, 1)
+            .running_on("n1")
+            .build();
+        j.sharing.priority = if id == 2 { 3 } else { 0 };
+        s.jobs.push(j);
+    }
+    let mut urgent = JobBuilder::normal(100)
+        .queue("lab")
+        .gpus(GPU, 2)
+        .submitted(40)
+        .waiting_since(Some(50))
+        .build();
+    urgent.sharing.priority = 5;
+    s.jobs.push(urgent);
+    s.usage = usage_from_jobs(&s.jobs);
+    assert!(plan_reclaims(&s, at(60)).is_empty(), "the queue does not allow it");
+    s.queues[0].sharing.preempt_within_queue = anteroom_shared::scheduling::PreemptWithinQueue::LowerPriority;
+    assert!(plan_reclaims(&s, at(59)).is_empty(), "not before the delay");
+    let plans = plan_reclaims(&s, at(60));
+    assert_eq!(plans.len(), 1);
+    // The lowest priorities go first (job 2 has 3), newest first among them: 4 and 3.
+    assert_eq!(
+        (plans[0].kind, plans[0].victims.clone()),
+        (TakeKind::Priority, vec![3, 4])
+    );
+    // A job of the same priority takes nothing.
+    s.jobs.last_mut().expect("job").sharing.priority = 0;
+    assert!(plan_reclaims(&s, at(60)).is_empty());
 }

@@ -5,6 +5,7 @@
 //! cluster. Each test has its own server and its own adapter: parallel-safe.
 
 mod diagnosis;
+mod queue_mirror;
 pub(super) mod server;
 
 use std::time::Duration;
@@ -299,17 +300,18 @@ async fn kube_the_fake_apiserver_records_writes_it_does_not_serve() {
 }
 
 #[tokio::test]
-async fn kube_queues_come_from_the_volcano_queue_cache_and_only_existing_ones_sync() {
+async fn kube_queues_come_from_the_volcano_queue_cache_and_without_mirroring_only_existing_ones_sync() {
     let fake = FakeApiServer::start().await;
     fake.apply(Kind::Queues, queue("nlp", "Open"));
     fake.apply(Kind::Queues, queue("frozen", "Closed"));
     fake.apply(Kind::Queues, queue("default", "Open"));
-    let cluster = KubeCluster::start(fake.client(), settings());
-    let queues = cluster.queues().await.expect("queues");
-    let open = |name: &str, open: bool| ClusterQueue {
-        name: name.to_owned(),
-        open,
+    let without_mirroring = crate::cluster::kube::manifest::ManifestSettings {
+        mirror_queues: false,
+        ..settings()
     };
+    let cluster = KubeCluster::start(fake.client(), without_mirroring);
+    let queues = cluster.queues().await.expect("queues");
+    let open = |name: &str, open: bool| ClusterQueue::new(name, open);
     assert_eq!(
         queues,
         [open("default", true), open("frozen", false), open("nlp", true)]
@@ -320,7 +322,7 @@ async fn kube_queues_come_from_the_volcano_queue_cache_and_only_existing_ones_sy
         matches!(missing, Err(ClusterError::Rejected(ref m)) if m.contains("`vision` does not exist")),
         "{missing:?}"
     );
-    // Later queues arrive through the watch; Anteroom never writes one.
+    // Later queues arrive through the watch; without mirroring Anteroom never writes one.
     fake.apply(Kind::Queues, queue("vision", "Open"));
     eventually("the new queue", || async {
         cluster.sync_queue(&open("vision", true)).await.ok()

@@ -1,6 +1,7 @@
 //! The fake apiserver itself: an in-memory store of nodes, pods, Volcano Jobs and Queues served
-//! as lists and `?watch=true` streams on `127.0.0.1:0`, events as lists, a pod by name, and pod
-//! logs the test writes as it goes; plus builders for the objects the tests put in it.
+//! as lists and `?watch=true` streams on `127.0.0.1:0`, events as lists, a pod by name, pod
+//! logs the test writes as it goes, and Volcano Queues read, created, replaced and deleted one
+//! by one ([`queue_writes`]); plus builders for the objects the tests put in it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
@@ -19,6 +20,8 @@ use axum::routing::get;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
+
+mod queue_writes;
 
 /// The collections the adapter watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -88,6 +91,8 @@ struct FakeState {
     /// Pods whose log is `lines` lines of `line_len` bytes, made as they are sent.
     generated_logs: Mutex<HashMap<String, (u64, usize)>>,
     requests: Mutex<Vec<String>>,
+    /// The bodies of the writes it served (`queue_writes`), as `METHOD name` and the body.
+    sent: Mutex<Vec<(String, Value)>>,
     open_watches: AtomicUsize,
     down: AtomicBool,
     no_volcano: AtomicBool,
@@ -138,6 +143,7 @@ impl FakeApiServer {
             logs: Mutex::new(HashMap::new()),
             generated_logs: Mutex::new(HashMap::new()),
             requests: Mutex::new(Vec::new()),
+            sent: Mutex::new(Vec::new()),
             open_watches: AtomicUsize::new(0),
             down: AtomicBool::new(false),
             no_volcano: AtomicBool::new(false),
@@ -180,7 +186,14 @@ impl FakeApiServer {
             )
             .route(
                 "/apis/scheduling.volcano.sh/v1beta1/queues",
-                get(|s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>| collection(s, q, Kind::Queues, None)),
+                get(|s: State<Arc<FakeState>>, q: Query<HashMap<String, String>>| collection(s, q, Kind::Queues, None))
+                    .post(queue_writes::create),
+            )
+            .route(
+                "/apis/scheduling.volcano.sh/v1beta1/queues/{name}",
+                get(queue_writes::get_one)
+                    .put(queue_writes::replace)
+                    .delete(queue_writes::delete),
             )
             .fallback(|| async {
                 (
