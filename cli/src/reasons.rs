@@ -1,10 +1,11 @@
 //! Why a job waits, for a terminal: each reason as a sentence in the user's language (the UI's
-//! texts, by the reason's code and details) and, for a quota or a queue capacity, one bar per
-//! resource — used, this job's request, the limit.
+//! texts, by the reason's code and details) and, for a quota, a queue capacity or the cluster's
+//! room beyond guarantees (sharing), one bar per resource — used, this job's request, the limit.
 
 use anteroom_shared::api::jobs::WaitReason;
 use anteroom_shared::scheduling::reasons::{
-    BlockedByDetails, MaxActiveJobsDetails, QueueCapacityDetails, QuotaDetails, ResourceCheck, RoundLimitDetails,
+    BlockedByDetails, BorrowingLimitDetails, MaxActiveJobsDetails, QueueCapacityDetails, QuotaDetails,
+    ReclaimingDetails, ResourceCheck, RoundLimitDetails,
 };
 
 use crate::i18n::I18n;
@@ -48,6 +49,26 @@ pub fn text(i18n: I18n, reason: &WaitReason) -> String {
         "round_limit" => {
             read::<RoundLimitDetails>(reason).map(|d| i18n.tf("reason.roundLimit", &[("limit", &d.limit.to_string())]))
         }
+        "borrowing_limit" => read::<BorrowingLimitDetails>(reason).map(|d| {
+            let key = if d.may_borrow {
+                "reason.borrowingLimit"
+            } else {
+                "reason.borrowingLimitNever"
+            };
+            i18n.tf(key, &[("queue", &d.job_queue)])
+        }),
+        "reclaiming" => read::<ReclaimingDetails>(reason).map(|d| {
+            let mut text = i18n.tf("reason.reclaiming", &[("queue", &d.job_queue)]);
+            if !d.victims.is_empty() {
+                let ids: Vec<String> = d.victims.iter().map(|v| format!("#{v}")).collect();
+                text.push(' ');
+                text.push_str(&i18n.tf("cli.why.reclaimVictims", &[("jobs", &ids.join(", "))]));
+            } else if let Some(at) = d.reclaim_at {
+                text.push(' ');
+                text.push_str(&i18n.tf("reason.reclaimAt", &[("time", &output::local_time(at))]));
+            }
+            text
+        }),
         _ => None,
     };
     known.unwrap_or_else(|| reason.message.clone())
@@ -58,6 +79,8 @@ pub fn bars(i18n: I18n, style: Style, reason: &WaitReason) -> Vec<String> {
     let checks: Vec<ResourceCheck> = match reason.code.as_str() {
         "quota" => read::<QuotaDetails>(reason).map(|d| d.resources),
         "queue_capacity" => read::<QueueCapacityDetails>(reason).map(|d| d.resources),
+        "borrowing_limit" => read::<BorrowingLimitDetails>(reason).map(|d| d.resources),
+        "reclaiming" => read::<ReclaimingDetails>(reason).map(|d| d.resources),
         _ => None,
     }
     .unwrap_or_default();
@@ -149,5 +172,34 @@ mod tests {
         r.code = "something_new".into();
         assert_eq!(text(I18n::new("ja"), &r), "english");
         assert!(bars(I18n::new("en"), Style { color: false }, &r).is_empty());
+    }
+
+    #[test]
+    fn sharing_reasons_read_in_the_users_language_with_the_clusters_room() {
+        let plain = Style { color: false };
+        let check =
+            json!([{"resource": "nvidia.com/a100", "usage": "8", "request": "1", "limit": "8", "exceeded": true}]);
+        let borrow = WaitReason {
+            code: "borrowing_limit".into(),
+            message: "english".into(),
+            details: Some(json!({"jobQueue": "nlp", "mayBorrow": true, "resources": check})),
+        };
+        let en = render(I18n::new("en"), plain, std::slice::from_ref(&borrow));
+        assert!(en.contains("guarantee of queue nlp"), "{en}");
+        assert!(en.contains("nvidia.com/a100  "), "a bar per resource: {en}");
+        let mut never = borrow.clone();
+        never.details = Some(json!({"jobQueue": "nlp", "mayBorrow": false, "resources": []}));
+        assert_ne!(text(I18n::new("en"), &never), text(I18n::new("en"), &borrow));
+        let reclaiming = WaitReason {
+            code: "reclaiming".into(),
+            message: "english".into(),
+            details: Some(json!({"jobQueue": "cv", "resources": [], "victims": [7, 8]})),
+        };
+        let en = text(I18n::new("en"), &reclaiming);
+        assert!(en.contains("queue cv") && en.contains("#7, #8"), "{en}");
+        for lang in ["zh", "ja", "ko"] {
+            let t = text(I18n::new(lang), &reclaiming);
+            assert!(!t.contains("english") && t.contains("#7"), "{lang}: {t}");
+        }
     }
 }

@@ -103,11 +103,16 @@ fn job_table(ctx: &Ctx, jobs: &[Job], wide: bool) -> String {
         .iter()
         .map(|job| {
             let phase = i.t(&output::phase_key(job.phase));
+            let mut kind = i.t(&format!("scheduleType.{}", job.schedule_type.as_str()));
+            if job.borrowing {
+                kind.push(' ');
+                kind.push_str(&i.t("cli.ls.borrowing"));
+            }
             let mut row = vec![
                 job.id.to_string(),
                 job.name.clone(),
                 job.queue.clone(),
-                i.t(&format!("scheduleType.{}", job.schedule_type.as_str())),
+                kind,
                 ctx.style.phase(job.phase, &phase),
                 waited(job, now),
             ];
@@ -227,6 +232,9 @@ pub async fn why(ctx: &Ctx, id: i64) -> CliResult<()> {
         i.t(&format!("scheduleType.{}", job.schedule_type.as_str())),
         ctx.style.phase(job.phase, &phase),
     );
+    if job.borrowing && !job.phase.is_terminal() {
+        println!("{}", i.t("cli.why.borrowing"));
+    }
     let Some(standing) = &detail.prequeue else {
         println!("{}", i.tf("cli.why.notWaiting", &[("phase", &phase)]));
         let why = ended_why(*i, job);
