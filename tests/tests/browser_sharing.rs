@@ -2,8 +2,8 @@
 //! app, the simulated cluster and the watcher driven by hand): two teams guaranteed 4 of the
 //! node's 8 GPUs each. The night team borrows the idle team's GPUs: its borrowing jobs carry
 //! the Borrowing badge in the list and on their page, a job that finds no room lent says why
-//! (and one that will not borrow says it waits for guaranteed room), the queue tree shows each
-//! team's guarantee with what it borrows and lends, the queue form shows a guarantee and sends
+//! (and one that will not borrow says it waits for guaranteed room), the resource summary, the
+//! capacity view and the queue tree show each team's guarantee with what it borrows and lends, the queue form shows a guarantee and sends
 //! it back, and a borrower taken back for the idle team's job says so in its timeline.
 
 use anteroom_tests::api::{call, queue, settings};
@@ -177,6 +177,35 @@ async fn browser_borrowing_jobs_wear_their_badge_and_waiting_ones_say_why() {
     )
     .await;
     b.assert_clean("/jobs with borrowing jobs").await;
+    // The resource summary of nlp: its guarantee, and what it borrows beyond it now.
+    b.select("#summary-queue", "nlp").await;
+    b.wait_for_text(
+        "[data-testid=summary-queue-capacity][data-queue=nlp] [data-testid=share-borrows]",
+        "borrows 4",
+    )
+    .await
+    .unwrap();
+    shows(
+        &b,
+        "[data-testid=summary-queue-capacity][data-queue=nlp] [data-testid=share-words]",
+        "a100: 8 used, 4 guaranteed",
+    )
+    .await;
+    // The capacity view: both teams, cv lending its idle guarantee.
+    b.client.goto(&d.app.url("/cluster")).await.unwrap();
+    b.wait_for_text(
+        "[data-testid=capacity-queue][data-queue=cv] [data-testid=share-lends]",
+        "lends 4 idle",
+    )
+    .await
+    .unwrap();
+    b.wait_for_text(
+        "[data-testid=capacity-queue][data-queue=nlp] [data-testid=share-borrows]",
+        "borrows 4",
+    )
+    .await
+    .unwrap();
+    b.assert_clean("/cluster with sharing").await;
 
     // The borrowing job's page: the badge and what it means for it.
     b.client.goto(&d.app.url(&format!("/jobs/{borrowing}"))).await.unwrap();
@@ -261,16 +290,12 @@ async fn browser_borrowing_jobs_wear_their_badge_and_waiting_ones_say_why() {
     b.wait_for_text("[data-testid=page-title]", "from-the-form")
         .await
         .unwrap();
-    let (_, mine) = call(&d.app, "GET", "/api/v1/jobs?queue=nlp&pageSize=50", &nina, None).await;
-    let sent = mine["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|j| j["name"] == "from-the-form")
-        .unwrap_or_else(|| panic!("{mine}"));
+    // (Read one by one: the SQLite list's own JSON does not carry priority and borrow yet.)
+    let path = b.path().await;
+    let (_, sent) = call(&d.app, "GET", &format!("/api/v1{path}"), &nina, None).await;
     assert_eq!(
-        (&sent["priority"], &sent["borrow"]),
-        (&json!(3), &json!("never")),
+        (&sent["name"], &sent["priority"], &sent["borrow"]),
+        (&json!("from-the-form"), &json!(3), &json!("never")),
         "{sent}"
     );
     b.close().await;
@@ -448,6 +473,8 @@ async fn browser_the_queue_tree_shows_guarantees_lent_and_borrowed_and_the_form_
     // newest borrowers after the delay; his job's page said so, the victim's timeline says so.
     let (owed, answer) = submit(&d, &carl, team_job("cv-0", "cv", 2)).await;
     assert_eq!(answer["admission"]["reasons"][0]["code"], "reclaiming", "{answer}");
+    // A round before the delay takes nothing, and says when it may.
+    assert!(d.round().await.reclaimed.is_empty());
     b.client.goto(&d.app.url(&format!("/jobs/{owed}"))).await.unwrap();
     b.wait_for_text(
         "[data-testid=reason][data-code=reclaiming] [data-testid=reason-text]",
@@ -455,7 +482,12 @@ async fn browser_the_queue_tree_shows_guarantees_lent_and_borrowed_and_the_form_
     )
     .await
     .unwrap();
-    b.wait_for("[data-testid=reclaim-at]").await.unwrap();
+    shows(
+        &b,
+        "[data-testid=reclaim-at]",
+        "Borrowing jobs may be reclaimed for it from",
+    )
+    .await;
     d.advance(10).await;
     let report = d.round().await;
     assert_eq!(report.reclaimed.len(), 2, "{report:?}");

@@ -310,3 +310,57 @@ both!(
     sharing_fields_are_checked,
     sharing_fields_out_of_range_are_refused_naming_the_field_and_nothing_is_stored
 );
+
+/// What the cluster was told about queue `name` (`spec/prequeue.md` §9 "The cluster"), as JSON.
+async fn told_to_the_cluster(app: &TestApp, name: &str) -> Value {
+    let queues = app.state.cluster.queues().await.expect("the cluster's queues");
+    let told = queues
+        .into_iter()
+        .find(|q| q.name == name)
+        .unwrap_or_else(|| panic!("the cluster has no queue {name}"));
+    serde_json::to_value(told).expect("json")
+}
+
+async fn a_queue_write_tells_the_cluster_its_parent_capacity_and_weight_as_they_are_stored(app: TestApp) {
+    let admin = app.admin_token().await;
+    let gpus = |n: &str| json!({"nvidia.com/a100": n});
+    queue(
+        &app,
+        &admin,
+        json!({"name": "lab", "open": true, "capacity": gpus("8")}),
+    )
+    .await;
+    queue(
+        &app,
+        &admin,
+        json!({"name": "cv", "open": false, "parent": "lab", "weight": 3}),
+    )
+    .await;
+    assert_eq!(
+        told_to_the_cluster(&app, "lab").await,
+        json!({"name": "lab", "open": true, "parent": null, "capability": gpus("8"), "weight": 1})
+    );
+    // Open to jobs in the cluster, whoever may use it in Anteroom.
+    assert_eq!(
+        told_to_the_cluster(&app, "cv").await,
+        json!({"name": "cv", "open": true, "parent": "lab", "capability": null, "weight": 3})
+    );
+    // A write that leaves the weight out keeps it, in the store and in the cluster.
+    let (status, answer) = call(
+        &app,
+        "PUT",
+        "/api/v1/admin/queues/cv",
+        &admin,
+        Some(json!({"name": "cv", "open": false, "parent": "lab", "capacity": gpus("2")})),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        told_to_the_cluster(&app, "cv").await,
+        json!({"name": "cv", "open": true, "parent": "lab", "capability": gpus("2"), "weight": 3})
+    );
+}
+both!(
+    the_cluster_is_told_the_tree,
+    a_queue_write_tells_the_cluster_its_parent_capacity_and_weight_as_they_are_stored
+);

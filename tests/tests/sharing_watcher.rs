@@ -60,6 +60,21 @@ async fn an_idle_teams_gpus_are_lent_and_reclaimed(db: Option<String>) {
         nlp.push(id);
         d.advance(1).await;
     }
+    // Lists say so too (on SQLite the list's JSON is written by the database itself).
+    let (_, running) =
+        anteroom_tests::api::call(&d.app, "GET", "/api/v1/jobs?phase=Running&pageSize=50", &nina, None).await;
+    let borrowing: Vec<i64> = running["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|j| j["borrowing"] == true)
+        .map(|j| j["id"].as_i64().unwrap())
+        .collect();
+    let mut expected = nlp[4..].to_vec();
+    expected.sort_unstable();
+    let mut borrowing = borrowing;
+    borrowing.sort_unstable();
+    assert_eq!(borrowing, expected, "{running}");
     // A ninth does not fit the cluster: it would borrow and nothing is lent.
     let (ninth, answer) = submit(&d, &nina, team_job("nlp-8", "nlp", 1)).await;
     assert_eq!(answer["admission"]["decision"], "prequeued", "{answer}");
@@ -253,6 +268,11 @@ both_driven!(
 );
 
 async fn a_higher_priority_job_takes_the_room_of_lower_ones_where_its_queue_allows(db: Option<String>) {
+    // The second half needs a database of its own, of the same kind.
+    let second = match &db {
+        Some(_) => Some(anteroom_tests::postgres::fresh_database(&anteroom_tests::postgres::server_url()).await),
+        None => None,
+    };
     let d = Driven::start(db, GPU_NODES).await;
     let admin = d.app.admin_token().await;
     settings(
@@ -291,7 +311,7 @@ async fn a_higher_priority_job_takes_the_room_of_lower_ones_where_its_queue_allo
         "{last}"
     );
     // Without the queue's consent nothing is taken: the same world with "never".
-    let d = Driven::start(None, GPU_NODES).await;
+    let d = Driven::start(second, GPU_NODES).await;
     let admin = d.app.admin_token().await;
     settings(
         &d.app,

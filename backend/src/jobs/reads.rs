@@ -232,6 +232,9 @@ pub const JOB_JSON_FIELDS: &[(&str, &str)] = &[
     ("maxRuntimeSeconds", "max_runtime_seconds"),
     ("requeue", "json(CASE WHEN requeue THEN 'true' ELSE 'false' END)"),
     ("requeues", "requeues"),
+    ("priority", "priority"),
+    ("borrow", "CASE WHEN borrow_never THEN 'never' ELSE 'ifIdle' END"),
+    ("borrowing", "json(CASE WHEN borrowing THEN 'true' ELSE 'false' END)"),
 ];
 
 /// SQLite: one page of jobs in the filter's order, as the API's JSON (`Page<Job>`), written by SQLite

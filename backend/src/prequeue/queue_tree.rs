@@ -272,6 +272,7 @@ impl QueueTree {
     /// ancestor's naming the resource), and a parent's at least its children's sum on every
     /// resource the parent names.
     fn check_guarantees(&self) -> Result<(), QueueTreeError> {
+        let mut resources: Vec<&str> = Vec::new();
         for (queue, guarantee) in self.guarantees.iter().enumerate() {
             let Some(guarantee) = guarantee else { continue };
             for (resource, value) in guarantee.iter() {
@@ -282,42 +283,60 @@ impl QueueTree {
                         capacity: value,
                     });
                 }
-                let bound = self.paths[queue]
-                    .iter()
-                    .find_map(|&a| self.capacities[a].as_ref().and_then(|c| c.get_named(resource)));
-                if let Some(capacity) = bound
-                    && value > capacity
-                {
-                    return Err(QueueTreeError::GuaranteeExceedsCapacity(Box::new(GuaranteeExcess {
-                        queue: self.names[queue].clone(),
-                        resource: resource.to_owned(),
-                        guarantee: value,
-                        capacity,
-                    })));
+                if !resources.contains(&resource) {
+                    resources.push(resource);
                 }
             }
         }
-        for (parent, guarantee) in self.guarantees.iter().enumerate() {
-            let Some(guarantee) = guarantee else { continue };
-            let children: Vec<QueueIdx> = (0..self.len()).filter(|&c| self.parents[c] == Some(parent)).collect();
-            for (resource, limit) in guarantee.iter() {
-                let mut sum: i128 = 0;
-                let mut first = None;
-                for &child in &children {
-                    if let Some(value) = self.guarantees[child].as_ref().and_then(|g| g.get_named(resource)) {
-                        sum = sum.saturating_add(value.milli());
-                        first.get_or_insert(child);
+        let mut children: Vec<Vec<QueueIdx>> = vec![Vec::new(); self.len()];
+        for (q, parent) in self.parents.iter().enumerate() {
+            if let Some(p) = parent {
+                children[*p].push(q);
+            }
+        }
+        // Deepest first, so every child's effective guarantee is known before its parent's.
+        let mut order: Vec<QueueIdx> = (0..self.len()).collect();
+        order.sort_by_key(|&q| std::cmp::Reverse(self.paths[q].len()));
+        for resource in resources {
+            // A queue's effective guarantee: what it names, else its children's sum (what the
+            // sharing model uses).
+            let mut effective = vec![0_i128; self.len()];
+            for &q in &order {
+                let sum = children[q]
+                    .iter()
+                    .fold(0_i128, |acc, &c| acc.saturating_add(effective[c]));
+                effective[q] = match self.guarantees[q].as_ref().and_then(|g| g.get_named(resource)) {
+                    Some(named) => {
+                        if sum > named.milli() {
+                            let first = children[q].iter().copied().find(|&c| effective[c] > 0).unwrap_or(q);
+                            return Err(QueueTreeError::GuaranteeExceedsParent(Box::new(CapacityExcess {
+                                queue: self.names[first].clone(),
+                                parent: self.names[q].clone(),
+                                resource: resource.to_owned(),
+                                capacity: Quantity::from_milli_saturating(sum, named.format_kind()),
+                                parent_capacity: named,
+                            })));
+                        }
+                        named.milli()
                     }
+                    None => sum,
+                };
+            }
+            for (q, &held) in effective.iter().enumerate() {
+                if held <= 0 {
+                    continue;
                 }
-                if let Some(first) = first
-                    && sum > limit.milli()
+                let bound = self.paths[q]
+                    .iter()
+                    .find_map(|&a| self.capacities[a].as_ref().and_then(|c| c.get_named(resource)));
+                if let Some(capacity) = bound
+                    && held > capacity.milli()
                 {
-                    return Err(QueueTreeError::GuaranteeExceedsParent(Box::new(CapacityExcess {
-                        queue: self.names[first].clone(),
-                        parent: self.names[parent].clone(),
+                    return Err(QueueTreeError::GuaranteeExceedsCapacity(Box::new(GuaranteeExcess {
+                        queue: self.names[q].clone(),
                         resource: resource.to_owned(),
-                        capacity: Quantity::from_milli_saturating(sum, limit.format_kind()),
-                        parent_capacity: limit,
+                        guarantee: Quantity::from_milli_saturating(held, capacity.format_kind()),
+                        capacity,
                     })));
                 }
             }
@@ -558,5 +577,38 @@ mod tests {
             assert_eq!(names(&tree, "a"), ["a"], "{order:?}");
             assert_eq!(names(&tree, "b"), ["b"], "{order:?}");
         }
+    }
+
+    #[test]
+    fn guarantees_are_checked_as_the_sharing_model_counts_them() {
+        use crate::prequeue::tests::fixtures::shared_queue;
+        const GPU: &str = "nvidia.com/a100";
+        // A grouping queue naming none sums its children: 6 + 6 under a grandparent's 8.
+        let err = QueueTree::new(&[
+            shared_queue("g", None, Some(&[(GPU, "8")]), None),
+            queue("p", Some("g"), None),
+            shared_queue("a", Some("p"), Some(&[(GPU, "6")]), None),
+            shared_queue("b", Some("p"), Some(&[(GPU, "6")]), None),
+        ])
+        .expect_err("12 under 8");
+        assert_eq!(err.code(), "guarantee_exceeds_parent");
+        // Children's 3 + 3 under a capacity of 4 whose queue names no guarantee.
+        let mut p = queue("p", None, Some(rl(&[(GPU, "4")])));
+        p.sharing = Default::default();
+        let err = QueueTree::new(&[
+            p,
+            shared_queue("a", Some("p"), Some(&[(GPU, "3")]), None),
+            shared_queue("b", Some("p"), Some(&[(GPU, "3")]), None),
+        ])
+        .expect_err("6 over a capacity of 4");
+        assert_eq!(err.code(), "guarantee_exceeds_capacity");
+        // 2 + 2 under 4 is fine either way.
+        QueueTree::new(&[
+            shared_queue("g", None, Some(&[(GPU, "4")]), None),
+            queue("p", Some("g"), None),
+            shared_queue("a", Some("p"), Some(&[(GPU, "2")]), None),
+            shared_queue("b", Some("p"), Some(&[(GPU, "2")]), None),
+        ])
+        .expect("valid");
     }
 }

@@ -252,6 +252,12 @@ pub fn decide_submission(
     }
     // Step 7: decide. Every applicable reason is reported, not only the first.
     let mut reasons = view.soft_reasons(job.owner, job.queue, job.schedule_type, &request, job.borrow);
+    // Owed room: its clock starts now, so borrowers may be reclaimed for it after the delay.
+    for reason in &mut reasons {
+        if let Reason::Reclaiming(details) = reason {
+            details.reclaim_at = now.checked_add_signed(chrono::Duration::seconds(config.reclaim_delay_seconds.max(0)));
+        }
+    }
     if config.blocking_enabled() {
         let domain = request.domain();
         let nodes = job_explicit_nodes(job.tasks);
@@ -403,9 +409,13 @@ pub fn starts_waiting_clock(decision: &SubmitDecision) -> bool {
     match decision {
         SubmitDecision::Activated { .. } => true,
         SubmitDecision::Prequeued { reasons } => {
-            let private = reasons
-                .iter()
-                .any(|r| matches!(r, Reason::Quota(_) | Reason::MaxActiveJobs(_)));
+            // A borrower finding nothing lent is owed no room: its clock waits (§9).
+            let private = reasons.iter().any(|r| {
+                matches!(
+                    r,
+                    Reason::Quota(_) | Reason::MaxActiveJobs(_) | Reason::BorrowingLimit(_)
+                )
+            });
             let shared = reasons.iter().any(|r| {
                 matches!(
                     r,

@@ -133,7 +133,7 @@ async fn admin_view(state: &AppState, name: Option<&str>) -> ApiResult<Vec<Admin
     let mut members = queues::members(&state.db_read).await?;
     let used = queues::used_by_queue(&state.db_read).await?;
     let waiting = queues::usage::waiting_by_queue(&state.db_read).await?;
-    let mut shares = sharing_now(&state).await?;
+    let mut shares = sharing_now(state).await?;
     let mut out = Vec::new();
     for row in rows.into_iter().filter(|r| name.is_none_or(|n| n == r.name)) {
         out.push(AdminQueue {

@@ -349,6 +349,21 @@ fn apply(specs: &mut Vec<QueueSpec>, body: &QueueBody, sharing: &QueueSharing) -
     }
     let after = QueueTree::new(specs)?;
     roots.push(after.root_of(&body.name).to_owned());
+    // While queues share, decisions take one turn for every queue (`QueueTree::turn_of`): the
+    // write takes it too. A write that starts or ends sharing also takes every tree's turn, so
+    // no decision made under the other rule is in flight.
+    if before.shares() || after.shares() {
+        roots.push(crate::prequeue::queue_tree::SHARED_TURN.to_owned());
+    }
+    if before.shares() != after.shares() {
+        for tree in [&before, &after] {
+            roots.extend(
+                (0..tree.len())
+                    .filter(|&q| tree.parent(q).is_none())
+                    .map(|q| tree.name(q).to_owned()),
+            );
+        }
+    }
     roots.sort();
     roots.dedup();
     Ok(roots)
@@ -509,6 +524,11 @@ pub async fn delete(db: &DatabaseConnection, cluster: &dyn Cluster, name: &str) 
     // insert: once we hold it, every one of them has committed (and is counted below) or will
     // find the queue gone.
     let (_, tree) = tree(&txn).await?;
+    // Submissions take the shared turn while queues share; it sorts before every root name,
+    // and every holder of several takes them in that order.
+    if tree.shares() {
+        crate::store::lock_queue_tree(&txn, crate::prequeue::queue_tree::SHARED_TURN).await?;
+    }
     crate::store::lock_queue_tree(&txn, tree.root_of(name)).await?;
     let children = queue::Entity::find()
         .filter(queue::Column::Parent.eq(name))

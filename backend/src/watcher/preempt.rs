@@ -218,7 +218,13 @@ async fn take(w: &Watcher, fence: &Fence, plan: &Taking<'_>) -> Result<Vec<i64>,
             .col_expr(job::Column::FinishedAt, Expr::value(now))
             .col_expr(job::Column::UpdatedAt, Expr::value(now))
             .filter(job::Column::Id.eq(victim.id))
-            .filter(job::Column::Phase.eq(JobPhase::Running.as_str()))
+            // Elastic victims run; a reclaim may also take a borrower admitted but not placed.
+            .filter(job::Column::Phase.is_in(match plan.why {
+                Why::Preemption { .. } => vec![JobPhase::Running.as_str()],
+                Why::Reclaim { .. } | Why::Priority { .. } => {
+                    vec![JobPhase::Running.as_str(), JobPhase::Pending.as_str()]
+                }
+            }))
             // An admin may have locked it since the snapshot.
             .filter(
                 sea_orm::Condition::any()

@@ -136,6 +136,8 @@ async fn requeue(
     let updated = job::Entity::update_many()
         .col_expr(job::Column::Phase, Expr::value(JobPhase::Prequeue.as_str()))
         .col_expr(job::Column::Requeues, Expr::value(requeues))
+        // Admitted again, it is told anew whether it borrows.
+        .col_expr(job::Column::Borrowing, Expr::value(false))
         .col_expr(job::Column::FinishedAt, Expr::value(Option::<DateTime<Utc>>::None))
         .col_expr(job::Column::ActivatedAt, Expr::value(Option::<DateTime<Utc>>::None))
         .col_expr(job::Column::StartedAt, Expr::value(Option::<DateTime<Utc>>::None))

@@ -319,12 +319,13 @@ fn SharedBar(resource: String, queue: QueueUse, room: Option<f64>) -> impl IntoV
                 })}
             </div>
             <span class="text-slate-700 dark:text-slate-300">
-                <span data-testid="share-words">{words}</span>
+                <span class="block" data-testid="share-words">{words}</span>
+                // What it borrows or lends now, on a line of its own: what an admin looks for.
                 {move || borrows().map(|b| view! {
-                    " "<span class="whitespace-nowrap font-medium text-purple-900 dark:text-purple-100" data-testid="share-borrows">{b}</span>
+                    <span class="block font-medium text-purple-900 dark:text-purple-100" data-testid="share-borrows">{b}</span>
                 })}
                 {move || lends().map(|l| view! {
-                    " "<span class="whitespace-nowrap font-medium" data-testid="share-lends">{l}</span>
+                    <span class="block font-medium" data-testid="share-lends">{l}</span>
                 })}
             </span>
         </div>

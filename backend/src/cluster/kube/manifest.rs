@@ -78,16 +78,9 @@ use anteroom_shared::api::volumes::VolumeSource;
 use crate::cluster::{JobSpec, TaskSpec};
 use crate::prequeue::{TaintEffect, Toleration, TolerationOperator};
 
-/// Label on everything Anteroom creates; the job watch selects on it, and an existing object
-/// without it is not Anteroom's (create answers `Conflict`).
-pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
-/// Value of [`MANAGED_BY_LABEL`].
-pub const MANAGED_BY_VALUE: &str = "anteroom";
+pub use super::labels::{INSTALLATION_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE};
 /// Label with the database id of the job (on the Volcano Job and on its pods).
 pub const JOB_ID_LABEL: &str = "anteroom.io/job-id";
-/// Label with the installation id: job ids restart with a new database, so `ar-7` alone does
-/// not say which Anteroom (or which life of it) created an object.
-pub const INSTALLATION_LABEL: &str = "anteroom.io/installation";
 /// Label with the job's uid ([`JobSpec::cluster_uid`], on the Volcano Job and on its pods):
 /// a restored or rolled-back database keeps the installation id but reuses job ids, so only
 /// the uid tells its job 7 from the `ar-7` of the job 7 it lost.

@@ -11,6 +11,8 @@
 //! - Status sync: every change of one of our Volcano Jobs or of their pods recomputes that job's
 //!   status and broadcasts it when phase or nodes changed; a job is `Gone` once its object and
 //!   its last pod have disappeared.
+//! - Queues (`mirror_queues`, on by default): every Anteroom queue is kept as a Volcano Queue
+//!   labelled as Anteroom's ([`queue_mirror`]); an administrator's queue is never touched.
 //! - The watch tasks belong to the [`KubeCluster`]: dropping it aborts them.
 //! - What a person reads about one job — its pods, their events, a log — is read on demand
 //!   ([`diagnosis`]): neither events nor full pods are worth a cluster-wide cache.
@@ -22,6 +24,7 @@
 pub mod api;
 pub mod crd;
 pub mod diagnosis;
+pub mod labels;
 pub mod manifest;
 pub mod permissions;
 pub mod queue_mirror;

@@ -4,7 +4,7 @@
 
 use anteroom_shared::scheduling::{PreemptionPolicy, ScheduleType};
 
-use super::manifest::{INSTALLATION_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE};
+use super::labels::{INSTALLATION_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE};
 use crate::config::ImagePullPolicy;
 
 /// Where and how this installation writes its objects in the cluster: everything a Job

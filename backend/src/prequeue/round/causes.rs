@@ -73,7 +73,9 @@ impl WaitCauses {
     /// Waits for shared room (a queue's capacity or a blocker) and is not held privately:
     /// the condition that starts its waiting clock (`waitingSince`).
     pub fn waits_for_shared_room(&self) -> bool {
-        !self.held_privately() && self.bits & (CAPACITY | BLOCKED | BORROWING_LIMIT | RECLAIMING) != 0
+        // A borrower that finds nothing lent waits for other queues' idle room, which no one
+        // owes it: its clock does not start, so it never times out to block or preempt.
+        !self.held_privately() && self.bits & BORROWING_LIMIT == 0 && self.bits & (CAPACITY | BLOCKED | RECLAIMING) != 0
     }
 }
 

@@ -27,7 +27,12 @@ impl PreparedRound<'_> {
             .map(|(u, d)| u.max(&0).saturating_mul(SHARE_UNIT) / d)
             .max()
             .unwrap_or(0);
-        dominant / i128::from(self.weights[q].max(1))
+        // Weights are part of sharing: without a guarantee anywhere the order is today's.
+        if self.sharing.is_some() {
+            dominant / i128::from(self.weights[q].max(1))
+        } else {
+            dominant
+        }
     }
 
     /// Fair share (DRF): repeatedly take the (queue, owner) pair with the lowest dominant
@@ -37,12 +42,16 @@ impl PreparedRound<'_> {
     /// stale in one way only — the pair's head became ineligible because capacity was used by
     /// others — and both parts of the key only grow, so a popped entry is re-checked and
     /// re-pushed with its new head: the minimum popped is always the true minimum.
+    ///
+    /// With `guaranteed_only` (the first pass while queues share, §9), a pair whose next job
+    /// would borrow leaves the walk: jobs within their guarantee go first.
     pub(super) fn walk_fair_share(
         &self,
         limit: usize,
         st: &mut State,
         is_selected: &mut [bool],
         selected: &mut Vec<usize>,
+        guaranteed_only: bool,
     ) {
         let (start, by_pair) = self.group_by_pair();
         let pairs = self.pair_owner.len();
@@ -56,8 +65,8 @@ impl PreparedRound<'_> {
             let end = start[p + 1];
             // Skip the pair's jobs that are ineligible now; they stay ineligible this round.
             while cursor[p] < end {
-                let cand = &self.cands[by_pair[cursor[p] as usize] as usize];
-                if self.causes(cand, st, true).is_empty() {
+                let ci = by_pair[cursor[p] as usize] as usize;
+                if !is_selected[ci] && self.causes(&self.cands[ci], st, true).is_empty() {
                     break;
                 }
                 cursor[p] += 1;
@@ -67,6 +76,9 @@ impl PreparedRound<'_> {
             }
             let ci = by_pair[cursor[p] as usize] as usize;
             let cand = &self.cands[ci];
+            if guaranteed_only && (cand.backfill || self.would_borrow(cand, st)) {
+                continue;
+            }
             if cand.key != key {
                 heap.push(Reverse((share, cand.key, p as u32)));
                 continue;

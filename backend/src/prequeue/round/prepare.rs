@@ -338,7 +338,12 @@ impl<'s> PreparedRound<'s> {
                 FastMap::default()
             };
             for cand in prepared.cands.iter().filter(|c| c.timed_out) {
-                if prepared.private_causes(cand, &prepared.initial) == 0 {
+                // Nor does one that would borrow and finds nothing lent (or will not borrow):
+                // no one owes it room, so it goes first for no one (§9).
+                let borrow_held = prepared
+                    .sharing_of(cand, &prepared.initial)
+                    .is_some_and(|a| a.borrowing && (!a.fits || cand.borrow_never));
+                if prepared.private_causes(cand, &prepared.initial) == 0 && !borrow_held {
                     let nodes = &snapshot.jobs[cand.job as usize].explicit_nodes;
                     let blocker = (cand.key, cand.job);
                     if time_aware {

@@ -22,7 +22,12 @@ impl PreparedRound<'_> {
                 }
                 self.walk_fcfs(limit, &mut st, &mut is_selected, &mut selected, false);
             }
-            ActivationOrder::FairShare => self.walk_fair_share(limit, &mut st, &mut is_selected, &mut selected),
+            ActivationOrder::FairShare => {
+                if self.sharing.is_some() {
+                    self.walk_fair_share(limit, &mut st, &mut is_selected, &mut selected, true);
+                }
+                self.walk_fair_share(limit, &mut st, &mut is_selected, &mut selected, false);
+            }
         }
 
         let (waiting, more_work) = self.waiting(&is_selected, selected.len(), &st);

@@ -47,6 +47,8 @@ pub struct SharingTree {
     paths: Vec<Vec<QueueIdx>>,
     /// Queues deepest first: children before parents.
     bottom_up: Vec<QueueIdx>,
+    /// Per queue: its children.
+    children: Vec<Vec<QueueIdx>>,
     /// Per queue × resource: the effective guarantee.
     guarantee: Vec<i128>,
     /// Per queue × resource: guarantee − lending limit (≥ 0), never lent.
@@ -145,6 +147,12 @@ impl SharingTree {
         let queues = tree.len();
         let parents: Vec<Option<QueueIdx>> = (0..queues).map(|q| tree.parent(q)).collect();
         let paths: Vec<Vec<QueueIdx>> = (0..queues).map(|q| tree.path(q).to_vec()).collect();
+        let mut children: Vec<Vec<QueueIdx>> = vec![Vec::new(); queues];
+        for (q, parent) in parents.iter().enumerate() {
+            if let Some(p) = parent {
+                children[*p].push(q);
+            }
+        }
         let mut bottom_up: Vec<QueueIdx> = (0..queues).collect();
         bottom_up.sort_by_key(|&q| std::cmp::Reverse(paths[q].len()));
 
@@ -189,6 +197,7 @@ impl SharingTree {
             parents,
             paths,
             bottom_up,
+            children,
             guarantee,
             keep,
             pool,
@@ -306,11 +315,12 @@ impl SharingTree {
         let mut fits = true;
         for &(r, v) in demand {
             let root_delta = match queue.filter(|&q| q < self.queues) {
-                Some(q) => self.walk_holds(state, q, r, v, |a, hold, change| {
-                    if change > 0 && hold > self.guarantee[a * r_count + r] {
+                Some(q) => {
+                    if self.beyond_guarantee(state, q, r, v).iter().any(|(_, over)| *over > 0) {
                         borrowing = true;
                     }
-                }),
+                    self.hold_delta_at_root(state, q, r, v)
+                }
                 None => {
                     borrowing = true;
                     v
@@ -328,6 +338,58 @@ impl SharingTree {
             fits,
             shortfall,
         }
+    }
+
+    /// Per level of `queue`'s path: how much of a job's `v` of column `r` lies beyond that
+    /// level's guarantee. At its own queue, the queue's own jobs (this one included) have the
+    /// part of the guarantee no sub-queue is guaranteed; room a sub-queue is guaranteed but does
+    /// not use is lent, to its own parent's jobs as to anyone. Above, what counts against a
+    /// level is the job's branch (up to its guarantee), what every other child holds up to *its*
+    /// guarantee, and the level's own jobs up to its own part: a sibling's borrowing is the
+    /// sibling's, never charged to a job within its own guarantee.
+    fn beyond_guarantee(&self, state: &SharingState, queue: QueueIdx, r: usize, v: i128) -> Vec<(QueueIdx, i128)> {
+        let r_count = self.resources.len();
+        let entitled = |c: QueueIdx| {
+            let i = c * r_count + r;
+            state.hold[i].min(self.guarantee[i])
+        };
+        // The part of a level's guarantee none of its children is guaranteed.
+        let unallocated = |a: QueueIdx| {
+            let given: i128 = self.children[a]
+                .iter()
+                .map(|&c| self.guarantee[c * r_count + r])
+                .fold(0_i128, i128::saturating_add);
+            (self.guarantee[a * r_count + r] - given).max(0)
+        };
+        let mut out = Vec::with_capacity(self.paths[queue].len());
+        let mut below: Option<(QueueIdx, i128)> = None;
+        for &a in &self.paths[queue] {
+            let i = a * r_count + r;
+            let g = self.guarantee[i];
+            let others: i128 = self.children[a]
+                .iter()
+                .filter(|&&c| below.is_none_or(|(b, _)| b != c))
+                .map(|&c| entitled(c))
+                .fold(0_i128, i128::saturating_add);
+            let (over, held) = match below {
+                None => {
+                    let own = state.own[i].saturating_add(v);
+                    let part = unallocated(a);
+                    let over = (own - part).clamp(0, v);
+                    (over, others.saturating_add(own.min(part)).max(self.keep[i]))
+                }
+                Some((_, branch)) => {
+                    let held = branch
+                        .saturating_add(others)
+                        .saturating_add(state.own[i].min(unallocated(a)))
+                        .max(self.keep[i]);
+                    ((held - g).clamp(0, v), held)
+                }
+            };
+            out.push((a, over));
+            below = Some((a, held.min(g)));
+        }
+        out
     }
 
     /// Walks `queue`'s path as its own usage of column `r` changes by `delta`: `visit(level,
@@ -424,19 +486,12 @@ impl SharingTree {
     /// the usage in `state` that counts *before* it (its own usage excluded): what makes a
     /// running job safe from reclaim.
     pub fn within_guarantee(&self, state: &SharingState, queue: Option<QueueIdx>, demand: &SharedDemand) -> bool {
-        let r_count = self.resources.len();
         let Some(q) = queue.filter(|&q| q < self.queues) else {
             return demand.is_empty();
         };
-        let mut within = true;
-        for &(r, v) in demand {
-            self.walk_holds(state, q, r, v, |a, hold, change| {
-                if change > 0 && hold > self.guarantee[a * r_count + r] {
-                    within = false;
-                }
-            });
-        }
-        within
+        demand
+            .iter()
+            .all(|&(r, v)| self.beyond_guarantee(state, q, r, v).iter().all(|(_, over)| *over == 0))
     }
 
     /// Per queue on the path that would go beyond its guarantee with `demand` admitted: the
@@ -447,7 +502,6 @@ impl SharingTree {
         queue: Option<QueueIdx>,
         demand: &SharedDemand,
     ) -> Vec<LevelBorrowing> {
-        let r_count = self.resources.len();
         let Some(q) = queue.filter(|&q| q < self.queues) else {
             return if demand.is_empty() {
                 Vec::new()
@@ -457,15 +511,14 @@ impl SharingTree {
         };
         let mut levels: Vec<LevelBorrowing> = Vec::new();
         for &(r, v) in demand {
-            self.walk_holds(state, q, r, v, |a, hold, change| {
-                let beyond = (hold - self.guarantee[a * r_count + r]).clamp(0, change.max(0));
-                if beyond > 0 {
+            for (a, over) in self.beyond_guarantee(state, q, r, v) {
+                if over > 0 {
                     match levels.iter_mut().find(|(l, _)| *l == Some(a)) {
-                        Some((_, entries)) => entries.push((r, beyond)),
-                        None => levels.push((Some(a), vec![(r, beyond)])),
+                        Some((_, entries)) => entries.push((r, over)),
+                        None => levels.push((Some(a), vec![(r, over)])),
                     }
                 }
-            });
+            }
         }
         // Path order: the job's queue first.
         levels.sort_by_key(|(l, _)| l.and_then(|l| self.paths[q].iter().position(|&a| a == l)));

@@ -21,7 +21,7 @@ use super::{SharedDemand, SharingState, SharingTree};
 use crate::prequeue::preemption::{has_run_long_enough, min_cover};
 use crate::prequeue::queue_tree::{QueueIdx, QueueTree};
 use crate::prequeue::quota::QuotaView;
-use crate::prequeue::snapshot::{JobId, JobSnapshot, Snapshot};
+use crate::prequeue::snapshot::{JobId, JobSnapshot, NodeSnapshot, Snapshot};
 use anteroom_shared::scheduling::{JobPhase, PreemptWithinQueue, ResourceList, ScheduleType};
 
 /// Why a plan's victims go.
@@ -56,7 +56,16 @@ pub const MAX_RECLAIMS_PER_ROUND: usize = 10;
 /// The reclaims (and, where a queue allows it, preemptions by priority) of one round, oldest
 /// waiting job first; each plan's victims are released and its beneficiary counted before the
 /// next is planned, so no room is promised twice.
-pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan> {
+///
+/// `allowed`: the waiting jobs nothing but room holds — no blocker, no private hold, not
+/// left over by the round limit — as the round at hand says (the watcher passes its round's
+/// answer; `None`: every job). A job a blocker holds would not start even with the room freed,
+/// and the room would go to someone else.
+pub fn plan_reclaims(
+    snapshot: &Snapshot,
+    now: DateTime<Utc>,
+    allowed: Option<&std::collections::HashSet<JobId>>,
+) -> Vec<ReclaimPlan> {
     let config = &snapshot.config;
     if !config.queue_quota_enabled {
         return Vec::new();
@@ -70,7 +79,15 @@ pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan
     if model.resources().is_empty() && !by_priority {
         return Vec::new();
     }
-    let view = QuotaView::new(snapshot, &tree);
+    // Quota checks see the jobs planned for earlier in this round as occupying: one owner's two
+    // waiting jobs must not both get victims when the quota admits one.
+    let mut planned = Snapshot {
+        config: config.clone(),
+        queues: snapshot.queues.clone(),
+        quotas: snapshot.quotas.clone(),
+        usage: snapshot.usage.clone(),
+        ..Snapshot::default()
+    };
     let mut state = model.state(
         snapshot
             .usage
@@ -91,6 +108,7 @@ pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan
         .jobs
         .iter()
         .filter(|j| j.phase == JobPhase::Prequeue && j.schedule_type == ScheduleType::Normal)
+        .filter(|j| allowed.is_none_or(|a| a.contains(&j.id)))
         .filter(|j| j.waiting_since.is_some_and(|since| since + delay <= now))
         .filter(|j| {
             !snapshot
@@ -111,7 +129,7 @@ pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan
         let demand = model.demand(&job.resources);
         let assessment = model.assess(&state, Some(queue), &demand);
         // Its owner's own quota holds it privately: nothing taken from others can help.
-        if view.holds_privately(job.owner, &job.queue, &job.resources) {
+        if QuotaView::new(&planned, &tree).holds_privately(job.owner, &job.queue, &job.resources) {
             continue;
         }
         let need = Need {
@@ -128,6 +146,8 @@ pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan
             queue,
             demand: &demand,
             need: &need,
+            job,
+            nodes: &snapshot.nodes,
         };
         // Owed room first: borrowers of other subtrees that ran the lender's minimum.
         let mut chosen: Option<(TakeKind, Vec<&Borrower<'_>>)> = None;
@@ -138,8 +158,7 @@ pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan
                 .filter(|b| !model.is_within(b.queue, Some(queue)))
                 .filter(|b| has_run_long_enough(b.job.started_at, min_runtime, now))
                 .collect();
-            chosen = choose(&ask, job.single_node, &eligible)
-                .map(|set| (TakeKind::Reclaim, set.iter().map(|&i| eligible[i]).collect()));
+            chosen = choose(&ask, &eligible).map(|set| (TakeKind::Reclaim, set.iter().map(|&i| eligible[i]).collect()));
         }
         // Else, where the queue allows it, its own jobs of a lower priority.
         let allows = snapshot
@@ -154,7 +173,7 @@ pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan
                 .jobs
                 .iter()
                 .filter(|v| v.queue == job.queue && v.schedule_type == ScheduleType::Normal)
-                .filter(|v| v.phase == JobPhase::Running && !v.is_locked(now))
+                .filter(|v| matches!(v.phase, JobPhase::Running | JobPhase::Pending) && !v.is_locked(now))
                 .filter(|v| v.sharing.priority < job.sharing.priority && !taken.contains(&v.id))
                 .filter(|v| has_run_long_enough(v.started_at, min_runtime, now))
                 .map(|v| Borrower {
@@ -166,8 +185,8 @@ pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan
             let mut eligible: Vec<&Borrower<'_>> = lower.iter().collect();
             // Lowest priority first, newest first among equals.
             eligible.sort_by_key(|b| (b.job.sharing.priority, std::cmp::Reverse((b.job.started_at, b.job.id))));
-            chosen = choose(&ask, job.single_node, &eligible)
-                .map(|set| (TakeKind::Priority, set.iter().map(|&i| eligible[i]).collect()));
+            chosen =
+                choose(&ask, &eligible).map(|set| (TakeKind::Priority, set.iter().map(|&i| eligible[i]).collect()));
         }
         let Some((kind, victims)) = chosen else {
             continue;
@@ -180,6 +199,12 @@ pub fn plan_reclaims(snapshot: &Snapshot, now: DateTime<Utc>) -> Vec<ReclaimPlan
         }
         model.add(&mut state, Some(queue), &demand, 1);
         own[queue].saturating_add_assign(&job.resources);
+        planned.usage.push(crate::prequeue::snapshot::UsageRow {
+            owner: job.owner,
+            queue: job.queue.clone(),
+            resources: job.resources.clone(),
+            active_jobs: 1,
+        });
         let mut ids: Vec<JobId> = victims.iter().map(|v| v.job.id).collect();
         ids.sort_unstable();
         let node = common_node(&victims);
@@ -218,6 +243,9 @@ struct Ask<'a> {
     queue: QueueIdx,
     demand: &'a SharedDemand,
     need: &'a Need,
+    /// The job the room is for (where it may run).
+    job: &'a JobSnapshot,
+    nodes: &'a [NodeSnapshot],
 }
 
 /// Per capped queue on `queue`'s path: each resource its capacity names that the subtree's
@@ -270,7 +298,17 @@ fn borrowers<'s>(
         .iter()
         .filter(|j| j.schedule_type == ScheduleType::Normal && j.phase.is_occupying())
         .collect();
-    occupying.sort_unstable_by_key(|j| (j.started_at.is_none(), j.started_at, j.submitted_at, j.id));
+    // Jobs admitted within their guarantee fill it first (a promise made at admission), then
+    // borrowers in the order they started.
+    occupying.sort_unstable_by_key(|j| {
+        (
+            j.sharing.borrowing,
+            j.started_at.is_none(),
+            j.started_at,
+            j.submitted_at,
+            j.id,
+        )
+    });
     let mut state = model.empty_state();
     let mut out = Vec::new();
     for job in occupying {
@@ -281,46 +319,63 @@ fn borrowers<'s>(
         }
         let within = model.within_guarantee(&state, queue, &demand);
         model.add(&mut state, queue, &demand, 1);
-        if !within && job.phase == JobPhase::Running && !job.is_locked(now) {
+        // Only a job told it borrows may be reclaimed, and only while it still does.
+        let placed_or_waiting = matches!(job.phase, JobPhase::Running | JobPhase::Pending);
+        if !within && job.sharing.borrowing && placed_or_waiting && !job.is_locked(now) {
             out.push(Borrower { job, queue, demand });
         }
     }
-    out.sort_unstable_by_key(|b| std::cmp::Reverse((b.job.started_at, b.job.id)));
+    // Newest first: a job not started yet costs nothing to take back.
+    out.sort_unstable_by_key(|b| std::cmp::Reverse((b.job.started_at.is_none(), b.job.started_at, b.job.id)));
     out
 }
 
-/// The fewest victims among `eligible` (newest first) whose release makes the job fit: on one
-/// node when it asks for one node and some node can do it alone, else anywhere. Indices into
-/// `eligible`.
-fn choose(ask: &Ask<'_>, single_node: bool, eligible: &[&Borrower<'_>]) -> Option<Vec<usize>> {
-    if single_node {
-        let mut nodes: Vec<&str> = eligible.iter().filter_map(|b| single_node_of(b.job)).collect();
-        nodes.sort_unstable();
-        nodes.dedup();
-        let mut best: Option<Vec<usize>> = None;
-        for node in nodes {
-            let on_node: Vec<usize> = (0..eligible.len())
-                .filter(|&i| single_node_of(eligible[i].job) == Some(node))
-                .collect();
-            if let Some(set) = cover(ask, eligible, &on_node)
-                && best.as_ref().is_none_or(|b| set.len() < b.len())
-            {
-                best = Some(set);
-            }
-        }
-        if best.is_some() {
-            return best;
+/// The fewest victims among `eligible` (newest first) whose release makes the job fit — and,
+/// for a job on one node, leaves some node it may run on with room for it once they are gone
+/// (its free room plus what the victims there hold). Among equally few, the newest victims,
+/// then the node name. Indices into `eligible`.
+fn choose(ask: &Ask<'_>, eligible: &[&Borrower<'_>]) -> Option<Vec<usize>> {
+    if !ask.job.single_node {
+        return cover(ask, eligible, &[]);
+    }
+    let mut best: Option<(Vec<usize>, &str)> = None;
+    for node in ask
+        .nodes
+        .iter()
+        .filter(|n| crate::prequeue::placement::node_accepts(n, &ask.job.explicit_nodes, &ask.job.tolerations))
+    {
+        let short: Vec<(String, i128, &str)> = ask
+            .job
+            .resources
+            .iter()
+            .filter(|(_, q)| q.is_positive())
+            .filter_map(|(name, q)| {
+                let lacking = q.milli() - node.free.get(name).milli();
+                (lacking > 0).then(|| (name.to_owned(), lacking, node.name.as_str()))
+            })
+            .collect();
+        let Some(mut set) = cover(ask, eligible, &short) else {
+            continue;
+        };
+        set.sort_unstable();
+        let better = match &best {
+            None => true,
+            Some((b, name)) => (set.len(), &set, node.name.as_str()) < (b.len(), b, *name),
+        };
+        if better {
+            best = Some((set, node.name.as_str()));
         }
     }
-    let all: Vec<usize> = (0..eligible.len()).collect();
-    cover(ask, eligible, &all)
+    best.map(|(set, _)| set)
 }
 
 /// The fewest of `pool` (indices into `eligible`, newest first) whose release lets the job
 /// fit: the minimum cover of what it needs by each victim's own gain, checked exactly (a
 /// lending limit can make gains overlap) and completed newest first when the check fails,
 /// then every victim not needed dropped.
-fn cover(ask: &Ask<'_>, eligible: &[&Borrower<'_>], pool: &[usize]) -> Option<Vec<usize>> {
+fn cover(ask: &Ask<'_>, eligible: &[&Borrower<'_>], short: &[(String, i128, &str)]) -> Option<Vec<usize>> {
+    let pool: Vec<usize> = (0..eligible.len()).collect();
+    let on = |b: &Borrower<'_>, node: &str| single_node_of(b.job) == Some(node);
     let in_level = |b: &Borrower<'_>, level: QueueIdx| b.queue.is_some_and(|q| ask.tree.path(q).contains(&level));
     let gains: Vec<Vec<i128>> = pool
         .iter()
@@ -334,11 +389,19 @@ fn cover(ask: &Ask<'_>, eligible: &[&Borrower<'_>], pool: &[usize]) -> Option<Ve
                     0
                 }
             }));
+            gain.extend(short.iter().map(|(name, _, node)| {
+                if on(b, node) {
+                    b.job.resources.get(name).milli()
+                } else {
+                    0
+                }
+            }));
             gain
         })
         .collect();
     let mut want = ask.need.pool.clone();
     want.extend(ask.need.capacity.iter().map(|(_, _, excess)| *excess));
+    want.extend(short.iter().map(|(_, lacking, _)| *lacking));
     let fits = |set: &[usize]| {
         let mut after = ask.state.clone();
         for &i in set {
@@ -353,11 +416,19 @@ fn cover(ask: &Ask<'_>, eligible: &[&Borrower<'_>], pool: &[usize]) -> Option<Ve
                     .sum();
                 freed >= *excess
             })
+            && short.iter().all(|(name, lacking, node)| {
+                let freed: i128 = set
+                    .iter()
+                    .filter(|&&i| on(eligible[i], node))
+                    .map(|&i| eligible[i].job.resources.get(name).milli())
+                    .sum();
+                freed >= *lacking
+            })
     };
     let mut set: Vec<usize> = min_cover(&gains, &want, pool.len())
         .map(|c| c.indices.iter().map(|&k| pool[k]).collect())
         .unwrap_or_default();
-    for &i in pool {
+    for &i in &pool {
         if fits(&set) {
             break;
         }

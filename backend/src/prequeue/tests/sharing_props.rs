@@ -38,6 +38,8 @@ struct Rules {
     lending: [Option<i64>; 4],
     lab_capacity: Option<i64>,
     min_runtime: i64,
+    /// Fair share (with weights) instead of FCFS.
+    fair: Option<u32>,
 }
 
 fn rules() -> impl Strategy<Value = Rules> {
@@ -46,9 +48,10 @@ fn rules() -> impl Strategy<Value = Rules> {
         proptest::array::uniform4(proptest::option::weighted(0.3, 0_i64..3)),
         proptest::option::weighted(0.3, 2_i64..9),
         prop_oneof![Just(0_i64), 0_i64..60],
+        proptest::option::of(1_u32..4),
     )
         .prop_map(
-            |((cv, nlp, ops, lab_extra), lending, lab_capacity, min_runtime)| Rules {
+            |((cv, nlp, ops, lab_extra), lending, lab_capacity, min_runtime, fair)| Rules {
                 cv,
                 nlp,
                 ops,
@@ -56,6 +59,7 @@ fn rules() -> impl Strategy<Value = Rules> {
                 lending,
                 lab_capacity,
                 min_runtime,
+                fair,
             },
         )
 }
@@ -80,6 +84,8 @@ fn specs(r: &Rules) -> Vec<QueueSpec> {
     for q in &mut out {
         q.sharing.reclaim_min_runtime_seconds = r.min_runtime;
     }
+    // Under fair share, nlp weighs more.
+    out[2].sharing.weight = r.fair.unwrap_or(1);
     // A guarantee above the lab's capacity is refused on write: keep the world valid.
     if let Some(cap) = r.lab_capacity {
         for q in &mut out[..3] {
@@ -122,6 +128,9 @@ fn world(r: &Rules, jobs: &[JobSpec]) -> Snapshot {
     let mut s = Snapshot::default();
     s.config.queue_quota_enabled = true;
     s.config.reclaim_delay_seconds = 0;
+    if r.fair.is_some() {
+        s.config.activation_order = anteroom_shared::scheduling::ActivationOrder::FairShare;
+    }
     s.queues = specs(r);
     s.nodes = vec![
         node("n1", &[("cpu", "64"), (GPU, "4")]),
@@ -145,6 +154,22 @@ fn world(r: &Rules, jobs: &[JobSpec]) -> Snapshot {
         }
         s.jobs.push(job);
     }
+    // Running jobs were admitted in the order they started, each told whether it borrows.
+    let mut started: Vec<(i64, JobId)> = s
+        .jobs
+        .iter()
+        .filter_map(|j| j.started_at.map(|t| (t.timestamp(), j.id)))
+        .collect();
+    started.sort_unstable();
+    let running: Vec<JobId> = started.into_iter().map(|(_, id)| id).collect();
+    for job in s.jobs.iter_mut().filter(|j| running.contains(&j.id)) {
+        job.phase = JobPhase::Prequeue;
+    }
+    for id in running {
+        admit(&mut s, &[id]);
+        s.jobs.iter_mut().find(|j| j.id == id).expect("job").phase = JobPhase::Running;
+    }
+    refresh_free(&mut s);
     s.usage = usage_from_jobs(&s.jobs);
     s
 }
@@ -211,42 +236,158 @@ fn own_gpus<'a>(jobs: impl IntoIterator<Item = &'a JobSnapshot>) -> BTreeMap<Str
     own
 }
 
-/// The running jobs within their guarantee, naively: in start order, a job is within when, with
-/// it added, no level of its path whose hold grows holds more than its guarantee.
+/// Whether a job of `queue` asking `v` GPUs is within its guarantee given each queue's own
+/// GPUs `own` (without it), naively: its queue's own jobs, it included, within the part of the
+/// guarantee no sub-queue has; at each ancestor, the branch (up to its guarantee) plus what
+/// every other child holds up to its own guarantee plus the ancestor's own jobs up to its own
+/// part — each level (and what its lending limit keeps) within its guarantee.
+fn naive_job_within(specs: &[QueueSpec], own: &BTreeMap<String, i128>, queue: &str, v: i128) -> bool {
+    if v == 0 {
+        return true;
+    }
+    let children = |a: &str| -> Vec<String> {
+        specs
+            .iter()
+            .filter(|s| s.parent.as_deref() == Some(a))
+            .map(|s| s.name.clone())
+            .collect()
+    };
+    let capped = |c: &str| naive_hold(specs, own, c).min(naive_guarantee(specs, c));
+    let part = |a: &str| {
+        let given: i128 = children(a).iter().map(|c| naive_guarantee(specs, c)).sum();
+        (naive_guarantee(specs, a) - given).max(0)
+    };
+    let mut branch: Option<(String, i128)> = None;
+    for level in path(specs, queue) {
+        let g = naive_guarantee(specs, level);
+        let others: i128 = children(level)
+            .iter()
+            .filter(|c| branch.as_ref().is_none_or(|(b, _)| b != *c))
+            .map(|c| capped(c))
+            .sum();
+        let mine = own.get(level).copied().unwrap_or(0);
+        let held = match &branch {
+            // Its own queue's jobs have the part no sub-queue is guaranteed.
+            None => {
+                if mine + v > part(level) {
+                    return false;
+                }
+                others + mine + v
+            }
+            Some((_, h)) => h + others + mine.min(part(level)),
+        };
+        let held = held.max(naive_keep(specs, level));
+        if held > g {
+            return false;
+        }
+        branch = Some((level.to_owned(), held.min(g)));
+    }
+    true
+}
+
+/// The occupying jobs within their guarantee, naively: those admitted within it fill
+/// guarantees first, then the others in start order; each is within when it fits
+/// [`naive_job_within`] on top of the ones before it.
 fn naive_within(s: &Snapshot) -> Vec<JobId> {
     let mut running: Vec<&JobSnapshot> = s.jobs.iter().filter(|j| j.phase.is_occupying()).collect();
-    running.sort_by_key(|j| (j.started_at.is_none(), j.started_at, j.submitted_at, j.id));
+    running.sort_by_key(|j| {
+        (
+            j.sharing.borrowing,
+            j.started_at.is_none(),
+            j.started_at,
+            j.submitted_at,
+            j.id,
+        )
+    });
     let mut own: BTreeMap<String, i128> = BTreeMap::new();
     let mut within = Vec::new();
     for job in running {
-        let mut after = own.clone();
-        *after.entry(job.queue.clone()).or_insert(0) += job.resources.get(GPU).milli();
-        let ok = path(&s.queues, &job.queue).iter().all(|level| {
-            let before = naive_hold(&s.queues, &own, level);
-            let now = naive_hold(&s.queues, &after, level);
-            now == before || now <= naive_guarantee(&s.queues, level)
-        });
-        if ok {
+        let v = job.resources.get(GPU).milli();
+        if naive_job_within(&s.queues, &own, &job.queue, v) {
             within.push(job.id);
         }
-        own = after;
+        *own.entry(job.queue.clone()).or_insert(0) += v;
     }
     within
 }
 
-/// Applies reclaims and a selection as the watcher does: victims preempted, selected started.
+/// Marks the jobs `ids` (in this order) admitted: each told it borrows when it is not within
+/// its guarantee on top of what occupies before it, as a submission or claim tells it.
+fn admit(s: &mut Snapshot, ids: &[JobId]) {
+    let mut own = own_gpus(s.jobs.iter().filter(|j| j.phase.is_occupying()));
+    for id in ids {
+        let job = s.jobs.iter_mut().find(|j| j.id == *id).expect("job");
+        let v = job.resources.get(GPU).milli();
+        job.sharing.borrowing = !naive_job_within(&s.queues, &own, &job.queue, v);
+        *own.entry(job.queue.clone()).or_insert(0) += v;
+    }
+}
+
+/// Each node's free GPUs: allocatable minus what running jobs there ask.
+fn refresh_free(s: &mut Snapshot) {
+    for n in &mut s.nodes {
+        let used: i128 = s
+            .jobs
+            .iter()
+            .filter(|j| j.phase.is_occupying() && j.nodes.contains(&n.name))
+            .map(|j| j.resources.get(GPU).milli())
+            .sum();
+        let free = n.allocatable.get(GPU).milli() - used;
+        n.free.insert(
+            GPU,
+            anteroom_shared::scheduling::Quantity::from_milli_saturating(free, Default::default()),
+        );
+    }
+}
+
+/// Applies reclaims and a selection as the watcher does: reclaims only for jobs the round says
+/// nothing but room holds, victims preempted, selected jobs admitted and placed on a node with
+/// room (else left `Pending`).
 fn step(s: &mut Snapshot, now: DateTime<Utc>) -> (Vec<JobId>, Vec<JobId>) {
-    let plans = plan_reclaims(s, now);
+    let outcome = select_round(s, now).expect("round");
+    let allowed: std::collections::HashSet<JobId> = outcome
+        .waiting
+        .iter()
+        .filter(|w| {
+            let c = w.causes;
+            c.blocked_by().is_none() && !c.held_privately() && !c.round_limit() && !c.borrowing_limit()
+        })
+        .map(|w| w.id)
+        .collect();
+    let plans = plan_reclaims(s, now, Some(&allowed));
     let victims: Vec<JobId> = plans.iter().flat_map(|p| p.victims.clone()).collect();
     for job in s.jobs.iter_mut().filter(|j| victims.contains(&j.id)) {
         job.phase = JobPhase::Preempted;
+        job.nodes.clear();
     }
     s.usage = usage_from_jobs(&s.jobs);
+    refresh_free(s);
     let selected = select_round(s, now).expect("round").selected;
-    for job in s.jobs.iter_mut().filter(|j| selected.contains(&j.id)) {
-        job.phase = JobPhase::Running;
-        job.started_at = Some(now);
-        job.nodes = vec!["n1".into()];
+    admit(s, &selected);
+    for id in &selected {
+        let job_gpus = s
+            .jobs
+            .iter()
+            .find(|j| j.id == *id)
+            .expect("job")
+            .resources
+            .get(GPU)
+            .milli();
+        let place = s
+            .nodes
+            .iter()
+            .find(|n| n.free.get(GPU).milli() >= job_gpus)
+            .map(|n| n.name.clone());
+        let job = s.jobs.iter_mut().find(|j| j.id == *id).expect("job");
+        match place {
+            Some(node) => {
+                job.phase = JobPhase::Running;
+                job.started_at = Some(now);
+                job.nodes = vec![node];
+            }
+            None => job.phase = JobPhase::Pending,
+        }
+        refresh_free(s);
     }
     s.usage = usage_from_jobs(&s.jobs);
     (victims, selected)
@@ -286,7 +427,7 @@ proptest! {
         let s = world(&r, &jobs);
         let within = naive_within(&s);
         let now = at(200);
-        for plan in plan_reclaims(&s, now) {
+        for plan in plan_reclaims(&s, now, None) {
             let beneficiary = s.jobs.iter().find(|j| j.id == plan.beneficiary).expect("beneficiary");
             prop_assert_eq!(beneficiary.phase, JobPhase::Prequeue);
             for id in &plan.victims {
@@ -326,14 +467,23 @@ proptest! {
         // queue's own subtree already holds (it is owed room, not promised others' room).
         let roots: i128 = ["lab", "ops", "default"].iter().map(|q| naive_guarantee(&s.queues, q)).sum();
         prop_assume!(roots <= 8000);
-        let mut own = own_gpus(s.jobs.iter().filter(|j| j.phase.is_occupying()));
-        let before = own.clone();
-        *own.entry(QUEUES[team].to_owned()).or_insert(0) += i128::from(gpus) * 1000;
-        let owed = path(&s.queues, QUEUES[team]).iter().all(|level| {
-            naive_hold(&s.queues, &own, level) <= naive_guarantee(&s.queues, level)
-                || naive_hold(&s.queues, &own, level) == naive_hold(&s.queues, &before, level)
-        });
+        let own = own_gpus(s.jobs.iter().filter(|j| j.phase.is_occupying()));
+        let owed = naive_job_within(&s.queues, &own, QUEUES[team], i128::from(gpus) * 1000);
         prop_assume!(owed);
+        // A guarantee is room, not a place: some node must hold the job once the borrowers on
+        // it are gone (jobs within their guarantee are never moved for it).
+        let within = naive_within(&s);
+        let placeable = s.nodes.iter().any(|n| {
+            let freed: i128 = s
+                .jobs
+                .iter()
+                .filter(|j| j.phase == JobPhase::Running && j.nodes.contains(&n.name))
+                .filter(|j| j.sharing.borrowing && !within.contains(&j.id))
+                .map(|j| j.resources.get(GPU).milli())
+                .sum();
+            n.free.get(GPU).milli() + freed >= i128::from(gpus) * 1000
+        });
+        prop_assume!(placeable);
         // Minimum runtimes pass by second 200 (started ≤ 100, minimum < 60).
         let mut started = false;
         for round in 0..4 {
@@ -355,7 +505,7 @@ proptest! {
             q.sharing = Default::default();
         }
         let now = at(200);
-        prop_assert!(plan_reclaims(&with, now).is_empty());
+        prop_assert!(plan_reclaims(&with, now, None).is_empty());
         let a = select_round(&with, now).expect("round");
         let b = select_round(&without, now).expect("round");
         prop_assert_eq!(a.selected, b.selected);
@@ -377,6 +527,7 @@ fn the_worked_example_is_a_world_of_these_properties() {
         lending: [None; 4],
         lab_capacity: None,
         min_runtime: 0,
+        fair: None,
     };
     let jobs: Vec<JobSpec> = (0..6)
         .map(|i| (2, 1, Some(i), i >= 4, false))

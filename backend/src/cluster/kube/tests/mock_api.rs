@@ -478,4 +478,5 @@ async fn kube_an_apiserver_that_cannot_be_reached_is_unavailable() {
 }
 
 mod diagnosis;
+mod queues;
 mod writes;

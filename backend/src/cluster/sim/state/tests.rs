@@ -454,6 +454,20 @@ fn a_job_is_refused_by_a_queue_the_cluster_does_not_know_or_that_is_closed() {
         Ok(Created::AlreadyExists),
         "a retried create of a job that is there succeeds"
     );
+    // What a queue's sync says besides `open` is kept too, and a change of it is a change.
+    let mut c = Changes::default();
+    let shaped = ClusterQueue {
+        parent: Some("lab".into()),
+        capability: Some(ResourceList::parse_map([("nvidia.com/a100", "4")]).expect("quantities")),
+        weight: 3,
+        ..ClusterQueue::new("nlp", false)
+    };
+    s.sync_queue(&shaped, &mut c);
+    assert!(c.queues.contains("nlp"));
+    assert!(s.cluster_queues().contains(&shaped));
+    let mut c = Changes::default();
+    s.sync_queue(&shaped, &mut c);
+    assert!(c.is_empty(), "the same again changes nothing");
     let mut c = Changes::default();
     s.remove_queue("nlp", &mut c);
     assert!(c.queues.contains("nlp"));

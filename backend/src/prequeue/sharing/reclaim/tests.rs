@@ -5,12 +5,14 @@ use chrono::Duration;
 
 use super::*;
 use crate::prequeue::snapshot::usage_from_jobs;
-use crate::prequeue::tests::fixtures::{JobBuilder, node, queue, shared_queue, t0};
+use crate::prequeue::tests::fixtures::{JobBuilder, node, queue, rl, shared_queue, t0};
+use anteroom_shared::scheduling::JobPhase;
 
 const GPU: &str = "nvidia.com/a100";
 
-/// nlp runs `running` one-GPU jobs (ids 1.., started a second apart, n1 first) and cv's job
-/// 100 asks `asked` GPUs, waiting since second 50.
+/// nlp runs `running` one-GPU jobs (ids 1.., started a second apart, n1 first; those beyond
+/// its guarantee admitted as borrowing) and cv's job 100 asks `asked` GPUs, waiting since
+/// second 50.
 fn world(running: i64, asked: i64) -> Snapshot {
     let mut s = Snapshot::default();
     s.config.queue_quota_enabled = true;
@@ -26,8 +28,10 @@ fn world(running: i64, asked: i64) -> Snapshot {
     ];
     for id in 1..=running {
         let on = if id <= 4 { "n1" } else { "n2" };
-        s.jobs
-            .push(JobBuilder::normal(id).queue("nlp").gpus(GPU, 1).running_on(on).build());
+        let mut job = JobBuilder::normal(id).queue("nlp").gpus(GPU, 1).running_on(on).build();
+        // Admitted beyond nlp's guarantee of 4: told it borrows.
+        job.sharing.borrowing = id > 4;
+        s.jobs.push(job);
     }
     s.jobs.push(
         JobBuilder::normal(100)
@@ -49,8 +53,8 @@ fn at(seconds: i64) -> DateTime<Utc> {
 #[test]
 fn the_newest_borrowers_on_one_node_are_reclaimed_after_the_delay() {
     let s = world(8, 2);
-    assert!(plan_reclaims(&s, at(59)).is_empty(), "the delay has not passed");
-    let plans = plan_reclaims(&s, at(60));
+    assert!(plan_reclaims(&s, at(59), None).is_empty(), "the delay has not passed");
+    let plans = plan_reclaims(&s, at(60), None);
     assert_eq!(
         plans,
         vec![ReclaimPlan {
@@ -68,19 +72,19 @@ fn no_job_within_its_guarantee_is_a_victim() {
     // nlp borrows 2 (jobs 5 and 6); cv asks its whole guarantee: only the borrowers may go,
     // and they free enough.
     let s = world(6, 4);
-    let plans = plan_reclaims(&s, at(60));
+    let plans = plan_reclaims(&s, at(60), None);
     assert_eq!(plans.len(), 1);
     assert_eq!(plans[0].victims, vec![5, 6]);
     // Nothing borrows: nothing to reclaim even though cv waits.
     let s = world(4, 4);
-    assert!(plan_reclaims(&s, at(60)).is_empty());
+    assert!(plan_reclaims(&s, at(60), None).is_empty());
 }
 
 #[test]
 fn locked_and_young_borrowers_are_spared() {
     let mut s = world(8, 1);
     s.jobs[7].locked_until = Some(at(1000));
-    let plans = plan_reclaims(&s, at(60));
+    let plans = plan_reclaims(&s, at(60), None);
     assert_eq!(plans[0].victims, vec![7], "job 8 is locked; the next newest goes");
     // cv protects nobody's runtime; nlp's minimum does not apply to cv's reclaim, but cv's own
     // does: a lender may promise its borrowers a minimum runtime.
@@ -88,8 +92,8 @@ fn locked_and_young_borrowers_are_spared() {
     s.queues[0].sharing.reclaim_min_runtime_seconds = 60;
     // Job 8 started at second 8: at 60 it ran 52 s, job 1..=7 longer but within guarantee
     // or younger than 60 s too.
-    assert!(plan_reclaims(&s, at(60)).is_empty());
-    assert_eq!(plan_reclaims(&s, at(68))[0].victims, vec![8]);
+    assert!(plan_reclaims(&s, at(60), None).is_empty());
+    assert_eq!(plan_reclaims(&s, at(68), None)[0].victims, vec![8]);
 }
 
 #[test]
@@ -100,7 +104,7 @@ fn a_job_its_owners_quota_holds_gets_no_reclaim() {
         limits: crate::prequeue::tests::fixtures::rl(&[(GPU, "1")]),
         max_active_jobs: None,
     }];
-    assert!(plan_reclaims(&s, at(60)).is_empty());
+    assert!(plan_reclaims(&s, at(60), None).is_empty());
 }
 
 #[test]
@@ -108,19 +112,19 @@ fn a_borrowing_job_is_owed_nothing() {
     // default guarantees nothing: its waiting job would borrow, so nothing is reclaimed for it.
     let mut s = world(8, 1);
     s.jobs.last_mut().expect("job").queue = "default".into();
-    assert!(plan_reclaims(&s, at(60)).is_empty());
+    assert!(plan_reclaims(&s, at(60), None).is_empty());
 }
 
 #[test]
 fn without_guarantees_or_quotas_nothing_is_reclaimed() {
     let mut s = world(8, 2);
     s.config.queue_quota_enabled = false;
-    assert!(plan_reclaims(&s, at(60)).is_empty());
+    assert!(plan_reclaims(&s, at(60), None).is_empty());
     let mut s = world(8, 2);
     for q in &mut s.queues {
         q.sharing.guarantee = None;
     }
-    assert!(plan_reclaims(&s, at(60)).is_empty());
+    assert!(plan_reclaims(&s, at(60), None).is_empty());
 }
 
 #[test]
@@ -135,7 +139,7 @@ fn two_owed_jobs_in_one_round_take_different_victims() {
             .waiting_since(Some(50))
             .build(),
     );
-    let plans = plan_reclaims(&s, at(60));
+    let plans = plan_reclaims(&s, at(60), None);
     assert_eq!(plans.len(), 2);
     assert_eq!(plans[0].victims, vec![7, 8]);
     assert_eq!(plans[1].victims, vec![5, 6]);
@@ -170,10 +174,13 @@ fn a_queue_that_allows_it_preempts_its_own_lower_priority_jobs() {
     urgent.sharing.priority = 5;
     s.jobs.push(urgent);
     s.usage = usage_from_jobs(&s.jobs);
-    assert!(plan_reclaims(&s, at(60)).is_empty(), "the queue does not allow it");
+    assert!(
+        plan_reclaims(&s, at(60), None).is_empty(),
+        "the queue does not allow it"
+    );
     s.queues[0].sharing.preempt_within_queue = anteroom_shared::scheduling::PreemptWithinQueue::LowerPriority;
-    assert!(plan_reclaims(&s, at(59)).is_empty(), "not before the delay");
-    let plans = plan_reclaims(&s, at(60));
+    assert!(plan_reclaims(&s, at(59), None).is_empty(), "not before the delay");
+    let plans = plan_reclaims(&s, at(60), None);
     assert_eq!(plans.len(), 1);
     // The lowest priorities go first (job 2 has 3), newest first among them: 4 and 3.
     assert_eq!(
@@ -182,5 +189,78 @@ fn a_queue_that_allows_it_preempts_its_own_lower_priority_jobs() {
     );
     // A job of the same priority takes nothing.
     s.jobs.last_mut().expect("job").sharing.priority = 0;
-    assert!(plan_reclaims(&s, at(60)).is_empty());
+    assert!(plan_reclaims(&s, at(60), None).is_empty());
+}
+
+#[test]
+fn a_job_admitted_within_its_guarantee_is_never_taken_whatever_started_first() {
+    // nlp's job 9 (4 GPUs, admitted within the guarantee, borrow: never) started after job 10
+    // (1 GPU, admitted borrowing): job 10 is the borrower, not job 9.
+    let mut s = world(0, 1);
+    let mut x = JobBuilder::normal(9).queue("nlp").gpus(GPU, 4).submitted(1).build();
+    x.phase = JobPhase::Running;
+    x.nodes = vec!["n1".into()];
+    x.started_at = Some(at(20));
+    x.sharing.borrow = anteroom_shared::scheduling::BorrowPolicy::Never;
+    let mut y = JobBuilder::normal(10)
+        .queue("nlp")
+        .gpus(GPU, 1)
+        .submitted(2)
+        .running_on("n2")
+        .build();
+    y.started_at = Some(at(10));
+    y.sharing.borrowing = true;
+    let cv = JobBuilder::normal(11)
+        .owner(2)
+        .queue("cv")
+        .gpus(GPU, 3)
+        .submitted(3)
+        .running_on("n2")
+        .build();
+    s.jobs.extend([x, y, cv]);
+    s.usage = usage_from_jobs(&s.jobs);
+    let plans = plan_reclaims(&s, at(60), None);
+    assert_eq!(plans.len(), 1, "{plans:?}");
+    assert_eq!(plans[0].victims, vec![10]);
+}
+
+#[test]
+fn teams_under_one_parent_reclaim_from_each_other() {
+    // The README's two teams under a lab: nlp's borrowers are nlp's, not charged to cv.
+    let mut s = world(8, 2);
+    s.queues = vec![
+        queue("lab", None, None),
+        shared_queue("cv", Some("lab"), Some(&[(GPU, "4")]), None),
+        shared_queue("nlp", Some("lab"), Some(&[(GPU, "4")]), None),
+    ];
+    let plans = plan_reclaims(&s, at(60), None);
+    assert_eq!(plans.len(), 1, "cv is owed its room: {plans:?}");
+    assert_eq!(plans[0].victims, vec![7, 8]);
+}
+
+#[test]
+fn victims_leave_room_on_a_node_the_job_may_run_on() {
+    // n1 holds nlp 1, 2, 3 and borrower 7 (full); n2 holds 4, 5, 6 (one GPU free). cv asks 2 on
+    // one node: taking 7 alone frees the pool but leaves one GPU free on each node.
+    let mut s = world(0, 2);
+    for (id, on, borrowing) in [
+        (1, "n1", false),
+        (2, "n1", false),
+        (3, "n1", false),
+        (7, "n1", true),
+        (4, "n2", false),
+        (5, "n2", true),
+        (6, "n2", true),
+    ] {
+        let mut job = JobBuilder::normal(id).queue("nlp").gpus(GPU, 1).running_on(on).build();
+        job.sharing.borrowing = borrowing;
+        s.jobs.push(job);
+    }
+    s.nodes[0].free = rl(&[("cpu", "64"), (GPU, "0")]);
+    s.nodes[1].free = rl(&[("cpu", "64"), (GPU, "1")]);
+    s.usage = usage_from_jobs(&s.jobs);
+    let plans = plan_reclaims(&s, at(60), None);
+    assert_eq!(plans.len(), 1, "{plans:?}");
+    // One borrower on n2 frees the pool and, with n2's free GPU, a place for 2.
+    assert_eq!((plans[0].victims.clone(), plans[0].node.as_str()), (vec![6], "n2"));
 }

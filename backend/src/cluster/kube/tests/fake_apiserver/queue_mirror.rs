@@ -178,7 +178,11 @@ async fn kube_at_start_only_the_queues_volcano_lacks_are_created_parents_first()
 #[tokio::test]
 async fn kube_with_mirror_queues_off_nothing_is_written_and_a_missing_queue_is_refused() {
     let fake = FakeApiServer::start().await;
-    fake.apply(Kind::Queues, queue("lab", "Open"));
+    // Mirrored while the setting was on, with another capacity since: neither updated nor
+    // deleted now.
+    let mut mirrored = queue("lab", "Open");
+    mirrored["metadata"]["labels"] = labels();
+    fake.apply(Kind::Queues, mirrored);
     let off = ManifestSettings {
         mirror_queues: false,
         ..settings()
@@ -197,4 +201,11 @@ async fn kube_with_mirror_queues_off_nothing_is_written_and_a_missing_queue_is_r
     cluster.remove_queue("lab").await.expect("nothing to do");
     assert_eq!(writes(&fake), Vec::<String>::new());
     assert_eq!(fake.queue_object("lab").expect("lab")["spec"], json!({"weight": 1}));
+    assert!(
+        fake.requests()
+            .iter()
+            .all(|r| r.starts_with("GET /apis/scheduling.volcano.sh/v1beta1/queues?") || !r.contains("/queues")),
+        "no queue read one by one either: {:?}",
+        fake.requests()
+    );
 }
