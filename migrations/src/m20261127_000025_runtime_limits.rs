@@ -16,7 +16,7 @@
 //! update triggers of migration 22 are made again with it in their column list.
 
 /// The columns whose change the watcher must see: migration 22's, and the runtime limit.
-const SCHEDULING_COLUMNS: &str = "owner_id, queue, kind, schedule_type, phase, preemption_policy, submitted_at, \
+pub(crate) const SCHEDULING_COLUMNS: &str = "owner_id, queue, kind, schedule_type, phase, preemption_policy, submitted_at, \
      started_at, waiting_tolerance_seconds, request_milli, explicit_nodes, single_node, nodes, locked_until, \
      waiting_since, tolerations, max_runtime_seconds";
 
@@ -26,7 +26,7 @@ const SCHEDULING_COLUMNS_BEFORE: &str = "owner_id, queue, kind, schedule_type, p
      locked_until, waiting_since, tolerations";
 
 /// Makes the change log's update trigger again over `columns`.
-async fn update_trigger(manager: &SchemaManager<'_>, columns: &str) -> Result<(), DbErr> {
+pub(crate) async fn update_trigger(manager: &SchemaManager<'_>, columns: &str) -> Result<(), DbErr> {
     let db = manager.get_connection();
     match db.get_database_backend() {
         DbBackend::Sqlite => {

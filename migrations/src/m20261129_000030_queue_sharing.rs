@@ -10,6 +10,9 @@
 //!   Every job stored before has priority 0, may borrow and borrows nothing.
 //! - `prequeue_config.reclaim_delay_seconds` (default 10): how long a job owed guaranteed room
 //!   waits before borrowers are reclaimed for it.
+//!
+//! The three job columns are scheduling columns (the watcher's view reads them), so the change
+//! log's update trigger is made again with them (as migration 25 did for the runtime limit).
 
 use sea_orm_migration::prelude::*;
 
@@ -34,6 +37,14 @@ enum Jobs {
 enum PrequeueConfig {
     Table,
     ReclaimDelaySeconds,
+}
+
+/// Migration 25's scheduling columns and the job's sharing columns.
+fn scheduling_columns() -> String {
+    format!(
+        "{}, priority, borrow_never, borrowing",
+        crate::m20261127_000025_runtime_limits::SCHEDULING_COLUMNS
+    )
 }
 
 #[async_trait::async_trait]
@@ -70,6 +81,7 @@ impl MigrationTrait for Migration {
                 .alter_table(Table::alter().table(Jobs::Table).add_column(&mut column).to_owned())
                 .await?;
         }
+        crate::m20261127_000025_runtime_limits::update_trigger(manager, &scheduling_columns()).await?;
         manager
             .alter_table(
                 Table::alter()
@@ -87,6 +99,11 @@ impl MigrationTrait for Migration {
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        crate::m20261127_000025_runtime_limits::update_trigger(
+            manager,
+            crate::m20261127_000025_runtime_limits::SCHEDULING_COLUMNS,
+        )
+        .await?;
         manager
             .alter_table(
                 Table::alter()

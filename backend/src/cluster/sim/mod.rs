@@ -504,6 +504,15 @@ impl Cluster for SimulatedCluster {
         Ok(())
     }
 
+    /// At start: the simulated cluster keeps only each queue's name and state, so the tree
+    /// (parents, capabilities, weights) it honours is told again, as it stands.
+    async fn create_missing_queues(&self, queues: &[ClusterQueue]) -> Result<(), ClusterError> {
+        for queue in queues {
+            self.sync_queue(queue).await?;
+        }
+        Ok(())
+    }
+
     async fn remove_queue(&self, name: &str) -> Result<(), ClusterError> {
         self.apply(|state, _, changes| state.remove_queue(name, changes)).await
     }

@@ -31,6 +31,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use anteroom_shared::scheduling::ResourceList;
 use chrono::{DateTime, Utc};
 
 use super::runtime::{after, runtime_seconds};
@@ -105,9 +106,8 @@ pub struct SimState {
     pub finished: BTreeMap<JobId, FinishedJob>,
     /// The queues the cluster knows, by name. Only the name and whether it is open are stored
     /// (`sim_queues`); parent, capability and weight are kept in memory as the last sync said
-    /// (a reload reads them as a root of weight 1 without a cap) — nothing in the simulation
-    /// reads them: the prequeue already holds every job to the tree's capacities before it
-    /// reaches the cluster, and jobs sent around Anteroom do not exist here.
+    /// (a reload reads them as a root of weight 1 without a cap, until the server's start tells
+    /// the tree again). Placement honours the capabilities as Volcano's capacity plugin does.
     pub queues: BTreeMap<String, ClusterQueue>,
     /// True when the last placement pass placed all it could and nothing that could let a
     /// pending job fit (a new job, freed capacity, a node change) has happened since: a step
@@ -419,6 +419,36 @@ impl SimState {
 
     /// Step 4 of [`SimState::step`]: pending jobs in creation order; one that does not fit is
     /// skipped, not waited for.
+    /// A queue and its ancestors, as the cluster's queues name their parents (a `root` parent or
+    /// an unknown one ends the path; a cycle is cut).
+    fn queue_path(&self, queue: &str) -> Vec<String> {
+        let mut path = vec![queue.to_owned()];
+        let mut at = queue;
+        while let Some(parent) = self.queues.get(at).and_then(|q| q.parent.as_deref()) {
+            if parent == "root" || path.iter().any(|p| p == parent) || !self.queues.contains_key(parent) {
+                break;
+            }
+            path.push(parent.to_owned());
+            at = parent;
+        }
+        path
+    }
+
+    /// What the pods of running and terminating jobs request, per queue and every ancestor.
+    fn held_by_queue(&self) -> BTreeMap<String, ResourceList> {
+        let mut held: BTreeMap<String, ResourceList> = BTreeMap::new();
+        for job in self.jobs.values().filter(|j| !j.pods.is_empty()) {
+            let mut request = ResourceList::new();
+            for pod in &job.pods {
+                request.saturating_add_assign(&pod.requests);
+            }
+            for q in self.queue_path(&job.spec.queue) {
+                held.entry(q).or_default().saturating_add_assign(&request);
+            }
+        }
+        held
+    }
+
     fn place_pending(&mut self, now: DateTime<Utc>, timing: Timing, changes: &mut Changes) {
         let created = std::mem::take(&mut self.created_since_pass);
         let mut pending: Vec<(DateTime<Utc>, JobId)> = if self.placement_settled {
@@ -440,6 +470,10 @@ impl SimState {
         }
         pending.sort();
         let mut nodes = self.node_snapshots();
+        // Volcano's capacity rule on the mirrored tree (§9): what runs in a queue and below it
+        // stays within the `capability` of every queue on its path; a job that would pass one
+        // stays Pending, as its PodGroup would stay `Inqueue`.
+        let mut held = self.held_by_queue();
         // The shapes that did not fit in this pass. Free capacity only shrinks during a pass, so
         // a job shaped like one of them is not tried again until the next pass: a full cluster
         // with thousands of pending jobs of a few shapes costs a placement a shape, not a job
@@ -451,10 +485,28 @@ impl SimState {
             if did_not_fit.contains(&shape) {
                 continue;
             }
+            let request = spec_request(&job.spec);
+            let path = self.queue_path(&job.spec.queue);
+            let over_capability = path.iter().any(|q| {
+                self.queues
+                    .get(q)
+                    .and_then(|c| c.capability.as_ref())
+                    .is_some_and(|cap| {
+                        let mut after = held.get(q).cloned().unwrap_or_default();
+                        after.saturating_add_assign(&request);
+                        after.exceeds(cap)
+                    })
+            });
+            if over_capability {
+                continue;
+            }
             let Some(pods) = place(&job.spec, &nodes) else {
                 did_not_fit.insert(shape);
                 continue;
             };
+            for q in &path {
+                held.entry(q.clone()).or_default().saturating_add_assign(&request);
+            }
             for pod in &pods {
                 if let Some(node) = nodes.iter_mut().find(|n| n.name == pod.node) {
                     node.free = node.free.left_after(&pod.requests);
@@ -493,3 +545,14 @@ fn placement_shape(spec: &JobSpec) -> u64 {
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+/// All a job's pods request together.
+fn spec_request(spec: &JobSpec) -> ResourceList {
+    let mut total = ResourceList::new();
+    for task in &spec.tasks {
+        for _ in 0..task.replicas {
+            total.saturating_add_assign(&task.resources);
+        }
+    }
+    total
+}

@@ -494,3 +494,57 @@ fn a_status_says_when_the_job_started() {
     assert_eq!(started, vec![None, Some(t0())]);
     assert_eq!(s.statuses(t0() + Duration::hours(1))[0].started_at, Some(t0()));
 }
+
+#[test]
+fn a_queue_trees_capabilities_hold_jobs_pending_as_volcano_would() {
+    // lab (4 CPUs) → team: two 3-CPU jobs in team; the second waits for the first although
+    // the nodes have room, then runs once it ends.
+    let mut s = default_cluster();
+    let mut c = Changes::default();
+    s.sync_queue(
+        &ClusterQueue {
+            capability: Some(ResourceList::parse_map([("cpu", "4")]).expect("quantities")),
+            ..ClusterQueue::new("lab", true)
+        },
+        &mut c,
+    );
+    s.sync_queue(
+        &ClusterQueue {
+            parent: Some("lab".into()),
+            ..ClusterQueue::new("team", true)
+        },
+        &mut c,
+    );
+    let job = |id: JobId| {
+        JobBuilder::new(id, JobKind::Custom)
+            .queue("team")
+            .task("main", 1, "3", None)
+            .command(&["sleep", "60"])
+            .build()
+    };
+    run(&mut s, &[job(1), job(2)], t0());
+    let phase = |s: &SimState, id: JobId| s.jobs.get(&id).map(|j| j.phase);
+    assert_eq!(phase(&s, 1), Some(SimPhase::Running));
+    assert_eq!(
+        phase(&s, 2),
+        Some(SimPhase::Pending),
+        "lab's capability of 4 CPUs holds it"
+    );
+    let mut c = Changes::default();
+    s.step(t0() + Duration::seconds(61), TIMING, &mut c);
+    assert_eq!(
+        phase(&s, 2),
+        Some(SimPhase::Running),
+        "room under the cap once job 1 ended"
+    );
+    // Without a capability the same two run together.
+    let mut s = default_cluster();
+    let job = |id: JobId| {
+        JobBuilder::new(id, JobKind::Custom)
+            .queue("team")
+            .task("main", 1, "3", None)
+            .build()
+    };
+    run(&mut s, &[job(1), job(2)], t0());
+    assert_eq!(phase(&s, 2), Some(SimPhase::Running));
+}
