@@ -119,35 +119,6 @@ pub struct RoundReport {
     pub preemptable_told: usize,
 }
 
-/// This round's reclaims (§9): planned only for jobs nothing but room holds — no blocker, no
-/// private hold, not left over by the round limit — as a round on the same snapshot says, so
-/// freed room goes to the job it was freed for. The round is prepared only when some job may
-/// be owed room at all.
-fn reclaims(snapshot: &Snapshot, now: chrono::DateTime<chrono::Utc>) -> Vec<crate::prequeue::sharing::ReclaimPlan> {
-    use crate::prequeue::sharing::plan_reclaims;
-    if plan_reclaims(snapshot, now, None).is_empty() {
-        return Vec::new();
-    }
-    let Ok(prepared) = PreparedRound::new(snapshot, now) else {
-        return Vec::new();
-    };
-    let outcome = prepared.select();
-    let allowed: std::collections::HashSet<i64> = outcome
-        .waiting
-        .iter()
-        .filter(|w| {
-            let c = w.causes;
-            c.blocked_by().is_none()
-                && !c.held_privately()
-                && !c.round_limit()
-                && !c.backfill_disabled()
-                && !c.borrowing_limit()
-        })
-        .map(|w| w.id)
-        .collect();
-    plan_reclaims(snapshot, now, Some(&allowed))
-}
-
 /// What a watcher is made of: the handles of the application it uses.
 pub struct WatcherInputs {
     /// The writer.
@@ -329,7 +300,7 @@ impl Watcher {
         // without the victims, so the jobs they made room for start now, before any borrower
         // could take that room.
         let mut taken: Vec<i64> = Vec::new();
-        for plan in reclaims(snapshot, now) {
+        for plan in preempt::reclaims(snapshot, now) {
             let victims = preempt::execute_reclaim(self, fence, &plan).await?;
             if !victims.is_empty() {
                 report.reclaimed_for.push(plan.beneficiary);
