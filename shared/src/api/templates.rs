@@ -45,6 +45,13 @@ pub struct TemplateBody {
     /// Requeue after preemption ([`JobBody::requeue`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requeue: Option<bool>,
+    /// Priority inside its queue ([`JobBody::priority`]; the queue's range is checked when a
+    /// job is submitted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i32>,
+    /// Whether a job from it may borrow ([`JobBody::borrow`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub borrow: Option<crate::scheduling::BorrowPolicy>,
 }
 
 impl TemplateBody {
@@ -60,6 +67,8 @@ impl TemplateBody {
             volumes,
             max_runtime_seconds,
             requeue,
+            priority,
+            borrow,
         } = self;
         JobBody {
             name: name.into(),
@@ -71,8 +80,8 @@ impl TemplateBody {
             volumes,
             max_runtime_seconds,
             requeue,
-            priority: None,
-            borrow: None,
+            priority,
+            borrow,
         }
     }
 }
@@ -82,8 +91,8 @@ impl From<JobBody> for TemplateBody {
     fn from(body: JobBody) -> Self {
         let JobBody {
             name: _,
-            priority: _,
-            borrow: _,
+            priority,
+            borrow,
             kind,
             queue,
             schedule_type,
@@ -102,6 +111,8 @@ impl From<JobBody> for TemplateBody {
             volumes,
             max_runtime_seconds,
             requeue,
+            priority,
+            borrow,
         }
     }
 }
@@ -199,5 +210,33 @@ mod tests {
         let json = serde_json::json!({"name": "small", "body": {"kind": "jupyter", "tasks": []}});
         let write: TemplateWrite = serde_json::from_value(json).expect("a write");
         assert!(!write.published && !write.default_for_kind && write.description.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod sharing_tests {
+    use super::*;
+
+    #[test]
+    fn a_template_keeps_a_jobs_priority_and_borrow_policy() {
+        let body: JobBody = serde_json::from_value(serde_json::json!({
+            "name": "train", "kind": "custom", "priority": 3, "borrow": "never",
+            "tasks": [{"name": "main", "replicas": 1, "image": "busybox", "command": ["true"], "resources": {}}]
+        }))
+        .expect("a job body");
+        let template = TemplateBody::from(body.clone());
+        let json = serde_json::to_value(&template).expect("serializes");
+        assert_eq!(
+            (json["priority"].as_i64(), json["borrow"].as_str()),
+            (Some(3), Some("never"))
+        );
+        assert_eq!(template.into_job_body("train"), body);
+        // A template stored before sharing reads as one that names neither.
+        let old: TemplateBody = serde_json::from_value(serde_json::json!({
+            "kind": "custom",
+            "tasks": [{"name": "main", "replicas": 1, "image": "busybox", "command": ["true"], "resources": {}}]
+        }))
+        .expect("an old template");
+        assert_eq!((old.priority, old.borrow), (None, None));
     }
 }
