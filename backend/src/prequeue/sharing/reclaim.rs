@@ -53,6 +53,9 @@ pub struct ReclaimPlan {
 /// The most plans one round makes (each is one fenced write and a few deletes).
 pub const MAX_RECLAIMS_PER_ROUND: usize = 10;
 
+/// The most waiting jobs short of room one round looks for victims for, oldest first.
+pub const MAX_EXAMINED_PER_ROUND: usize = 100;
+
 /// The reclaims (and, where a queue allows it, preemptions by priority) of one round, oldest
 /// waiting job first; each plan's victims are released and its beneficiary counted before the
 /// next is planned, so no room is promised twice.
@@ -119,6 +122,7 @@ pub fn plan_reclaims(
         .collect();
     waiting.sort_unstable_by_key(|j| (j.submitted_at, j.id));
     let mut plans = Vec::new();
+    let mut examined = 0_usize;
     for job in waiting {
         if plans.len() >= MAX_RECLAIMS_PER_ROUND {
             break;
@@ -128,15 +132,21 @@ pub fn plan_reclaims(
         };
         let demand = model.demand(&job.resources);
         let assessment = model.assess(&state, Some(queue), &demand);
-        // Its owner's own quota holds it privately: nothing taken from others can help.
-        if QuotaView::new(&planned, &tree).holds_privately(job.owner, &job.queue, &job.resources) {
-            continue;
-        }
         let need = Need {
             pool: assessment.shortfall.clone(),
             capacity: capacity_deficits(&tree, &own, queue, &job.resources),
         };
         if need.is_met() {
+            continue;
+        }
+        // The oldest jobs short of room are examined, a bounded number a round: a backlog of
+        // jobs no victim can help must not make every round walk all of them.
+        examined += 1;
+        if examined > MAX_EXAMINED_PER_ROUND {
+            break;
+        }
+        // Its owner's own quota holds it privately: nothing taken from others can help.
+        if QuotaView::new(&planned, &tree).holds_privately(job.owner, &job.queue, &job.resources) {
             continue;
         }
         let ask = Ask {
