@@ -267,12 +267,10 @@ both_driven!(
     a_reclaim_killed_before_its_deletes_is_finished_by_the_next_watcher
 );
 
-async fn a_higher_priority_job_takes_the_room_of_lower_ones_where_its_queue_allows(db: Option<String>) {
-    // The second half needs a database of its own, of the same kind.
-    let second = match &db {
-        Some(_) => Some(anteroom_tests::postgres::fresh_database(&anteroom_tests::postgres::server_url()).await),
-        None => None,
-    };
+/// A queue `lab` with a capacity of 4 GPUs and priorities 0–9 (`preempt`: lower priorities may
+/// be preempted), full of four priority-0 jobs, and a 2-GPU priority-5 job waiting past the
+/// reclaim delay. Answers (the app, the user, the low jobs, the urgent one).
+async fn a_full_lab(db: Option<String>, preempt: bool) -> (Driven, String, Vec<i64>, i64) {
     let d = Driven::start(db, GPU_NODES).await;
     let admin = d.app.admin_token().await;
     settings(
@@ -281,13 +279,12 @@ async fn a_higher_priority_job_takes_the_room_of_lower_ones_where_its_queue_allo
         json!({"queueQuotaEnabled": true, "reclaimDelaySeconds": 10}),
     )
     .await;
-    queue(
-        &d.app,
-        &admin,
-        json!({"name": "lab", "open": true, "capacity": {"nvidia.com/a100": "4"},
-               "priorityRange": {"min": 0, "max": 9}, "preemptWithinQueue": "lowerPriority"}),
-    )
-    .await;
+    let mut lab = json!({"name": "lab", "open": true, "capacity": {"nvidia.com/a100": "4"},
+                         "priorityRange": {"min": 0, "max": 9}});
+    if preempt {
+        lab["preemptWithinQueue"] = json!("lowerPriority");
+    }
+    queue(&d.app, &admin, lab).await;
     let nina = d.app.user_token("nina").await;
     let mut low = Vec::new();
     for i in 0..4 {
@@ -300,6 +297,16 @@ async fn a_higher_priority_job_takes_the_room_of_lower_ones_where_its_queue_allo
     let (urgent, answer) = submit(&d, &nina, body).await;
     assert_eq!(answer["admission"]["reasons"][0]["code"], "queue_capacity", "{answer}");
     d.advance(10).await;
+    (d, nina, low, urgent)
+}
+
+async fn a_higher_priority_job_takes_the_room_of_lower_ones_where_its_queue_allows(db: Option<String>) {
+    // The second half needs a database of its own, of the same kind.
+    let second = match &db {
+        Some(_) => Some(anteroom_tests::postgres::fresh_database(&anteroom_tests::postgres::server_url()).await),
+        None => None,
+    };
+    let (d, nina, low, urgent) = a_full_lab(db, true).await;
     let report = d.round().await;
     assert_eq!(report.reclaimed, [low[2], low[3]], "{report:?}");
     assert!(report.activated.contains(&urgent), "{report:?}");
@@ -310,32 +317,13 @@ async fn a_higher_priority_job_takes_the_room_of_lower_ones_where_its_queue_allo
         (Some("preempted"), Some(5)),
         "{last}"
     );
-    // Without the queue's consent nothing is taken: the same world with "never".
-    let d = Driven::start(second, GPU_NODES).await;
-    let admin = d.app.admin_token().await;
-    settings(
-        &d.app,
-        &admin,
-        json!({"queueQuotaEnabled": true, "reclaimDelaySeconds": 10}),
-    )
-    .await;
-    queue(
-        &d.app,
-        &admin,
-        json!({"name": "lab", "open": true, "capacity": {"nvidia.com/a100": "4"},
-               "priorityRange": {"min": 0, "max": 9}}),
-    )
-    .await;
-    let nina = d.app.user_token("nina").await;
-    for i in 0..4 {
-        submit(&d, &nina, team_job(&format!("low-{i}"), "lab", 1)).await;
-        d.advance(1).await;
-    }
-    let mut body = team_job("urgent", "lab", 2);
-    body["priority"] = json!(5);
-    submit(&d, &nina, body).await;
-    d.advance(10).await;
-    assert!(d.round().await.reclaimed.is_empty());
+    // Without the queue's consent nothing is taken.
+    let (d, _, _, urgent) = a_full_lab(second, false).await;
+    let report = d.round().await;
+    assert!(
+        report.reclaimed.is_empty() && !report.activated.contains(&urgent),
+        "{report:?}"
+    );
 }
 both_driven!(
     priority_within_queue,
