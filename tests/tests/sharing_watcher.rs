@@ -329,3 +329,56 @@ both_driven!(
     priority_within_queue,
     a_higher_priority_job_takes_the_room_of_lower_ones_where_its_queue_allows
 );
+
+/// Two nodes of 4 GPUs: the room a gang is owed must be where its replicas can go.
+const TWO_GPU_NODES: &str = r#"
+[[node]]
+name = "gpu-0"
+cpu = "64"
+memory = "512Gi"
+accelerators = { "nvidia.com/a100" = "4" }
+
+[[node]]
+name = "gpu-1"
+cpu = "64"
+memory = "512Gi"
+accelerators = { "nvidia.com/a100" = "4" }
+"#;
+
+async fn a_gang_is_reclaimed_for_once_its_replicas_can_be_placed(db: Option<String>) {
+    let d = Driven::start(db, TWO_GPU_NODES).await;
+    two_teams(&d).await;
+    let nina = d.app.user_token("nina").await;
+    let carl = d.app.user_token("carl").await;
+    let mut nlp = Vec::new();
+    for i in 0..8 {
+        let (id, answer) = submit(&d, &nina, team_job(&format!("nlp-{i}"), "nlp", 1)).await;
+        assert_eq!(answer["admission"]["decision"], "activated", "{answer}");
+        nlp.push(id);
+        d.advance(1).await;
+    }
+    // cv's PyTorch gang: a master and a worker of 2 GPUs each, owed cv's 4.
+    let task = |name: &str| {
+        json!({"name": name, "replicas": 1, "image": "pytorch/pytorch",
+               "resources": {"cpu": "1", "memory": "1Gi", "nvidia.com/a100": "2"}})
+    };
+    let gang = json!({"name": "ddp", "kind": "pytorch", "queue": "cv", "scheduleType": "normal",
+                      "tasks": [task("master"), task("worker")]});
+    let (id, answer) = submit(&d, &carl, gang).await;
+    assert_eq!(answer["admission"]["reasons"][0]["code"], "reclaiming", "{answer}");
+    d.advance(10).await;
+    let report = d.round().await;
+    // Its tasks are read from the store and placed: all four borrowers go, and it starts.
+    let mut taken = report.reclaimed.clone();
+    taken.sort_unstable();
+    assert_eq!(taken, nlp[4..].to_vec(), "{report:?}");
+    assert_eq!(report.reclaimed_for, [id], "{report:?}");
+    assert!(report.activated.contains(&id), "{report:?}");
+    d.advance(31).await;
+    d.round().await;
+    assert_eq!(phase(&d, &carl, id).await, "Running");
+}
+both_driven!(
+    gang_reclaimed_for,
+    a_gang_is_reclaimed_for_once_its_replicas_can_be_placed
+);

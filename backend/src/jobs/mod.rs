@@ -227,12 +227,7 @@ pub fn to_api(row: &job::Model) -> Result<Job, DbErr> {
 fn task_resources(body: &JobBody) -> Vec<TaskResources> {
     body.tasks
         .iter()
-        .map(|t| TaskResources {
-            name: t.name.clone(),
-            replicas: t.replicas,
-            requests: t.resources.clone(),
-            node_names: t.node_names.clone(),
-        })
+        .map(anteroom_shared::api::jobs::TaskBody::scheduling)
         .collect()
 }
 

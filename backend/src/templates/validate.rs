@@ -56,12 +56,7 @@ pub fn problems(write: &TemplateWrite, defaults: &DefaultRequests) -> Vec<Proble
         let tasks: Vec<TaskResources> = job
             .tasks
             .iter()
-            .map(|t| TaskResources {
-                name: t.name.clone(),
-                replicas: t.replicas,
-                requests: t.resources.clone(),
-                node_names: t.node_names.clone(),
-            })
+            .map(anteroom_shared::api::jobs::TaskBody::scheduling)
             .collect();
         if let Err(e) = job_resources(&tasks) {
             out.push(in_body((e.field().to_owned(), e.to_string().into())));

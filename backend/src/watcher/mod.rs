@@ -21,6 +21,7 @@ mod metrics;
 mod preempt;
 pub mod protection;
 mod reasons;
+mod reclaim;
 pub mod requeue;
 pub mod retention;
 mod snapshot;
@@ -300,7 +301,7 @@ impl Watcher {
         // without the victims, so the jobs they made room for start now, before any borrower
         // could take that room.
         let mut taken: Vec<i64> = Vec::new();
-        for plan in preempt::reclaims(snapshot, now) {
+        for plan in reclaim::reclaims(&self.db, snapshot, now).await? {
             let victims = preempt::execute_reclaim(self, fence, &plan).await?;
             if !victims.is_empty() {
                 report.reclaimed_for.push(plan.beneficiary);

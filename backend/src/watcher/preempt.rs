@@ -416,35 +416,3 @@ async fn delete_in_cluster(w: &Watcher, fence: &Fence, victims: &[i64], grace: i
     txn.commit().await?;
     Ok(())
 }
-
-/// This round's reclaims (§9): planned only for jobs nothing but room holds — no blocker, no
-/// private hold, not left over by the round limit — as a round on the same snapshot says, so
-/// freed room goes to the job it was freed for. The round is prepared only when some job may
-/// be owed room at all.
-pub(super) fn reclaims(
-    snapshot: &crate::prequeue::Snapshot,
-    now: DateTime<Utc>,
-) -> Vec<crate::prequeue::sharing::ReclaimPlan> {
-    use crate::prequeue::sharing::plan_reclaims;
-    if plan_reclaims(snapshot, now, None).is_empty() {
-        return Vec::new();
-    }
-    let Ok(prepared) = crate::prequeue::PreparedRound::new(snapshot, now) else {
-        return Vec::new();
-    };
-    let outcome = prepared.select();
-    let allowed: std::collections::HashSet<i64> = outcome
-        .waiting
-        .iter()
-        .filter(|w| {
-            let c = w.causes;
-            c.blocked_by().is_none()
-                && !c.held_privately()
-                && !c.round_limit()
-                && !c.backfill_disabled()
-                && !c.borrowing_limit()
-        })
-        .map(|w| w.id)
-        .collect();
-    plan_reclaims(snapshot, now, Some(&allowed))
-}

@@ -245,15 +245,7 @@ async fn readmission_refusal(
         }));
     }
     let tasks: Vec<TaskBody> = serde_json::from_str(&row.tasks).map_err(|_| corrupt("tasks"))?;
-    let tasks: Vec<TaskResources> = tasks
-        .into_iter()
-        .map(|t| TaskResources {
-            name: t.name,
-            replicas: t.replicas,
-            requests: t.resources,
-            node_names: t.node_names,
-        })
-        .collect();
+    let tasks: Vec<TaskResources> = tasks.iter().map(TaskBody::scheduling).collect();
     let tolerations = crate::tolerations::decode(&row.tolerations).map_err(|_| corrupt("tolerations"))?;
     let (queues, tree) = crate::queues::tree(db).await?;
     let snapshot = Snapshot {

@@ -49,6 +49,16 @@ pub struct TaskBody {
 }
 
 impl TaskBody {
+    /// What the scheduler needs of this task (placement, sums), without the container.
+    pub fn scheduling(&self) -> crate::scheduling::TaskResources {
+        crate::scheduling::TaskResources {
+            name: self.name.clone(),
+            replicas: self.replicas,
+            requests: self.resources.clone(),
+            node_names: self.node_names.clone(),
+        }
+    }
+
     /// The `/dev/shm` this task gets in a job of `kind` ([`TaskBody::shm_size`]): `None` for none.
     pub fn effective_shm(&self, kind: JobKind) -> Option<Quantity> {
         match self.shm_size {

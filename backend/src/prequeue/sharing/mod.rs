@@ -27,7 +27,7 @@ mod reclaim;
 #[cfg(test)]
 mod tests;
 
-pub use reclaim::{ReclaimPlan, TakeKind, plan_reclaims};
+pub use reclaim::{GangTasks, MAX_EXAMINED_PER_ROUND, ReclaimPlan, TakeKind, plan_reclaims};
 
 use anteroom_shared::scheduling::{Quantity, QuantityFormat, ResourceList};
 

@@ -18,11 +18,12 @@
 use chrono::{DateTime, Duration, Utc};
 
 use super::{SharedDemand, SharingState, SharingTree};
+use crate::prequeue::placement::{CapacityKind, place_gang};
 use crate::prequeue::preemption::{has_run_long_enough, min_cover};
 use crate::prequeue::queue_tree::{QueueIdx, QueueTree};
 use crate::prequeue::quota::QuotaView;
 use crate::prequeue::snapshot::{JobId, JobSnapshot, NodeSnapshot, Snapshot};
-use anteroom_shared::scheduling::{JobPhase, PreemptWithinQueue, ResourceList, ScheduleType};
+use anteroom_shared::scheduling::{JobPhase, PreemptWithinQueue, Quantity, ResourceList, ScheduleType, TaskResources};
 
 /// Why a plan's victims go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +57,11 @@ pub const MAX_RECLAIMS_PER_ROUND: usize = 10;
 /// The most waiting jobs short of room one round looks for victims for, oldest first.
 pub const MAX_EXAMINED_PER_ROUND: usize = 100;
 
+/// The tasks of waiting gangs (jobs on more than one node), by id: reclaim takes victims for a
+/// gang only when the gang can be placed once they are gone (§9), and that needs its tasks,
+/// which the snapshot does not carry for every job.
+pub type GangTasks = std::collections::HashMap<JobId, Vec<TaskResources>>;
+
 /// The reclaims (and, where a queue allows it, preemptions by priority) of one round, oldest
 /// waiting job first; each plan's victims are released and its beneficiary counted before the
 /// next is planned, so no room is promised twice.
@@ -64,10 +70,15 @@ pub const MAX_EXAMINED_PER_ROUND: usize = 100;
 /// left over by the round limit — as the round at hand says (the watcher passes its round's
 /// answer; `None`: every job). A job a blocker holds would not start even with the room freed,
 /// and the room would go to someone else.
+///
+/// `gangs`: the tasks of the waiting gangs; a gang missing from it gets no plan. `None` plans
+/// gangs without checking their placement — only a probe asking whether any reclaim may be
+/// due may pass it.
 pub fn plan_reclaims(
     snapshot: &Snapshot,
     now: DateTime<Utc>,
     allowed: Option<&std::collections::HashSet<JobId>>,
+    gangs: Option<&GangTasks>,
 ) -> Vec<ReclaimPlan> {
     let config = &snapshot.config;
     if !config.queue_quota_enabled {
@@ -130,6 +141,13 @@ pub fn plan_reclaims(
         let Some(queue) = tree.index_of(&job.queue) else {
             continue;
         };
+        let gang = match gangs {
+            Some(tasks) if !job.single_node => match tasks.get(&job.id) {
+                Some(tasks) => Some(tasks.as_slice()),
+                None => continue,
+            },
+            _ => None,
+        };
         let demand = model.demand(&job.resources);
         let assessment = model.assess(&state, Some(queue), &demand);
         let need = Need {
@@ -157,6 +175,7 @@ pub fn plan_reclaims(
             demand: &demand,
             need: &need,
             job,
+            gang,
             nodes: &snapshot.nodes,
         };
         // Owed room first: borrowers of other subtrees that ran the lender's minimum.
@@ -255,6 +274,8 @@ struct Ask<'a> {
     need: &'a Need,
     /// The job the room is for (where it may run).
     job: &'a JobSnapshot,
+    /// Its tasks, when it is a gang whose placement must be checked.
+    gang: Option<&'a [TaskResources]>,
     nodes: &'a [NodeSnapshot],
 }
 
@@ -342,8 +363,9 @@ fn borrowers<'s>(
 
 /// The fewest victims among `eligible` (newest first) whose release makes the job fit — and,
 /// for a job on one node, leaves some node it may run on with room for it once they are gone
-/// (its free room plus what the victims there hold). Among equally few, the newest victims,
-/// then the node name. Indices into `eligible`.
+/// (its free room plus what the victims there hold); for a gang, leaves the nodes' free room
+/// enough to place all its replicas. Among equally few, the newest victims, then the node
+/// name. Indices into `eligible`.
 fn choose(ask: &Ask<'_>, eligible: &[&Borrower<'_>]) -> Option<Vec<usize>> {
     if !ask.job.single_node {
         return cover(ask, eligible, &[]);
@@ -434,6 +456,9 @@ fn cover(ask: &Ask<'_>, eligible: &[&Borrower<'_>], short: &[(String, i128, &str
                     .sum();
                 freed >= *lacking
             })
+            && ask
+                .gang
+                .is_none_or(|tasks| gang_places(ask, tasks, set.iter().map(|&i| eligible[i].job)))
     };
     let mut set: Vec<usize> = min_cover(&gains, &want, pool.len())
         .map(|c| c.indices.iter().map(|&k| pool[k]).collect())
@@ -459,6 +484,41 @@ fn cover(ask: &Ask<'_>, eligible: &[&Borrower<'_>], short: &[(String, i128, &str
         }
     }
     Some(set)
+}
+
+/// Whether the gang `tasks` can be placed on the nodes' free room once `victims` are gone.
+///
+/// A victim's room comes back on the nodes it runs on; the snapshot knows those nodes but not
+/// which pods sit where, so a victim on several nodes is credited an equal share on each
+/// (rounded down): a gang of unequal tasks may be judged short where it would fit, never the
+/// reverse by more than the rounding.
+fn gang_places<'s>(ask: &Ask<'_>, tasks: &[TaskResources], victims: impl Iterator<Item = &'s JobSnapshot>) -> bool {
+    let mut nodes = ask.nodes.to_vec();
+    for victim in victims {
+        let on: Vec<&str> = {
+            let mut names: Vec<&str> = victim
+                .nodes
+                .iter()
+                .map(String::as_str)
+                .filter(|n| !n.is_empty())
+                .collect();
+            names.sort_unstable();
+            names.dedup();
+            names
+        };
+        let Some(share) = i128::try_from(on.len()).ok().filter(|n| *n > 0) else {
+            continue;
+        };
+        for node in nodes.iter_mut().filter(|n| on.contains(&n.name.as_str())) {
+            for (name, q) in victim.resources.iter() {
+                let part = Quantity::from_milli_saturating(q.milli() / share, q.format_kind());
+                let total =
+                    Quantity::from_milli_saturating(node.free.get(name).milli() + part.milli(), q.format_kind());
+                node.free.insert(name, total);
+            }
+        }
+    }
+    place_gang(tasks, &ask.job.tolerations, &nodes, CapacityKind::Free).is_ok()
 }
 
 /// The one node a job runs on, if exactly one.

@@ -354,7 +354,7 @@ fn step(s: &mut Snapshot, now: DateTime<Utc>) -> (Vec<JobId>, Vec<JobId>) {
         })
         .map(|w| w.id)
         .collect();
-    let plans = plan_reclaims(s, now, Some(&allowed));
+    let plans = plan_reclaims(s, now, Some(&allowed), None);
     let victims: Vec<JobId> = plans.iter().flat_map(|p| p.victims.clone()).collect();
     for job in s.jobs.iter_mut().filter(|j| victims.contains(&j.id)) {
         job.phase = JobPhase::Preempted;
@@ -427,7 +427,7 @@ proptest! {
         let s = world(&r, &jobs);
         let within = naive_within(&s);
         let now = at(200);
-        for plan in plan_reclaims(&s, now, None) {
+        for plan in plan_reclaims(&s, now, None, None) {
             let beneficiary = s.jobs.iter().find(|j| j.id == plan.beneficiary).expect("beneficiary");
             prop_assert_eq!(beneficiary.phase, JobPhase::Prequeue);
             for id in &plan.victims {
@@ -505,7 +505,7 @@ proptest! {
             q.sharing = Default::default();
         }
         let now = at(200);
-        prop_assert!(plan_reclaims(&with, now, None).is_empty());
+        prop_assert!(plan_reclaims(&with, now, None, None).is_empty());
         let a = select_round(&with, now).expect("round");
         let b = select_round(&without, now).expect("round");
         prop_assert_eq!(a.selected, b.selected);

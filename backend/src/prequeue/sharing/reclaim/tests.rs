@@ -53,8 +53,11 @@ fn at(seconds: i64) -> DateTime<Utc> {
 #[test]
 fn the_newest_borrowers_on_one_node_are_reclaimed_after_the_delay() {
     let s = world(8, 2);
-    assert!(plan_reclaims(&s, at(59), None).is_empty(), "the delay has not passed");
-    let plans = plan_reclaims(&s, at(60), None);
+    assert!(
+        plan_reclaims(&s, at(59), None, None).is_empty(),
+        "the delay has not passed"
+    );
+    let plans = plan_reclaims(&s, at(60), None, None);
     assert_eq!(
         plans,
         vec![ReclaimPlan {
@@ -72,19 +75,19 @@ fn no_job_within_its_guarantee_is_a_victim() {
     // nlp borrows 2 (jobs 5 and 6); cv asks its whole guarantee: only the borrowers may go,
     // and they free enough.
     let s = world(6, 4);
-    let plans = plan_reclaims(&s, at(60), None);
+    let plans = plan_reclaims(&s, at(60), None, None);
     assert_eq!(plans.len(), 1);
     assert_eq!(plans[0].victims, vec![5, 6]);
     // Nothing borrows: nothing to reclaim even though cv waits.
     let s = world(4, 4);
-    assert!(plan_reclaims(&s, at(60), None).is_empty());
+    assert!(plan_reclaims(&s, at(60), None, None).is_empty());
 }
 
 #[test]
 fn locked_and_young_borrowers_are_spared() {
     let mut s = world(8, 1);
     s.jobs[7].locked_until = Some(at(1000));
-    let plans = plan_reclaims(&s, at(60), None);
+    let plans = plan_reclaims(&s, at(60), None, None);
     assert_eq!(plans[0].victims, vec![7], "job 8 is locked; the next newest goes");
     // cv protects nobody's runtime; nlp's minimum does not apply to cv's reclaim, but cv's own
     // does: a lender may promise its borrowers a minimum runtime.
@@ -92,8 +95,8 @@ fn locked_and_young_borrowers_are_spared() {
     s.queues[0].sharing.reclaim_min_runtime_seconds = 60;
     // Job 8 started at second 8: at 60 it ran 52 s, job 1..=7 longer but within guarantee
     // or younger than 60 s too.
-    assert!(plan_reclaims(&s, at(60), None).is_empty());
-    assert_eq!(plan_reclaims(&s, at(68), None)[0].victims, vec![8]);
+    assert!(plan_reclaims(&s, at(60), None, None).is_empty());
+    assert_eq!(plan_reclaims(&s, at(68), None, None)[0].victims, vec![8]);
 }
 
 #[test]
@@ -104,7 +107,7 @@ fn a_job_its_owners_quota_holds_gets_no_reclaim() {
         limits: crate::prequeue::tests::fixtures::rl(&[(GPU, "1")]),
         max_active_jobs: None,
     }];
-    assert!(plan_reclaims(&s, at(60), None).is_empty());
+    assert!(plan_reclaims(&s, at(60), None, None).is_empty());
 }
 
 #[test]
@@ -112,19 +115,19 @@ fn a_borrowing_job_is_owed_nothing() {
     // default guarantees nothing: its waiting job would borrow, so nothing is reclaimed for it.
     let mut s = world(8, 1);
     s.jobs.last_mut().expect("job").queue = "default".into();
-    assert!(plan_reclaims(&s, at(60), None).is_empty());
+    assert!(plan_reclaims(&s, at(60), None, None).is_empty());
 }
 
 #[test]
 fn without_guarantees_or_quotas_nothing_is_reclaimed() {
     let mut s = world(8, 2);
     s.config.queue_quota_enabled = false;
-    assert!(plan_reclaims(&s, at(60), None).is_empty());
+    assert!(plan_reclaims(&s, at(60), None, None).is_empty());
     let mut s = world(8, 2);
     for q in &mut s.queues {
         q.sharing.guarantee = None;
     }
-    assert!(plan_reclaims(&s, at(60), None).is_empty());
+    assert!(plan_reclaims(&s, at(60), None, None).is_empty());
 }
 
 #[test]
@@ -139,7 +142,7 @@ fn two_owed_jobs_in_one_round_take_different_victims() {
             .waiting_since(Some(50))
             .build(),
     );
-    let plans = plan_reclaims(&s, at(60), None);
+    let plans = plan_reclaims(&s, at(60), None, None);
     assert_eq!(plans.len(), 2);
     assert_eq!(plans[0].victims, vec![7, 8]);
     assert_eq!(plans[1].victims, vec![5, 6]);
@@ -175,12 +178,12 @@ fn a_queue_that_allows_it_preempts_its_own_lower_priority_jobs() {
     s.jobs.push(urgent);
     s.usage = usage_from_jobs(&s.jobs);
     assert!(
-        plan_reclaims(&s, at(60), None).is_empty(),
+        plan_reclaims(&s, at(60), None, None).is_empty(),
         "the queue does not allow it"
     );
     s.queues[0].sharing.preempt_within_queue = anteroom_shared::scheduling::PreemptWithinQueue::LowerPriority;
-    assert!(plan_reclaims(&s, at(59), None).is_empty(), "not before the delay");
-    let plans = plan_reclaims(&s, at(60), None);
+    assert!(plan_reclaims(&s, at(59), None, None).is_empty(), "not before the delay");
+    let plans = plan_reclaims(&s, at(60), None, None);
     assert_eq!(plans.len(), 1);
     // The lowest priorities go first (job 2 has 3), newest first among them: 4 and 3.
     assert_eq!(
@@ -189,7 +192,7 @@ fn a_queue_that_allows_it_preempts_its_own_lower_priority_jobs() {
     );
     // A job of the same priority takes nothing.
     s.jobs.last_mut().expect("job").sharing.priority = 0;
-    assert!(plan_reclaims(&s, at(60), None).is_empty());
+    assert!(plan_reclaims(&s, at(60), None, None).is_empty());
 }
 
 #[test]
@@ -219,7 +222,7 @@ fn a_job_admitted_within_its_guarantee_is_never_taken_whatever_started_first() {
         .build();
     s.jobs.extend([x, y, cv]);
     s.usage = usage_from_jobs(&s.jobs);
-    let plans = plan_reclaims(&s, at(60), None);
+    let plans = plan_reclaims(&s, at(60), None, None);
     assert_eq!(plans.len(), 1, "{plans:?}");
     assert_eq!(plans[0].victims, vec![10]);
 }
@@ -233,7 +236,7 @@ fn teams_under_one_parent_reclaim_from_each_other() {
         shared_queue("cv", Some("lab"), Some(&[(GPU, "4")]), None),
         shared_queue("nlp", Some("lab"), Some(&[(GPU, "4")]), None),
     ];
-    let plans = plan_reclaims(&s, at(60), None);
+    let plans = plan_reclaims(&s, at(60), None, None);
     assert_eq!(plans.len(), 1, "cv is owed its room: {plans:?}");
     assert_eq!(plans[0].victims, vec![7, 8]);
 }
@@ -259,8 +262,99 @@ fn victims_leave_room_on_a_node_the_job_may_run_on() {
     s.nodes[0].free = rl(&[("cpu", "64"), (GPU, "0")]);
     s.nodes[1].free = rl(&[("cpu", "64"), (GPU, "1")]);
     s.usage = usage_from_jobs(&s.jobs);
-    let plans = plan_reclaims(&s, at(60), None);
+    let plans = plan_reclaims(&s, at(60), None, None);
     assert_eq!(plans.len(), 1, "{plans:?}");
     // One borrower on n2 frees the pool and, with n2's free GPU, a place for 2.
     assert_eq!((plans[0].victims.clone(), plans[0].node.as_str()), (vec![6], "n2"));
+}
+
+/// n1 holds nlp's job 1 and borrowers 5 and 6 (one GPU free); n2 holds 2, 3, 4 and borrower 7
+/// (full). cv's job 100 is a gang: a master asking `master_gpus` GPUs and a CPU-only worker.
+fn gang_world(master_gpus: i64) -> (Snapshot, GangTasks) {
+    let mut s = world(0, master_gpus);
+    for (id, on, borrowing) in [
+        (1, "n1", false),
+        (5, "n1", true),
+        (6, "n1", true),
+        (2, "n2", false),
+        (3, "n2", false),
+        (4, "n2", false),
+        (7, "n2", true),
+    ] {
+        let mut job = JobBuilder::normal(id).queue("nlp").gpus(GPU, 1).running_on(on).build();
+        job.sharing.borrowing = borrowing;
+        s.jobs.push(job);
+    }
+    s.nodes[0].free = rl(&[("cpu", "64"), (GPU, "1")]);
+    s.nodes[1].free = rl(&[("cpu", "64"), (GPU, "0")]);
+    let gang = s.jobs.iter_mut().find(|j| j.id == 100).expect("cv's job");
+    gang.single_node = false;
+    gang.resources = rl(&[("cpu", "1"), (GPU, &master_gpus.to_string())]);
+    s.usage = usage_from_jobs(&s.jobs);
+    let tasks = vec![
+        crate::prequeue::tests::fixtures::task("master", 1, &[(GPU, &master_gpus.to_string())]),
+        crate::prequeue::tests::fixtures::task("worker", 1, &[("cpu", "1")]),
+    ];
+    (s, GangTasks::from([(100, tasks)]))
+}
+
+#[test]
+fn a_gang_gets_victims_only_where_its_replicas_can_be_placed() {
+    // cv's gang needs 3 GPUs on one node for its master; the cluster is short by 2. The two
+    // newest borrowers (6 on n1, 7 on n2) free the pool but leave 2 GPUs on n1 and 1 on n2:
+    // the master fits nowhere. Taking 5 and 6 leaves 3 on n1.
+    let (s, gangs) = gang_world(3);
+    let unchecked = plan_reclaims(&s, at(60), None, None);
+    assert_eq!(unchecked[0].victims, vec![6, 7], "the probe looks at the pool only");
+    let plans = plan_reclaims(&s, at(60), None, Some(&gangs));
+    assert_eq!(plans.len(), 1, "{plans:?}");
+    assert_eq!((plans[0].victims.clone(), plans[0].node.as_str()), (vec![5, 6], "n1"));
+    // A gang whose tasks were not read gets no plan.
+    assert!(plan_reclaims(&s, at(60), None, Some(&GangTasks::new())).is_empty());
+}
+
+#[test]
+fn a_gang_no_reclaim_could_place_takes_nobody() {
+    // A 4-GPU master: with all three borrowers gone n1 has 3 free and n2 1 — nowhere to go,
+    // so no borrower is taken for nothing.
+    let (s, gangs) = gang_world(4);
+    assert_eq!(plan_reclaims(&s, at(60), None, None)[0].victims, vec![5, 6, 7]);
+    assert!(plan_reclaims(&s, at(60), None, Some(&gangs)).is_empty());
+}
+
+#[test]
+fn a_gang_victim_on_several_nodes_frees_a_share_on_each() {
+    // Borrower 8 runs 2 GPUs across n1 and n2: taking it frees one on each (the snapshot does
+    // not say which pod is where).
+    let mut s = world(0, 2);
+    for (id, on) in [(1, "n1"), (2, "n1"), (3, "n2"), (4, "n2")] {
+        s.jobs
+            .push(JobBuilder::normal(id).queue("nlp").gpus(GPU, 1).running_on(on).build());
+    }
+    let mut wide = JobBuilder::normal(8).queue("nlp").gpus(GPU, 2).running_on("n1").build();
+    wide.nodes = vec!["n1".into(), "n2".into()];
+    wide.single_node = false;
+    wide.sharing.borrowing = true;
+    s.jobs.push(wide);
+    s.nodes[0].free = rl(&[("cpu", "64"), (GPU, "1")]);
+    s.nodes[1].free = rl(&[("cpu", "64"), (GPU, "1")]);
+    let gang = s.jobs.iter_mut().find(|j| j.id == 100).expect("cv's job");
+    gang.single_node = false;
+    gang.resources = rl(&[(GPU, "4")]);
+    s.usage = usage_from_jobs(&s.jobs);
+    // Two replicas of 2 GPUs: one per node once 8 is gone.
+    let two = GangTasks::from([(
+        100,
+        vec![crate::prequeue::tests::fixtures::task("worker", 2, &[(GPU, "2")])],
+    )]);
+    assert_eq!(plan_reclaims(&s, at(60), None, Some(&two))[0].victims, vec![8]);
+    // One replica of 3 GPUs and one of 1: 3 fit on no node (2 and 2 free).
+    let uneven = GangTasks::from([(
+        100,
+        vec![
+            crate::prequeue::tests::fixtures::task("master", 1, &[(GPU, "3")]),
+            crate::prequeue::tests::fixtures::task("worker", 1, &[(GPU, "1")]),
+        ],
+    )]);
+    assert!(plan_reclaims(&s, at(60), None, Some(&uneven)).is_empty());
 }
