@@ -58,6 +58,9 @@ pub fn text(i18n: I18n, reason: &WaitReason) -> String {
             i18n.tf(key, &[("queue", &d.job_queue)])
         }),
         "reclaiming" => read::<ReclaimingDetails>(reason).map(|d| {
+            if d.nothing_to_take {
+                return i18n.tf("reason.nothingToTake", &[("queue", &d.job_queue)]);
+            }
             let mut text = i18n.tf("reason.reclaiming", &[("queue", &d.job_queue)]);
             if !d.victims.is_empty() {
                 let ids: Vec<String> = d.victims.iter().map(|v| format!("#{v}")).collect();
@@ -201,5 +204,13 @@ mod tests {
             let t = text(I18n::new(lang), &reclaiming);
             assert!(!t.contains("english") && t.contains("#7"), "{lang}: {t}");
         }
+        // Nothing borrows the room: it says so instead of promising a reclaim.
+        let mut nothing = reclaiming.clone();
+        nothing.details = Some(json!({"jobQueue": "cv", "resources": [], "victims": [], "nothingToTake": true}));
+        let en = text(I18n::new("en"), &nothing);
+        assert!(
+            en.contains("nothing can be taken back") && !en.contains("being taken back"),
+            "{en}"
+        );
     }
 }

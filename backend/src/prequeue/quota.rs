@@ -125,6 +125,7 @@ impl<'s> QuotaView<'s> {
                 resources: resources(),
                 victims: Vec::new(),
                 reclaim_at: None,
+                nothing_to_take: false,
             }))
         } else if !assessment.fits || (assessment.borrowing && borrow == BorrowPolicy::Never) {
             Some(Reason::BorrowingLimit(BorrowingLimitDetails {

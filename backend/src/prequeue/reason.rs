@@ -107,6 +107,12 @@ impl fmt::Display for Reason {
                 d.job_queue,
                 exceeded_list(&d.resources)
             ),
+            Reason::Reclaiming(d) if d.nothing_to_take => write!(
+                f,
+                "room guaranteed to queue {:?} is held by jobs that do not borrow it: nothing can be taken back, and it frees as they end: {}",
+                d.job_queue,
+                exceeded_list(&d.resources)
+            ),
             Reason::Reclaiming(d) if d.victims.is_empty() => write!(
                 f,
                 "room guaranteed to queue {:?} is used by borrowers and will be taken back{}: {}",

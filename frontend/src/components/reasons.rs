@@ -79,6 +79,9 @@ pub fn reason_text(i18n: crate::i18n::I18n, reason: &WaitReason) -> String {
         ("borrowing_limit", Details::BorrowingLimit(d)) => {
             i18n.tf(k!("reason.borrowingLimitNever"), &[("queue", &d.job_queue)])
         }
+        ("reclaiming", Details::Reclaiming(d)) if d.nothing_to_take => {
+            i18n.tf(k!("reason.nothingToTake"), &[("queue", &d.job_queue)])
+        }
         ("reclaiming", Details::Reclaiming(d)) => i18n.tf(k!("reason.reclaiming"), &[("queue", &d.job_queue)]),
         // A code (or details) this UI does not know: the API's English message.
         _ => reason.message.clone(),
@@ -347,6 +350,14 @@ mod tests {
             "Room guaranteed to queue cv is being taken back from borrowing jobs of other queues."
         );
         assert_eq!(reason_short_of(&reclaiming), k!("reason.short.reclaiming"));
+        let nothing = sharing_reason(
+            "reclaiming",
+            serde_json::json!({"jobQueue": "cv", "resources": check, "victims": [], "nothingToTake": true}),
+        );
+        assert_eq!(
+            text(&nothing),
+            "Room guaranteed to queue cv is held by jobs that do not borrow it: nothing can be taken back, and it frees as they end."
+        );
         // Details this UI cannot read: the server's message, never a wrong sentence.
         let odd = sharing_reason("borrowing_limit", serde_json::json!({"jobQueue": 3}));
         assert_eq!(text(&odd), "the server's English");

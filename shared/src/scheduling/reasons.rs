@@ -109,10 +109,15 @@ pub struct ReclaimingDetails {
     /// The borrowing jobs being reclaimed for it (terminating); empty until they are chosen.
     #[serde(default)]
     pub victims: Vec<i64>,
-    /// When borrowers may be reclaimed for it (its wait began + `reclaimDelaySeconds`);
-    /// `null` once they are.
+    /// When borrowers may be reclaimed for it: its wait began + `reclaimDelaySeconds`, or later
+    /// when every borrower is locked or younger than the lender's minimum runtime until then;
+    /// `null` once they are chosen, or when no time is known.
     #[serde(default)]
     pub reclaim_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// No job of another queue borrows the room: nothing can be taken back, and the room frees
+    /// only as the jobs holding it end (they started before the guarantee, or do not borrow).
+    #[serde(default)]
+    pub nothing_to_take: bool,
 }
 
 /// Room a job uses beyond the guarantee of one queue on its path (§9): the submission's answer

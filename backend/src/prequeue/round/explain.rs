@@ -8,6 +8,7 @@ use crate::prequeue::reason::{
     BlockedByDetails, BorrowingLimitDetails, MaxActiveJobsDetails, QueueCapacityDetails, QuotaDetails, Reason,
     ReclaimingDetails, ResourceCheck, RoundLimitDetails,
 };
+use crate::prequeue::sharing::ReclaimOutlook;
 use crate::prequeue::snapshot::JobId;
 
 impl PreparedRound<'_> {
@@ -107,15 +108,25 @@ impl PreparedRound<'_> {
                     .flat_map(|p| p.terminating_victims.iter().copied())
                     .collect();
                 let delay = chrono::Duration::seconds(self.snapshot.config.reclaim_delay_seconds.max(0));
+                let after_delay = job.waiting_since.and_then(|since| since.checked_add_signed(delay));
+                let outlook = if victims.is_empty() {
+                    self.reclaim_outlook(cand)
+                } else {
+                    None
+                };
+                let (reclaim_at, nothing_to_take) = match outlook {
+                    _ if !victims.is_empty() => (None, false),
+                    Some(ReclaimOutlook::NothingToTake) => (None, true),
+                    Some(ReclaimOutlook::Later) => (None, false),
+                    Some(ReclaimOutlook::From(at)) => (after_delay.map(|d| d.max(at)), false),
+                    None => (after_delay, false),
+                };
                 reasons.push(Reason::Reclaiming(ReclaimingDetails {
                     job_queue,
                     resources,
-                    reclaim_at: if victims.is_empty() {
-                        job.waiting_since.and_then(|since| since.checked_add_signed(delay))
-                    } else {
-                        None
-                    },
+                    reclaim_at,
                     victims,
+                    nothing_to_take,
                 }));
             } else {
                 reasons.push(Reason::BorrowingLimit(BorrowingLimitDetails {

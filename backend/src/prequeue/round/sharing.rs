@@ -5,7 +5,7 @@
 
 use super::{Cand, PreparedRound, State};
 use crate::prequeue::queue_tree::{QueueIdx, QueueTree};
-use crate::prequeue::sharing::{Assessment, SharedDemand, SharingState, SharingTree};
+use crate::prequeue::sharing::{Assessment, ReclaimOutlook, SharedDemand, SharingState, SharingTree, reclaim_outlook};
 use crate::prequeue::snapshot::Snapshot;
 
 /// The round's sharing model: the tree's guarantees and each prequeued job's shared demand.
@@ -16,6 +16,9 @@ pub(super) struct RoundSharing {
     demand: Vec<SharedDemand>,
     /// Per round queue: its index in the tree (`None`: a name only jobs use).
     tree_index: Vec<Option<QueueIdx>>,
+    /// Per tree queue, when borrowers may be taken back for it: computed on the first
+    /// `reclaiming` explanation of the round, once for all.
+    outlook: std::sync::OnceLock<Vec<ReclaimOutlook>>,
 }
 
 impl RoundSharing {
@@ -42,6 +45,7 @@ impl RoundSharing {
             model,
             demand,
             tree_index,
+            outlook: std::sync::OnceLock::new(),
         })
     }
 
@@ -81,6 +85,18 @@ impl PreparedRound<'_> {
     /// Whether `cand` would borrow (the FCFS walk serves jobs within their guarantee first).
     pub(super) fn would_borrow(&self, cand: &Cand, st: &State) -> bool {
         self.sharing_of(cand, st).is_some_and(|a| a.borrowing)
+    }
+
+    /// When borrowers may be taken back for `cand` (`None`: sharing does not apply).
+    pub(super) fn reclaim_outlook(&self, cand: &Cand) -> Option<ReclaimOutlook> {
+        let sharing = self.sharing.as_ref()?;
+        let queue = sharing.tree_index[cand.queue as usize]?;
+        let all = sharing.outlook.get_or_init(|| {
+            // The tree the round was prepared with (`prepare.rs`), built the same way.
+            let tree = QueueTree::new_lenient(&self.snapshot.queues);
+            reclaim_outlook(self.snapshot, &tree, &sharing.model, self.now)
+        });
+        all.get(queue).copied()
     }
 
     /// The shared demand and tree queue of `cand`, for explanations.

@@ -27,7 +27,9 @@ mod reclaim;
 #[cfg(test)]
 mod tests;
 
-pub use reclaim::{GangTasks, MAX_EXAMINED_PER_ROUND, ReclaimPlan, TakeKind, plan_reclaims};
+pub use reclaim::{
+    GangTasks, MAX_EXAMINED_PER_ROUND, ReclaimOutlook, ReclaimPlan, TakeKind, plan_reclaims, reclaim_outlook,
+};
 
 use anteroom_shared::scheduling::{Quantity, QuantityFormat, ResourceList};
 

@@ -115,7 +115,10 @@ pub fn plan_reclaims(
             own[q].saturating_add_assign(&row.resources);
         }
     }
-    let mut candidates = borrowers(snapshot, &tree, &model, now);
+    let mut candidates: Vec<Borrower<'_>> = borrowers(snapshot, &tree, &model)
+        .into_iter()
+        .filter(|b| !b.job.is_locked(now))
+        .collect();
     let mut taken: Vec<JobId> = Vec::new();
     let delay = Duration::seconds(config.reclaim_delay_seconds.max(0));
     let mut waiting: Vec<&JobSnapshot> = snapshot
@@ -306,6 +309,53 @@ fn capacity_deficits(
     out
 }
 
+/// When room owed to a job of one queue can be taken back (`reclaiming`'s `reclaimAt` and
+/// `nothingToTake`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReclaimOutlook {
+    /// No job of another subtree borrows: the room frees only as jobs end.
+    NothingToTake,
+    /// The earliest time some borrower may go — its lock passed and the queue's
+    /// `reclaimMinRuntimeSeconds` run (`now` when one may go now).
+    From(DateTime<Utc>),
+    /// Borrowers exist, but none has a known time (not started, with a minimum runtime).
+    Later,
+}
+
+/// Per queue of `tree`, its [`ReclaimOutlook`]: one pass over the borrowers for all queues,
+/// not one per waiting job.
+pub fn reclaim_outlook(
+    snapshot: &Snapshot,
+    tree: &QueueTree,
+    model: &SharingTree,
+    now: DateTime<Utc>,
+) -> Vec<ReclaimOutlook> {
+    let borrowers = borrowers(snapshot, tree, model);
+    (0..tree.len())
+        .map(|q| {
+            let min_runtime = model.reclaim_min_runtime(Some(q)).max(0);
+            let mut outlook = ReclaimOutlook::NothingToTake;
+            for b in borrowers.iter().filter(|b| !model.is_within(b.queue, Some(q))) {
+                let ran = if min_runtime == 0 {
+                    Some(now)
+                } else {
+                    b.job
+                        .started_at
+                        .and_then(|at| at.checked_add_signed(Duration::seconds(min_runtime)))
+                };
+                let unlocked = b.job.locked_until.filter(|_| b.job.is_locked(now)).unwrap_or(now);
+                outlook = match (outlook, ran.map(|ran| ran.max(unlocked).max(now))) {
+                    (ReclaimOutlook::From(t), Some(at)) => ReclaimOutlook::From(t.min(at)),
+                    (ReclaimOutlook::From(t), None) => ReclaimOutlook::From(t),
+                    (_, Some(at)) => ReclaimOutlook::From(at),
+                    (_, None) => ReclaimOutlook::Later,
+                };
+            }
+            outlook
+        })
+        .collect()
+}
+
 /// A running job beyond its queue's guarantee.
 #[derive(Debug)]
 struct Borrower<'s> {
@@ -314,16 +364,12 @@ struct Borrower<'s> {
     demand: SharedDemand,
 }
 
-/// Running, unlocked normal jobs that borrow, newest first: jobs fill guarantees in the order
-/// they started (then were submitted), and a job that no longer fits its queue's guarantee at
-/// some level of its path when its turn comes is a borrower. Jobs occupying without running
-/// (starting, ending) count in that order too but are never victims.
-fn borrowers<'s>(
-    snapshot: &'s Snapshot,
-    tree: &QueueTree,
-    model: &SharingTree,
-    now: DateTime<Utc>,
-) -> Vec<Borrower<'s>> {
+/// Running or pending normal jobs that borrow (locked ones too: the caller decides), newest
+/// first: jobs fill guarantees in the order they started (then were submitted), and a job that
+/// no longer fits its queue's guarantee at some level of its path when its turn comes is a
+/// borrower. Jobs occupying without running (starting, ending) count in that order too but are
+/// never victims.
+fn borrowers<'s>(snapshot: &'s Snapshot, tree: &QueueTree, model: &SharingTree) -> Vec<Borrower<'s>> {
     let mut occupying: Vec<&JobSnapshot> = snapshot
         .jobs
         .iter()
@@ -352,7 +398,7 @@ fn borrowers<'s>(
         model.add(&mut state, queue, &demand, 1);
         // Only a job told it borrows may be reclaimed, and only while it still does.
         let placed_or_waiting = matches!(job.phase, JobPhase::Running | JobPhase::Pending);
-        if !within && job.sharing.borrowing && placed_or_waiting && !job.is_locked(now) {
+        if !within && job.sharing.borrowing && placed_or_waiting {
             out.push(Borrower { job, queue, demand });
         }
     }

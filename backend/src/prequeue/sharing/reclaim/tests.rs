@@ -358,3 +358,44 @@ fn a_gang_victim_on_several_nodes_frees_a_share_on_each() {
     )]);
     assert!(plan_reclaims(&s, at(60), None, Some(&uneven)).is_empty());
 }
+
+/// cv's job's `reclaiming` reason as the round explains it at `now`.
+fn reclaiming_reason(s: &Snapshot, now: DateTime<Utc>) -> crate::prequeue::reason::ReclaimingDetails {
+    let prepared = crate::prequeue::PreparedRound::new(s, now).expect("round");
+    let outcome = prepared.select();
+    let waiting = outcome.waiting.iter().find(|w| w.id == 100).expect("cv's job waits");
+    prepared
+        .explain(&outcome, waiting)
+        .into_iter()
+        .find_map(|r| match r {
+            crate::prequeue::reason::Reason::Reclaiming(d) => Some(d),
+            _ => None,
+        })
+        .expect("a reclaiming reason")
+}
+
+#[test]
+fn the_reason_says_when_borrowers_may_go_or_that_none_can() {
+    // After the delay, with borrowers that may go at once.
+    let s = world(8, 2);
+    let d = reclaiming_reason(&s, at(55));
+    assert_eq!((d.reclaim_at, d.nothing_to_take), (Some(at(60)), false));
+    // cv promises its borrowers 60 s: the oldest borrower (5, started at 5) may go at 65.
+    let mut s = world(8, 2);
+    s.queues[0].sharing.reclaim_min_runtime_seconds = 60;
+    assert_eq!(reclaiming_reason(&s, at(55)).reclaim_at, Some(at(65)));
+    // Every borrower locked until 1000.
+    let mut s = world(8, 2);
+    for job in s.jobs.iter_mut().filter(|j| j.sharing.borrowing) {
+        job.locked_until = Some(at(1000));
+    }
+    assert_eq!(reclaiming_reason(&s, at(55)).reclaim_at, Some(at(1000)));
+    // The jobs beyond nlp's guarantee started before it had one: none borrows, nothing to take.
+    let mut s = world(8, 2);
+    for job in &mut s.jobs {
+        job.sharing.borrowing = false;
+    }
+    let d = reclaiming_reason(&s, at(55));
+    assert_eq!((d.reclaim_at, d.nothing_to_take), (None, true));
+    assert!(plan_reclaims(&s, at(60), None, None).is_empty());
+}
