@@ -168,51 +168,12 @@ impl Watcher {
             return Err(WatcherError::LeaseLost);
         };
         crate::store::lock_queue_tree(&txn, root).await?;
-        // Read under the turn: a queue may have moved to another tree meanwhile.
-        let (specs, tree) = queues::tree(&txn).await?;
-        let family: Vec<String> = specs
-            .iter()
-            .filter(|s| tree.turn_of(&s.name) == root)
-            .map(|s| s.name.clone())
-            .collect();
-        let mut check = Snapshot {
-            config: self.settings.current(),
-            queues: specs.clone(),
-            quotas: quotas::all(&txn).await?,
-            usage: queues::usage::usage_rows(&txn, Some(&family), None).await?,
-            nodes: nodes.to_vec(),
-            ..Snapshot::default()
-        };
+        let mut turn = TurnCheck::read(&txn, root, self.settings.current(), nodes).await?;
         let mut claimed = Vec::with_capacity(group.len());
         for row in group {
-            if tree.turn_of(&row.queue) != root {
-                continue;
+            if let Some(model) = turn.claim(&txn, &row, now).await? {
+                claimed.push(model);
             }
-            let mut job = row.to_snapshot()?;
-            let view = QuotaView::new(&check, &tree);
-            let reasons = view.soft_reasons(
-                job.owner,
-                &job.queue,
-                job.schedule_type,
-                &job.resources,
-                job.sharing.borrow,
-            );
-            if !reasons.is_empty() {
-                continue;
-            }
-            let borrowing = job.schedule_type == anteroom_shared::scheduling::ScheduleType::Normal
-                && !view
-                    .sharing_verdict(&job.queue, &job.resources, job.sharing.borrow)
-                    .borrowed
-                    .is_empty();
-            let waiting = (row.waiting_since, row.waiting_tolerance_seconds);
-            let Some(model) = activation::claim(&txn, row.id, waiting, borrowing, now).await? else {
-                continue;
-            };
-            // Claimed is occupying: the next job of this tree sees it in the usage.
-            job.phase = JobPhase::Activating;
-            check.usage.extend(crate::prequeue::usage_from_jobs([&job]));
-            claimed.push(model);
         }
         txn.commit().await?;
         if !claimed.is_empty() {
@@ -223,7 +184,7 @@ impl Watcher {
 
     /// A claimed job: the cluster create outside any transaction, then its outcome recorded
     /// under the fence.
-    async fn drive(&self, claimed: &job::Model, fence: &Fence) -> Outcome<Result> {
+    pub(super) async fn drive(&self, claimed: &job::Model, fence: &Fence) -> Outcome<Result> {
         self.fault(FaultPoint::AfterClaim)?;
         let terms = activation::ClusterTerms::of(&self.settings.current());
         let created = activation::create(self.cluster.as_ref(), claimed, terms).await?;
@@ -249,5 +210,83 @@ impl Watcher {
             ActivationOutcome::CreateFailed { .. } | ActivationOutcome::Superseded => Ok(Result::NotNow),
             ActivationOutcome::LeaseLost => Err(WatcherError::LeaseLost),
         }
+    }
+}
+
+/// One turn's view of the store for claims: its queues, quotas and usage read under the turn
+/// ([`crate::store::lock_queue_tree`], taken by the caller), plus the jobs claimed in it since.
+pub(super) struct TurnCheck {
+    root: String,
+    tree: crate::prequeue::QueueTree,
+    check: Snapshot,
+}
+
+impl TurnCheck {
+    /// Reads the turn `root`'s queues, quotas and usage in `txn`, which holds the turn.
+    pub(super) async fn read(
+        txn: &sea_orm::DatabaseTransaction,
+        root: &str,
+        config: anteroom_shared::scheduling::PrequeueConfig,
+        nodes: &[crate::prequeue::NodeSnapshot],
+    ) -> std::result::Result<Self, sea_orm::DbErr> {
+        // Read under the turn: a queue may have moved to another tree meanwhile.
+        let (specs, tree) = queues::tree(txn).await?;
+        let family: Vec<String> = specs
+            .iter()
+            .filter(|s| tree.turn_of(&s.name) == root)
+            .map(|s| s.name.clone())
+            .collect();
+        let check = Snapshot {
+            config,
+            queues: specs.clone(),
+            quotas: quotas::all(txn).await?,
+            usage: queues::usage::usage_rows(txn, Some(&family), None).await?,
+            nodes: nodes.to_vec(),
+            ..Snapshot::default()
+        };
+        Ok(TurnCheck {
+            root: root.to_owned(),
+            tree,
+            check,
+        })
+    }
+
+    /// Claims `row` (`Activating`) when nothing holds it against the usage read plus the jobs
+    /// claimed before it, which it then joins; `None`: held, moved to another turn, or no longer
+    /// prequeued.
+    pub(super) async fn claim(
+        &mut self,
+        txn: &sea_orm::DatabaseTransaction,
+        row: &SchedulingRow,
+        now: DateTime<Utc>,
+    ) -> std::result::Result<Option<job::Model>, sea_orm::DbErr> {
+        if self.tree.turn_of(&row.queue) != self.root {
+            return Ok(None);
+        }
+        let mut job = row.to_snapshot()?;
+        let view = QuotaView::new(&self.check, &self.tree);
+        let reasons = view.soft_reasons(
+            job.owner,
+            &job.queue,
+            job.schedule_type,
+            &job.resources,
+            job.sharing.borrow,
+        );
+        if !reasons.is_empty() {
+            return Ok(None);
+        }
+        let borrowing = job.schedule_type == anteroom_shared::scheduling::ScheduleType::Normal
+            && !view
+                .sharing_verdict(&job.queue, &job.resources, job.sharing.borrow)
+                .borrowed
+                .is_empty();
+        let waiting = (row.waiting_since, row.waiting_tolerance_seconds);
+        let Some(model) = activation::claim(txn, row.id, waiting, borrowing, now).await? else {
+            return Ok(None);
+        };
+        // Claimed is occupying: the next job of this turn sees it in the usage.
+        job.phase = JobPhase::Activating;
+        self.check.usage.extend(crate::prequeue::usage_from_jobs([&job]));
+        Ok(Some(model))
     }
 }

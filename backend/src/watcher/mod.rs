@@ -301,11 +301,17 @@ impl Watcher {
         // without the victims, so the jobs they made room for start now, before any borrower
         // could take that room.
         let mut taken: Vec<i64> = Vec::new();
+        let mut claimed: Vec<i64> = Vec::new();
         for plan in reclaim::reclaims(&self.db, snapshot, now).await? {
-            let victims = preempt::execute_reclaim(self, fence, &plan).await?;
-            if !victims.is_empty() {
+            let reclaimed = preempt::execute_reclaim(self, fence, &plan, &snapshot.nodes).await?;
+            if !reclaimed.victims.is_empty() {
                 report.reclaimed_for.push(plan.beneficiary);
-                taken.extend(&victims);
+                taken.extend(&reclaimed.victims);
+                // Claimed with its victims: it occupies, whatever its create did.
+                claimed.push(plan.beneficiary);
+            }
+            if reclaimed.activated {
+                report.activated.push(plan.beneficiary);
             }
         }
         report.reclaimed.clone_from(&taken);
@@ -313,7 +319,7 @@ impl Watcher {
         let snapshot = if taken.is_empty() {
             snapshot
         } else {
-            released = snapshot::without_jobs(snapshot, &taken);
+            released = snapshot::without_jobs(snapshot, &taken, &claimed);
             &released
         };
 

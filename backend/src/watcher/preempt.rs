@@ -128,20 +128,33 @@ pub(super) async fn execute(w: &Watcher, fence: &Fence, plan: &PreemptionPlan) -
         node: &plan.node,
         why: Why::Preemption { deficit: &plan.deficit },
     };
-    let victims = take(w, fence, &taking).await?;
+    let (victims, _) = take(w, fence, &taking, &[]).await?;
     super::metrics::preempted(victims.len());
     Ok(victims)
 }
 
+/// A reclaim carried out: its victims, and whether its beneficiary was activated.
+#[derive(Debug, Default)]
+pub(super) struct Reclaimed {
+    /// The jobs preempted (empty when the plan went stale).
+    pub victims: Vec<i64>,
+    /// The beneficiary was claimed with them and created in the cluster.
+    pub activated: bool,
+}
+
 /// Executes a reclaim (`spec/prequeue.md` §9): borrowing jobs preempted for a job owed its
 /// queue's guarantee — or lower-priority jobs of a queue that allows it, for a job of that
-/// queue — with the same crash-safe steps as a preemption. Returns the victims, or nothing
-/// when the plan went stale.
+/// queue — with the same crash-safe steps as a preemption. The beneficiary is claimed in the
+/// same transaction, under the decision turn, so the room passes to it at once: no submission
+/// or other claim can take it between the victims' release and its start (§9: "while victims
+/// terminate, their room is the beneficiary's"). When it can no longer be claimed (its owner's
+/// quota filled meanwhile), nothing is written and nobody is taken. `nodes`: the round's.
 pub(super) async fn execute_reclaim(
     w: &Watcher,
     fence: &Fence,
     plan: &crate::prequeue::sharing::ReclaimPlan,
-) -> Result<Vec<i64>, WatcherError> {
+    nodes: &[crate::prequeue::NodeSnapshot],
+) -> Result<Reclaimed, WatcherError> {
     let taking = Taking {
         beneficiary: plan.beneficiary,
         victims: &plan.victims,
@@ -151,12 +164,16 @@ pub(super) async fn execute_reclaim(
             crate::prequeue::sharing::TakeKind::Priority => Why::Priority { queue: &plan.queue },
         },
     };
-    let victims = take(w, fence, &taking).await?;
+    let (victims, claimed) = take(w, fence, &taking, nodes).await?;
     match plan.kind {
         crate::prequeue::sharing::TakeKind::Reclaim => super::metrics::reclaimed(victims.len()),
         crate::prequeue::sharing::TakeKind::Priority => super::metrics::preempted(victims.len()),
     }
-    Ok(victims)
+    let activated = match claimed {
+        Some(claimed) => matches!(w.drive(&claimed, fence).await?, super::activate::Result::Activated),
+        None => false,
+    };
+    Ok(Reclaimed { victims, activated })
 }
 
 /// Victims taken for a beneficiary, and why.
@@ -180,11 +197,20 @@ enum Why<'a> {
     Priority { queue: &'a str },
 }
 
-async fn take(w: &Watcher, fence: &Fence, plan: &Taking<'_>) -> Result<Vec<i64>, WatcherError> {
+/// The victims taken (none when the plan went stale) and, for a reclaim or a preemption by
+/// priority, the beneficiary claimed in the same transaction.
+type Taken = (Vec<i64>, Option<job::Model>);
+
+async fn take(
+    w: &Watcher,
+    fence: &Fence,
+    plan: &Taking<'_>,
+    nodes: &[crate::prequeue::NodeSnapshot],
+) -> Result<Taken, WatcherError> {
     if plan.victims.is_empty() {
         // Nothing to free (the core never plans this; a plan without victims must not write
         // a `preempted_for` event either).
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
     let settings = w.settings.current();
     let grace = settings.preemption_grace_period_seconds.max(0);
@@ -200,7 +226,18 @@ async fn take(w: &Watcher, fence: &Fence, plan: &Taking<'_>) -> Result<Vec<i64>,
         .one(&txn)
         .await?
     else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
+    };
+    // A beneficiary still waiting is claimed below, under the decision turn of its queue,
+    // taken before any row is written (the order every claim takes them in).
+    let turn = match plan.why {
+        Why::Preemption { .. } => None,
+        Why::Reclaim { .. } | Why::Priority { .. } => {
+            let (_, tree) = crate::queues::tree(&txn).await?;
+            let root = tree.turn_of(&beneficiary.queue).to_owned();
+            crate::store::lock_queue_tree(&txn, &root).await?;
+            Some(root)
+        }
     };
     // In id order: status sync writes its batches in id order too, so on PostgreSQL the two
     // lock rows in the same order and cannot deadlock.
@@ -210,7 +247,7 @@ async fn take(w: &Watcher, fence: &Fence, plan: &Taking<'_>) -> Result<Vec<i64>,
         .all(&txn)
         .await?;
     if victims.len() != plan.victims.len() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
     for victim in &victims {
         let updated = job::Entity::update_many()
@@ -235,7 +272,7 @@ async fn take(w: &Watcher, fence: &Fence, plan: &Taking<'_>) -> Result<Vec<i64>,
             .await?;
         if updated.rows_affected == 0 {
             // It finished or was deleted since the snapshot: plan again next round.
-            return Ok(Vec::new());
+            return Ok((Vec::new(), None));
         }
         let requeue = victim.requeue && i64::from(victim.requeues) < settings.max_requeues;
         let (kind, message, details) = match plan.why {
@@ -356,11 +393,34 @@ async fn take(w: &Watcher, fence: &Fence, plan: &Taking<'_>) -> Result<Vec<i64>,
         ),
     };
     events::record(&txn, &beneficiary, kind, message, Some(details), now).await?;
+    // The room passes to the beneficiary in this transaction: checked against the usage
+    // without the victims, as any claim is.
+    let claimed = match turn {
+        None => None,
+        Some(root) => {
+            let row = crate::jobs::SchedulingRow::select()
+                .filter(job::Column::Id.eq(beneficiary.id))
+                .into_model::<crate::jobs::SchedulingRow>()
+                .one(&txn)
+                .await?;
+            let mut check = super::activate::TurnCheck::read(&txn, &root, settings.clone(), nodes).await?;
+            let claimed = match row {
+                Some(row) => check.claim(&txn, &row, now).await?,
+                None => None,
+            };
+            if claimed.is_none() {
+                // It cannot start even with the room: nobody is taken for it (the transaction
+                // is dropped, so nothing above is written).
+                return Ok((Vec::new(), None));
+            }
+            claimed
+        }
+    };
     txn.commit().await?;
     w.signals.events_written();
     w.fault(FaultPoint::MidPreemption)?;
     delete_in_cluster(w, fence, plan.victims, grace).await?;
-    Ok(plan.victims.to_vec())
+    Ok((plan.victims.to_vec(), claimed))
 }
 
 /// Deletes stored plans' victims whose delete the cluster has not accepted yet (a failure, or

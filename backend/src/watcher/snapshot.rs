@@ -59,13 +59,18 @@ impl Watcher {
     }
 }
 
-/// `snapshot` as it stands once `victims` are preempted: they no longer occupy, so the rest of
-/// the round (selection, reasons) sees the room they leave (a reclaim's beneficiary starts in
-/// the same round). A copy: the snapshot's own jobs go back to the job view unchanged.
-pub(super) fn without_jobs(snapshot: &Snapshot, victims: &[i64]) -> Snapshot {
+/// `snapshot` as it stands once `victims` are preempted and the beneficiaries `claimed` with
+/// them: the victims no longer occupy and the beneficiaries do, so the rest of the round
+/// (selection, reasons) sees the room as it now is. A copy: the snapshot's own jobs go back to
+/// the job view unchanged.
+pub(super) fn without_jobs(snapshot: &Snapshot, victims: &[i64], claimed: &[i64]) -> Snapshot {
     let mut released = snapshot.clone();
-    for job in released.jobs.iter_mut().filter(|j| victims.contains(&j.id)) {
-        job.phase = anteroom_shared::scheduling::JobPhase::Preempted;
+    for job in released.jobs.iter_mut() {
+        if victims.contains(&job.id) {
+            job.phase = anteroom_shared::scheduling::JobPhase::Preempted;
+        } else if claimed.contains(&job.id) {
+            job.phase = anteroom_shared::scheduling::JobPhase::Activating;
+        }
     }
     released.usage = usage_from_jobs(&released.jobs);
     released
