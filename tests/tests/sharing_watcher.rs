@@ -393,3 +393,60 @@ both_driven!(
     gang_reclaimed_for,
     a_gang_is_reclaimed_for_once_its_replicas_can_be_placed
 );
+
+async fn a_higher_priority_job_pending_in_a_full_cluster_takes_lower_ones_room(db: Option<String>) {
+    // No cap: the lab's four priority-0 jobs fill the node's 8 GPUs, and the urgent job is
+    // admitted into the full cluster, where it waits (Pending).
+    let d = Driven::start(db, GPU_NODES).await;
+    let admin = d.app.admin_token().await;
+    settings(
+        &d.app,
+        &admin,
+        json!({"queueQuotaEnabled": true, "reclaimDelaySeconds": 10}),
+    )
+    .await;
+    queue(
+        &d.app,
+        &admin,
+        json!({"name": "lab", "open": true, "priorityRange": {"min": 0, "max": 9},
+               "preemptWithinQueue": "lowerPriority"}),
+    )
+    .await;
+    let nina = d.app.user_token("nina").await;
+    let mut low = Vec::new();
+    for i in 0..4 {
+        let (id, _) = submit(&d, &nina, team_job(&format!("low-{i}"), "lab", 2)).await;
+        low.push(id);
+        d.advance(1).await;
+    }
+    d.round().await;
+    let mut body = team_job("urgent", "lab", 2);
+    body["priority"] = json!(5);
+    let (urgent, answer) = submit(&d, &nina, body).await;
+    assert_eq!(answer["admission"]["decision"], "activated", "{answer}");
+    let report = d.round().await;
+    assert!(report.reclaimed.is_empty(), "not before the delay: {report:?}");
+    assert_eq!(phase(&d, &nina, urgent).await, "Pending");
+    d.advance(10).await;
+    let report = d.round().await;
+    // The newest priority-0 job makes room; the urgent job runs once its pods are gone.
+    assert_eq!(report.reclaimed, [low[3]], "{report:?}");
+    assert_eq!(report.reclaimed_for, [urgent], "{report:?}");
+    d.advance(31).await;
+    d.round().await;
+    assert_eq!(phase(&d, &nina, urgent).await, "Running");
+    for &id in &low[..3] {
+        assert_eq!(phase(&d, &nina, id).await, "Running", "job {id}");
+    }
+    let seen = detail(&d, &nina, low[3]).await;
+    let last = seen["events"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        (last["kind"].as_str(), last["details"]["priority"].as_i64()),
+        (Some("preempted"), Some(5)),
+        "{last}"
+    );
+}
+both_driven!(
+    priority_in_a_full_cluster,
+    a_higher_priority_job_pending_in_a_full_cluster_takes_lower_ones_room
+);

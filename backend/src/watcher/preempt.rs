@@ -217,12 +217,15 @@ async fn take(
     let Some((txn, now)) = w.writer(fence).begin().await? else {
         return Err(WatcherError::LeaseLost);
     };
+    // A preemption's beneficiary waits in the cluster, a reclaim's in the prequeue; one by
+    // priority in either (admitted into a full cluster, or held by a cap).
     let waits_in = match plan.why {
-        Why::Preemption { .. } => JobPhase::Pending,
-        Why::Reclaim { .. } | Why::Priority { .. } => JobPhase::Prequeue,
+        Why::Preemption { .. } => vec![JobPhase::Pending.as_str()],
+        Why::Reclaim { .. } => vec![JobPhase::Prequeue.as_str()],
+        Why::Priority { .. } => vec![JobPhase::Prequeue.as_str(), JobPhase::Pending.as_str()],
     };
     let Some(beneficiary) = job::Entity::find_by_id(plan.beneficiary)
-        .filter(job::Column::Phase.eq(waits_in.as_str()))
+        .filter(job::Column::Phase.is_in(waits_in))
         .one(&txn)
         .await?
     else {
@@ -232,6 +235,7 @@ async fn take(
     // taken before any row is written (the order every claim takes them in).
     let turn = match plan.why {
         Why::Preemption { .. } => None,
+        _ if beneficiary.phase != JobPhase::Prequeue.as_str() => None,
         Why::Reclaim { .. } | Why::Priority { .. } => {
             let (_, tree) = crate::queues::tree(&txn).await?;
             let root = tree.turn_of(&beneficiary.queue).to_owned();

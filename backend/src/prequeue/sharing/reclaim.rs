@@ -13,17 +13,17 @@
 //! A queue that says `preemptWithinQueue: lowerPriority` also lets a waiting job take the room
 //! of its own queue's running jobs of a lower priority, with the same rules (unlocked, the
 //! queue's minimum runtime, fewest, lowest priority then newest first) — when reclaim finds
-//! nothing.
+//! nothing. The job may wait in the prequeue (a cap holds it) or, admitted into a full
+//! cluster, pending there on one node (room on a node is then all it lacks).
 
 use chrono::{DateTime, Duration, Utc};
 
 use super::{SharedDemand, SharingState, SharingTree};
-use crate::prequeue::placement::{CapacityKind, place_gang};
-use crate::prequeue::preemption::{has_run_long_enough, min_cover};
+use crate::prequeue::preemption::has_run_long_enough;
 use crate::prequeue::queue_tree::{QueueIdx, QueueTree};
 use crate::prequeue::quota::QuotaView;
 use crate::prequeue::snapshot::{JobId, JobSnapshot, NodeSnapshot, Snapshot};
-use anteroom_shared::scheduling::{JobPhase, PreemptWithinQueue, Quantity, ResourceList, ScheduleType, TaskResources};
+use anteroom_shared::scheduling::{JobPhase, PreemptWithinQueue, ResourceList, ScheduleType, TaskResources};
 
 /// Why a plan's victims go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,11 +121,24 @@ pub fn plan_reclaims(
         .collect();
     let mut taken: Vec<JobId> = Vec::new();
     let delay = Duration::seconds(config.reclaim_delay_seconds.max(0));
+    let lets_lower_go = |name: &str| {
+        snapshot
+            .queues
+            .iter()
+            .find(|q| q.name == name)
+            .is_some_and(|q| q.sharing.preempt_within_queue == PreemptWithinQueue::LowerPriority)
+    };
     let mut waiting: Vec<&JobSnapshot> = snapshot
         .jobs
         .iter()
-        .filter(|j| j.phase == JobPhase::Prequeue && j.schedule_type == ScheduleType::Normal)
-        .filter(|j| allowed.is_none_or(|a| a.contains(&j.id)))
+        .filter(|j| j.schedule_type == ScheduleType::Normal)
+        .filter(|j| match j.phase {
+            JobPhase::Prequeue => allowed.is_none_or(|a| a.contains(&j.id)),
+            // Admitted but not placed (the cluster is full): where its queue lets a higher
+            // priority take lower ones' room, on one node.
+            JobPhase::Pending => j.single_node && j.started_at.is_none() && lets_lower_go(&j.queue),
+            _ => false,
+        })
         .filter(|j| j.waiting_since.is_some_and(|since| since + delay <= now))
         .filter(|j| {
             !snapshot
@@ -151,13 +164,30 @@ pub fn plan_reclaims(
             },
             _ => None,
         };
-        let demand = model.demand(&job.resources);
-        let assessment = model.assess(&state, Some(queue), &demand);
-        let need = Need {
-            pool: assessment.shortfall.clone(),
-            capacity: capacity_deficits(&tree, &own, queue, &job.resources),
+        // A pending job is admitted, counted in every pool and capacity already: what it lacks
+        // is room on a node, and only a node with none for it leaves it waiting.
+        let pending = job.phase == JobPhase::Pending;
+        if pending && room_on_some_node(job, &snapshot.nodes) {
+            continue;
+        }
+        let demand = if pending {
+            SharedDemand::new()
+        } else {
+            model.demand(&job.resources)
         };
-        if need.is_met() {
+        let assessment = model.assess(&state, Some(queue), &demand);
+        let need = if pending {
+            Need {
+                pool: Vec::new(),
+                capacity: Vec::new(),
+            }
+        } else {
+            Need {
+                pool: assessment.shortfall.clone(),
+                capacity: capacity_deficits(&tree, &own, queue, &job.resources),
+            }
+        };
+        if need.is_met() && !pending {
             continue;
         }
         // The oldest jobs short of room are examined, a bounded number a round: a backlog of
@@ -167,7 +197,7 @@ pub fn plan_reclaims(
             break;
         }
         // Its owner's own quota holds it privately: nothing taken from others can help.
-        if QuotaView::new(&planned, &tree).holds_privately(job.owner, &job.queue, &job.resources) {
+        if !pending && QuotaView::new(&planned, &tree).holds_privately(job.owner, &job.queue, &job.resources) {
             continue;
         }
         let ask = Ask {
@@ -183,7 +213,7 @@ pub fn plan_reclaims(
         };
         // Owed room first: borrowers of other subtrees that ran the lender's minimum.
         let mut chosen: Option<(TakeKind, Vec<&Borrower<'_>>)> = None;
-        if assessment.owed() && !demand.is_empty() {
+        if !pending && assessment.owed() && !demand.is_empty() {
             let min_runtime = model.reclaim_min_runtime(Some(queue));
             let eligible: Vec<&Borrower<'_>> = candidates
                 .iter()
@@ -193,11 +223,7 @@ pub fn plan_reclaims(
             chosen = choose(&ask, &eligible).map(|set| (TakeKind::Reclaim, set.iter().map(|&i| eligible[i]).collect()));
         }
         // Else, where the queue allows it, its own jobs of a lower priority.
-        let allows = snapshot
-            .queues
-            .iter()
-            .find(|q| q.name == job.queue)
-            .is_some_and(|q| q.sharing.preempt_within_queue == PreemptWithinQueue::LowerPriority);
+        let allows = lets_lower_go(&job.queue);
         let lower: Vec<Borrower<'_>>;
         if chosen.is_none() && allows {
             let min_runtime = model.own_min_runtime(queue);
@@ -229,14 +255,16 @@ pub fn plan_reclaims(
                 own[q] = own[q].left_after(&victim.job.resources);
             }
         }
-        model.add(&mut state, Some(queue), &demand, 1);
-        own[queue].saturating_add_assign(&job.resources);
-        planned.usage.push(crate::prequeue::snapshot::UsageRow {
-            owner: job.owner,
-            queue: job.queue.clone(),
-            resources: job.resources.clone(),
-            active_jobs: 1,
-        });
+        if !pending {
+            model.add(&mut state, Some(queue), &demand, 1);
+            own[queue].saturating_add_assign(&job.resources);
+            planned.usage.push(crate::prequeue::snapshot::UsageRow {
+                owner: job.owner,
+                queue: job.queue.clone(),
+                resources: job.resources.clone(),
+                active_jobs: 1,
+            });
+        }
         let mut ids: Vec<JobId> = victims.iter().map(|v| v.job.id).collect();
         ids.sort_unstable();
         let node = common_node(&victims);
@@ -407,181 +435,8 @@ fn borrowers<'s>(snapshot: &'s Snapshot, tree: &QueueTree, model: &SharingTree) 
     out
 }
 
-/// The fewest victims among `eligible` (newest first) whose release makes the job fit — and,
-/// for a job on one node, leaves some node it may run on with room for it once they are gone
-/// (its free room plus what the victims there hold); for a gang, leaves the nodes' free room
-/// enough to place all its replicas. Among equally few, the newest victims, then the node
-/// name. Indices into `eligible`.
-fn choose(ask: &Ask<'_>, eligible: &[&Borrower<'_>]) -> Option<Vec<usize>> {
-    if !ask.job.single_node {
-        return cover(ask, eligible, &[]);
-    }
-    let mut best: Option<(Vec<usize>, &str)> = None;
-    for node in ask
-        .nodes
-        .iter()
-        .filter(|n| crate::prequeue::placement::node_accepts(n, &ask.job.explicit_nodes, &ask.job.tolerations))
-    {
-        let short: Vec<(String, i128, &str)> = ask
-            .job
-            .resources
-            .iter()
-            .filter(|(_, q)| q.is_positive())
-            .filter_map(|(name, q)| {
-                let lacking = q.milli() - node.free.get(name).milli();
-                (lacking > 0).then(|| (name.to_owned(), lacking, node.name.as_str()))
-            })
-            .collect();
-        let Some(mut set) = cover(ask, eligible, &short) else {
-            continue;
-        };
-        set.sort_unstable();
-        let better = match &best {
-            None => true,
-            Some((b, name)) => (set.len(), &set, node.name.as_str()) < (b.len(), b, *name),
-        };
-        if better {
-            best = Some((set, node.name.as_str()));
-        }
-    }
-    best.map(|(set, _)| set)
-}
-
-/// The fewest of `pool` (indices into `eligible`, newest first) whose release lets the job
-/// fit: the minimum cover of what it needs by each victim's own gain, checked exactly (a
-/// lending limit can make gains overlap) and completed newest first when the check fails,
-/// then every victim not needed dropped.
-fn cover(ask: &Ask<'_>, eligible: &[&Borrower<'_>], short: &[(String, i128, &str)]) -> Option<Vec<usize>> {
-    let pool: Vec<usize> = (0..eligible.len()).collect();
-    let on = |b: &Borrower<'_>, node: &str| single_node_of(b.job) == Some(node);
-    let in_level = |b: &Borrower<'_>, level: QueueIdx| b.queue.is_some_and(|q| ask.tree.path(q).contains(&level));
-    let gains: Vec<Vec<i128>> = pool
-        .iter()
-        .map(|&i| {
-            let b = eligible[i];
-            let mut gain = ask.model.release_gain(ask.state, b.queue, &b.demand);
-            gain.extend(ask.need.capacity.iter().map(|(level, name, _)| {
-                if in_level(b, *level) {
-                    b.job.resources.get(name).milli()
-                } else {
-                    0
-                }
-            }));
-            gain.extend(short.iter().map(|(name, _, node)| {
-                if on(b, node) {
-                    b.job.resources.get(name).milli()
-                } else {
-                    0
-                }
-            }));
-            gain
-        })
-        .collect();
-    let mut want = ask.need.pool.clone();
-    want.extend(ask.need.capacity.iter().map(|(_, _, excess)| *excess));
-    want.extend(short.iter().map(|(_, lacking, _)| *lacking));
-    let fits = |set: &[usize]| {
-        let mut after = ask.state.clone();
-        for &i in set {
-            ask.model.add(&mut after, eligible[i].queue, &eligible[i].demand, -1);
-        }
-        ask.model.assess(&after, Some(ask.queue), ask.demand).fits
-            && ask.need.capacity.iter().all(|(level, name, excess)| {
-                let freed: i128 = set
-                    .iter()
-                    .filter(|&&i| in_level(eligible[i], *level))
-                    .map(|&i| eligible[i].job.resources.get(name).milli())
-                    .sum();
-                freed >= *excess
-            })
-            && short.iter().all(|(name, lacking, node)| {
-                let freed: i128 = set
-                    .iter()
-                    .filter(|&&i| on(eligible[i], node))
-                    .map(|&i| eligible[i].job.resources.get(name).milli())
-                    .sum();
-                freed >= *lacking
-            })
-            && ask
-                .gang
-                .is_none_or(|tasks| gang_places(ask, tasks, set.iter().map(|&i| eligible[i].job)))
-    };
-    let mut set: Vec<usize> = min_cover(&gains, &want, pool.len())
-        .map(|c| c.indices.iter().map(|&k| pool[k]).collect())
-        .unwrap_or_default();
-    for &i in &pool {
-        if fits(&set) {
-            break;
-        }
-        if !set.contains(&i) {
-            set.push(i);
-        }
-    }
-    if !fits(&set) {
-        return None;
-    }
-    // Drop the oldest first: among equals the newest go.
-    set.sort_unstable();
-    for k in (0..set.len()).rev() {
-        let mut without = set.clone();
-        without.remove(k);
-        if fits(&without) {
-            set = without;
-        }
-    }
-    Some(set)
-}
-
-/// Whether the gang `tasks` can be placed on the nodes' free room once `victims` are gone.
-///
-/// A victim's room comes back on the nodes it runs on; the snapshot knows those nodes but not
-/// which pods sit where, so a victim on several nodes is credited an equal share on each
-/// (rounded down): a gang of unequal tasks may be judged short where it would fit, never the
-/// reverse by more than the rounding.
-fn gang_places<'s>(ask: &Ask<'_>, tasks: &[TaskResources], victims: impl Iterator<Item = &'s JobSnapshot>) -> bool {
-    let mut nodes = ask.nodes.to_vec();
-    for victim in victims {
-        let on: Vec<&str> = {
-            let mut names: Vec<&str> = victim
-                .nodes
-                .iter()
-                .map(String::as_str)
-                .filter(|n| !n.is_empty())
-                .collect();
-            names.sort_unstable();
-            names.dedup();
-            names
-        };
-        let Some(share) = i128::try_from(on.len()).ok().filter(|n| *n > 0) else {
-            continue;
-        };
-        for node in nodes.iter_mut().filter(|n| on.contains(&n.name.as_str())) {
-            for (name, q) in victim.resources.iter() {
-                let part = Quantity::from_milli_saturating(q.milli() / share, q.format_kind());
-                let total =
-                    Quantity::from_milli_saturating(node.free.get(name).milli() + part.milli(), q.format_kind());
-                node.free.insert(name, total);
-            }
-        }
-    }
-    place_gang(tasks, &ask.job.tolerations, &nodes, CapacityKind::Free).is_ok()
-}
-
-/// The one node a job runs on, if exactly one.
-fn single_node_of(job: &JobSnapshot) -> Option<&str> {
-    let mut names = job.nodes.iter().map(String::as_str).filter(|n| !n.is_empty());
-    let first = names.next()?;
-    names.all(|n| n == first).then_some(first)
-}
-
-fn common_node(victims: &[&Borrower<'_>]) -> String {
-    victims
-        .iter()
-        .filter_map(|v| v.job.nodes.iter().find(|n| !n.is_empty()))
-        .next()
-        .cloned()
-        .unwrap_or_default()
-}
+mod victims;
+use victims::{choose, common_node, room_on_some_node};
 
 #[cfg(test)]
 mod tests;

@@ -399,3 +399,54 @@ fn the_reason_says_when_borrowers_may_go_or_that_none_can() {
     assert_eq!((d.reclaim_at, d.nothing_to_take), (None, true));
     assert!(plan_reclaims(&s, at(60), None, None).is_empty());
 }
+
+#[test]
+fn a_higher_priority_job_pending_in_a_full_cluster_takes_lower_ones_room() {
+    // No cap and no guarantee: the urgent job was admitted and waits in the cluster, whose one
+    // node four priority-0 jobs of 2 GPUs fill. Its queue lets it take their room.
+    let mut s = Snapshot::default();
+    s.config.queue_quota_enabled = true;
+    s.config.reclaim_delay_seconds = 10;
+    let mut lab = queue("lab", None, None);
+    lab.sharing.priority_range = anteroom_shared::scheduling::PriorityRange { min: 0, max: 9 };
+    lab.sharing.preempt_within_queue = anteroom_shared::scheduling::PreemptWithinQueue::LowerPriority;
+    s.queues = vec![lab];
+    s.nodes = vec![node("n1", &[(GPU, "8")])];
+    s.nodes[0].free = rl(&[(GPU, "0")]);
+    for id in 1..=4 {
+        s.jobs.push(
+            JobBuilder::normal(id)
+                .queue("lab")
+                .gpus(GPU, 2)
+                .running_on("n1")
+                .build(),
+        );
+    }
+    let mut urgent = JobBuilder::normal(100)
+        .queue("lab")
+        .gpus(GPU, 2)
+        .submitted(40)
+        .waiting_since(Some(50))
+        .phase(JobPhase::Pending)
+        .build();
+    urgent.sharing.priority = 5;
+    s.jobs.push(urgent);
+    s.usage = usage_from_jobs(&s.jobs);
+    assert!(plan_reclaims(&s, at(59), None, None).is_empty(), "not before the delay");
+    let plans = plan_reclaims(&s, at(60), None, None);
+    assert_eq!(plans.len(), 1, "{plans:?}");
+    assert_eq!((plans[0].kind, plans[0].victims.clone()), (TakeKind::Priority, vec![4]));
+    // A round's `allowed` (prequeued jobs only) does not hide it.
+    assert_eq!(plan_reclaims(&s, at(60), Some(&Default::default()), None).len(), 1);
+    // Room on the node: the cluster places it, nobody is taken.
+    let mut roomy = s.clone();
+    roomy.nodes[0].free = rl(&[(GPU, "2")]);
+    assert!(plan_reclaims(&roomy, at(60), None, None).is_empty());
+    // Without the queue's consent, or with equal priorities, nothing is taken.
+    let mut never = s.clone();
+    never.queues[0].sharing.preempt_within_queue = anteroom_shared::scheduling::PreemptWithinQueue::Never;
+    assert!(plan_reclaims(&never, at(60), None, None).is_empty());
+    let mut equal = s.clone();
+    equal.jobs.last_mut().expect("urgent").sharing.priority = 0;
+    assert!(plan_reclaims(&equal, at(60), None, None).is_empty());
+}
