@@ -26,8 +26,9 @@ pub struct Queue {
     /// sub-queues hold beyond their guarantee now, per guaranteed resource; empty otherwise.
     #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
     pub borrowed: ResourceList,
-    /// While queues share: the part of its guarantee it neither uses nor keeps — idle room
-    /// other queues may borrow now; empty otherwise.
+    /// While queues share: the part of its guarantee this queue and its sub-queues neither use
+    /// nor keep — idle room other queues may borrow now; empty otherwise. Like `used`, a
+    /// parent's figure includes its children's: sums across levels count room twice.
     #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
     pub lent: ResourceList,
     /// Jobs waiting in the prequeue in this queue itself (all users): how long the line is.
@@ -73,8 +74,9 @@ pub struct AdminQueue {
     /// sub-queues hold beyond their guarantee now, per guaranteed resource; empty otherwise.
     #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
     pub borrowed: ResourceList,
-    /// While queues share: the part of its guarantee it neither uses nor keeps — idle room
-    /// other queues may borrow now; empty otherwise.
+    /// While queues share: the part of its guarantee this queue and its sub-queues neither use
+    /// nor keep — idle room other queues may borrow now; empty otherwise. Like `used`, a
+    /// parent's figure includes its children's: sums across levels count room twice.
     #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
     pub lent: ResourceList,
     /// Jobs waiting in the prequeue in this queue itself (all users): how long the line is.
