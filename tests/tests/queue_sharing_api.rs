@@ -311,6 +311,25 @@ both!(
     sharing_fields_out_of_range_are_refused_naming_the_field_and_nothing_is_stored
 );
 
+async fn the_elastic_jobs_cluster_queue_name_is_not_a_queue_name(app: TestApp) {
+    let admin = app.admin_token().await;
+    let before = admin_queues(&app, &admin).await;
+    let body = json!({"name": "anteroom-elastic", "open": true});
+    let (status, answer) = call(&app, "POST", "/api/v1/admin/queues", &admin, Some(body)).await;
+    assert_eq!((status.as_u16(), code(&answer)), (422, "validation_failed"), "{answer}");
+    let field = &answer["error"]["details"]["fields"][0];
+    assert_eq!(
+        (field["field"].as_str(), field["code"].as_str()),
+        (Some("name"), Some("queueNameReserved")),
+        "{answer}"
+    );
+    assert_eq!(admin_queues(&app, &admin).await, before);
+}
+both!(
+    elastic_queue_name_reserved,
+    the_elastic_jobs_cluster_queue_name_is_not_a_queue_name
+);
+
 /// What the cluster was told about queue `name` (`spec/prequeue.md` §9 "The cluster"), as JSON.
 async fn told_to_the_cluster(app: &TestApp, name: &str) -> Value {
     let queues = app.state.cluster.queues().await.expect("the cluster's queues");

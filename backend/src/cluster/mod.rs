@@ -207,6 +207,25 @@ fn default_weight() -> u32 {
     1
 }
 
+/// The cluster queue every Elastic (backfill) job runs in while Anteroom's queues are mirrored
+/// (`mirror_queues`): a root queue without a `capability`. Anteroom never counts Elastic jobs
+/// against a queue's capacity (§1) — they use idle room and are preempted first — but Volcano
+/// counts every pod of a queue against its `capability`, so an Elastic job sent into its
+/// mirrored queue while that queue is at capacity would stay `Pending` in the cluster for ever.
+/// They run beside the capped tree instead; Anteroom's rules keep them in line. An Anteroom
+/// queue may not take this name (422 on `name`).
+pub const ELASTIC_QUEUE: &str = "anteroom-elastic";
+
+/// The cluster queue a job of `queue` and `schedule_type` is sent to: its own, or
+/// [`ELASTIC_QUEUE`] for an Elastic job while queues are mirrored.
+pub fn cluster_queue_of(queue: &str, schedule_type: ScheduleType, mirror_queues: bool) -> &str {
+    if mirror_queues && schedule_type == ScheduleType::Backfill {
+        ELASTIC_QUEUE
+    } else {
+        queue
+    }
+}
+
 impl ClusterQueue {
     /// A root queue without a capacity, of weight 1 (the defaults of a queue written without
     /// them): what the seeded `default` queue is, and what tests that care only whether a queue

@@ -228,6 +228,12 @@ fn check_body(body: &QueueBody, limits: RuntimeLimits, sharing: &QueueSharing) -
     if let Some(problem) = dns_label_problem(&body.name) {
         return Err(QueueError::Invalid("name".into(), problem));
     }
+    if body.name == crate::cluster::ELASTIC_QUEUE {
+        return Err(QueueError::Invalid(
+            "name".into(),
+            Rule::fixed("queueNameReserved", "this name is the cluster queue of Elastic jobs"),
+        ));
+    }
     if let Some(display) = &body.display_name
         && let Some(problem) = users::display_name_problem(display)
     {

@@ -196,7 +196,9 @@ pub fn volcano_job(spec: &JobSpec, settings: &ManifestSettings) -> VolcanoJob {
         spec: VolcanoJobSpec {
             scheduler_name: Some(SCHEDULER_NAME.to_owned()),
             min_available: Some(clamp_i32(gang_size)),
-            queue: Some(spec.queue.clone()),
+            queue: Some(
+                crate::cluster::cluster_queue_of(&spec.queue, spec.schedule_type, settings.mirror_queues).to_owned(),
+            ),
             tasks,
             policies: job_policies(spec.kind),
             plugins: plugins(spec.kind, gang_size),

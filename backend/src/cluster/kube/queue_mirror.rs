@@ -20,6 +20,9 @@
 //! - *No state*: `Open` is `status.state`, a subresource Volcano's controller sets (a new queue
 //!   opens); Anteroom writes no status. A mirrored queue an administrator closed stays closed,
 //!   and jobs for it are refused naming it.
+//! - *Elastic jobs beside the tree*: they go to [`crate::cluster::ELASTIC_QUEUE`], a root
+//!   queue without capability made at start with the others — Volcano would count them against
+//!   their own queue's capability, which Anteroom never does (§1).
 //! - *At start* ([`KubeApi::create_missing_queue`]) only missing queues are created; a stale
 //!   one is brought up to date by the next write of its queue. Updating at start as well could
 //!   race a queue write on another replica (which tells the cluster before it commits) and put

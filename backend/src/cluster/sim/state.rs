@@ -31,7 +31,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use anteroom_shared::scheduling::ResourceList;
+use anteroom_shared::scheduling::{ResourceList, ScheduleType};
 use chrono::{DateTime, Utc};
 
 use super::runtime::{after, runtime_seconds};
@@ -437,7 +437,12 @@ impl SimState {
     /// What the pods of running and terminating jobs request, per queue and every ancestor.
     fn held_by_queue(&self) -> BTreeMap<String, ResourceList> {
         let mut held: BTreeMap<String, ResourceList> = BTreeMap::new();
-        for job in self.jobs.values().filter(|j| !j.pods.is_empty()) {
+        // Elastic jobs run beside the capped tree (`crate::cluster::ELASTIC_QUEUE`).
+        for job in self
+            .jobs
+            .values()
+            .filter(|j| !j.pods.is_empty() && j.spec.schedule_type != ScheduleType::Backfill)
+        {
             let mut request = ResourceList::new();
             for pod in &job.pods {
                 request.saturating_add_assign(&pod.requests);
@@ -486,7 +491,13 @@ impl SimState {
                 continue;
             }
             let request = spec_request(&job.spec);
-            let path = self.queue_path(&job.spec.queue);
+            // Elastic jobs run beside the capped tree, as with Volcano and mirrored queues
+            // (`crate::cluster::ELASTIC_QUEUE`): no capability holds them.
+            let path = if job.spec.schedule_type == ScheduleType::Backfill {
+                Vec::new()
+            } else {
+                self.queue_path(&job.spec.queue)
+            };
             let over_capability = path.iter().any(|q| {
                 self.queues
                     .get(q)

@@ -548,3 +548,48 @@ fn a_queue_trees_capabilities_hold_jobs_pending_as_volcano_would() {
     run(&mut s, &[job(1), job(2)], t0());
     assert_eq!(phase(&s, 2), Some(SimPhase::Running));
 }
+
+#[test]
+fn an_elastic_job_is_not_held_by_a_capability_as_it_runs_beside_the_capped_tree() {
+    // lab caps 4 CPUs and a normal 3-CPU job fills it; an Elastic 3-CPU job of the same queue
+    // runs (in Volcano it would be in `anteroom-elastic`), and counts against no capability.
+    let mut s = default_cluster();
+    let mut c = Changes::default();
+    s.sync_queue(
+        &ClusterQueue {
+            capability: Some(ResourceList::parse_map([("cpu", "4")]).expect("quantities")),
+            ..ClusterQueue::new("lab", true)
+        },
+        &mut c,
+    );
+    let job = |id: JobId, schedule_type: ScheduleType| {
+        let mut spec = JobBuilder::new(id, JobKind::Custom)
+            .queue("lab")
+            .task("main", 1, "3", None)
+            .command(&["sleep", "60"])
+            .build();
+        spec.schedule_type = schedule_type;
+        spec
+    };
+    run(
+        &mut s,
+        &[
+            job(1, ScheduleType::Normal),
+            job(2, ScheduleType::Backfill),
+            job(3, ScheduleType::Normal),
+        ],
+        t0(),
+    );
+    let phase = |s: &SimState, id: JobId| s.jobs.get(&id).map(|j| j.phase);
+    assert_eq!(phase(&s, 1), Some(SimPhase::Running));
+    assert_eq!(
+        phase(&s, 2),
+        Some(SimPhase::Running),
+        "no capability holds an Elastic job"
+    );
+    assert_eq!(
+        phase(&s, 3),
+        Some(SimPhase::Pending),
+        "the normal one still meets the cap"
+    );
+}

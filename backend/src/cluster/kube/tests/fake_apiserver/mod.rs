@@ -272,6 +272,47 @@ async fn kube_a_job_for_a_queue_volcano_does_not_have_is_refused_before_any_writ
 }
 
 #[tokio::test]
+async fn kube_an_elastic_job_goes_to_the_uncapped_queue_which_is_made_when_missing() {
+    // The queue `nlp` is at its capability in Volcano (here: absent, which the check would
+    // refuse). An Elastic job of nlp is sent to the Elastic jobs' queue instead; that queue is
+    // Anteroom's and is made first when missing.
+    let fake = FakeApiServer::start().await;
+    let cluster = KubeCluster::start(fake.client(), settings());
+    eventually("readiness", || async { cluster.is_reachable().await.then_some(()) }).await;
+    let spec = JobSpec {
+        id: 5,
+        cluster_uid: "uid-5".to_owned(),
+        kind: anteroom_shared::scheduling::JobKind::Jupyter,
+        queue: "nlp".to_owned(),
+        owner: "ada".to_owned(),
+        schedule_type: anteroom_shared::scheduling::ScheduleType::Backfill,
+        waiting_tolerance_seconds: None,
+        preemption_policy: anteroom_shared::scheduling::PreemptionPolicy::Never,
+        preemptable: true,
+        termination_grace_seconds: None,
+        active_deadline_seconds: None,
+        preempted_before: false,
+        run_as_user: None,
+        tasks: Vec::new(),
+    };
+    let _ = cluster.create_job(&spec).await;
+    let posts: Vec<(String, serde_json::Value)> = fake.sent();
+    let what: Vec<&str> = posts.iter().map(|(w, _)| w.as_str()).collect();
+    assert_eq!(what[0], "POST anteroom-elastic", "{what:?}");
+    assert_eq!(
+        fake.queue_object("anteroom-elastic").expect("made")["spec"]["parent"],
+        "root"
+    );
+    assert!(
+        fake.requests()
+            .iter()
+            .any(|r| r.starts_with("POST /apis/batch.volcano.sh/")),
+        "the job was created: {:?}",
+        fake.requests()
+    );
+}
+
+#[tokio::test]
 async fn kube_the_fake_apiserver_records_writes_it_does_not_serve() {
     // The check above is only worth something if a create would be seen: send one.
     let fake = FakeApiServer::start().await;

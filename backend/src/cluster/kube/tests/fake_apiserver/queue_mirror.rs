@@ -129,7 +129,10 @@ async fn kube_deleting_removes_only_anterooms_mirror_and_an_administrators_queue
         .create_missing_queues(&[ClusterQueue::new("default", true)])
         .await
         .expect("default exists");
-    assert_eq!(writes(&fake), Vec::<String>::new());
+    // Only the Elastic jobs' queue, which is Anteroom's, is made.
+    let made: Vec<String> = fake.sent().into_iter().map(|(what, _)| what).collect();
+    assert_eq!(made, ["POST anteroom-elastic"]);
+    assert_eq!(writes(&fake).len(), 1);
     let now = ["default", "vision", "shared"].map(|n| fake.queue_object(n).expect("still there"));
     assert_eq!(now, untouched);
 
@@ -141,9 +144,9 @@ async fn kube_deleting_removes_only_anterooms_mirror_and_an_administrators_queue
     assert_eq!(what, "DELETE lab");
     assert_eq!(options["preconditions"]["uid"], "uid-lab");
     // Gone already: success, nothing sent.
-    let before = writes(&fake);
+    let before_gone = writes(&fake);
     cluster.remove_queue("lab").await.expect("nothing to delete");
-    assert_eq!(writes(&fake), before);
+    assert_eq!(writes(&fake), before_gone);
 }
 
 #[tokio::test]
@@ -160,7 +163,12 @@ async fn kube_at_start_only_the_queues_volcano_lacks_are_created_parents_first()
     let tree = [ClusterQueue::new("default", true), lab("8"), cv()];
     cluster.create_missing_queues(&tree).await.expect("created");
     let created: Vec<String> = fake.sent().into_iter().map(|(what, _)| what).collect();
-    assert_eq!(created, ["POST default", "POST cv"]);
+    assert_eq!(created, ["POST default", "POST cv", "POST anteroom-elastic"]);
+    // Elastic jobs' queue: a root without capability, so Volcano never holds them on a cap.
+    assert_eq!(
+        fake.queue_object("anteroom-elastic").expect("made")["spec"],
+        json!({"parent": "root", "weight": 1, "reclaimable": false, "dequeueStrategy": "traverse"})
+    );
     assert_eq!(
         fake.queue_object("default").expect("default")["spec"],
         json!({"parent": "root", "weight": 1, "reclaimable": false, "dequeueStrategy": "traverse"})
@@ -168,11 +176,11 @@ async fn kube_at_start_only_the_queues_volcano_lacks_are_created_parents_first()
     assert_eq!(fake.queue_object("lab").expect("lab")["spec"], stale["spec"]);
     // Once the cache has them, another start sends nothing.
     eventually("the new queues in the cache", || async {
-        (cluster.queues().await.expect("queues").len() == 3).then_some(())
+        (cluster.queues().await.expect("queues").len() == 4).then_some(())
     })
     .await;
     cluster.create_missing_queues(&tree).await.expect("nothing missing");
-    assert_eq!(fake.sent().len(), 2);
+    assert_eq!(fake.sent().len(), 3);
 }
 
 #[tokio::test]
