@@ -123,6 +123,21 @@ async fn an_idle_teams_gpus_are_lent_and_reclaimed(db: Option<String>) {
     assert_eq!(phase(&d, &carl, cv).await, "Running");
     assert_eq!(phase(&d, &nina, ninth).await, "Prequeue");
     assert_eq!(reason_codes(&detail(&d, &nina, ninth).await), ["borrowing_limit"]);
+    // The usage history says how the two borrowers' runs ended (§10).
+    let (_, usage) = anteroom_tests::api::call(&d.app, "GET", "/api/v1/usage?queue=nlp", &admin, None).await;
+    let reclaimed: u64 = usage["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["reclaimed"].as_u64().unwrap())
+        .sum();
+    let preempted: u64 = usage["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["preempted"].as_u64().unwrap())
+        .sum();
+    assert_eq!((reclaimed, preempted), (2, 0), "{usage}");
 }
 both_driven!(lent_and_reclaimed, an_idle_teams_gpus_are_lent_and_reclaimed);
 
@@ -361,92 +376,49 @@ async fn a_gang_is_reclaimed_for_once_its_replicas_can_be_placed(db: Option<Stri
     two_teams(&d).await;
     let nina = d.app.user_token("nina").await;
     let carl = d.app.user_token("carl").await;
+    // nlp's seven 1-GPU jobs, pinned: its guarantee's four (one on gpu-0, three on gpu-1), then
+    // three borrowers — two on gpu-0, the newest on gpu-1. gpu-0 has one GPU free.
     let mut nlp = Vec::new();
-    for i in 0..8 {
-        let (id, answer) = submit(&d, &nina, team_job(&format!("nlp-{i}"), "nlp", 1)).await;
+    for (i, node) in ["gpu-0", "gpu-1", "gpu-1", "gpu-1", "gpu-0", "gpu-0", "gpu-1"]
+        .iter()
+        .enumerate()
+    {
+        let mut body = team_job(&format!("nlp-{i}"), "nlp", 1);
+        body["tasks"][0]["nodeNames"] = json!([node]);
+        let (id, answer) = submit(&d, &nina, body).await;
         assert_eq!(answer["admission"]["decision"], "activated", "{answer}");
+        assert_eq!(answer["admission"]["borrowing"], i >= 4, "{answer}");
         nlp.push(id);
         d.advance(1).await;
     }
-    // cv's PyTorch gang: a master and a worker of 2 GPUs each, owed cv's 4.
-    let task = |name: &str| {
-        json!({"name": name, "replicas": 1, "image": "pytorch/pytorch",
-               "resources": {"cpu": "1", "memory": "1Gi", "nvidia.com/a100": "2"}})
-    };
+    // cv's PyTorch gang: a 3-GPU master and a CPU worker, owed cv's room. The cluster is short
+    // by 2 GPUs: the two newest borrowers (on gpu-0 and gpu-1) would free them but leave no
+    // node with 3; the two on gpu-0 do.
     let gang = json!({"name": "ddp", "kind": "pytorch", "queue": "cv", "scheduleType": "normal",
-                      "tasks": [task("master"), task("worker")]});
+                      "tasks": [
+                        {"name": "master", "replicas": 1, "image": "pytorch/pytorch",
+                         "resources": {"cpu": "1", "memory": "1Gi", "nvidia.com/a100": "3"}},
+                        {"name": "worker", "replicas": 1, "image": "pytorch/pytorch",
+                         "resources": {"cpu": "1", "memory": "1Gi"}}]});
     let (id, answer) = submit(&d, &carl, gang).await;
     assert_eq!(answer["admission"]["reasons"][0]["code"], "reclaiming", "{answer}");
     d.advance(10).await;
     let report = d.round().await;
-    // Its tasks are read from the store and placed: all four borrowers go, and it starts.
     let mut taken = report.reclaimed.clone();
     taken.sort_unstable();
-    assert_eq!(taken, nlp[4..].to_vec(), "{report:?}");
+    assert_eq!(taken, [nlp[4], nlp[5]], "{report:?}");
     assert_eq!(report.reclaimed_for, [id], "{report:?}");
     assert!(report.activated.contains(&id), "{report:?}");
     d.advance(31).await;
     d.round().await;
     assert_eq!(phase(&d, &carl, id).await, "Running");
+    assert_eq!(
+        phase(&d, &nina, nlp[6]).await,
+        "Running",
+        "the newest borrower was not needed"
+    );
 }
 both_driven!(
     gang_reclaimed_for,
     a_gang_is_reclaimed_for_once_its_replicas_can_be_placed
-);
-
-async fn a_higher_priority_job_pending_in_a_full_cluster_takes_lower_ones_room(db: Option<String>) {
-    // No cap: the lab's four priority-0 jobs fill the node's 8 GPUs, and the urgent job is
-    // admitted into the full cluster, where it waits (Pending).
-    let d = Driven::start(db, GPU_NODES).await;
-    let admin = d.app.admin_token().await;
-    settings(
-        &d.app,
-        &admin,
-        json!({"queueQuotaEnabled": true, "reclaimDelaySeconds": 10}),
-    )
-    .await;
-    queue(
-        &d.app,
-        &admin,
-        json!({"name": "lab", "open": true, "priorityRange": {"min": 0, "max": 9},
-               "preemptWithinQueue": "lowerPriority"}),
-    )
-    .await;
-    let nina = d.app.user_token("nina").await;
-    let mut low = Vec::new();
-    for i in 0..4 {
-        let (id, _) = submit(&d, &nina, team_job(&format!("low-{i}"), "lab", 2)).await;
-        low.push(id);
-        d.advance(1).await;
-    }
-    d.round().await;
-    let mut body = team_job("urgent", "lab", 2);
-    body["priority"] = json!(5);
-    let (urgent, answer) = submit(&d, &nina, body).await;
-    assert_eq!(answer["admission"]["decision"], "activated", "{answer}");
-    let report = d.round().await;
-    assert!(report.reclaimed.is_empty(), "not before the delay: {report:?}");
-    assert_eq!(phase(&d, &nina, urgent).await, "Pending");
-    d.advance(10).await;
-    let report = d.round().await;
-    // The newest priority-0 job makes room; the urgent job runs once its pods are gone.
-    assert_eq!(report.reclaimed, [low[3]], "{report:?}");
-    assert_eq!(report.reclaimed_for, [urgent], "{report:?}");
-    d.advance(31).await;
-    d.round().await;
-    assert_eq!(phase(&d, &nina, urgent).await, "Running");
-    for &id in &low[..3] {
-        assert_eq!(phase(&d, &nina, id).await, "Running", "job {id}");
-    }
-    let seen = detail(&d, &nina, low[3]).await;
-    let last = seen["events"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!(
-        (last["kind"].as_str(), last["details"]["priority"].as_i64()),
-        (Some("preempted"), Some(5)),
-        "{last}"
-    );
-}
-both_driven!(
-    priority_in_a_full_cluster,
-    a_higher_priority_job_pending_in_a_full_cluster_takes_lower_ones_room
 );

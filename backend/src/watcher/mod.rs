@@ -302,12 +302,7 @@ impl Watcher {
         // could take that room.
         let mut taken: Vec<i64> = Vec::new();
         let mut claimed: Vec<i64> = Vec::new();
-        let plans = reclaim::reclaims(&self.db, snapshot, now).await?;
-        // A pending job the preemption above just took room for is not served twice.
-        for plan in plans
-            .into_iter()
-            .filter(|p| Some(p.beneficiary) != report.preempted_for)
-        {
+        for plan in reclaim::reclaims(&self.db, snapshot, now).await? {
             let reclaimed = preempt::execute_reclaim(self, fence, &plan, &snapshot.nodes).await?;
             if !reclaimed.victims.is_empty() {
                 report.reclaimed_for.push(plan.beneficiary);

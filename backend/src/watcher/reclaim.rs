@@ -19,6 +19,10 @@ use crate::prequeue::sharing::{GangTasks, MAX_EXAMINED_PER_ROUND, ReclaimPlan, p
 /// examines, since a gang that fits is not examined.
 const GANGS_READ_PER_ROUND: usize = 2 * MAX_EXAMINED_PER_ROUND;
 
+/// The most running jobs on several nodes whose tasks one round reads (newest first): a
+/// victim beyond them frees no room reclaim can count on a node.
+const VICTIMS_READ_PER_ROUND: usize = 500;
+
 /// This round's reclaims (§9): planned only for jobs nothing but room holds — no blocker, no
 /// private hold, not left over by the round limit — as a round on the same snapshot says, so
 /// freed room goes to the job it was freed for; a gang only when its replicas can be placed
@@ -53,7 +57,9 @@ pub(super) async fn reclaims(
     Ok(plan_reclaims(snapshot, now, Some(&allowed), Some(&gangs)))
 }
 
-/// The tasks of the oldest waiting gangs reclaim may plan for.
+/// The tasks of the oldest waiting gangs reclaim may plan for, and of the jobs on several
+/// nodes it may take (read only when some gang waits: for a job on one node, only victims on
+/// that node count).
 async fn gang_tasks(
     db: &impl ConnectionTrait,
     snapshot: &Snapshot,
@@ -74,6 +80,25 @@ async fn gang_tasks(
     if gangs.is_empty() {
         return Ok(GangTasks::new());
     }
+    // And the jobs on several nodes that may be taken: borrowers, and jobs of a queue that lets
+    // a higher priority take its room (newest first, as victims are chosen).
+    let lets_lower_go: std::collections::HashSet<&str> = snapshot
+        .queues
+        .iter()
+        .filter(|q| q.sharing.preempt_within_queue == anteroom_shared::scheduling::PreemptWithinQueue::LowerPriority)
+        .map(|q| q.name.as_str())
+        .collect();
+    let mut wide: Vec<(std::cmp::Reverse<Option<DateTime<Utc>>>, i64)> = snapshot
+        .jobs
+        .iter()
+        .filter(|j| matches!(j.phase, JobPhase::Running | JobPhase::Pending) && !j.single_node)
+        .filter(|j| j.schedule_type == ScheduleType::Normal)
+        .filter(|j| j.sharing.borrowing || lets_lower_go.contains(j.queue.as_str()))
+        .map(|j| (std::cmp::Reverse(j.started_at), j.id))
+        .collect();
+    wide.sort_unstable();
+    wide.truncate(VICTIMS_READ_PER_ROUND);
+    gangs.extend(wide.into_iter().map(|(_, id)| (now, id)));
     let rows: Vec<(i64, String)> = job::Entity::find()
         .select_only()
         .column(job::Column::Id)

@@ -298,31 +298,31 @@ impl Cluster for KubeCluster {
 
     async fn create_job(&self, spec: &JobSpec) -> Result<(), ClusterError> {
         // A missing or closed queue would leave the job pending forever (or be refused by
-        // Volcano's webhook with a less helpful message): say so, naming the queue.
+        // Volcano's webhook with a less helpful message): say so, naming the queue. An Elastic
+        // job's own queue is checked too (closed: refused, as any job of it), though it runs in
+        // the Elastic jobs' queue while queues are mirrored.
         let mirror = self.api.settings().mirror_queues;
         let target = crate::cluster::cluster_queue_of(&spec.queue, spec.schedule_type, mirror);
         if self.queues.wait_until_ready().now_or_never().is_some_and(|r| r.is_ok()) {
-            match self.queues.get(&ObjectRef::new(target)) {
-                // The Elastic jobs' queue is Anteroom's to make (deleted by hand: made again).
-                None if target == crate::cluster::ELASTIC_QUEUE => {
-                    self.api
-                        .create_missing_queue(&ClusterQueue::new(crate::cluster::ELASTIC_QUEUE, true))
-                        .await?;
-                }
-                None => {
-                    return Err(ClusterError::Rejected(format!(
-                        "the Volcano queue `{target}` does not exist in the cluster"
-                    )));
-                }
-                Some(queue) => {
-                    let state = queue.status.as_ref().and_then(|s| s.state.as_deref());
-                    if matches!(state, Some("Closed" | "Closing")) {
-                        return Err(ClusterError::Rejected(format!(
-                            "the Volcano queue `{target}` is {}",
-                            state.unwrap_or_default().to_lowercase()
-                        )));
-                    }
-                }
+            let Some(own) = self.queues.get(&ObjectRef::new(&spec.queue)) else {
+                return Err(ClusterError::Rejected(format!(
+                    "the Volcano queue `{}` does not exist in the cluster",
+                    spec.queue
+                )));
+            };
+            let state = own.status.as_ref().and_then(|s| s.state.as_deref());
+            if matches!(state, Some("Closed" | "Closing")) {
+                return Err(ClusterError::Rejected(format!(
+                    "the Volcano queue `{}` is {}",
+                    spec.queue,
+                    state.unwrap_or_default().to_lowercase()
+                )));
+            }
+            // The Elastic jobs' queue is Anteroom's to make (deleted by hand: made again).
+            if target != spec.queue && self.queues.get(&ObjectRef::new(target)).is_none() {
+                self.api
+                    .create_missing_queue(&ClusterQueue::new(crate::cluster::ELASTIC_QUEUE, true))
+                    .await?;
             }
         }
         self.api.create_job(spec).await

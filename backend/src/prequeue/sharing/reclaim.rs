@@ -13,8 +13,9 @@
 //! A queue that says `preemptWithinQueue: lowerPriority` also lets a waiting job take the room
 //! of its own queue's running jobs of a lower priority, with the same rules (unlocked, the
 //! queue's minimum runtime, fewest, lowest priority then newest first) — when reclaim finds
-//! nothing. The job may wait in the prequeue (a cap holds it) or, admitted into a full
-//! cluster, pending there on one node (room on a node is then all it lacks).
+//! nothing. Only for a job a cap or a guarantee holds in the prequeue: one admitted into a
+//! full cluster waits in Volcano, which does not know Anteroom's priorities and could give the
+//! freed room to another job.
 
 use chrono::{DateTime, Duration, Utc};
 
@@ -57,9 +58,10 @@ pub const MAX_RECLAIMS_PER_ROUND: usize = 10;
 /// The most waiting jobs short of room one round looks for victims for, oldest first.
 pub const MAX_EXAMINED_PER_ROUND: usize = 100;
 
-/// The tasks of waiting gangs (jobs on more than one node), by id: reclaim takes victims for a
-/// gang only when the gang can be placed once they are gone (§9), and that needs its tasks,
-/// which the snapshot does not carry for every job.
+/// Tasks by job id, read by the watcher: of the waiting gangs (jobs on more than one node) —
+/// reclaim takes victims for a gang only when the gang can be placed once they are gone (§9) —
+/// and of the victims on several nodes, whose room per node is known only through their tasks
+/// ([`victims::frees`]). The snapshot does not carry tasks for every job.
 pub type GangTasks = std::collections::HashMap<JobId, Vec<TaskResources>>;
 
 /// The reclaims (and, where a queue allows it, preemptions by priority) of one round, oldest
@@ -118,27 +120,27 @@ pub fn plan_reclaims(
     let mut candidates: Vec<Borrower<'_>> = borrowers(snapshot, &tree, &model)
         .into_iter()
         .filter(|b| !b.job.is_locked(now))
+        .map(|b| Borrower {
+            frees: victims::frees(b.job, gangs),
+            ..b
+        })
         .collect();
+    // The nodes as this round's plans leave them. A node whose room an earlier plan reserves
+    // while its victims terminate offers none of its free room (as the §5 planner does); each
+    // plan's victims add theirs, and its beneficiary takes what it will use.
+    let mut nodes: Vec<NodeSnapshot> = snapshot.nodes.clone();
+    for reserved in snapshot.preemptions_in_flight.iter().filter(|p| p.is_active()) {
+        if let Some(node) = nodes.iter_mut().find(|n| n.name == reserved.node) {
+            node.free = ResourceList::new();
+        }
+    }
     let mut taken: Vec<JobId> = Vec::new();
     let delay = Duration::seconds(config.reclaim_delay_seconds.max(0));
-    let lets_lower_go = |name: &str| {
-        snapshot
-            .queues
-            .iter()
-            .find(|q| q.name == name)
-            .is_some_and(|q| q.sharing.preempt_within_queue == PreemptWithinQueue::LowerPriority)
-    };
     let mut waiting: Vec<&JobSnapshot> = snapshot
         .jobs
         .iter()
-        .filter(|j| j.schedule_type == ScheduleType::Normal)
-        .filter(|j| match j.phase {
-            JobPhase::Prequeue => allowed.is_none_or(|a| a.contains(&j.id)),
-            // Admitted but not placed (the cluster is full): where its queue lets a higher
-            // priority take lower ones' room, on one node.
-            JobPhase::Pending => j.single_node && j.started_at.is_none() && lets_lower_go(&j.queue),
-            _ => false,
-        })
+        .filter(|j| j.phase == JobPhase::Prequeue && j.schedule_type == ScheduleType::Normal)
+        .filter(|j| allowed.is_none_or(|a| a.contains(&j.id)))
         .filter(|j| j.waiting_since.is_some_and(|since| since + delay <= now))
         .filter(|j| {
             !snapshot
@@ -164,30 +166,13 @@ pub fn plan_reclaims(
             },
             _ => None,
         };
-        // A pending job is admitted, counted in every pool and capacity already: what it lacks
-        // is room on a node, and only a node with none for it leaves it waiting.
-        let pending = job.phase == JobPhase::Pending;
-        if pending && room_on_some_node(job, &snapshot.nodes) {
-            continue;
-        }
-        let demand = if pending {
-            SharedDemand::new()
-        } else {
-            model.demand(&job.resources)
-        };
+        let demand = model.demand(&job.resources);
         let assessment = model.assess(&state, Some(queue), &demand);
-        let need = if pending {
-            Need {
-                pool: Vec::new(),
-                capacity: Vec::new(),
-            }
-        } else {
-            Need {
-                pool: assessment.shortfall.clone(),
-                capacity: capacity_deficits(&tree, &own, queue, &job.resources),
-            }
+        let need = Need {
+            pool: assessment.shortfall.clone(),
+            capacity: capacity_deficits(&tree, &own, queue, &job.resources),
         };
-        if need.is_met() && !pending {
+        if need.is_met() {
             continue;
         }
         // The oldest jobs short of room are examined, a bounded number a round: a backlog of
@@ -197,7 +182,7 @@ pub fn plan_reclaims(
             break;
         }
         // Its owner's own quota holds it privately: nothing taken from others can help.
-        if !pending && QuotaView::new(&planned, &tree).holds_privately(job.owner, &job.queue, &job.resources) {
+        if QuotaView::new(&planned, &tree).holds_privately(job.owner, &job.queue, &job.resources) {
             continue;
         }
         let ask = Ask {
@@ -209,21 +194,26 @@ pub fn plan_reclaims(
             need: &need,
             job,
             gang,
-            nodes: &snapshot.nodes,
+            nodes: &nodes,
         };
         // Owed room first: borrowers of other subtrees that ran the lender's minimum.
-        let mut chosen: Option<(TakeKind, Vec<&Borrower<'_>>)> = None;
-        if !pending && assessment.owed() && !demand.is_empty() {
+        let mut chosen: Option<Picked<'_, '_>> = None;
+        if assessment.owed() && !demand.is_empty() {
             let min_runtime = model.reclaim_min_runtime(Some(queue));
             let eligible: Vec<&Borrower<'_>> = candidates
                 .iter()
                 .filter(|b| !model.is_within(b.queue, Some(queue)))
                 .filter(|b| has_run_long_enough(b.job.started_at, min_runtime, now))
                 .collect();
-            chosen = choose(&ask, &eligible).map(|set| (TakeKind::Reclaim, set.iter().map(|&i| eligible[i]).collect()));
+            chosen = choose(&ask, &eligible)
+                .map(|c| (TakeKind::Reclaim, c.place, c.set.iter().map(|&i| eligible[i]).collect()));
         }
         // Else, where the queue allows it, its own jobs of a lower priority.
-        let allows = lets_lower_go(&job.queue);
+        let allows = snapshot
+            .queues
+            .iter()
+            .find(|q| q.name == job.queue)
+            .is_some_and(|q| q.sharing.preempt_within_queue == PreemptWithinQueue::LowerPriority);
         let lower: Vec<Borrower<'_>>;
         if chosen.is_none() && allows {
             let min_runtime = model.own_min_runtime(queue);
@@ -238,15 +228,21 @@ pub fn plan_reclaims(
                     job: v,
                     queue: Some(queue),
                     demand: model.demand(&v.resources),
+                    frees: victims::frees(v, gangs),
                 })
                 .collect::<Vec<_>>();
             let mut eligible: Vec<&Borrower<'_>> = lower.iter().collect();
             // Lowest priority first, newest first among equals.
             eligible.sort_by_key(|b| (b.job.sharing.priority, std::cmp::Reverse((b.job.started_at, b.job.id))));
-            chosen =
-                choose(&ask, &eligible).map(|set| (TakeKind::Priority, set.iter().map(|&i| eligible[i]).collect()));
+            chosen = choose(&ask, &eligible).map(|c| {
+                (
+                    TakeKind::Priority,
+                    c.place,
+                    c.set.iter().map(|&i| eligible[i]).collect(),
+                )
+            });
         }
-        let Some((kind, victims)) = chosen else {
+        let Some((kind, place, victims)) = chosen else {
             continue;
         };
         for victim in &victims {
@@ -254,17 +250,25 @@ pub fn plan_reclaims(
             if let Some(q) = victim.queue {
                 own[q] = own[q].left_after(&victim.job.resources);
             }
+            for (name, room) in &victim.frees {
+                if let Some(node) = nodes.iter_mut().find(|n| &n.name == name) {
+                    node.free.saturating_add_assign(room);
+                }
+            }
         }
-        if !pending {
-            model.add(&mut state, Some(queue), &demand, 1);
-            own[queue].saturating_add_assign(&job.resources);
-            planned.usage.push(crate::prequeue::snapshot::UsageRow {
-                owner: job.owner,
-                queue: job.queue.clone(),
-                resources: job.resources.clone(),
-                active_jobs: 1,
-            });
+        for (name, used) in &place {
+            if let Some(node) = nodes.iter_mut().find(|n| &n.name == name) {
+                node.free = node.free.left_after(used);
+            }
         }
+        model.add(&mut state, Some(queue), &demand, 1);
+        own[queue].saturating_add_assign(&job.resources);
+        planned.usage.push(crate::prequeue::snapshot::UsageRow {
+            owner: job.owner,
+            queue: job.queue.clone(),
+            resources: job.resources.clone(),
+            active_jobs: 1,
+        });
         let mut ids: Vec<JobId> = victims.iter().map(|v| v.job.id).collect();
         ids.sort_unstable();
         let node = common_node(&victims);
@@ -280,6 +284,9 @@ pub fn plan_reclaims(
     }
     plans
 }
+
+/// A plan's kind, where its beneficiary goes, and its victims.
+type Picked<'b, 's> = (TakeKind, Vec<(String, ResourceList)>, Vec<&'b Borrower<'s>>);
 
 /// What must be freed for a job owed room: the cluster's room per shared column, and per
 /// capacity on its path that its request would pass, (level, resource, excess).
@@ -390,6 +397,8 @@ struct Borrower<'s> {
     job: &'s JobSnapshot,
     queue: Option<QueueIdx>,
     demand: SharedDemand,
+    /// The room its release surely frees on each node ([`victims::frees`]).
+    frees: Vec<(String, ResourceList)>,
 }
 
 /// Running or pending normal jobs that borrow (locked ones too: the caller decides), newest
@@ -427,7 +436,12 @@ fn borrowers<'s>(snapshot: &'s Snapshot, tree: &QueueTree, model: &SharingTree) 
         // Only a job told it borrows may be reclaimed, and only while it still does.
         let placed_or_waiting = matches!(job.phase, JobPhase::Running | JobPhase::Pending);
         if !within && job.sharing.borrowing && placed_or_waiting {
-            out.push(Borrower { job, queue, demand });
+            out.push(Borrower {
+                job,
+                queue,
+                demand,
+                frees: Vec::new(),
+            });
         }
     }
     // Newest first: a job not started yet costs nothing to take back.
@@ -436,7 +450,7 @@ fn borrowers<'s>(snapshot: &'s Snapshot, tree: &QueueTree, model: &SharingTree) 
 }
 
 mod victims;
-use victims::{choose, common_node, room_on_some_node};
+use victims::{choose, common_node};
 
 #[cfg(test)]
 mod tests;

@@ -322,10 +322,9 @@ fn a_gang_no_reclaim_could_place_takes_nobody() {
     assert!(plan_reclaims(&s, at(60), None, Some(&gangs)).is_empty());
 }
 
-#[test]
-fn a_gang_victim_on_several_nodes_frees_a_share_on_each() {
-    // Borrower 8 runs 2 GPUs across n1 and n2: taking it frees one on each (the snapshot does
-    // not say which pod is where).
+/// cv's gang (job 100, 4 GPUs) and nlp's borrower 8 on both nodes (2 GPUs), each node with
+/// one GPU free and two of nlp's jobs within its guarantee.
+fn wide_world() -> Snapshot {
     let mut s = world(0, 2);
     for (id, on) in [(1, "n1"), (2, "n1"), (3, "n2"), (4, "n2")] {
         s.jobs
@@ -342,21 +341,92 @@ fn a_gang_victim_on_several_nodes_frees_a_share_on_each() {
     gang.single_node = false;
     gang.resources = rl(&[(GPU, "4")]);
     s.usage = usage_from_jobs(&s.jobs);
-    // Two replicas of 2 GPUs: one per node once 8 is gone.
-    let two = GangTasks::from([(
-        100,
-        vec![crate::prequeue::tests::fixtures::task("worker", 2, &[(GPU, "2")])],
-    )]);
-    assert_eq!(plan_reclaims(&s, at(60), None, Some(&two))[0].victims, vec![8]);
-    // One replica of 3 GPUs and one of 1: 3 fit on no node (2 and 2 free).
-    let uneven = GangTasks::from([(
-        100,
-        vec![
-            crate::prequeue::tests::fixtures::task("master", 1, &[(GPU, "3")]),
-            crate::prequeue::tests::fixtures::task("worker", 1, &[(GPU, "1")]),
-        ],
-    )]);
+    s
+}
+
+#[test]
+fn a_victim_on_several_nodes_is_credited_only_what_each_of_its_pods_surely_frees() {
+    use crate::prequeue::tests::fixtures::task;
+    let s = wide_world();
+    let gang = (100, vec![task("worker", 2, &[(GPU, "2")])]);
+    // Borrower 8 is two 1-GPU workers: one on each node, so each node gets one back and the
+    // gang's two 2-GPU replicas fit.
+    let even = GangTasks::from([gang.clone(), (8, vec![task("worker", 2, &[(GPU, "1")])])]);
+    assert_eq!(plan_reclaims(&s, at(60), None, Some(&even))[0].victims, vec![8]);
+    // Its tasks unknown: nothing is counted on either node, and nobody is taken.
+    let unknown = GangTasks::from([gang.clone()]);
+    assert!(plan_reclaims(&s, at(60), None, Some(&unknown)).is_empty());
+    // A 2-GPU master and a CPU-only worker: which node holds the GPUs is unknown, so none is
+    // counted (an equal share would promise one on each, and a gang placed on it would wait).
+    let uneven = GangTasks::from([
+        gang,
+        (
+            8,
+            vec![task("master", 1, &[(GPU, "2")]), task("worker", 1, &[("cpu", "1")])],
+        ),
+    ]);
     assert!(plan_reclaims(&s, at(60), None, Some(&uneven)).is_empty());
+}
+
+/// n1 holds nlp's 1, 2, 3 (its guarantee) and borrower 8; n2 holds nlp's 4 and borrowers 5
+/// and 6, one GPU free. cv's jobs 100 and 101 ask 2 GPUs each, both pinned to n2.
+fn pinned_world() -> Snapshot {
+    let mut s = world(0, 2);
+    for (id, on, borrowing) in [
+        (1, "n1", false),
+        (2, "n1", false),
+        (3, "n1", false),
+        (4, "n2", false),
+        (5, "n2", true),
+        (6, "n2", true),
+        (8, "n1", true),
+    ] {
+        let mut job = JobBuilder::normal(id).queue("nlp").gpus(GPU, 1).running_on(on).build();
+        job.sharing.borrowing = borrowing;
+        s.jobs.push(job);
+    }
+    s.jobs.retain(|j| j.id != 100);
+    for id in [100, 101] {
+        s.jobs.push(
+            JobBuilder::normal(id)
+                .owner(2)
+                .queue("cv")
+                .gpus(GPU, 2)
+                .nodes(&["n2"])
+                .submitted(40 + id - 100)
+                .waiting_since(Some(50))
+                .build(),
+        );
+    }
+    s.nodes[0].free = rl(&[("cpu", "64"), (GPU, "0")]);
+    s.nodes[1].free = rl(&[("cpu", "64"), (GPU, "1")]);
+    s.usage = usage_from_jobs(&s.jobs);
+    s
+}
+
+#[test]
+fn room_one_plan_gives_a_job_on_a_node_is_not_promised_again_in_the_round() {
+    // 100 takes 6 (n2 then has 2 free, which 100 uses). 101 would need 2 more on n2, where
+    // only 5 is left: no plan — not 8 (on n1) and 5, which would leave 101 one GPU short.
+    let plans = plan_reclaims(&pinned_world(), at(60), None, None);
+    assert_eq!(plans.len(), 1, "{plans:?}");
+    assert_eq!((plans[0].beneficiary, plans[0].victims.clone()), (100, vec![6]));
+}
+
+#[test]
+fn a_node_whose_room_an_earlier_plan_reserves_offers_none() {
+    // Another job's preemption is in flight on n2: its free GPU is that job's. 100 needs two
+    // of its own there: 5 and 6.
+    let mut s = pinned_world();
+    s.jobs.retain(|j| j.id != 101);
+    s.preemptions_in_flight = vec![crate::prequeue::InFlightPreemption {
+        beneficiary: 77,
+        node: "n2".into(),
+        terminating_victims: vec![78],
+    }];
+    let plans = plan_reclaims(&s, at(60), None, None);
+    assert_eq!(plans.len(), 1, "{plans:?}");
+    assert_eq!(plans[0].victims, vec![5, 6]);
 }
 
 /// cv's job's `reclaiming` reason as the round explains it at `now`.
@@ -398,55 +468,4 @@ fn the_reason_says_when_borrowers_may_go_or_that_none_can() {
     let d = reclaiming_reason(&s, at(55));
     assert_eq!((d.reclaim_at, d.nothing_to_take), (None, true));
     assert!(plan_reclaims(&s, at(60), None, None).is_empty());
-}
-
-#[test]
-fn a_higher_priority_job_pending_in_a_full_cluster_takes_lower_ones_room() {
-    // No cap and no guarantee: the urgent job was admitted and waits in the cluster, whose one
-    // node four priority-0 jobs of 2 GPUs fill. Its queue lets it take their room.
-    let mut s = Snapshot::default();
-    s.config.queue_quota_enabled = true;
-    s.config.reclaim_delay_seconds = 10;
-    let mut lab = queue("lab", None, None);
-    lab.sharing.priority_range = anteroom_shared::scheduling::PriorityRange { min: 0, max: 9 };
-    lab.sharing.preempt_within_queue = anteroom_shared::scheduling::PreemptWithinQueue::LowerPriority;
-    s.queues = vec![lab];
-    s.nodes = vec![node("n1", &[(GPU, "8")])];
-    s.nodes[0].free = rl(&[(GPU, "0")]);
-    for id in 1..=4 {
-        s.jobs.push(
-            JobBuilder::normal(id)
-                .queue("lab")
-                .gpus(GPU, 2)
-                .running_on("n1")
-                .build(),
-        );
-    }
-    let mut urgent = JobBuilder::normal(100)
-        .queue("lab")
-        .gpus(GPU, 2)
-        .submitted(40)
-        .waiting_since(Some(50))
-        .phase(JobPhase::Pending)
-        .build();
-    urgent.sharing.priority = 5;
-    s.jobs.push(urgent);
-    s.usage = usage_from_jobs(&s.jobs);
-    assert!(plan_reclaims(&s, at(59), None, None).is_empty(), "not before the delay");
-    let plans = plan_reclaims(&s, at(60), None, None);
-    assert_eq!(plans.len(), 1, "{plans:?}");
-    assert_eq!((plans[0].kind, plans[0].victims.clone()), (TakeKind::Priority, vec![4]));
-    // A round's `allowed` (prequeued jobs only) does not hide it.
-    assert_eq!(plan_reclaims(&s, at(60), Some(&Default::default()), None).len(), 1);
-    // Room on the node: the cluster places it, nobody is taken.
-    let mut roomy = s.clone();
-    roomy.nodes[0].free = rl(&[(GPU, "2")]);
-    assert!(plan_reclaims(&roomy, at(60), None, None).is_empty());
-    // Without the queue's consent, or with equal priorities, nothing is taken.
-    let mut never = s.clone();
-    never.queues[0].sharing.preempt_within_queue = anteroom_shared::scheduling::PreemptWithinQueue::Never;
-    assert!(plan_reclaims(&never, at(60), None, None).is_empty());
-    let mut equal = s.clone();
-    equal.jobs.last_mut().expect("urgent").sharing.priority = 0;
-    assert!(plan_reclaims(&equal, at(60), None, None).is_empty());
 }

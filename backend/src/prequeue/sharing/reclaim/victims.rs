@@ -2,21 +2,64 @@
 //! lower-priority jobs) whose release makes it fit the cluster's room and its capacities and,
 //! for a job on one node, leaves a node with room for it; for a gang, room to place it.
 
-use super::{Ask, Borrower};
+use super::{Ask, Borrower, GangTasks};
 use crate::prequeue::placement::{CapacityKind, place_gang};
 use crate::prequeue::preemption::min_cover;
 use crate::prequeue::queue_tree::QueueIdx;
-use crate::prequeue::snapshot::{JobSnapshot, NodeSnapshot};
-use anteroom_shared::scheduling::{Quantity, TaskResources};
+use crate::prequeue::snapshot::JobSnapshot;
+use anteroom_shared::scheduling::{ResourceList, TaskResources};
+
+/// The victims chosen for a job, and where the job will then run.
+pub(super) struct Chosen {
+    /// Indices into the eligible victims.
+    pub set: Vec<usize>,
+    /// Where the job's pods go and what each node gives them: its node for a one-node job,
+    /// the gang's placement for a gang; empty when unknown (a probe).
+    pub place: Vec<(String, ResourceList)>,
+}
+
+/// The room `job`'s release surely frees on each node it runs on: all it holds, for a job on
+/// one node. For a job on several nodes the snapshot does not say which pod is where, so only
+/// what every pod holds at least is counted on each of its nodes — per resource, the smallest
+/// request among its tasks (its tasks from `gangs`; none known: nothing). Never more than it
+/// frees there: a gang is never judged placeable on room a victim does not leave.
+pub(super) fn frees(job: &JobSnapshot, gangs: Option<&GangTasks>) -> Vec<(String, ResourceList)> {
+    if let Some(node) = single_node_of(job) {
+        return vec![(node.to_owned(), job.resources.clone())];
+    }
+    let Some(tasks) = gangs.and_then(|g| g.get(&job.id)) else {
+        return Vec::new();
+    };
+    let tasks: Vec<&TaskResources> = tasks.iter().filter(|t| t.replicas > 0).collect();
+    let Some(first) = tasks.first() else {
+        return Vec::new();
+    };
+    let mut least = ResourceList::new();
+    for (name, q) in first.requests.iter() {
+        let smallest = tasks.iter().map(|t| t.requests.get(name)).min().unwrap_or(q);
+        if smallest.is_positive() {
+            least.insert(name, smallest);
+        }
+    }
+    let mut names: Vec<&str> = job.nodes.iter().map(String::as_str).filter(|n| !n.is_empty()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names.into_iter().map(|n| (n.to_owned(), least.clone())).collect()
+}
 
 /// The fewest victims among `eligible` (newest first) whose release makes the job fit — and,
 /// for a job on one node, leaves some node it may run on with room for it once they are gone
 /// (its free room plus what the victims there hold); for a gang, leaves the nodes' free room
 /// enough to place all its replicas. Among equally few, the newest victims, then the node
-/// name. Indices into `eligible`.
-pub(super) fn choose(ask: &Ask<'_>, eligible: &[&Borrower<'_>]) -> Option<Vec<usize>> {
+/// name.
+pub(super) fn choose(ask: &Ask<'_>, eligible: &[&Borrower<'_>]) -> Option<Chosen> {
     if !ask.job.single_node {
-        return cover(ask, eligible, &[]);
+        let set = cover(ask, eligible, &[])?;
+        let place = match ask.gang {
+            Some(tasks) => gang_placement(ask, tasks, set.iter().map(|&i| eligible[i]))?,
+            None => Vec::new(),
+        };
+        return Some(Chosen { set, place });
     }
     let mut best: Option<(Vec<usize>, &str)> = None;
     for node in ask
@@ -46,7 +89,10 @@ pub(super) fn choose(ask: &Ask<'_>, eligible: &[&Borrower<'_>]) -> Option<Vec<us
             best = Some((set, node.name.as_str()));
         }
     }
-    best.map(|(set, _)| set)
+    best.map(|(set, node)| Chosen {
+        set,
+        place: vec![(node.to_owned(), ask.job.resources.clone())],
+    })
 }
 
 /// The fewest of `pool` (indices into `eligible`, newest first) whose release lets the job
@@ -55,7 +101,12 @@ pub(super) fn choose(ask: &Ask<'_>, eligible: &[&Borrower<'_>]) -> Option<Vec<us
 /// then every victim not needed dropped.
 fn cover(ask: &Ask<'_>, eligible: &[&Borrower<'_>], short: &[(String, i128, &str)]) -> Option<Vec<usize>> {
     let pool: Vec<usize> = (0..eligible.len()).collect();
-    let on = |b: &Borrower<'_>, node: &str| single_node_of(b.job) == Some(node);
+    let freed_on = |b: &Borrower<'_>, node: &str, name: &str| {
+        b.frees
+            .iter()
+            .find(|(n, _)| n == node)
+            .map_or(0, |(_, room)| room.get(name).milli())
+    };
     let in_level = |b: &Borrower<'_>, level: QueueIdx| b.queue.is_some_and(|q| ask.tree.path(q).contains(&level));
     let gains: Vec<Vec<i128>> = pool
         .iter()
@@ -69,13 +120,7 @@ fn cover(ask: &Ask<'_>, eligible: &[&Borrower<'_>], short: &[(String, i128, &str
                     0
                 }
             }));
-            gain.extend(short.iter().map(|(name, _, node)| {
-                if on(b, node) {
-                    b.job.resources.get(name).milli()
-                } else {
-                    0
-                }
-            }));
+            gain.extend(short.iter().map(|(name, _, node)| freed_on(b, node, name)));
             gain
         })
         .collect();
@@ -97,16 +142,12 @@ fn cover(ask: &Ask<'_>, eligible: &[&Borrower<'_>], short: &[(String, i128, &str
                 freed >= *excess
             })
             && short.iter().all(|(name, lacking, node)| {
-                let freed: i128 = set
-                    .iter()
-                    .filter(|&&i| on(eligible[i], node))
-                    .map(|&i| eligible[i].job.resources.get(name).milli())
-                    .sum();
+                let freed: i128 = set.iter().map(|&i| freed_on(eligible[i], node, name)).sum();
                 freed >= *lacking
             })
             && ask
                 .gang
-                .is_none_or(|tasks| gang_places(ask, tasks, set.iter().map(|&i| eligible[i].job)))
+                .is_none_or(|tasks| gang_placement(ask, tasks, set.iter().map(|&i| eligible[i])).is_some())
     };
     let mut set: Vec<usize> = min_cover(&gains, &want, pool.len())
         .map(|c| c.indices.iter().map(|&k| pool[k]).collect())
@@ -134,47 +175,36 @@ fn cover(ask: &Ask<'_>, eligible: &[&Borrower<'_>], short: &[(String, i128, &str
     Some(set)
 }
 
-/// Whether the gang `tasks` can be placed on the nodes' free room once `victims` are gone.
-///
-/// A victim's room comes back on the nodes it runs on; the snapshot knows those nodes but not
-/// which pods sit where, so a victim on several nodes is credited an equal share on each
-/// (rounded down): a gang of unequal tasks may be judged short where it would fit, never the
-/// reverse by more than the rounding.
-fn gang_places<'s>(ask: &Ask<'_>, tasks: &[TaskResources], victims: impl Iterator<Item = &'s JobSnapshot>) -> bool {
+/// Where the gang `tasks` goes on the nodes' free room once `victims` are gone — each
+/// victim's [`frees`] added back — as (node, what the replica there takes); `None` when it
+/// cannot be placed.
+fn gang_placement<'v>(
+    ask: &Ask<'_>,
+    tasks: &[TaskResources],
+    victims: impl Iterator<Item = &'v Borrower<'v>>,
+) -> Option<Vec<(String, ResourceList)>> {
     let mut nodes = ask.nodes.to_vec();
     for victim in victims {
-        let on: Vec<&str> = {
-            let mut names: Vec<&str> = victim
-                .nodes
-                .iter()
-                .map(String::as_str)
-                .filter(|n| !n.is_empty())
-                .collect();
-            names.sort_unstable();
-            names.dedup();
-            names
-        };
-        let Some(share) = i128::try_from(on.len()).ok().filter(|n| *n > 0) else {
-            continue;
-        };
-        for node in nodes.iter_mut().filter(|n| on.contains(&n.name.as_str())) {
-            for (name, q) in victim.resources.iter() {
-                let part = Quantity::from_milli_saturating(q.milli() / share, q.format_kind());
-                let total =
-                    Quantity::from_milli_saturating(node.free.get(name).milli() + part.milli(), q.format_kind());
-                node.free.insert(name, total);
+        for (name, room) in &victim.frees {
+            if let Some(node) = nodes.iter_mut().find(|n| &n.name == name) {
+                node.free.saturating_add_assign(room);
             }
         }
     }
-    place_gang(tasks, &ask.job.tolerations, &nodes, CapacityKind::Free).is_ok()
-}
-
-/// Whether some node `job` may run on has the free room for it now.
-pub(super) fn room_on_some_node(job: &JobSnapshot, nodes: &[NodeSnapshot]) -> bool {
-    nodes.iter().any(|n| {
-        crate::prequeue::placement::node_accepts(n, &job.explicit_nodes, &job.tolerations)
-            && n.free.covers(&job.resources)
-    })
+    let assignments = place_gang(tasks, &ask.job.tolerations, &nodes, CapacityKind::Free).ok()?;
+    Some(
+        assignments
+            .into_iter()
+            .map(|a| {
+                let request = tasks
+                    .iter()
+                    .find(|t| t.name == a.task)
+                    .map(|t| t.requests.clone())
+                    .unwrap_or_default();
+                (a.node, request)
+            })
+            .collect(),
+    )
 }
 
 /// The one node a job runs on, if exactly one.

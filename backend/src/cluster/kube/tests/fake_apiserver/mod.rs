@@ -273,10 +273,10 @@ async fn kube_a_job_for_a_queue_volcano_does_not_have_is_refused_before_any_writ
 
 #[tokio::test]
 async fn kube_an_elastic_job_goes_to_the_uncapped_queue_which_is_made_when_missing() {
-    // The queue `nlp` is at its capability in Volcano (here: absent, which the check would
-    // refuse). An Elastic job of nlp is sent to the Elastic jobs' queue instead; that queue is
-    // Anteroom's and is made first when missing.
+    // The queue `nlp` is at its capability in Volcano. An Elastic job of nlp is sent to the
+    // Elastic jobs' queue instead; that queue is Anteroom's and is made first when missing.
     let fake = FakeApiServer::start().await;
+    fake.apply(Kind::Queues, queue("nlp", "Open"));
     let cluster = KubeCluster::start(fake.client(), settings());
     eventually("readiness", || async { cluster.is_reachable().await.then_some(()) }).await;
     let spec = JobSpec {
