@@ -31,6 +31,7 @@ pub mod templates;
 #[cfg(test)]
 mod test_alloc;
 pub mod tolerations;
+pub mod usage;
 pub mod users;
 pub mod volumes;
 pub mod watcher;

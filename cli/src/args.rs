@@ -59,6 +59,8 @@ pub enum Command {
     Queues,
     /// Your use and limits in a queue.
     Quota(QuotaArgs),
+    /// What your jobs used, per day, week or month (admins: anyone's), like sreport.
+    Usage(UsageArgs),
     /// Admin: quota rules, queues and the prequeue's settings.
     #[command(subcommand)]
     Admin(AdminCommand),
@@ -242,6 +244,29 @@ pub struct QuotaArgs {
     /// The queue (default: `default`).
     #[arg(short, long, default_value = "default")]
     pub queue: String,
+}
+
+/// `ar usage`.
+#[derive(Debug, Args)]
+pub struct UsageArgs {
+    /// From this day (`2026-11-01`, UTC) or instant (RFC 3339); default: 30 days before `--to`.
+    #[arg(long, value_name = "DATE")]
+    pub from: Option<String>,
+    /// Until this day (exclusive) or instant; default: now.
+    #[arg(long, value_name = "DATE")]
+    pub to: Option<String>,
+    /// `day`, `week` (ISO) or `month`.
+    #[arg(long, default_value = "day", value_parser = ["day", "week", "month"])]
+    pub by: String,
+    /// Only this user's jobs (admins; default for users: their own, for admins: everyone's).
+    #[arg(short, long)]
+    pub user: Option<String>,
+    /// Only this queue's jobs.
+    #[arg(short, long)]
+    pub queue: Option<String>,
+    /// Print CSV (a line per period, queue, user and resource), for a spreadsheet.
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
 }
 
 /// `ar completions`.

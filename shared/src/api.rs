@@ -11,6 +11,7 @@ pub mod prequeue;
 pub mod queues;
 pub mod templates;
 pub mod tolerations;
+pub mod usage;
 pub mod volumes;
 
 /// The one error shape every API error uses: `{"error": {code, message, details?}}`.

@@ -85,6 +85,7 @@ fn user_routes() -> OpenApiRouter<AppState> {
         .merge(crate::jobs::handlers::router())
         .merge(crate::volumes::handlers::router())
         .merge(crate::templates::handlers::router())
+        .merge(crate::usage::handlers::router())
         .merge(crate::notifications::handlers::router())
         .merge(crate::notebooks::handlers::router())
 }

@@ -21,6 +21,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
         (name = "volumes", description = "The admin's catalogue of data jobs mount by name, per queue"),
         (name = "notifications", description = "Webhook subscriptions to what happens to one's jobs (signed, retried, in order per job) and the admins' list of allowed destinations"),
         (name = "templates", description = "Saved job bodies without a name, published ones, and the default per kind the submission form starts from"),
+        (name = "usage", description = "Accounting: what jobs occupied per period, queue, user and resource, from a history that outlives the jobs"),
     )
 )]
 pub struct ApiDoc;

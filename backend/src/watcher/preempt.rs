@@ -217,15 +217,12 @@ async fn take(
     let Some((txn, now)) = w.writer(fence).begin().await? else {
         return Err(WatcherError::LeaseLost);
     };
-    // A preemption's beneficiary waits in the cluster, a reclaim's in the prequeue; one by
-    // priority in either (admitted into a full cluster, or held by a cap).
     let waits_in = match plan.why {
-        Why::Preemption { .. } => vec![JobPhase::Pending.as_str()],
-        Why::Reclaim { .. } => vec![JobPhase::Prequeue.as_str()],
-        Why::Priority { .. } => vec![JobPhase::Prequeue.as_str(), JobPhase::Pending.as_str()],
+        Why::Preemption { .. } => JobPhase::Pending,
+        Why::Reclaim { .. } | Why::Priority { .. } => JobPhase::Prequeue,
     };
     let Some(beneficiary) = job::Entity::find_by_id(plan.beneficiary)
-        .filter(job::Column::Phase.is_in(waits_in))
+        .filter(job::Column::Phase.eq(waits_in.as_str()))
         .one(&txn)
         .await?
     else {
@@ -235,7 +232,6 @@ async fn take(
     // taken before any row is written (the order every claim takes them in).
     let turn = match plan.why {
         Why::Preemption { .. } => None,
-        _ if beneficiary.phase != JobPhase::Prequeue.as_str() => None,
         Why::Reclaim { .. } | Why::Priority { .. } => {
             let (_, tree) = crate::queues::tree(&txn).await?;
             let root = tree.turn_of(&beneficiary.queue).to_owned();
@@ -397,6 +393,16 @@ async fn take(
         ),
     };
     events::record(&txn, &beneficiary, kind, message, Some(details), now).await?;
+    if let Why::Reclaim { .. } = plan.why {
+        // The usage history (§10) says how their runs ended: its trigger wrote `Preempted`.
+        crate::usage::entity::Entity::update_many()
+            .col_expr(crate::usage::entity::Column::EndPhase, Expr::value("Reclaimed"))
+            .filter(crate::usage::entity::Column::JobId.is_in(plan.victims.iter().copied()))
+            .filter(crate::usage::entity::Column::EndPhase.eq(JobPhase::Preempted.as_str()))
+            .filter(crate::usage::entity::Column::EndedAt.eq(now))
+            .exec(&txn)
+            .await?;
+    }
     // The room passes to the beneficiary in this transaction: checked against the usage
     // without the victims, as any claim is.
     let claimed = match turn {

@@ -10,6 +10,7 @@ pub mod meta;
 pub mod pods;
 pub mod queues;
 pub mod submit;
+pub mod usage;
 pub mod watch;
 
 use crate::args::Command;
@@ -33,6 +34,7 @@ pub async fn dispatch(ctx: &Ctx, command: Command) -> CliResult<()> {
         Command::Logs(args) => logs::logs(ctx, args).await,
         Command::Queues => queues::queues(ctx).await,
         Command::Quota(args) => queues::quota(ctx, &args.queue).await,
+        Command::Usage(args) => usage::usage(ctx, args).await,
         Command::Admin(command) => admin::admin(ctx, command).await,
         Command::Completions(_) | Command::Man => Ok(()),
     }

@@ -135,7 +135,7 @@ impl SimState {
     /// purged.
     pub fn statuses(&self, now: DateTime<Utc>) -> Vec<JobStatus> {
         let mut out: Vec<JobStatus> = self.jobs.values().map(|j| j.status(now)).collect();
-        out.extend(self.finished.iter().map(|(id, f)| f.status(*id, now)));
+        out.extend(self.finished.iter().map(|(id, f)| f.status(*id)));
         out.sort_by_key(|s| s.job_id);
         out
     }
@@ -399,7 +399,7 @@ impl SimState {
                 failure: job.failure(timing.default_runtime_seconds),
             };
             changes.upserted.insert(id);
-            changes.events.push(JobEvent::Status(finished.status(id, now)));
+            changes.events.push(JobEvent::Status(finished.status(id)));
             self.finished.insert(id, finished);
             self.placement_settled = false;
         }

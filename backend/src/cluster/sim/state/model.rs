@@ -175,8 +175,10 @@ pub struct FinishedJob {
 }
 
 impl FinishedJob {
-    /// The status Anteroom sees: `Completed` (or `Failed`, with why), on no node.
-    pub fn status(&self, job_id: JobId, now: DateTime<Utc>) -> JobStatus {
+    /// The status Anteroom sees: `Completed` (or `Failed`, with why), on no node, observed when
+    /// it ended — the simulated cluster knows that to the instant, and the job's `finishedAt`
+    /// (and the usage it recorded, §10) is then exact whenever the watcher looks.
+    pub fn status(&self, job_id: JobId) -> JobStatus {
         JobStatus {
             job_id,
             phase: if self.failure.is_some() {
@@ -185,7 +187,7 @@ impl FinishedJob {
                 JobPhase::Completed
             },
             nodes: Vec::new(),
-            observed_at: now,
+            observed_at: self.finished_at,
             started_at: self.started_at,
             failure: self.failure.as_ref().map(|f| format!("PodFailed: {}", f.one_line())),
             cluster_uid: self.cluster_uid.clone(),

@@ -1,0 +1,183 @@
+//! Accounting (`GET /api/v1/usage`, `spec/prequeue.md` §10): what jobs occupied, per period,
+//! queue, user and resource, from the usage history that outlives the jobs themselves. Shared
+//! so the CLI and the UI read exactly what the server writes.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// How a report groups time: calendar days, ISO weeks (Monday first) or calendar months, in
+/// UTC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub enum UsagePeriod {
+    /// One row per UTC day (`2026-11-27`).
+    #[default]
+    Day,
+    /// One row per ISO week (`2026-W48`).
+    Week,
+    /// One row per UTC month (`2026-11`).
+    Month,
+}
+
+impl UsagePeriod {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UsagePeriod::Day => "day",
+            UsagePeriod::Week => "week",
+            UsagePeriod::Month => "month",
+        }
+    }
+}
+
+/// The most days one report may span: a longer range is refused (422 on `to`), so one request
+/// cannot make the server split years of history into days.
+pub const MAX_REPORT_DAYS: i64 = 400;
+
+/// One period's use by one user in one queue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct UsageRow {
+    /// The period's name: `2026-11-27`, `2026-W48` or `2026-11`.
+    pub period: String,
+    /// Its first instant (UTC).
+    pub period_start: DateTime<Utc>,
+    /// The queue the jobs ran in.
+    pub queue: String,
+    /// The user who owned them.
+    pub user: String,
+    /// Normal jobs' use in the period, per resource, in resource-hours: GPU-hours for an
+    /// accelerator, CPU-hours for `cpu`, GiB-hours for `memory` (and other byte resources).
+    /// The part of a run inside the period counts, to the second.
+    pub used: BTreeMap<String, f64>,
+    /// Elastic (backfill) jobs' use, in the same units.
+    pub backfill: BTreeMap<String, f64>,
+    /// Runs that started in the period (a requeued job that ran twice counts twice).
+    pub jobs: u64,
+    /// Median wait of those runs, from the start of their wait to their start, in seconds.
+    pub wait_median_seconds: Option<f64>,
+    /// 90th percentile of the same waits (nearest rank).
+    pub wait_p90_seconds: Option<f64>,
+    /// Runs that ended in the period preempted for another job (reclaims not included).
+    pub preempted: u64,
+    /// Runs that ended in the period reclaimed by the queue that lent their room (§9).
+    pub reclaimed: u64,
+}
+
+/// A usage report: rows by period, then queue, then user.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct UsageReport {
+    /// The first instant covered.
+    pub from: DateTime<Utc>,
+    /// The end (exclusive).
+    pub to: DateTime<Utc>,
+    /// How rows group time.
+    pub by: UsagePeriod,
+    /// Rows with some use, start or end in them.
+    pub rows: Vec<UsageRow>,
+}
+
+/// The header of the CSV form of a report (`Accept: text/csv`): one line per period, queue,
+/// user and resource.
+pub const CSV_HEADER: &str = "period,period_start,queue,user,resource,used_hours,backfill_hours,jobs,\
+wait_median_seconds,wait_p90_seconds,preempted,reclaimed";
+
+impl UsageReport {
+    /// The report as CSV ([`CSV_HEADER`]), RFC 4180: a field with a comma, quote or line break
+    /// is quoted, quotes doubled. A row without any resource still has one line (empty
+    /// resource), so its counts are not lost.
+    pub fn to_csv(&self) -> String {
+        let mut out = String::from(CSV_HEADER);
+        out.push_str("\r\n");
+        let number = |v: Option<f64>| v.map(|v| format!("{v}")).unwrap_or_default();
+        for row in &self.rows {
+            let mut resources: Vec<&str> = row.used.keys().chain(row.backfill.keys()).map(String::as_str).collect();
+            resources.sort_unstable();
+            resources.dedup();
+            if resources.is_empty() {
+                resources.push("");
+            }
+            for resource in resources {
+                let fields = [
+                    csv_field(&row.period),
+                    csv_field(&row.period_start.to_rfc3339()),
+                    csv_field(&row.queue),
+                    csv_field(&row.user),
+                    csv_field(resource),
+                    number(row.used.get(resource).copied()),
+                    number(row.backfill.get(resource).copied()),
+                    row.jobs.to_string(),
+                    number(row.wait_median_seconds),
+                    number(row.wait_p90_seconds),
+                    row.preempted.to_string(),
+                    row.reclaimed.to_string(),
+                ];
+                out.push_str(&fields.join(","));
+                out.push_str("\r\n");
+            }
+        }
+        out
+    }
+}
+
+/// One CSV field: quoted when it must be. A field starting with `=`, `+`, `-` or `@` is
+/// prefixed with `'` so a spreadsheet does not run it as a formula (a queue or user name is
+/// chosen by people).
+fn csv_field(text: &str) -> String {
+    let text = if text.starts_with(['=', '+', '-', '@']) {
+        format!("'{text}")
+    } else {
+        text.to_owned()
+    };
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quotes_what_it_must_and_keeps_formulas_out() {
+        let row = UsageRow {
+            period: "2026-11-27".into(),
+            period_start: "2026-11-27T00:00:00Z".parse().expect("time"),
+            queue: "a,b".into(),
+            user: "=cmd".into(),
+            used: BTreeMap::from([("nvidia.com/a100".into(), 1.5)]),
+            backfill: BTreeMap::from([("cpu".into(), 0.25)]),
+            jobs: 2,
+            wait_median_seconds: Some(30.0),
+            wait_p90_seconds: None,
+            preempted: 0,
+            reclaimed: 1,
+        };
+        let report = UsageReport {
+            from: row.period_start,
+            to: row.period_start,
+            by: UsagePeriod::Day,
+            rows: vec![row],
+        };
+        let csv = report.to_csv();
+        let lines: Vec<&str> = csv.split("\r\n").collect();
+        assert_eq!(lines[0], CSV_HEADER);
+        assert_eq!(
+            lines[1],
+            "2026-11-27,2026-11-27T00:00:00+00:00,\"a,b\",'=cmd,cpu,,0.25,2,30,,0,1"
+        );
+        assert_eq!(
+            lines[2],
+            "2026-11-27,2026-11-27T00:00:00+00:00,\"a,b\",'=cmd,nvidia.com/a100,1.5,,2,30,,0,1"
+        );
+        assert_eq!(lines.len(), 4, "a trailing line break");
+    }
+}

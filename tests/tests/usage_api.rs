@@ -1,0 +1,140 @@
+//! Accounting end to end (`spec/prequeue.md` §10, `GET /api/v1/usage`): a scripted day and a
+//! half on the simulated cluster, watched in uneven steps; the GPU-hours recorded per user and
+//! day equal the simulated runtimes to the second, Elastic use is apart, a user reads only
+//! their own, and the CSV form carries the same numbers.
+
+use anteroom_tests::api::{call, settings};
+use anteroom_tests::both_driven;
+use anteroom_tests::driven::{Driven, GPU_NODES, gpu_job, submit};
+use serde_json::{Value, json};
+
+/// A `sleep seconds` job of `gpus` A100s.
+fn sleeping(name: &str, gpus: u32, seconds: u32, schedule: &str) -> Value {
+    let mut body = gpu_job(name, "custom", gpus, schedule);
+    body["tasks"][0]["command"] = json!(["sleep", seconds.to_string()]);
+    body
+}
+
+/// `rows`' GPU-hours of `user` on `period` (normal, elastic).
+fn gpu_hours(report: &Value, user: &str, period: &str) -> (f64, f64) {
+    let mut out = (0.0, 0.0);
+    for row in report["rows"].as_array().expect("rows") {
+        if row["user"] == user && row["period"] == period {
+            out.0 += row["used"]["nvidia.com/a100"].as_f64().unwrap_or(0.0);
+            out.1 += row["backfill"]["nvidia.com/a100"].as_f64().unwrap_or(0.0);
+        }
+    }
+    out
+}
+
+async fn a_scripted_day_is_accounted_to_the_second(db: Option<String>) {
+    let d = Driven::start(db, GPU_NODES).await;
+    let admin = d.app.admin_token().await;
+    settings(&d.app, &admin, json!({"backfillEnabled": true})).await;
+    let nina = d.app.user_token("nina").await;
+    let carl = d.app.user_token("carl").await;
+    // 08:00 on Monday 23 November: nina's 2 GPUs for an hour and 1 GPU for 90 minutes, an
+    // Elastic GPU for 20 minutes; carl's 4 GPUs for 20 hours, across midnight.
+    submit(&d, &nina, sleeping("short", 2, 3600, "normal")).await;
+    submit(&d, &nina, sleeping("longer", 1, 5400, "normal")).await;
+    submit(&d, &nina, sleeping("spare", 1, 1200, "backfill")).await;
+    submit(&d, &carl, sleeping("night", 4, 72_000, "normal")).await;
+    d.settle().await;
+    // Watched in uneven steps (7 minutes, never on an end): ends are the cluster's, not the
+    // watcher's.
+    for _ in 0..(36 * 60 / 7) {
+        d.advance(7 * 60).await;
+        d.round().await;
+    }
+    let (_, report) = call(
+        &d.app,
+        "GET",
+        "/api/v1/usage?from=2026-11-23T00:00:00Z&to=2026-11-25T00:00:00Z&by=day",
+        &admin,
+        None,
+    )
+    .await;
+    let close = |got: f64, want: f64| assert!((got - want).abs() < 1e-9, "{got} vs {want}: {report}");
+    let (used, elastic) = gpu_hours(&report, "nina", "2026-11-23");
+    close(used, 2.0 * 1.0 + 1.0 * 1.5);
+    close(elastic, 1.0 * 20.0 / 60.0);
+    // carl: 16 hours on the 23rd (08:00 to midnight), 4 on the 24th, 4 GPUs each.
+    close(gpu_hours(&report, "carl", "2026-11-23").0, 4.0 * 16.0);
+    close(gpu_hours(&report, "carl", "2026-11-24").0, 4.0 * 4.0);
+    let nina_day: Vec<&Value> = report["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r["user"] == "nina")
+        .collect();
+    assert_eq!(nina_day[0]["jobs"], 3, "{report}");
+    assert_eq!(nina_day[0]["waitMedianSeconds"], 0.0, "all started at once: {report}");
+
+    // nina sees her own only, and may not ask for carl's.
+    let (_, own) = call(
+        &d.app,
+        "GET",
+        "/api/v1/usage?from=2026-11-23T00:00:00Z&to=2026-11-25T00:00:00Z",
+        &nina,
+        None,
+    )
+    .await;
+    assert!(
+        own["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .all(|r| r["user"] == "nina"),
+        "{own}"
+    );
+    let (status, refused) = call(&d.app, "GET", "/api/v1/usage?user=carl", &nina, None).await;
+    assert_eq!(
+        (status.as_u16(), refused["error"]["code"].as_str()),
+        (403, Some("forbidden"))
+    );
+    let (status, refused) = call(
+        &d.app,
+        "GET",
+        "/api/v1/usage?from=2026-11-25T00:00:00Z&to=2026-11-23T00:00:00Z",
+        &nina,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status.as_u16(), refused["error"]["code"].as_str()),
+        (422, Some("validation_failed"))
+    );
+
+    // The CSV: the same numbers, a line per resource.
+    let response = d
+        .app
+        .client
+        .get(
+            d.app
+                .url("/api/v1/usage?from=2026-11-23T00:00:00Z&to=2026-11-25T00:00:00Z&by=week"),
+        )
+        .bearer_auth(&admin)
+        .header("Accept", "text/csv")
+        .send()
+        .await
+        .expect("the CSV");
+    assert_eq!(response.status(), 200);
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .expect("ascii")
+            .starts_with("text/csv"),
+        "{:?}",
+        response.headers()
+    );
+    let csv = response.text().await.expect("text");
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some(anteroom_shared::api::usage::CSV_HEADER));
+    let carl_gpu = csv
+        .lines()
+        .find(|l| l.contains(",carl,nvidia.com/a100,"))
+        .unwrap_or_else(|| panic!("carl's GPU line: {csv}"));
+    assert!(carl_gpu.starts_with("2026-W48,"), "{carl_gpu}");
+    assert_eq!(carl_gpu.split(',').nth(5), Some("80"), "20 hours × 4 GPUs: {carl_gpu}");
+}
+both_driven!(scripted_day, a_scripted_day_is_accounted_to_the_second);
