@@ -111,7 +111,8 @@ pub struct ReclaimingDetails {
     pub victims: Vec<i64>,
     /// When borrowers may be reclaimed for it: its wait began + `reclaimDelaySeconds`, or later
     /// when every borrower is locked or younger than the lender's minimum runtime until then;
-    /// `null` once they are chosen, or when no time is known.
+    /// `null` once they are chosen, or when no time is known. A submission's answer gives the
+    /// delay's end; the watcher's next round, which sees the borrowers, says the rest.
     #[serde(default)]
     pub reclaim_at: Option<chrono::DateTime<chrono::Utc>>,
     /// No job of another queue borrows the room: nothing can be taken back, and the room frees

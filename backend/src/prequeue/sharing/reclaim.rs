@@ -214,6 +214,9 @@ pub fn plan_reclaims(
             .iter()
             .find(|q| q.name == job.queue)
             .is_some_and(|q| q.sharing.preempt_within_queue == PreemptWithinQueue::LowerPriority);
+        // A job that says `preemptionPolicy: Never` preempts nobody (§1); reclaim is the
+        // lender's right, not the job's, and does not ask it.
+        let allows = allows && job.preemption_policy != anteroom_shared::scheduling::PreemptionPolicy::Never;
         let lower: Vec<Borrower<'_>>;
         if chosen.is_none() && allows {
             let min_runtime = model.own_min_runtime(queue);

@@ -190,7 +190,12 @@ fn a_queue_that_allows_it_preempts_its_own_lower_priority_jobs() {
         (plans[0].kind, plans[0].victims.clone()),
         (TakeKind::Priority, vec![3, 4])
     );
-    // A job of the same priority takes nothing.
+    // A job that preempts nobody takes nothing; nor does one of the same priority.
+    s.jobs.last_mut().expect("job").preemption_policy = anteroom_shared::scheduling::PreemptionPolicy::Never;
+    assert!(plan_reclaims(&s, at(60), None, None).is_empty());
+    s.jobs.last_mut().expect("job").preemption_policy =
+        anteroom_shared::scheduling::PreemptionPolicy::PreemptLowerPriority;
+    assert_eq!(plan_reclaims(&s, at(60), None, None).len(), 1);
     s.jobs.last_mut().expect("job").sharing.priority = 0;
     assert!(plan_reclaims(&s, at(60), None, None).is_empty());
 }
