@@ -267,6 +267,10 @@ pub struct UsageArgs {
     /// Print CSV (a line per period, queue, user and resource), for a spreadsheet.
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,
+    /// Your fair share over time instead: per queue, your decayed usage, share and factor
+    /// (1: used nothing, 0.5: exactly your share) and what drives it.
+    #[arg(long, conflicts_with_all = ["csv", "from", "to", "user", "queue"])]
+    pub fair_share: bool,
 }
 
 /// `ar completions`.

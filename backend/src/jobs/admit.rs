@@ -474,6 +474,7 @@ pub(super) async fn decision_snapshot(
         nodes,
         preemptions_in_flight: Vec::new(),
         recent_plans: Vec::new(),
+        history: Default::default(),
     };
     Ok((
         snapshot,

@@ -270,6 +270,7 @@ impl BatchReads {
             nodes: p.nodes.clone(),
             preemptions_in_flight: Vec::new(),
             recent_plans: Vec::new(),
+            history: Default::default(),
         };
         Some((snapshot, counts))
     }

@@ -18,6 +18,7 @@
 
 mod fast_map;
 mod forecast;
+pub mod history;
 pub mod placement;
 pub mod preemption;
 pub mod queue_tree;

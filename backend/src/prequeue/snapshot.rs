@@ -302,6 +302,10 @@ pub struct Snapshot {
     /// The last plan of each job preempted for.
     #[serde(default)]
     pub recent_plans: Vec<RecentPlan>,
+    /// Decayed past usage per (queue, owner) (§10), which `fairShareHistory` orders by; empty
+    /// under the other orders. Shared: a round's copies of the snapshot do not copy it.
+    #[serde(skip)]
+    pub history: std::sync::Arc<super::history::History>,
 }
 
 /// Usage rows computed from jobs: the occupying normal jobs, summed per (owner, queue), in

@@ -43,6 +43,12 @@ pub struct Model {
     pub time_aware_backfill: bool,
     /// `reclaimDelaySeconds`.
     pub reclaim_delay_seconds: i64,
+    /// `usageHalfLifeSeconds`.
+    pub usage_half_life_seconds: i64,
+    /// `backfillUsageWeight`, in thousandths.
+    pub backfill_usage_weight_milli: i32,
+    /// `usageWeights`, as JSON (`{}`: derived).
+    pub usage_weights: String,
     /// Last write.
     pub updated_at: DateTimeUtc,
 }

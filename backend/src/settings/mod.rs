@@ -124,6 +124,11 @@ impl Settings {
         active.max_requeues = Set(config.max_requeues);
         active.time_aware_backfill = Set(config.time_aware_backfill);
         active.reclaim_delay_seconds = Set(config.reclaim_delay_seconds);
+        active.usage_half_life_seconds = Set(config.usage_half_life_seconds);
+        active.backfill_usage_weight_milli =
+            Set(i32::try_from(config.backfill_usage_weight.thousandths()).unwrap_or(i32::MAX));
+        active.usage_weights = Set(serde_json::to_string(&config.usage_weights)
+            .map_err(|e| DbErr::Custom(format!("serializing usageWeights: {e}")))?);
         active.updated_at = Set(Utc::now());
         active.update(&txn).await?;
         txn.commit().await?;
@@ -196,5 +201,10 @@ fn from_row(row: &entity::Model) -> Option<PrequeueConfig> {
         max_requeues: row.max_requeues,
         time_aware_backfill: row.time_aware_backfill,
         reclaim_delay_seconds: row.reclaim_delay_seconds,
+        usage_half_life_seconds: row.usage_half_life_seconds,
+        backfill_usage_weight: anteroom_shared::scheduling::Weight::from_thousandths(
+            u32::try_from(row.backfill_usage_weight_milli).ok()?,
+        )?,
+        usage_weights: serde_json::from_str(&row.usage_weights).ok()?,
     })
 }

@@ -2,7 +2,7 @@
 //! (`Accept: text/csv`).
 
 use anteroom_shared::api::ErrorBody;
-use anteroom_shared::api::usage::{UsagePeriod, UsageReport};
+use anteroom_shared::api::usage::{FairShare, UsagePeriod, UsageReport};
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -19,7 +19,9 @@ use crate::state::AppState;
 
 /// Routes of every user (what an admin may read more is decided by [`Ask::check`]).
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(usage))
+    OpenApiRouter::new()
+        .routes(routes!(usage))
+        .routes(routes!(my_fair_share))
 }
 
 impl From<UsageError> for ApiError {
@@ -104,4 +106,28 @@ async fn usage(
             .into_response());
     }
     Ok(Json(report).into_response())
+}
+
+/// The caller's fair share over time (§10): per queue where they have usage, their decayed
+/// usage, share, factor (1: used nothing, 0.5: exactly their share) and what drives it.
+#[utoipa::path(
+    get,
+    path = "/api/v1/me/fair-share",
+    tag = "usage",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The caller's fair share per queue", body = FairShare),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+    )
+)]
+async fn my_fair_share(State(state): State<AppState>, AuthUser(user): AuthUser) -> ApiResult<Json<FairShare>> {
+    let config = crate::settings::read(&state.db_read).await?;
+    let (specs, _) = crate::queues::tree(&state.db_read).await?;
+    // Without the cluster's nodes the derived weights count accelerators only (CPU and memory
+    // weigh nothing): still an answer.
+    let nodes = state.cluster.nodes().await.unwrap_or_default();
+    let now = state.clock.now();
+    Ok(Json(
+        super::fair_share::of_user(&state.db_read, &config, &specs, &nodes, user.id, now).await?,
+    ))
 }

@@ -5,7 +5,9 @@
 //! Who sees what: a user their own use; an admin anyone's (`user=`), everyone's by default.
 
 pub mod entity;
+pub mod fair_share;
 pub mod handlers;
+pub mod ledger;
 pub mod report;
 
 use anteroom_shared::api::usage::{MAX_REPORT_DAYS, UsagePeriod, UsageReport};

@@ -28,20 +28,8 @@ pub struct Run {
     pub end_phase: Option<String>,
 }
 
-/// Resources counted in bytes, reported in GiB-hours.
-fn is_bytes(name: &str) -> bool {
-    matches!(name, "memory" | "ephemeral-storage") || name.starts_with("hugepages-")
-}
-
 /// A request in the report's unit: GiB for byte resources, whole units otherwise.
-pub fn report_units(name: &str, milli: i128) -> f64 {
-    let units = milli as f64 / 1000.0;
-    if is_bytes(name) {
-        units / f64::from(1_u32 << 30)
-    } else {
-        units
-    }
-}
+pub use crate::prequeue::history::units_of as report_units;
 
 /// The first instant of the period holding `t`.
 pub fn period_start(t: DateTime<Utc>, by: UsagePeriod) -> DateTime<Utc> {

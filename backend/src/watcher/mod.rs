@@ -170,6 +170,8 @@ pub struct Watcher {
     reasons: Arc<tokio::sync::Mutex<reasons::ReasonCache>>,
     /// Every waiting and occupying job, refreshed from the rows that changed.
     view: Arc<tokio::sync::Mutex<job_view::JobView>>,
+    /// Decayed usage per (queue, owner) for `fairShareHistory` (§10), kept between rounds.
+    ledger: Arc<tokio::sync::Mutex<crate::usage::ledger::UsageLedger>>,
     /// When the lease was last taken or renewed.
     renewed: Arc<std::sync::Mutex<Instant>>,
     /// Preemption plans counted as missed (`anteroom_preemption_misses_total`), once each.
@@ -216,6 +218,7 @@ impl Watcher {
             forecasts,
             reasons: Arc::default(),
             view: Arc::default(),
+            ledger: Arc::default(),
             renewed: Arc::new(std::sync::Mutex::new(Instant::now())),
             repaired_term: Arc::default(),
             misses: Arc::default(),

@@ -3,7 +3,12 @@
 
 use sea_orm::DbErr;
 
+use std::sync::Arc;
+
+use anteroom_shared::scheduling::ActivationOrder;
+
 use super::{Watcher, job_view, preempt, round_phases};
+use crate::prequeue::history::History;
 use crate::prequeue::{Snapshot, usage_from_jobs};
 use crate::{queues, quotas};
 
@@ -38,9 +43,25 @@ impl Watcher {
             );
             view.lend()
         };
+        let config = self.settings.current();
+        // Fair share over time orders by the decayed past (§10); the other orders never read it.
+        let history = if config.activation_order == ActivationOrder::FairShareHistory {
+            let now = self.clock.now();
+            let mut ledger = self.ledger.lock().await;
+            match ledger.history(&self.db_read, &config, &jobs, &nodes, now).await {
+                Ok(history) => history,
+                Err(e) => {
+                    // The jobs are lent: they must go back, so the error does not return here.
+                    tracing::warn!(error = %e, "reading the usage history failed; this round orders without it");
+                    History::default()
+                }
+            }
+        } else {
+            History::default()
+        };
         Ok((
             Snapshot {
-                config: self.settings.current(),
+                config,
                 queues: specs,
                 quotas,
                 usage: usage_from_jobs(&jobs),
@@ -48,6 +69,7 @@ impl Watcher {
                 recent_plans,
                 jobs,
                 nodes,
+                history: Arc::new(history),
             },
             loan,
         ))

@@ -1,7 +1,7 @@
 //! `ar usage`: what jobs used per period, queue and user (`GET /api/v1/usage`), as a table,
 //! JSON (`--json`) or CSV (`--csv`, the server's columns, written by the same shared code).
 
-use anteroom_shared::api::usage::UsageReport;
+use anteroom_shared::api::usage::{FairShare, UsageReport};
 use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::args::UsageArgs;
@@ -33,9 +33,61 @@ fn hours(list: &std::collections::BTreeMap<String, f64>) -> String {
         .join(", ")
 }
 
+/// `ar usage --fair-share`.
+async fn fair_share(ctx: &Ctx) -> CliResult<()> {
+    let share: FairShare = ctx.api.get("/api/v1/me/fair-share", &[]).await?;
+    if ctx.json {
+        ctx.print_json(&share);
+        return Ok(());
+    }
+    let i = &ctx.i18n;
+    let key = if share.in_effect {
+        "cli.usage.fairShareInEffect"
+    } else {
+        "cli.usage.fairShareNotInEffect"
+    };
+    println!(
+        "{}",
+        i.tf(key, &[("halfLife", &output::duration(share.half_life_seconds))])
+    );
+    if share.queues.is_empty() {
+        println!("{}", i.t("cli.usage.none"));
+        return Ok(());
+    }
+    let headers = [
+        i.t("cli.usage.queue"),
+        i.t("cli.usage.factor"),
+        i.t("cli.usage.decayed"),
+        i.t("cli.usage.share"),
+        i.t("cli.usage.drivers"),
+    ];
+    let rows: Vec<Vec<String>> = share
+        .queues
+        .iter()
+        .map(|q| {
+            vec![
+                q.queue.clone(),
+                format!("{:.2}", q.factor),
+                format!("{:.1} ({:.0}%)", q.decayed_usage, q.usage_fraction * 100.0),
+                format!("{:.0}%", q.share * 100.0),
+                q.drivers
+                    .iter()
+                    .map(|(name, units)| format!("{name} {units:.1}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ]
+        })
+        .collect();
+    print!("{}", output::table(&headers, &rows));
+    Ok(())
+}
+
 /// `ar usage`.
 pub async fn usage(ctx: &Ctx, args: UsageArgs) -> CliResult<()> {
     ctx.require_login()?;
+    if args.fair_share {
+        return fair_share(ctx).await;
+    }
     let mut query = vec![("by", args.by.clone())];
     if let Some(from) = &args.from {
         query.push(("from", instant("from", from)?));

@@ -37,11 +37,12 @@ enum Number {
     PlanWindow,
     MaxRequeues,
     ReclaimDelay,
+    UsageHalfLife,
 }
 
 impl Number {
     /// Every integer setting.
-    const ALL: [Number; 11] = [
+    const ALL: [Number; 12] = [
         Number::Tolerance,
         Number::Ticker,
         Number::MaxActivations,
@@ -53,6 +54,7 @@ impl Number {
         Number::PlanWindow,
         Number::MaxRequeues,
         Number::ReclaimDelay,
+        Number::UsageHalfLife,
     ];
 
     /// The API's field (also the input's id and where a server error lands).
@@ -69,6 +71,7 @@ impl Number {
             Number::PlanWindow => "preemptionPlanWindowSeconds",
             Number::MaxRequeues => "maxRequeues",
             Number::ReclaimDelay => "reclaimDelaySeconds",
+            Number::UsageHalfLife => "usageHalfLifeSeconds",
         }
     }
 
@@ -86,13 +89,19 @@ impl Number {
             Number::PlanWindow => (k!("settings.planWindow"), k!("settings.planWindowHint")),
             Number::MaxRequeues => (k!("settings.maxRequeues"), k!("settings.maxRequeuesHint")),
             Number::ReclaimDelay => (k!("settings.reclaimDelay"), k!("settings.reclaimDelayHint")),
+            Number::UsageHalfLife => (k!("settings.usageHalfLife"), k!("settings.usageHalfLifeHint")),
         }
     }
 
     /// The smallest value allowed (`PrequeueConfig::validate` says the same).
     fn min(self) -> i64 {
         match self {
-            Number::MinRuntime | Number::Grace | Number::PlanWindow | Number::MaxRequeues | Number::ReclaimDelay => 0,
+            Number::MinRuntime
+            | Number::Grace
+            | Number::PlanWindow
+            | Number::MaxRequeues
+            | Number::ReclaimDelay
+            | Number::UsageHalfLife => 0,
             _ => 1,
         }
     }
@@ -111,6 +120,7 @@ impl Number {
             Number::PlanWindow => &mut c.preemption_plan_window_seconds,
             Number::MaxRequeues => &mut c.max_requeues,
             Number::ReclaimDelay => &mut c.reclaim_delay_seconds,
+            Number::UsageHalfLife => &mut c.usage_half_life_seconds,
         }
     }
 
@@ -128,6 +138,7 @@ impl Number {
             Number::PlanWindow => c.preemption_plan_window_seconds,
             Number::MaxRequeues => c.max_requeues,
             Number::ReclaimDelay => c.reclaim_delay_seconds,
+            Number::UsageHalfLife => c.usage_half_life_seconds,
         }
     }
 }
@@ -374,16 +385,18 @@ fn SettingsForm(
                 <div class="grid gap-4 md:grid-cols-2">
                     <Field id="activationOrder".into() label=k!("settings.order") hint=Some(k!("settings.orderHint")) error=Signal::derive(|| None::<String>)>
                         <select id="activationOrder" class=INPUT aria-describedby="activationOrder-hint"
-                            on:change=move |ev| order.set(if event_target_value(&ev) == "fairShare" { ActivationOrder::FairShare } else { ActivationOrder::Fcfs })
+                            on:change=move |ev| order.set(event_target_value(&ev).parse().unwrap_or(ActivationOrder::Fcfs))
                             prop:value=move || order.get().as_str()>
                             <option value="fcfs" selected=move || order.get() == ActivationOrder::Fcfs>{move || i18n.t(k!("settings.orderFcfs"))}</option>
                             <option value="fairShare" selected=move || order.get() == ActivationOrder::FairShare>{move || i18n.t(k!("settings.orderFairShare"))}</option>
+                            <option value="fairShareHistory" selected=move || order.get() == ActivationOrder::FairShareHistory>{move || i18n.t(k!("settings.orderFairShareHistory"))}</option>
                         </select>
                     </Field>
                     {switch("timeAwareBackfill", time_aware, k!("settings.timeAware"), k!("settings.timeAwareHint"))}
                     {number(Number::Ticker)}
                     {number(Number::MaxActivations)}
                     {number(Number::Candidates)}
+                    {number(Number::UsageHalfLife)}
                 </div>
             }.into_any())}
             {group(k!("settings.group.preemption"), view! {

@@ -83,6 +83,41 @@ pub struct UsageReport {
     pub rows: Vec<UsageRow>,
 }
 
+/// One queue of a user's fair share over time (`GET /api/v1/me/fair-share`, §10).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct FairShareQueue {
+    /// The queue.
+    pub queue: String,
+    /// The user's decayed usage in it, in units (a GPU-hour just used is 1).
+    pub decayed_usage: f64,
+    /// That usage as a part of everyone's decayed usage (0–1).
+    pub usage_fraction: f64,
+    /// The user's share (0–1): every (queue, user) with usage gets its queue's weight, over
+    /// the sum of those weights.
+    pub share: f64,
+    /// `2^(-usageFraction / share)`: 1 used nothing, 0.5 used exactly its share, lower goes
+    /// later under `fairShareHistory`.
+    pub factor: f64,
+    /// What drives the usage: decayed units per resource (normal and Elastic runs, Elastic at
+    /// its weight).
+    pub drivers: BTreeMap<String, f64>,
+}
+
+/// A user's fair share over time: per queue where they have usage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct FairShare {
+    /// Whether the prequeue orders by it now (`activationOrder: fairShareHistory`).
+    pub in_effect: bool,
+    /// The half-life the usage decays with, in seconds (0: no decay).
+    pub half_life_seconds: i64,
+    /// Per queue, by name; a queue where the user has no usage is not listed (factor 1).
+    pub queues: Vec<FairShareQueue>,
+}
+
 /// The header of the CSV form of a report (`Accept: text/csv`): one line per period, queue,
 /// user and resource.
 pub const CSV_HEADER: &str = "period,period_start,queue,user,resource,used_hours,backfill_hours,jobs,\

@@ -71,10 +71,80 @@ pub struct PrequeueConfig {
     #[serde(default = "default_reclaim_delay_seconds")]
     #[cfg_attr(feature = "openapi", schema(minimum = 0))]
     pub reclaim_delay_seconds: i64,
+    /// Fair share over time (§10): past usage counts at `2^(-age / usageHalfLifeSeconds)`.
+    /// Absent in a write: 7 days (Slurm's default); 0 — no decay — only when written.
+    #[serde(default = "default_usage_half_life_seconds")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 315_360_000))]
+    pub usage_half_life_seconds: i64,
+    /// How much an Elastic job's usage counts against its owner's fair share, as a fraction of
+    /// a normal job's. Absent in a write: 0.5.
+    #[serde(default = "default_backfill_usage_weight")]
+    #[cfg_attr(feature = "openapi", schema(value_type = f64, minimum = 0, maximum = 1000))]
+    pub backfill_usage_weight: Weight,
+    /// Usage units per resource-hour (per GiB-hour for memory), by resource. Absent or empty:
+    /// each accelerator 1 per GPU-hour, and `cpu` and `memory` each the GPUs of the cluster's
+    /// GPU nodes divided by their CPUs (GiB), so a GPU node's full CPU (or memory) counts as
+    /// much as its GPUs.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = std::collections::BTreeMap<String, f64>))]
+    pub usage_weights: std::collections::BTreeMap<String, Weight>,
 }
 
 fn default_reclaim_delay_seconds() -> i64 {
     10
+}
+
+fn default_usage_half_life_seconds() -> i64 {
+    7 * 24 * 3600
+}
+
+fn default_backfill_usage_weight() -> Weight {
+    Weight::from_thousandths(500).unwrap_or_default()
+}
+
+/// A non-negative weight written as a JSON number with at most three decimals (`0.5`), at most
+/// [`Weight::MAX`]; kept in thousandths so settings compare and store exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Weight(u32);
+
+impl Weight {
+    /// The largest weight, 1000.
+    pub const MAX: f64 = 1000.0;
+
+    /// A weight of `thousandths` / 1000; `None` past [`Weight::MAX`].
+    pub fn from_thousandths(thousandths: u32) -> Option<Weight> {
+        (thousandths <= 1_000_000).then_some(Weight(thousandths))
+    }
+
+    /// The weight in thousandths.
+    pub fn thousandths(self) -> u32 {
+        self.0
+    }
+
+    /// The weight as a number.
+    pub fn as_f64(self) -> f64 {
+        f64::from(self.0) / 1000.0
+    }
+}
+
+impl Serialize for Weight {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(self.as_f64())
+    }
+}
+
+impl<'de> Deserialize<'de> for Weight {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = f64::deserialize(d)?;
+        if !v.is_finite() || !(0.0..=Weight::MAX).contains(&v) {
+            return Err(serde::de::Error::custom("a weight is a number from 0 to 1000"));
+        }
+        let thousandths = (v * 1000.0).round();
+        if (thousandths / 1000.0 - v).abs() > 1e-9 {
+            return Err(serde::de::Error::custom("a weight has at most three decimals"));
+        }
+        Ok(Weight(thousandths as u32))
+    }
 }
 
 fn default_max_requeues() -> i64 {
@@ -274,6 +344,9 @@ impl Default for PrequeueConfig {
             max_requeues: default_max_requeues(),
             time_aware_backfill: false,
             reclaim_delay_seconds: default_reclaim_delay_seconds(),
+            usage_half_life_seconds: default_usage_half_life_seconds(),
+            backfill_usage_weight: default_backfill_usage_weight(),
+            usage_weights: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -314,7 +387,7 @@ impl PrequeueConfig {
     pub fn validate(&self) -> Result<(), Vec<ConfigFieldError>> {
         const AT_LEAST_ONE: &str = "must be an integer of at least 1";
         const NOT_NEGATIVE: &str = "must be an integer of at least 0";
-        let checks: [(&'static str, i64, i64, &'static str); 11] = [
+        let checks: [(&'static str, i64, i64, &'static str); 12] = [
             (
                 "normalJobWaitingToleranceSeconds",
                 self.normal_job_waiting_tolerance_seconds,
@@ -366,6 +439,7 @@ impl PrequeueConfig {
             ),
             ("maxRequeues", self.max_requeues, 0, NOT_NEGATIVE),
             ("reclaimDelaySeconds", self.reclaim_delay_seconds, 0, NOT_NEGATIVE),
+            ("usageHalfLifeSeconds", self.usage_half_life_seconds, 0, NOT_NEGATIVE),
         ];
         let mut errors: Vec<ConfigFieldError> = Vec::new();
         for (field, value, min, message) in checks {
@@ -376,6 +450,24 @@ impl PrequeueConfig {
                 });
             }
         }
+        if self.usage_half_life_seconds > 315_360_000 {
+            errors.push(ConfigFieldError {
+                field: "usageHalfLifeSeconds".into(),
+                message: "must be at most 315360000 (ten years)",
+            });
+        }
+        if self.usage_weights.len() > 64 {
+            errors.push(ConfigFieldError {
+                field: "usageWeights".into(),
+                message: "names at most 64 resources",
+            });
+        }
+        if self.usage_weights.keys().any(|k| k.is_empty() || k.len() > 253) {
+            errors.push(ConfigFieldError {
+                field: "usageWeights".into(),
+                message: "keys are resource names of 1 to 253 characters",
+            });
+        }
         if self.max_requeues > 1000 {
             errors.push(ConfigFieldError {
                 field: "maxRequeues".into(),
@@ -383,190 +475,5 @@ impl PrequeueConfig {
             });
         }
         if errors.is_empty() { Ok(()) } else { Err(errors) }
-    }
-}
-
-/// `PUT /api/v1/admin/prequeue-config` body (`spec/prequeue.md` §3, "Compatibility of
-/// writes"): any subset of the settings. A field left out keeps its stored value — never a
-/// default — so a client written for an earlier version of the table (a script, the terminal
-/// client, an older UI) goes on working and never resets a setting it does not know.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PrequeueConfigChange {
-    /// See [`PrequeueConfig::backfill_enabled`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backfill_enabled: Option<bool>,
-    /// See [`PrequeueConfig::queue_quota_enabled`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub queue_quota_enabled: Option<bool>,
-    /// See [`PrequeueConfig::normal_job_waiting_tolerance_seconds`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
-    pub normal_job_waiting_tolerance_seconds: Option<i64>,
-    /// See [`PrequeueConfig::activate_ticker_interval_seconds`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
-    pub activate_ticker_interval_seconds: Option<i64>,
-    /// See [`PrequeueConfig::max_total_activations_per_round`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
-    pub max_total_activations_per_round: Option<i64>,
-    /// See [`PrequeueConfig::prequeue_candidate_size`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
-    pub prequeue_candidate_size: Option<i64>,
-    /// See [`PrequeueConfig::backfill_min_runtime_seconds`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 0))]
-    pub backfill_min_runtime_seconds: Option<i64>,
-    /// See [`PrequeueConfig::max_prequeued_jobs_per_user`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
-    pub max_prequeued_jobs_per_user: Option<i64>,
-    /// See [`PrequeueConfig::activation_order`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub activation_order: Option<ActivationOrder>,
-    /// See [`PrequeueConfig::preemption_grace_period_seconds`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 0))]
-    pub preemption_grace_period_seconds: Option<i64>,
-    /// See [`PrequeueConfig::max_unfinished_jobs_per_user`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
-    pub max_unfinished_jobs_per_user: Option<i64>,
-    /// See [`PrequeueConfig::preemption_plan_window_seconds`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 0))]
-    pub preemption_plan_window_seconds: Option<i64>,
-    /// See [`PrequeueConfig::default_requests`] (whole: every kind's CPU and memory).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default_requests: Option<DefaultRequests>,
-    /// See [`PrequeueConfig::requeue_by_default`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requeue_by_default: Option<bool>,
-    /// See [`PrequeueConfig::max_requeues`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 1000))]
-    pub max_requeues: Option<i64>,
-    /// See [`PrequeueConfig::time_aware_backfill`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time_aware_backfill: Option<bool>,
-    /// See [`PrequeueConfig::reclaim_delay_seconds`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 0))]
-    pub reclaim_delay_seconds: Option<i64>,
-}
-
-impl PrequeueConfigChange {
-    /// `stored` with the fields this change names.
-    pub fn apply_to(&self, stored: &PrequeueConfig) -> PrequeueConfig {
-        // Destructured without `..`: a setting added to the table does not compile until it
-        // is carried here too.
-        let PrequeueConfigChange {
-            backfill_enabled,
-            queue_quota_enabled,
-            normal_job_waiting_tolerance_seconds,
-            activate_ticker_interval_seconds,
-            max_total_activations_per_round,
-            prequeue_candidate_size,
-            backfill_min_runtime_seconds,
-            max_prequeued_jobs_per_user,
-            activation_order,
-            preemption_grace_period_seconds,
-            max_unfinished_jobs_per_user,
-            preemption_plan_window_seconds,
-            default_requests,
-            requeue_by_default,
-            max_requeues,
-            time_aware_backfill,
-            reclaim_delay_seconds,
-        } = self.clone();
-        let s = stored.clone();
-        PrequeueConfig {
-            backfill_enabled: backfill_enabled.unwrap_or(s.backfill_enabled),
-            queue_quota_enabled: queue_quota_enabled.unwrap_or(s.queue_quota_enabled),
-            normal_job_waiting_tolerance_seconds: normal_job_waiting_tolerance_seconds
-                .unwrap_or(s.normal_job_waiting_tolerance_seconds),
-            activate_ticker_interval_seconds: activate_ticker_interval_seconds
-                .unwrap_or(s.activate_ticker_interval_seconds),
-            max_total_activations_per_round: max_total_activations_per_round
-                .unwrap_or(s.max_total_activations_per_round),
-            prequeue_candidate_size: prequeue_candidate_size.unwrap_or(s.prequeue_candidate_size),
-            backfill_min_runtime_seconds: backfill_min_runtime_seconds.unwrap_or(s.backfill_min_runtime_seconds),
-            max_prequeued_jobs_per_user: max_prequeued_jobs_per_user.unwrap_or(s.max_prequeued_jobs_per_user),
-            activation_order: activation_order.unwrap_or(s.activation_order),
-            preemption_grace_period_seconds: preemption_grace_period_seconds
-                .unwrap_or(s.preemption_grace_period_seconds),
-            max_unfinished_jobs_per_user: max_unfinished_jobs_per_user.unwrap_or(s.max_unfinished_jobs_per_user),
-            preemption_plan_window_seconds: preemption_plan_window_seconds.unwrap_or(s.preemption_plan_window_seconds),
-            default_requests: default_requests.unwrap_or(s.default_requests),
-            requeue_by_default: requeue_by_default.unwrap_or(s.requeue_by_default),
-            max_requeues: max_requeues.unwrap_or(s.max_requeues),
-            time_aware_backfill: time_aware_backfill.unwrap_or(s.time_aware_backfill),
-            reclaim_delay_seconds: reclaim_delay_seconds.unwrap_or(s.reclaim_delay_seconds),
-        }
-    }
-}
-
-impl From<PrequeueConfig> for PrequeueConfigChange {
-    /// Every setting named: what a form that shows them all saves.
-    fn from(c: PrequeueConfig) -> Self {
-        PrequeueConfigChange {
-            backfill_enabled: Some(c.backfill_enabled),
-            queue_quota_enabled: Some(c.queue_quota_enabled),
-            normal_job_waiting_tolerance_seconds: Some(c.normal_job_waiting_tolerance_seconds),
-            activate_ticker_interval_seconds: Some(c.activate_ticker_interval_seconds),
-            max_total_activations_per_round: Some(c.max_total_activations_per_round),
-            prequeue_candidate_size: Some(c.prequeue_candidate_size),
-            backfill_min_runtime_seconds: Some(c.backfill_min_runtime_seconds),
-            max_prequeued_jobs_per_user: Some(c.max_prequeued_jobs_per_user),
-            activation_order: Some(c.activation_order),
-            preemption_grace_period_seconds: Some(c.preemption_grace_period_seconds),
-            max_unfinished_jobs_per_user: Some(c.max_unfinished_jobs_per_user),
-            preemption_plan_window_seconds: Some(c.preemption_plan_window_seconds),
-            default_requests: Some(c.default_requests),
-            requeue_by_default: Some(c.requeue_by_default),
-            max_requeues: Some(c.max_requeues),
-            time_aware_backfill: Some(c.time_aware_backfill),
-            reclaim_delay_seconds: Some(c.reclaim_delay_seconds),
-        }
-    }
-}
-
-#[cfg(test)]
-mod change_tests {
-    use super::*;
-
-    #[test]
-    fn a_change_keeps_what_it_leaves_out_and_every_setting_round_trips() {
-        let stored = PrequeueConfig {
-            max_unfinished_jobs_per_user: 7,
-            requeue_by_default: true,
-            time_aware_backfill: true,
-            ..PrequeueConfig::default()
-        };
-        // The spec's first ten fields alone, as a client of that table sends them.
-        let old_client: PrequeueConfigChange = serde_json::from_value(serde_json::json!({
-            "backfillEnabled": true, "queueQuotaEnabled": true,
-            "normalJobWaitingToleranceSeconds": 60, "activateTickerIntervalSeconds": 2,
-            "maxTotalActivationsPerRound": 50, "prequeueCandidateSize": 5,
-            "backfillMinRuntimeSeconds": 0, "maxPrequeuedJobsPerUser": 10,
-            "activationOrder": "fairShare", "preemptionGracePeriodSeconds": 30
-        }))
-        .unwrap();
-        let merged = old_client.apply_to(&stored);
-        assert_eq!(merged.normal_job_waiting_tolerance_seconds, 60);
-        assert_eq!(merged.activation_order, ActivationOrder::FairShare);
-        assert_eq!(merged.max_unfinished_jobs_per_user, 7, "not known to it: kept");
-        assert!(merged.requeue_by_default && merged.time_aware_backfill, "kept");
-        assert_eq!(
-            PrequeueConfigChange::default().apply_to(&stored),
-            stored,
-            "nothing named, nothing changed"
-        );
-        let all = PrequeueConfigChange::from(merged.clone());
-        assert_eq!(all.apply_to(&PrequeueConfig::default()), merged, "every setting named");
-        assert!(serde_json::from_value::<PrequeueConfigChange>(serde_json::json!({"colour": "blue"})).is_err());
     }
 }

@@ -206,9 +206,23 @@ pub enum ActivationOrder {
     Fcfs,
     /// Lowest dominant share per (queue, owner) first; each owner's jobs stay FCFS.
     FairShare,
+    /// Fair share over time (§10): the dominant share now plus the pair's decayed past usage
+    /// as a share of everyone's; with no history, the same order as `fairShare`.
+    FairShareHistory,
 }
 
-wire_names!(ActivationOrder, "activation order", { Fcfs => "fcfs", FairShare => "fairShare" });
+impl ActivationOrder {
+    /// Whether the order walks (queue, owner) pairs by share (`fairShare`, `fairShareHistory`).
+    pub fn is_fair_share(self) -> bool {
+        matches!(self, ActivationOrder::FairShare | ActivationOrder::FairShareHistory)
+    }
+}
+
+wire_names!(ActivationOrder, "activation order", {
+    Fcfs => "fcfs",
+    FairShare => "fairShare",
+    FairShareHistory => "fairShareHistory",
+});
 
 #[cfg(test)]
 mod tests {

@@ -5,6 +5,7 @@
 //! to validate forms and show usage against limits; the server's prequeue core builds on it.
 
 mod config;
+mod config_change;
 mod enums;
 mod quantity;
 pub mod reasons;
@@ -14,8 +15,9 @@ mod tolerations;
 
 pub use config::{
     ConfigFieldError, DefaultQuantity, DefaultRequests, POSITIVE_QUANTITY_MAX_LENGTH, POSITIVE_QUANTITY_PATTERN,
-    PrequeueConfig, PrequeueConfigChange, TaskDefaults, is_plain_positive_quantity,
+    PrequeueConfig, TaskDefaults, Weight, is_plain_positive_quantity,
 };
+pub use config_change::PrequeueConfigChange;
 pub use enums::{ActivationOrder, JobKind, JobPhase, PreemptionPolicy, ScheduleType, UnknownVariant};
 pub use quantity::{MAX_MILLI, Quantity, QuantityError, QuantityFormat};
 pub use resources::{

@@ -70,7 +70,7 @@ mod sim;
 pub(crate) mod tests;
 mod tree;
 
-use anteroom_shared::scheduling::{ActivationOrder, JobPhase};
+use anteroom_shared::scheduling::JobPhase;
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -174,7 +174,7 @@ pub(crate) fn starts_in_first_walk(snapshot: &Snapshot, now: DateTime<Utc>) -> V
 /// read). Should the round refuse the snapshot (more than 65 535 resource names in quota
 /// limits and capacities), the order falls back to FCFS rather than giving no estimate.
 fn order_indices(snapshot: &Snapshot) -> Vec<u32> {
-    if snapshot.config.activation_order == ActivationOrder::FairShare
+    if snapshot.config.activation_order.is_fair_share()
         && let Ok(prepared) = PreparedRound::new(snapshot, DateTime::<Utc>::MIN_UTC)
     {
         return prepared.fair_share_order();

@@ -9,12 +9,13 @@ use super::{PreparedRound, State, SubmitKey};
 
 /// Fixed-point unit of dominant shares (10^-12): shares closer than that tie and fall back to
 /// the pair's oldest job, which keeps the order exact and deterministic without floats.
-const SHARE_UNIT: i128 = 1_000_000_000_000;
+pub(super) const SHARE_UNIT: i128 = 1_000_000_000_000;
 
 impl PreparedRound<'_> {
     /// The dominant share of a pair: max over resources of the owner's normal usage in the
     /// queue (this round's selections included) divided by the queue's capacity or, where the
-    /// capacity names none, the cluster's allocatable total — then by the queue's weight (§9:
+    /// capacity names none, the cluster's allocatable total; with `fairShareHistory` plus the
+    /// pair's part of everyone's decayed past usage — then divided by the queue's weight (§9:
     /// a queue of weight 2 is served as if it used half as much).
     fn share(&self, pair: usize, st: &State) -> i128 {
         let q = self.pair_queue[pair] as usize;
@@ -27,6 +28,8 @@ impl PreparedRound<'_> {
             .map(|(u, d)| u.max(&0).saturating_mul(SHARE_UNIT) / d)
             .max()
             .unwrap_or(0);
+        // Fair share over time adds the pair's part of the decayed past (§10).
+        let dominant = dominant.saturating_add(self.history_share.get(pair).copied().unwrap_or(0));
         // Weights are part of sharing: without a guarantee anywhere the order is today's.
         if self.sharing.is_some() {
             dominant / i128::from(self.weights[q].max(1))

@@ -99,6 +99,9 @@ pub struct PreparedRound<'s> {
     share_denominator: Vec<i128>,
     /// Per queue: its weight (§9; fair share divides its dominant shares by it).
     weights: Vec<u32>,
+    /// Per pair, with `fairShareHistory`: its part of everyone's decayed past usage (§10), in
+    /// the unit of shares; empty otherwise.
+    history_share: Vec<i128>,
     pair_owner: Vec<UserId>,
     pair_queue: Vec<u32>,
     initial: State,

@@ -56,7 +56,7 @@ impl<'s> PreparedRound<'s> {
             .collect();
 
         // Columns first: the resources the rules compare, so the job pass can drop the rest.
-        let fair_share = config.activation_order == ActivationOrder::FairShare;
+        let fair_share = config.activation_order.is_fair_share();
         let too_many = RoundError::TooManyResourceNames { max: MAX_COLUMNS };
         let mut interner = ResourceInterner::new();
         if quotas_on {
@@ -300,6 +300,21 @@ impl<'s> PreparedRound<'s> {
             }
         }
 
+        // Fair share over time (§10): each pair's part of everyone's decayed usage, added to
+        // its dominant share. No history: nothing added, and the order is DRF's.
+        let history_share: Vec<i128> =
+            if config.activation_order == ActivationOrder::FairShareHistory && !snapshot.history.is_empty() {
+                pair_owner
+                    .iter()
+                    .zip(&pair_queue)
+                    .map(|(owner, q)| {
+                        let fraction = snapshot.history.fraction(queue_names[*q as usize], *owner);
+                        (fraction * super::fair_share::SHARE_UNIT as f64) as i128
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
         let mut prepared = PreparedRound {
             snapshot,
             resources,
@@ -312,6 +327,7 @@ impl<'s> PreparedRound<'s> {
             max_active,
             share_denominator,
             weights,
+            history_share,
             pair_owner,
             pair_queue,
             initial,

@@ -22,7 +22,7 @@ impl PreparedRound<'_> {
                 }
                 self.walk_fcfs(limit, &mut st, &mut is_selected, &mut selected, false);
             }
-            ActivationOrder::FairShare => {
+            ActivationOrder::FairShare | ActivationOrder::FairShareHistory => {
                 if self.sharing.is_some() {
                     self.walk_fair_share(limit, &mut st, &mut is_selected, &mut selected, true);
                 }

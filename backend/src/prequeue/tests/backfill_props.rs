@@ -232,7 +232,7 @@ proptest! {
         let outcome = PreparedRound::with_start_estimates(&s, now(), &est).expect("prepared").select();
         let expected = match s.config.activation_order {
             ActivationOrder::Fcfs => naive_fcfs(&s),
-            ActivationOrder::FairShare => naive_drf(&s),
+            ActivationOrder::FairShare | ActivationOrder::FairShareHistory => naive_drf(&s),
         };
         prop_assert_eq!(&outcome.selected, &expected);
         let plain = PreparedRound::new(&s, now()).expect("prepared").select();
