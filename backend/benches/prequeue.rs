@@ -222,6 +222,19 @@ fn round_snapshot(prequeued: usize, order: ActivationOrder) -> (Snapshot, DateTi
         s.jobs.push(j);
     }
     let now = t0() + chrono::Duration::seconds(300 + (prequeued / 100 / 20) as i64);
+    if order == ActivationOrder::FairShareHistory {
+        // A week of history: every user with some decayed usage in every leaf.
+        s.history = std::sync::Arc::new(anteroom::prequeue::history::History::from_pairs(
+            leaves
+                .iter()
+                .flat_map(|leaf| (0..USERS as i64).map(move |user| (leaf.clone(), user)))
+                .map(|pair| {
+                    let units = rng.below(10_000) as f64 / 10.0;
+                    (pair, units)
+                })
+                .collect::<Vec<_>>(),
+        ));
+    }
     (s, now)
 }
 
@@ -232,7 +245,11 @@ fn bench_round(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(8))
         .warm_up_time(Duration::from_secs(2));
     for prequeued in [10_000, 100_000] {
-        for order in [ActivationOrder::Fcfs, ActivationOrder::FairShare] {
+        for order in [
+            ActivationOrder::Fcfs,
+            ActivationOrder::FairShare,
+            ActivationOrder::FairShareHistory,
+        ] {
             let (snapshot, now) = round_snapshot(prequeued, order);
             // Sanity: the round selects a full batch and explains everyone else.
             let prepared = PreparedRound::new(&snapshot, now).expect("prepared");

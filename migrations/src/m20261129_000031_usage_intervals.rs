@@ -6,10 +6,12 @@
 //! starts or ends a job (status sync, preemption, reclaim, delete, requeue, a restart with a
 //! new start) records its interval, and a process killed at any point either committed both
 //! the phase and the interval or neither — no interval lost, none counted twice. An interval
-//! opens when `started_at` is set (or changes: a new run, whose predecessor ends there) and
-//! closes, at `finished_at` (else `updated_at`), when the job leaves the cluster: a terminal
-//! phase, or back to the prequeue, or `started_at` cleared. `(job_id, started_at)` is unique,
-//! so a repeated write of the same start adds nothing.
+//! opens when `started_at` is set (or changes: a new run, whose predecessor ends there; its
+//! wait is then nil) and closes, at `finished_at` (else `updated_at`), when the job leaves the
+//! cluster: a terminal phase, or back to the prequeue. A start that status sync briefly reports
+//! as unknown (pods not yet in its cache after a restart) closes nothing, and the same start
+//! reported again finds its run still open: `(job_id, started_at)` is unique, so a repeated
+//! write of the same start adds nothing.
 //!
 //! A trigger that must change later needs a new migration that drops and recreates it (this
 //! one has run on existing databases).
@@ -92,34 +94,23 @@ impl MigrationTrait for Migration {
                     .to_owned(),
             )
             .await?;
-        for (name, column) in [
-            ("usage_intervals_by_end", UsageIntervals::EndedAt),
-            ("usage_intervals_by_start", UsageIntervals::StartedAt),
-            ("usage_intervals_by_owner", UsageIntervals::OwnerId),
+        // Reports by range (everyone's), by owner and range (a user's own), and runs still open.
+        for (name, columns) in [
+            ("usage_intervals_by_end", vec![UsageIntervals::EndedAt]),
+            ("usage_intervals_by_start", vec![UsageIntervals::StartedAt]),
+            (
+                "usage_intervals_by_owner_end",
+                vec![UsageIntervals::OwnerId, UsageIntervals::EndedAt],
+            ),
         ] {
-            manager
-                .create_index(
-                    Index::create()
-                        .name(name)
-                        .table(UsageIntervals::Table)
-                        .col(column)
-                        .to_owned(),
-                )
-                .await?;
+            let mut index = Index::create();
+            index.name(name).table(UsageIntervals::Table);
+            for column in columns {
+                index.col(column);
+            }
+            manager.create_index(index.to_owned()).await?;
         }
         let db = manager.get_connection();
-        // The runs of the jobs still stored: history from before this migration, as far as
-        // retention kept it.
-        db.execute_unprepared(&format!(
-            "INSERT INTO usage_intervals \
-               (job_id, owner_id, owner_name, queue, kind, schedule_type, resources, waiting_since, started_at, ended_at, end_phase) \
-             SELECT id, owner_id, owner_name, queue, kind, schedule_type, resources, \
-                    COALESCE(waiting_since, submitted_at), started_at, \
-                    CASE WHEN phase IN {ENDED} THEN COALESCE(finished_at, updated_at) END, \
-                    CASE WHEN phase IN {ENDED} THEN phase END \
-             FROM jobs WHERE started_at IS NOT NULL"
-        ))
-        .await?;
         match db.get_database_backend() {
             DbBackend::Sqlite => {
                 db.execute_unprepared(&format!(
@@ -132,13 +123,15 @@ impl MigrationTrait for Migration {
                          (job_id, owner_id, owner_name, queue, kind, schedule_type, resources, waiting_since, \
                           started_at) \
                          SELECT NEW.id, NEW.owner_id, NEW.owner_name, NEW.queue, NEW.kind, NEW.schedule_type, \
-                                NEW.resources, COALESCE(NEW.waiting_since, NEW.submitted_at), NEW.started_at \
+                                NEW.resources, \
+                                CASE WHEN OLD.started_at IS NULL THEN COALESCE(NEW.waiting_since, NEW.submitted_at) \
+                                     ELSE NEW.started_at END, \
+                                NEW.started_at \
                          WHERE NEW.started_at IS NOT NULL \
                            AND (OLD.started_at IS NULL OR OLD.started_at <> NEW.started_at); \
                        UPDATE usage_intervals \
                          SET ended_at = COALESCE(NEW.finished_at, NEW.updated_at), end_phase = NEW.phase \
-                         WHERE job_id = NEW.id AND ended_at IS NULL \
-                           AND (NEW.phase IN {ENDED} OR NEW.started_at IS NULL); \
+                         WHERE job_id = NEW.id AND ended_at IS NULL AND NEW.phase IN {ENDED}; \
                      END"
                 ))
                 .await?;
@@ -169,10 +162,13 @@ impl MigrationTrait for Migration {
                            (job_id, owner_id, owner_name, queue, kind, schedule_type, resources, waiting_since, \
                             started_at) \
                            VALUES (NEW.id, NEW.owner_id, NEW.owner_name, NEW.queue, NEW.kind, NEW.schedule_type, \
-                                   NEW.resources, COALESCE(NEW.waiting_since, NEW.submitted_at), NEW.started_at) \
+                                   NEW.resources, \
+                                   CASE WHEN OLD.started_at IS NULL THEN COALESCE(NEW.waiting_since, NEW.submitted_at) \
+                                        ELSE NEW.started_at END, \
+                                   NEW.started_at) \
                            ON CONFLICT (job_id, started_at) DO NOTHING; \
                        END IF; \
-                       IF NEW.phase IN {ENDED} OR NEW.started_at IS NULL THEN \
+                       IF NEW.phase IN {ENDED} THEN \
                          UPDATE usage_intervals \
                            SET ended_at = COALESCE(NEW.finished_at, NEW.updated_at), end_phase = NEW.phase \
                            WHERE job_id = NEW.id AND ended_at IS NULL; \
@@ -188,6 +184,20 @@ impl MigrationTrait for Migration {
                 .await?;
             }
         }
+        // The runs of the jobs still stored: history from before this migration, as far as
+        // retention kept it — after the triggers, so a run an older replica starts meanwhile is
+        // recorded by one or the other (a run both saw is kept once).
+        db.execute_unprepared(&format!(
+            "INSERT INTO usage_intervals \
+               (job_id, owner_id, owner_name, queue, kind, schedule_type, resources, waiting_since, started_at, ended_at, end_phase) \
+             SELECT id, owner_id, owner_name, queue, kind, schedule_type, resources, \
+                    COALESCE(waiting_since, submitted_at), started_at, \
+                    CASE WHEN phase IN {ENDED} THEN COALESCE(finished_at, updated_at) END, \
+                    CASE WHEN phase IN {ENDED} THEN phase END \
+             FROM jobs WHERE started_at IS NOT NULL \
+             ON CONFLICT (job_id, started_at) DO NOTHING"
+        ))
+        .await?;
         Ok(())
     }
 

@@ -138,3 +138,80 @@ async fn a_scripted_day_is_accounted_to_the_second(db: Option<String>) {
     assert_eq!(carl_gpu.split(',').nth(5), Some("80"), "20 hours × 4 GPUs: {carl_gpu}");
 }
 both_driven!(scripted_day, a_scripted_day_is_accounted_to_the_second);
+
+/// The runs the history holds for job `id`: (start, end, how it ended, wait start).
+async fn runs_of(d: &Driven, id: i64) -> Vec<(String, Option<String>, Option<String>, String)> {
+    use anteroom::usage::entity::{Column, Entity};
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+    Entity::find()
+        .filter(Column::JobId.eq(id))
+        .order_by_asc(Column::Id)
+        .all(&d.app.state.db)
+        .await
+        .expect("the history")
+        .into_iter()
+        .map(|r| {
+            (
+                r.started_at.to_rfc3339(),
+                r.ended_at.map(|t| t.to_rfc3339()),
+                r.end_phase,
+                r.waiting_since.to_rfc3339(),
+            )
+        })
+        .collect()
+}
+
+async fn a_run_is_recorded_once_through_a_lost_start_a_restart_and_a_delete(db: Option<String>) {
+    use anteroom::jobs::entity::job;
+    use sea_orm::sea_query::Expr;
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    let d = Driven::start(db, GPU_NODES).await;
+    let nina = d.app.user_token("nina").await;
+    let (id, _) = submit(&d, &nina, sleeping("long", 1, 86_400, "normal")).await;
+    d.advance(60).await;
+    let runs = runs_of(&d, id).await;
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let started = runs[0].0.clone();
+    assert_eq!(runs[0].1, None, "running: open");
+    let set_start = |at: Option<chrono::DateTime<chrono::Utc>>| {
+        let db = d.app.state.db.clone();
+        async move {
+            job::Entity::update_many()
+                .col_expr(job::Column::StartedAt, Expr::value(at))
+                .filter(job::Column::Id.eq(id))
+                .exec(&db)
+                .await
+                .expect("an update");
+        }
+    };
+    // Status sync briefly knows no start (its pod cache is not filled yet), then the same
+    // start again: the run stays one, open.
+    let start: chrono::DateTime<chrono::Utc> = started.parse().expect("a time");
+    set_start(None).await;
+    set_start(Some(start)).await;
+    let runs = runs_of(&d, id).await;
+    assert_eq!((runs.len(), runs[0].1.clone()), (1, None), "{runs:?}");
+    // A restart with a new start: the first run ends there, the second waited nothing.
+    let again = start + chrono::Duration::hours(1);
+    set_start(Some(again)).await;
+    let runs = runs_of(&d, id).await;
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert_eq!(
+        (runs[0].1.clone(), runs[0].2.as_deref()),
+        (Some(again.to_rfc3339()), Some("Restarted"))
+    );
+    assert_eq!(
+        (runs[1].0.clone(), runs[1].3.clone()),
+        (again.to_rfc3339(), again.to_rfc3339())
+    );
+    // Deleted by its owner: the run ends.
+    let (status, _) = call(&d.app, "DELETE", &format!("/api/v1/jobs/{id}"), &nina, None).await;
+    assert!(status.is_success(), "{status}");
+    let runs = runs_of(&d, id).await;
+    assert!(runs[1].1.is_some(), "{runs:?}");
+    assert_eq!(runs.len(), 2, "{runs:?}");
+}
+both_driven!(
+    recorded_once,
+    a_run_is_recorded_once_through_a_lost_start_a_restart_and_a_delete
+);

@@ -6,6 +6,11 @@
 //! whole CPU (or memory) counts as much as its GPUs, so a CPU-only job still counts. A run
 //! from `s` to `e` weighs `∫ units × 2^(-(now - t) / halfLife) dt` at `now`: what ran a
 //! half-life ago counts half. A half-life of 0 means no decay.
+//!
+//! The order adds to a pair's dominant share now its *past part* ([`past_part`]): its decayed
+//! usage over what steadily using the queue's whole capacity would accumulate — the same
+//! dimension as the dominant share, so a pair that has used a fifth of the queue for weeks
+//! weighs as one that holds a fifth of it now.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -36,6 +41,8 @@ pub fn units_of(name: &str, milli: i128) -> f64 {
 pub struct UsageWeights {
     per_resource: BTreeMap<String, f64>,
     backfill: f64,
+    /// Derived from the nodes (no `usageWeights` set).
+    derived: bool,
 }
 
 impl UsageWeights {
@@ -52,6 +59,7 @@ impl UsageWeights {
                     .map(|(name, w)| (name.clone(), w.as_f64()))
                     .collect(),
                 backfill,
+                derived: false,
             };
         }
         let mut per_resource = BTreeMap::new();
@@ -83,12 +91,21 @@ impl UsageWeights {
             per_resource.insert("cpu".into(), 1.0);
             per_resource.insert("memory".into(), ratio(cpus, memory));
         }
-        UsageWeights { per_resource, backfill }
+        UsageWeights {
+            per_resource,
+            backfill,
+            derived: true,
+        }
     }
 
-    /// The weight of one unit-hour of `name` (0 for a resource no weight names).
+    /// The weight of one unit-hour of `name`: as named; an accelerator no setting names counts
+    /// 1 (a GPU model the nodes no longer list still weighs); anything else 0.
     pub fn of(&self, name: &str) -> f64 {
-        self.per_resource.get(name).copied().unwrap_or(0.0)
+        match self.per_resource.get(name) {
+            Some(w) => *w,
+            None if self.derived && is_accelerator(name) => 1.0,
+            None => 0.0,
+        }
     }
 
     /// Usage units an hour of a run requesting `resources`.
@@ -102,6 +119,30 @@ impl UsageWeights {
             ScheduleType::Backfill => units * self.backfill,
             ScheduleType::Normal => units,
         }
+    }
+}
+
+/// The hours a steady use of the whole of a capacity accumulates in decayed usage (its mean
+/// life, `halfLife / ln 2`): what turns decayed usage into a part of a capacity. Without decay
+/// (half-life 0) usage never stops growing; 30 days stand in for it.
+pub fn mean_life_hours(half_life_seconds: i64) -> f64 {
+    let half = if half_life_seconds > 0 {
+        half_life_seconds
+    } else {
+        30 * 86_400
+    };
+    half as f64 / std::f64::consts::LN_2 / 3600.0
+}
+
+/// Decayed usage as the part of a capacity of `capacity_units` (units an hour) that a steady
+/// use would give: a pair that has used a fifth of its queue for weeks has 0.2, however long
+/// the half-life. 0 when the capacity weighs nothing.
+pub fn past_part(decayed_units: f64, capacity_units: f64, half_life_seconds: i64) -> f64 {
+    let scale = capacity_units * mean_life_hours(half_life_seconds);
+    if scale > 0.0 && decayed_units.is_finite() {
+        decayed_units / scale
+    } else {
+        0.0
     }
 }
 
@@ -190,8 +231,7 @@ impl History {
 }
 
 /// Slurm's fair-share factor `2^(-usage / share)`, from 1 (used nothing) down toward 0: 0.5
-/// means a pair used exactly its share of everyone's usage, 0.25 twice it. `share` 0: 0 if it
-/// used anything.
+/// means a pair used exactly its share, 0.25 twice it. `share` 0: 0 if it used anything.
 pub fn factor(usage_fraction: f64, share_fraction: f64) -> f64 {
     if usage_fraction <= 0.0 {
         return 1.0;

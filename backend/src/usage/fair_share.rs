@@ -1,17 +1,39 @@
-//! `GET /api/v1/me/fair-share` (§10): a user's decayed usage per queue, their share, the
-//! factor, and what drives it — computed from the store at the request (every run within the
-//! horizon, running ones until now), the same values the watcher's ledger orders by.
+//! `GET /api/v1/me/fair-share` (§10): a user's decayed usage per queue, its past part of the
+//! queue's capacity (what the order adds to a dominant share), their share of the queue and the
+//! factor, and what drives it — from the store at the request: the user's own runs within the
+//! horizon (running ones until now) and, per queue, how many users have runs there.
 
 use std::collections::{BTreeMap, HashMap};
 
 use anteroom_shared::api::usage::{FairShare, FairShareQueue};
-use anteroom_shared::scheduling::{ActivationOrder, PrequeueConfig, ScheduleType};
+use anteroom_shared::scheduling::{ActivationOrder, PrequeueConfig, ResourceList, ScheduleType};
 use chrono::{DateTime, Utc};
 use sea_orm::{ConnectionTrait, DbErr};
 
 use crate::prequeue::QueueSpec;
-use crate::prequeue::history::{UsageWeights, decayed_run, factor, units_of};
+use crate::prequeue::history::{UsageWeights, decayed_run, factor, past_part, units_of};
 use crate::prequeue::snapshot::{NodeSnapshot, UserId};
+
+/// A queue's capacity in usage units an hour: per resource its capacity, else the cluster's
+/// allocatable total (the fair-share denominators of §5), weighted.
+fn capacity_units(weights: &UsageWeights, capacity: Option<&ResourceList>, total: &ResourceList) -> f64 {
+    let mut names: Vec<&str> = total.iter().map(|(n, _)| n).collect();
+    if let Some(capacity) = capacity {
+        names.extend(capacity.iter().map(|(n, _)| n));
+    }
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|name| {
+            let milli = capacity
+                .and_then(|c| c.get_named(name))
+                .unwrap_or_else(|| total.get(name))
+                .milli();
+            weights.of(name) * units_of(name, milli)
+        })
+        .sum()
+}
 
 /// `user`'s fair share at `now`.
 pub async fn of_user(
@@ -24,62 +46,58 @@ pub async fn of_user(
 ) -> Result<FairShare, DbErr> {
     let weights = UsageWeights::new(config, nodes.iter().map(|n| &n.allocatable));
     let half = config.usage_half_life_seconds;
-    let runs = super::ledger::runs_in_horizon(db, half, now).await?;
-    let mut totals: HashMap<(String, UserId), f64> = HashMap::new();
-    let mut drivers: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    let runs = super::ledger::runs_in_horizon(db, half, now, Some(user)).await?;
+    let users = super::ledger::users_per_queue(db, half, now).await?;
+    let mut total = ResourceList::new();
+    for node in nodes {
+        total.saturating_add_assign(&node.allocatable);
+    }
+    let mut used: BTreeMap<String, f64> = BTreeMap::new();
+    let mut drivers: HashMap<String, BTreeMap<String, f64>> = HashMap::new();
     for run in &runs {
-        let units = weights.per_hour(&run.resources, run.schedule_type);
         let end = run.ended_at.unwrap_or(now);
-        *totals.entry((run.queue.clone(), run.owner)).or_default() +=
-            decayed_run(units, run.started_at, end, now, half);
-        if run.owner == user {
-            let scale = if run.schedule_type == ScheduleType::Backfill {
-                config.backfill_usage_weight.as_f64()
-            } else {
-                1.0
-            };
-            let per_queue = drivers.entry(run.queue.clone()).or_default();
-            for (name, q) in run.resources.iter().filter(|(_, q)| q.is_positive()) {
-                let per_hour = weights.of(name) * units_of(name, q.milli()) * scale;
-                if per_hour > 0.0 {
-                    *per_queue.entry(name.to_owned()).or_default() +=
-                        decayed_run(per_hour, run.started_at, end, now, half);
-                }
+        *used.entry(run.queue.clone()).or_default() += decayed_run(
+            weights.per_hour(&run.resources, run.schedule_type),
+            run.started_at,
+            end,
+            now,
+            half,
+        );
+        let scale = if run.schedule_type == ScheduleType::Backfill {
+            config.backfill_usage_weight.as_f64()
+        } else {
+            1.0
+        };
+        let per_queue = drivers.entry(run.queue.clone()).or_default();
+        for (name, q) in run.resources.iter().filter(|(_, q)| q.is_positive()) {
+            let per_hour = weights.of(name) * units_of(name, q.milli()) * scale;
+            if per_hour > 0.0 {
+                *per_queue.entry(name.to_owned()).or_default() += decayed_run(per_hour, run.started_at, end, now, half);
             }
         }
     }
-    let everyone: f64 = totals.values().sum();
-    let weight_of = |queue: &str| {
-        queues
-            .iter()
-            .find(|q| q.name == queue)
-            .map_or(1, |q| q.sharing.weight.max(1))
-    };
-    let all_weights: f64 = totals.keys().map(|(q, _)| f64::from(weight_of(q))).sum();
-    let mut out: Vec<FairShareQueue> = totals
-        .iter()
-        .filter(|((_, owner), _)| *owner == user)
-        .map(|((queue, _), used)| {
-            let usage_fraction = if everyone > 0.0 { used / everyone } else { 0.0 };
-            let share = if all_weights > 0.0 {
-                f64::from(weight_of(queue)) / all_weights
-            } else {
-                0.0
-            };
+    let queues_out = used
+        .into_iter()
+        .map(|(queue, decayed)| {
+            let capacity = queues
+                .iter()
+                .find(|q| q.name == queue)
+                .and_then(|q| q.capacity.as_ref());
+            let part = past_part(decayed, capacity_units(&weights, capacity, &total), half);
+            let share = 1.0 / users.get(&queue).copied().unwrap_or(1).max(1) as f64;
             FairShareQueue {
-                queue: queue.clone(),
-                decayed_usage: *used,
-                usage_fraction,
+                drivers: drivers.remove(&queue).unwrap_or_default(),
+                queue,
+                decayed_usage: decayed,
+                usage_fraction: part,
                 share,
-                factor: factor(usage_fraction, share),
-                drivers: drivers.remove(queue).unwrap_or_default(),
+                factor: factor(part, share),
             }
         })
         .collect();
-    out.sort_by(|a, b| a.queue.cmp(&b.queue));
     Ok(FairShare {
         in_effect: config.activation_order == ActivationOrder::FairShareHistory,
         half_life_seconds: half,
-        queues: out,
+        queues: queues_out,
     })
 }

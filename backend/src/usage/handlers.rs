@@ -83,7 +83,7 @@ async fn usage(
         user: query.user,
         queue: query.queue,
     };
-    let ask = Ask::check(&user.username, admin, wanted, now)?;
+    let ask = Ask::check((user.id, &user.username), admin, wanted, now)?;
     let report = super::report(&state.db_read, &ask, now).await?;
     let wants_csv = headers
         .get(header::ACCEPT)
@@ -123,8 +123,8 @@ async fn usage(
 async fn my_fair_share(State(state): State<AppState>, AuthUser(user): AuthUser) -> ApiResult<Json<FairShare>> {
     let config = crate::settings::read(&state.db_read).await?;
     let (specs, _) = crate::queues::tree(&state.db_read).await?;
-    // Without the cluster's nodes the derived weights count accelerators only (CPU and memory
-    // weigh nothing): still an answer.
+    // Without the cluster's nodes the derived weights count accelerators only (1 a GPU-hour;
+    // CPU and memory weigh nothing): still an answer.
     let nodes = state.cluster.nodes().await.unwrap_or_default();
     let now = state.clock.now();
     Ok(Json(

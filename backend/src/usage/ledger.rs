@@ -23,14 +23,18 @@ const HALF_LIVES_KEPT: i64 = 20;
 
 type Pair = (String, UserId);
 
+/// The half-life, the named weights (thousandths) and the Elastic weight (thousandths).
+type Basis = (i64, Vec<(String, u32)>, u32);
+
 /// Decayed usage per (queue, owner), kept between rounds.
 #[derive(Debug, Default)]
 pub struct UsageLedger {
     /// Finished runs' decayed usage per pair, valued at `valued_at`.
     finished: HashMap<Pair, f64>,
     valued_at: Option<DateTime<Utc>>,
-    /// The half-life and weights `finished` was computed with.
-    basis: Option<(i64, UsageWeights)>,
+    /// The settings `finished` was computed with (half-life, named weights, Elastic weight);
+    /// weights derived from the nodes are picked up at the next read, not on every change.
+    basis: Option<Basis>,
     /// Runs running at the last round: pair, units an hour, start.
     running: HashMap<JobId, (Pair, f64, DateTime<Utc>)>,
 }
@@ -45,6 +49,8 @@ fn horizon(now: DateTime<Utc>, half_life_seconds: i64) -> Option<DateTime<Utc>> 
 /// A run as the ledger reads it.
 #[derive(Debug, Clone)]
 pub struct LedgerRun {
+    /// Its job.
+    pub job_id: JobId,
     /// Its queue.
     pub queue: String,
     /// Its owner.
@@ -59,20 +65,28 @@ pub struct LedgerRun {
     pub ended_at: Option<DateTime<Utc>>,
 }
 
-/// The runs that may still count at `now`: running, or ended within the horizon (all without
-/// decay). A row whose columns do not parse is left out.
+/// Which runs may still count at `now`: running, or ended within the horizon (all without
+/// decay).
+fn in_horizon(half_life_seconds: i64, now: DateTime<Utc>) -> sea_orm::Condition {
+    match horizon(now, half_life_seconds) {
+        Some(since) => sea_orm::Condition::any()
+            .add(entity::Column::EndedAt.is_null())
+            .add(entity::Column::EndedAt.gte(since)),
+        None => sea_orm::Condition::all(),
+    }
+}
+
+/// The runs that may still count at `now` (of `owner` only, when named). A row whose columns
+/// do not parse is left out.
 pub async fn runs_in_horizon(
     db: &impl ConnectionTrait,
     half_life_seconds: i64,
     now: DateTime<Utc>,
+    owner: Option<UserId>,
 ) -> Result<Vec<LedgerRun>, DbErr> {
-    let mut query = entity::Entity::find();
-    if let Some(since) = horizon(now, half_life_seconds) {
-        query = query.filter(
-            sea_orm::Condition::any()
-                .add(entity::Column::EndedAt.is_null())
-                .add(entity::Column::EndedAt.gte(since)),
-        );
+    let mut query = entity::Entity::find().filter(in_horizon(half_life_seconds, now));
+    if let Some(owner) = owner {
+        query = query.filter(entity::Column::OwnerId.eq(owner));
     }
     Ok(query
         .all(db)
@@ -80,6 +94,7 @@ pub async fn runs_in_horizon(
         .into_iter()
         .filter_map(|row| {
             Some(LedgerRun {
+                job_id: row.job_id,
                 resources: serde_json::from_str(&row.resources).ok()?,
                 schedule_type: row.schedule_type.parse().ok()?,
                 queue: row.queue,
@@ -91,18 +106,47 @@ pub async fn runs_in_horizon(
         .collect())
 }
 
-/// Every pair's decayed usage at `now` from its finished runs in the store.
+/// How many users have runs that may still count, per queue (one aggregate query).
+pub async fn users_per_queue(
+    db: &impl ConnectionTrait,
+    half_life_seconds: i64,
+    now: DateTime<Utc>,
+) -> Result<HashMap<String, u64>, DbErr> {
+    use sea_orm::sea_query::Expr;
+    use sea_orm::{ExprTrait as _, QuerySelect};
+    let rows: Vec<(String, i64)> = entity::Entity::find()
+        .select_only()
+        .column(entity::Column::Queue)
+        .column_as(Expr::col(entity::Column::OwnerId).count_distinct(), "users")
+        .filter(in_horizon(half_life_seconds, now))
+        .group_by(entity::Column::Queue)
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(queue, n)| (queue, u64::try_from(n).unwrap_or(0)))
+        .collect())
+}
+
+/// Every pair's decayed usage at `now` from its finished runs in the store — but a run the
+/// round's snapshot still sees running (the store moved on between the two reads) is left to
+/// the snapshot, so it is not counted twice.
 async fn finished_from_store(
     db: &impl ConnectionTrait,
     weights: &UsageWeights,
     half_life_seconds: i64,
     now: DateTime<Utc>,
+    running: &HashSet<(JobId, DateTime<Utc>)>,
 ) -> Result<HashMap<Pair, f64>, DbErr> {
     let mut out: HashMap<Pair, f64> = HashMap::new();
-    for run in runs_in_horizon(db, half_life_seconds, now).await? {
+    for run in runs_in_horizon(db, half_life_seconds, now, None).await? {
         let Some(end) = run.ended_at else {
             continue;
         };
+        if running.contains(&(run.job_id, run.started_at)) {
+            continue;
+        }
         let per_hour = weights.per_hour(&run.resources, run.schedule_type);
         *out.entry((run.queue, run.owner)).or_default() +=
             decayed_run(per_hour, run.started_at, end, now, half_life_seconds);
@@ -122,12 +166,25 @@ impl UsageLedger {
     ) -> Result<History, DbErr> {
         let weights = UsageWeights::new(config, nodes.iter().map(|n| &n.allocatable));
         let half = config.usage_half_life_seconds;
-        let basis = Some((half, weights.clone()));
+        let basis = Some((
+            half,
+            config
+                .usage_weights
+                .iter()
+                .map(|(name, w)| (name.clone(), w.thousandths()))
+                .collect(),
+            config.backfill_usage_weight.thousandths(),
+        ));
         let due = self
             .valued_at
             .is_none_or(|at| now - at >= Duration::seconds(REREAD_SECONDS) || now < at);
         if due || self.basis != basis {
-            self.finished = finished_from_store(db, &weights, half, now).await?;
+            let running: HashSet<(JobId, DateTime<Utc>)> = jobs
+                .iter()
+                .filter(|j| is_running(j))
+                .filter_map(|j| Some((j.id, j.started_at?)))
+                .collect();
+            self.finished = finished_from_store(db, &weights, half, now, &running).await?;
             self.valued_at = Some(now);
             self.basis = basis;
             self.running.clear();

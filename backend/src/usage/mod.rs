@@ -13,7 +13,7 @@ pub mod report;
 use anteroom_shared::api::usage::{MAX_REPORT_DAYS, UsagePeriod, UsageReport};
 use anteroom_shared::scheduling::ScheduleType;
 use chrono::{DateTime, Duration, Utc};
-use sea_orm::{ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder};
+use sea_orm::{ColumnTrait, Condition, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder};
 
 use crate::field_rule::Rule;
 
@@ -28,6 +28,9 @@ pub struct Ask {
     pub by: UsagePeriod,
     /// Only this user's runs (by username); `None`: everyone's (admins only).
     pub user: Option<String>,
+    /// The user's id when known (a user's own report): runs are matched by id, so a later
+    /// user of a deleted user's name never sees that person's runs.
+    pub owner: Option<i64>,
     /// Only this queue's.
     pub queue: Option<String>,
 }
@@ -65,7 +68,8 @@ impl Ask {
     /// The ask of `caller` (`admin`: may read anyone) from what the request names: the last 30
     /// days up to `now` by day unless said; a user's own runs unless an admin names someone or
     /// no one.
-    pub fn check(caller: &str, admin: bool, wanted: Wanted, now: DateTime<Utc>) -> Result<Ask, UsageError> {
+    pub fn check(caller: (i64, &str), admin: bool, wanted: Wanted, now: DateTime<Utc>) -> Result<Ask, UsageError> {
+        let (caller_id, caller) = caller;
         let Wanted {
             from,
             to,
@@ -91,30 +95,46 @@ impl Ask {
                 ),
             ));
         }
-        let user = match (admin, user) {
-            (true, user) => user,
+        let (user, owner) = match (admin, user) {
+            (true, Some(name)) if name == caller => (Some(name), Some(caller_id)),
+            (true, user) => (user, None),
             (false, Some(name)) if name != caller => return Err(UsageError::Forbidden),
-            (false, _) => Some(caller.to_owned()),
+            (false, _) => (Some(caller.to_owned()), Some(caller_id)),
         };
         Ok(Ask {
             from,
             to,
             by: by.unwrap_or_default(),
             user,
+            owner,
             queue,
         })
     }
 }
 
 /// The report `ask` asks for, as of `now`: the runs that overlap its range, split.
-pub async fn report(db: &impl ConnectionTrait, ask: &Ask, now: DateTime<Utc>) -> Result<UsageReport, UsageError> {
+/// An admin's `user=` names whoever holds the name now (by id); a name nobody holds any more
+/// reads the runs recorded under it.
+pub async fn report(db: &DatabaseConnection, ask: &Ask, now: DateTime<Utc>) -> Result<UsageReport, UsageError> {
     let mut filter = Condition::all().add(entity::Column::StartedAt.lt(ask.to)).add(
         Condition::any()
             .add(entity::Column::EndedAt.is_null())
             .add(entity::Column::EndedAt.gte(ask.from)),
     );
-    if let Some(user) = &ask.user {
-        filter = filter.add(entity::Column::OwnerName.eq(user.as_str()));
+    let owner = match (ask.owner, &ask.user) {
+        (Some(id), _) => Some(Ok(id)),
+        (None, Some(name)) => Some(
+            crate::users::find_by_username(db, name)
+                .await?
+                .map(|u| u.id)
+                .ok_or_else(|| name.clone()),
+        ),
+        (None, None) => None,
+    };
+    match owner {
+        Some(Ok(id)) => filter = filter.add(entity::Column::OwnerId.eq(id)),
+        Some(Err(name)) => filter = filter.add(entity::Column::OwnerName.eq(name)),
+        None => {}
     }
     if let Some(queue) = &ask.queue {
         filter = filter.add(entity::Column::Queue.eq(queue.as_str()));
@@ -170,8 +190,8 @@ mod tests {
 
     #[test]
     fn a_user_reads_their_own_and_an_admin_anyones() {
-        let own = Ask::check("nina", false, Wanted::default(), now()).expect("own");
-        assert_eq!(own.user.as_deref(), Some("nina"));
+        let own = Ask::check((1, "nina"), false, Wanted::default(), now()).expect("own");
+        assert_eq!((own.user.as_deref(), own.owner), (Some("nina"), Some(1)));
         assert_eq!(
             (own.from, own.to, own.by),
             (now() - Duration::days(30), now(), UsagePeriod::Day)
@@ -180,19 +200,20 @@ mod tests {
             user: Some(user.into()),
             ..Wanted::default()
         };
-        assert!(Ask::check("nina", false, named("nina"), now()).is_ok());
+        assert!(Ask::check((1, "nina"), false, named("nina"), now()).is_ok());
         assert!(matches!(
-            Ask::check("nina", false, named("carl"), now()),
+            Ask::check((1, "nina"), false, named("carl"), now()),
             Err(UsageError::Forbidden)
         ));
         assert_eq!(
-            Ask::check("root", true, named("carl"), now())
+            Ask::check((9, "root"), true, named("carl"), now())
                 .expect("an admin")
                 .user
                 .as_deref(),
             Some("carl")
         );
-        let all = Ask::check("root", true, Wanted::default(), now()).expect("all");
+        let all = Ask::check((9, "root"), true, Wanted::default(), now()).expect("all");
+        assert_eq!(all.owner, None);
         assert_eq!(all.user, None);
     }
 
@@ -203,10 +224,10 @@ mod tests {
             to,
             ..Wanted::default()
         };
-        let backwards = Ask::check("nina", false, range(now(), Some(now())), now());
+        let backwards = Ask::check((1, "nina"), false, range(now(), Some(now())), now());
         assert!(matches!(backwards, Err(UsageError::Invalid(ref f, _)) if f == "from"));
         let long = Ask::check(
-            "nina",
+            (1, "nina"),
             false,
             range(now() - Duration::days(MAX_REPORT_DAYS + 1), None),
             now(),

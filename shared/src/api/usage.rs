@@ -92,10 +92,11 @@ pub struct FairShareQueue {
     pub queue: String,
     /// The user's decayed usage in it, in units (a GPU-hour just used is 1).
     pub decayed_usage: f64,
-    /// That usage as a part of everyone's decayed usage (0–1).
+    /// That usage as a part of the queue's capacity: what using that part of the queue
+    /// steadily would have accumulated (0.2: as if a fifth of the queue were theirs all along).
+    /// The order adds it to the user's dominant share now.
     pub usage_fraction: f64,
-    /// The user's share (0–1): every (queue, user) with usage gets its queue's weight, over
-    /// the sum of those weights.
+    /// The user's share of the queue (0–1): an equal part among the users with usage in it.
     pub share: f64,
     /// `2^(-usageFraction / share)`: 1 used nothing, 0.5 used exactly its share, lower goes
     /// later under `fairShareHistory`.
@@ -161,11 +162,11 @@ impl UsageReport {
     }
 }
 
-/// One CSV field: quoted when it must be. A field starting with `=`, `+`, `-` or `@` is
-/// prefixed with `'` so a spreadsheet does not run it as a formula (a queue or user name is
-/// chosen by people).
+/// One CSV field: quoted when it must be. A field starting with `=`, `+`, `-`, `@`, a tab or a
+/// carriage return is prefixed with `'` so a spreadsheet does not run it as a formula (a queue
+/// or user name is chosen by people).
 fn csv_field(text: &str) -> String {
-    let text = if text.starts_with(['=', '+', '-', '@']) {
+    let text = if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
         format!("'{text}")
     } else {
         text.to_owned()

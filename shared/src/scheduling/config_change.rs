@@ -217,10 +217,11 @@ mod change_tests {
         let stored = PrequeueConfig::default();
         let merged = PrequeueConfigChange::default().apply_to(&stored);
         assert_eq!(merged.usage_half_life_seconds, 7 * 24 * 3600);
-        let explicit: PrequeueConfigChange =
-            serde_json::from_value(serde_json::json!({"usageHalfLifeSeconds": 0, "backfillUsageWeight": 0.25,
-                                                      "usageWeights": {"nvidia.com/a100": 2, "cpu": 0.125}}))
-                .unwrap();
+        let explicit: PrequeueConfigChange = serde_json::from_value(
+            serde_json::json!({"usageHalfLifeSeconds": 0, "backfillUsageWeight": 0.25,
+                                                      "usageWeights": {"nvidia.com/a100": 2, "cpu": 0.125}}),
+        )
+        .unwrap();
         let merged = explicit.apply_to(&stored);
         assert_eq!(merged.usage_half_life_seconds, 0, "0 when written");
         assert_eq!(merged.backfill_usage_weight.thousandths(), 250);
@@ -228,9 +229,19 @@ mod change_tests {
         let json = serde_json::to_value(&merged).unwrap();
         assert_eq!(json["backfillUsageWeight"], 0.25);
         assert_eq!(json["usageWeights"]["nvidia.com/a100"], 2.0);
-        for bad in [serde_json::json!(-1), serde_json::json!(1000.5), serde_json::json!(0.0005), serde_json::json!("1")] {
+        for bad in [
+            serde_json::json!(-1),
+            serde_json::json!(1000.5),
+            serde_json::json!(0.0005),
+            serde_json::json!("1"),
+        ] {
             assert!(serde_json::from_value::<Weight>(bad.clone()).is_err(), "{bad}");
         }
-        assert_eq!(serde_json::from_value::<Weight>(serde_json::json!(1000)).unwrap().thousandths(), 1_000_000);
+        assert_eq!(
+            serde_json::from_value::<Weight>(serde_json::json!(1000))
+                .unwrap()
+                .thousandths(),
+            1_000_000
+        );
     }
 }

@@ -140,6 +140,18 @@ proptest! {
         prop_assert_eq!(with.waiting, without.waiting);
     }
 
+    /// A past every pair shares equally changes nobody's place: the order is DRF's.
+    #[test]
+    fn an_equal_past_orders_as_drf(waiting in 1_i64..6, gpus in 1_u8..12, past in 0.0_f64..10_000.0, seed in any::<u64>()) {
+        let mut s = two_owners(waiting, &gpus.to_string(), [past, past], ActivationOrder::FairShareHistory);
+        crate::prequeue::tests::fixtures::shuffle(&mut s.jobs, seed);
+        let mut drf = s.clone();
+        drf.config.activation_order = ActivationOrder::FairShare;
+        let with = PreparedRound::new(&s, t0()).expect("round").select();
+        let without = PreparedRound::new(&drf, t0()).expect("round").select();
+        prop_assert_eq!(with.selected, without.selected);
+    }
+
     /// Decay halves any run's weight per half-life, whenever it ran.
     #[test]
     fn decay_halves_a_usage_each_half_life(start in 0_i64..1_000_000, len in 1_i64..500_000, half in 60_i64..10_000_000, units in 0.1_f64..100.0) {

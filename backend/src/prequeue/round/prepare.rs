@@ -300,16 +300,38 @@ impl<'s> PreparedRound<'s> {
             }
         }
 
-        // Fair share over time (§10): each pair's part of everyone's decayed usage, added to
-        // its dominant share. No history: nothing added, and the order is DRF's.
+        // Fair share over time (§10): each pair's past part — its decayed usage over what
+        // steadily using its queue's whole capacity (the fair-share denominators, weighted per
+        // resource) would accumulate — added to its dominant share. No history: nothing is
+        // added, and the order is DRF's.
         let history_share: Vec<i128> =
             if config.activation_order == ActivationOrder::FairShareHistory && !snapshot.history.is_empty() {
+                let weights =
+                    crate::prequeue::history::UsageWeights::new(config, snapshot.nodes.iter().map(|n| &n.allocatable));
+                let capacity_units: Vec<f64> = (0..queues)
+                    .map(|q| {
+                        interner
+                            .names
+                            .iter()
+                            .enumerate()
+                            .map(|(r, name)| {
+                                let milli = share_denominator[q * resources + r];
+                                weights.of(name) * crate::prequeue::history::units_of(name, milli)
+                            })
+                            .sum()
+                    })
+                    .collect();
                 pair_owner
                     .iter()
                     .zip(&pair_queue)
                     .map(|(owner, q)| {
-                        let fraction = snapshot.history.fraction(queue_names[*q as usize], *owner);
-                        (fraction * super::fair_share::SHARE_UNIT as f64) as i128
+                        let used = snapshot.history.of(queue_names[*q as usize], *owner);
+                        let part = crate::prequeue::history::past_part(
+                            used,
+                            capacity_units[*q as usize],
+                            config.usage_half_life_seconds,
+                        );
+                        (part.min(1e6) * super::fair_share::SHARE_UNIT as f64) as i128
                     })
                     .collect()
             } else {
