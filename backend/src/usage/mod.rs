@@ -1,6 +1,6 @@
 //! Usage history and accounting (`spec/prequeue.md` §10): the runs the `usage_intervals`
 //! triggers record ([`entity`]), read back as reports per period, queue and user
-//! ([`report`]) for `GET /api/v1/usage` ([`handlers`]).
+//! ([`mod@report`]) for `GET /api/v1/usage` ([`handlers`]).
 //!
 //! Who sees what: a user their own use; an admin anyone's (`user=`), everyone's by default.
 

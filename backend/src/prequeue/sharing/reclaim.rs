@@ -61,7 +61,7 @@ pub const MAX_EXAMINED_PER_ROUND: usize = 100;
 /// Tasks by job id, read by the watcher: of the waiting gangs (jobs on more than one node) —
 /// reclaim takes victims for a gang only when the gang can be placed once they are gone (§9) —
 /// and of the victims on several nodes, whose room per node is known only through their tasks
-/// ([`victims::frees`]). The snapshot does not carry tasks for every job.
+/// (see `victims::frees`). The snapshot does not carry tasks for every job.
 pub type GangTasks = std::collections::HashMap<JobId, Vec<TaskResources>>;
 
 /// The reclaims (and, where a queue allows it, preemptions by priority) of one round, oldest
