@@ -215,3 +215,63 @@ both_driven!(
     recorded_once,
     a_run_is_recorded_once_through_a_lost_start_a_restart_and_a_delete
 );
+
+/// The ledger's decayed usage of `owner` in `default` and the store's, at the watcher's now.
+async fn ledger_and_store(
+    d: &Driven,
+    ledger: &mut anteroom::usage::ledger::UsageLedger,
+    config: &anteroom_shared::scheduling::PrequeueConfig,
+    nodes: &[anteroom::prequeue::NodeSnapshot],
+    owner: i64,
+) -> (f64, f64) {
+    let (snapshot, _) = d.watcher.snapshot(0).await.expect("a snapshot");
+    let now = d.watcher.clock.now();
+    let kept = ledger
+        .history(&d.app.state.db, config, &snapshot.jobs, nodes, now)
+        .await
+        .expect("the ledger")
+        .of("default", owner);
+    let (specs, _) = anteroom::queues::tree(&d.app.state.db).await.expect("queues");
+    let exact = anteroom::usage::fair_share::of_user(&d.app.state.db, config, &specs, nodes, owner, now)
+        .await
+        .expect("from the store")
+        .queues[0]
+        .decayed_usage;
+    (kept, exact)
+}
+
+async fn the_watchers_ledger_counts_each_run_once_and_reads_the_store_again_in_ten_minutes(db: Option<String>) {
+    use anteroom::cluster::Cluster;
+    use anteroom::usage::ledger::UsageLedger;
+    let d = Driven::start(db, GPU_NODES).await;
+    let nina = d.app.user_token("nina").await;
+    submit(&d, &nina, sleeping("short", 1, 600, "normal")).await;
+    submit(&d, &nina, sleeping("long", 2, 7200, "normal")).await;
+    d.settle().await;
+    let owner = anteroom::users::find_by_username(&d.app.state.db, "nina")
+        .await
+        .expect("the store")
+        .expect("nina")
+        .id;
+    let mut config = anteroom_shared::scheduling::PrequeueConfig::default();
+    config.activation_order = anteroom_shared::scheduling::ActivationOrder::FairShareHistory;
+    let nodes = d.sim.nodes().await.expect("nodes");
+    let mut ledger = UsageLedger::default();
+    d.advance(300).await;
+    let (kept, exact) = ledger_and_store(&d, &mut ledger, &config, &nodes, owner).await;
+    assert!((kept - exact).abs() < 1e-9, "first read: {kept} vs {exact}");
+    // The short job ends at 600; at 700 the ledger has not read the store again: it counts
+    // the ended run until it saw it end — 100 s more of its ~1.1 units an hour (1 GPU, 1 CPU
+    // at 0.125, a little memory), ~0.03 — and never twice (its whole run, ~0.19, again).
+    d.advance(400).await;
+    let (kept, exact) = ledger_and_store(&d, &mut ledger, &config, &nodes, owner).await;
+    assert!(kept - exact > 0.02 && kept - exact < 0.05, "{kept} vs {exact}");
+    // Ten minutes after the first read the store is read again: exact.
+    d.advance(260).await;
+    let (kept, exact) = ledger_and_store(&d, &mut ledger, &config, &nodes, owner).await;
+    assert!((kept - exact).abs() < 1e-9, "after the re-read: {kept} vs {exact}");
+}
+both_driven!(
+    ledger_once,
+    the_watchers_ledger_counts_each_run_once_and_reads_the_store_again_in_ten_minutes
+);
