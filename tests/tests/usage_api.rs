@@ -253,8 +253,10 @@ async fn the_watchers_ledger_counts_each_run_once_and_reads_the_store_again_in_t
         .expect("the store")
         .expect("nina")
         .id;
-    let mut config = anteroom_shared::scheduling::PrequeueConfig::default();
-    config.activation_order = anteroom_shared::scheduling::ActivationOrder::FairShareHistory;
+    let config = anteroom_shared::scheduling::PrequeueConfig {
+        activation_order: anteroom_shared::scheduling::ActivationOrder::FairShareHistory,
+        ..Default::default()
+    };
     let nodes = d.sim.nodes().await.expect("nodes");
     let mut ledger = UsageLedger::default();
     d.advance(300).await;
