@@ -86,6 +86,9 @@ ensure_test_tools() {
   local pkgs=()
   if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then pkgs+=(chromium chromium-driver); fi
   if [ -z "$(pg_bin)" ]; then pkgs+=(postgresql); fi
+  # A real Prometheus scrapes a running Anteroom and answers every dashboard panel's query
+  # (tests/tests/prometheus_dashboard.rs).
+  if ! command -v prometheus >/dev/null 2>&1; then pkgs+=(prometheus); fi
   # schemathesis goes into a venv: Debian's python3 needs python3-venv (ensurepip) for that.
   if ! command -v python3 >/dev/null 2>&1 || ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
     pkgs+=(python3 python3-venv)

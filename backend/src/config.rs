@@ -113,6 +113,10 @@ pub struct Config {
     /// capability, weight, not reclaimable), so a job sent around Anteroom still meets the
     /// tree's caps; off: administrators create the Volcano queues and Anteroom only checks them.
     pub mirror_queues: bool,
+    /// Whether `/metrics` carries each user's fair-share factor labelled with their id
+    /// (`anteroom_user_fair_share_factor{queue,user_id}`): one series per user and queue, so
+    /// off unless an admin opts in.
+    pub metrics_user_labels: bool,
     /// The address browsers use to reach the UI, when set: its origin is the only one whose
     /// cookie-authenticated writes are accepted (behind a proxy the `Host` header may not say
     /// it), and an `https` one makes the session cookie `__Host-` and `Secure` and adds HSTS.
@@ -246,6 +250,7 @@ impl fmt::Debug for Config {
             allowed_images,
             kube_ttl_seconds_after_finished,
             mirror_queues,
+            metrics_user_labels,
             public_url,
             http_limits,
             cluster_networks,
@@ -279,6 +284,7 @@ impl fmt::Debug for Config {
             .field("allowed_images", allowed_images)
             .field("kube_ttl_seconds_after_finished", kube_ttl_seconds_after_finished)
             .field("mirror_queues", mirror_queues)
+            .field("metrics_user_labels", metrics_user_labels)
             .field("public_url", public_url)
             .field("http_limits", http_limits)
             .field("cluster_networks", cluster_networks)

@@ -103,6 +103,7 @@ impl AppState {
                 cluster_ranges: self.config.cluster_networks.clone(),
             },
             forecasts: self.forecasts.clone(),
+            metrics_user_labels: self.config.metrics_user_labels,
         }
     }
 }

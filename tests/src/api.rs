@@ -150,15 +150,19 @@ pub async fn queue(app: &TestApp, admin: &str, body: Value) -> Value {
     answer
 }
 
-/// The value of an unlabelled metric on `/metrics` now (0 before it is first recorded). The
-/// recorder is the process's: every app of a test shares it.
+/// A metric's value now: the sum of its series (all label sets), 0 when it has none.
 pub async fn metric(app: &TestApp, name: &str) -> f64 {
-    let prefix = format!("{name} ");
+    let plain = format!("{name} ");
+    let labelled = format!("{name}{{");
     app.metrics()
         .await
         .lines()
-        .find_map(|l| l.strip_prefix(prefix.as_str()).map(|n| n.trim().parse().unwrap()))
-        .unwrap_or(0.0)
+        .filter(|l| l.starts_with(&plain) || l.starts_with(&labelled))
+        .filter_map(|l| {
+            l.rsplit_once(' ')
+                .map(|(_, n)| n.trim().parse::<f64>().expect("a number"))
+        })
+        .sum()
 }
 
 /// The error code of an answer (empty when it is not an error).

@@ -79,7 +79,7 @@ async fn the_watcher_reports_its_rounds_and_the_prequeue_length_on_metrics() {
     for _ in 0..50 {
         text = app.metrics().await;
         if text.contains("anteroom_prequeue_round_seconds")
-            && text.contains("anteroom_prequeue_jobs{queue=\"default\"}")
+            && text.contains("anteroom_prequeue_jobs{queue=\"default\",kind=\"normal\"} 1")
             && text.contains("anteroom_prequeue_leader")
         {
             break;
@@ -87,7 +87,10 @@ async fn the_watcher_reports_its_rounds_and_the_prequeue_length_on_metrics() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(text.contains("anteroom_prequeue_round_seconds"), "{text}");
-    assert!(text.contains("anteroom_prequeue_jobs{queue=\"default\"}"), "{text}");
+    assert!(
+        text.contains("anteroom_prequeue_jobs{queue=\"default\",kind=\"normal\"} 1"),
+        "{text}"
+    );
     assert!(text.contains("anteroom_prequeue_activations_total"), "{text}");
     assert!(
         text.contains("anteroom_prequeue_leader 1"),

@@ -297,18 +297,16 @@ impl Config {
                     )
                 })?),
             };
-        let (mirror, src) = get("mirror_queues").expect("mirror_queues has a default");
-        let mirror_queues = match mirror.trim().to_ascii_lowercase().as_str() {
-            "true" => true,
-            "false" => false,
-            _ => {
-                return Err(invalid(
-                    "mirror_queues",
-                    src,
-                    format!("`{mirror}` is not one of: true, false"),
-                ));
+        let boolean = |name: &'static str| {
+            let (v, src) = get(name).expect("has a default");
+            match v.trim().to_ascii_lowercase().as_str() {
+                "true" => Ok(true),
+                "false" => Ok(false),
+                _ => Err(invalid(name, src, format!("`{v}` is not one of: true, false"))),
             }
         };
+        let mirror_queues = boolean("mirror_queues")?;
+        let metrics_user_labels = boolean("metrics_user_labels")?;
 
         let public_url = match get("public_url").filter(|(v, _)| !v.trim().is_empty()) {
             None => None,
@@ -411,6 +409,7 @@ impl Config {
             allowed_images,
             kube_ttl_seconds_after_finished,
             mirror_queues,
+            metrics_user_labels,
             public_url,
             http_limits,
             cluster_networks,

@@ -187,6 +187,13 @@ pub const SETTINGS: &[Setting] = &[
         help: "keep every Anteroom queue as a Volcano Queue with its parent, capacity and weight (cluster = kube; false: admins create the Volcano queues)",
     },
     Setting {
+        name: "metrics_user_labels",
+        env: "ANTEROOM_METRICS_USER_LABELS",
+        default: Some("false"),
+        secret: false,
+        help: "add each user's fair-share factor to /metrics, labelled with the user's id (one series per user and queue)",
+    },
+    Setting {
         name: "public_url",
         env: "ANTEROOM_PUBLIC_URL",
         default: None,

@@ -39,9 +39,54 @@ fn metrics() -> &'static (PrometheusMetricLayer<'static>, PrometheusHandle) {
     METRICS.get_or_init(|| {
         PrometheusMetricLayerBuilder::new()
             .with_endpoint_label_type(EndpointLabel::MatchedPathWithFallbackFn(unmatched_endpoint_label))
-            .with_default_metrics()
+            .with_metrics_from_fn(recorder_with_buckets)
             .build_pair()
     })
+}
+
+/// Histogram buckets (seconds) per metric: with buckets, not the exporter's default summaries,
+/// `histogram_quantile` works over any window and across replicas (a summary's quantiles can
+/// be neither aggregated nor re-windowed). HTTP latency keeps axum-prometheus's buckets.
+const BUCKETS: &[(&str, &[f64])] = &[
+    (
+        axum_prometheus::AXUM_HTTP_REQUESTS_DURATION_SECONDS,
+        axum_prometheus::utils::SECONDS_DURATION_BUCKETS,
+    ),
+    (
+        "anteroom_prequeue_round_seconds",
+        &[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0],
+    ),
+    (
+        "anteroom_prequeue_activation_wait_seconds",
+        &[
+            1.0, 5.0, 15.0, 30.0, 60.0, 300.0, 900.0, 1800.0, 3600.0, 7200.0, 14_400.0, 43_200.0, 86_400.0, 259_200.0,
+            604_800.0,
+        ],
+    ),
+];
+
+/// The process-wide Prometheus recorder, installed, with [`BUCKETS`] and the exporter's
+/// periodic upkeep (as axum-prometheus's default does).
+fn recorder_with_buckets() -> PrometheusHandle {
+    use axum_prometheus::metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+    let mut builder = PrometheusBuilder::new();
+    for (name, buckets) in BUCKETS {
+        builder = builder
+            .set_buckets_for_metric(Matcher::Full((*name).to_owned()), buckets)
+            .expect("bucket lists are not empty");
+    }
+    let recorder = builder.build_recorder();
+    let handle = recorder.handle();
+    let upkeep = handle.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+            upkeep.run_upkeep();
+        }
+    });
+    axum_prometheus::metrics::set_global_recorder(recorder).expect("the metrics recorder is installed once");
+    crate::watcher::describe_metrics();
+    handle
 }
 
 /// Installs the process-wide metrics recorder now (once): a metric counted before the router

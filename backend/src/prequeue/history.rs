@@ -122,6 +122,28 @@ impl UsageWeights {
     }
 }
 
+/// A queue's capacity in usage units an hour: per resource its capacity, else the cluster's
+/// allocatable total (the fair-share denominators of §5), weighted. What [`past_part`] divides
+/// a queue's decayed usage by, for `/api/v1/me/fair-share` and the metrics alike.
+pub fn capacity_units(weights: &UsageWeights, capacity: Option<&ResourceList>, total: &ResourceList) -> f64 {
+    let mut names: Vec<&str> = total.iter().map(|(n, _)| n).collect();
+    if let Some(capacity) = capacity {
+        names.extend(capacity.iter().map(|(n, _)| n));
+    }
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|name| {
+            let milli = capacity
+                .and_then(|c| c.get_named(name))
+                .unwrap_or_else(|| total.get(name))
+                .milli();
+            weights.of(name) * units_of(name, milli)
+        })
+        .sum()
+}
+
 /// The hours a steady use of the whole of a capacity accumulates in decayed usage (its mean
 /// life, `halfLife / ln 2`): what turns decayed usage into a part of a capacity. Without decay
 /// (half-life 0) usage never stops growing; 30 days stand in for it.

@@ -14,10 +14,12 @@
 //! - [`preemption`]: the minimal preemption plan.
 //! - [`sharing`]: guarantees, lending and borrowing between queues (§9), and reclaim plans.
 //! - `forecast`: [`consideration_order`] and [`forecast()`], start estimates from runtime limits.
+//! - [`gauges`]: what the metrics show of a round (per queue and the cluster's accelerators).
 //! - [`reason`]: typed reasons, serialized as `{code, message, details}`.
 
 mod fast_map;
 mod forecast;
+pub mod gauges;
 pub mod history;
 pub mod placement;
 pub mod preemption;

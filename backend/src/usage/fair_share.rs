@@ -11,29 +11,8 @@ use chrono::{DateTime, Utc};
 use sea_orm::{ConnectionTrait, DbErr};
 
 use crate::prequeue::QueueSpec;
-use crate::prequeue::history::{UsageWeights, decayed_run, factor, past_part, units_of};
+use crate::prequeue::history::{UsageWeights, capacity_units, decayed_run, factor, past_part, units_of};
 use crate::prequeue::snapshot::{NodeSnapshot, UserId};
-
-/// A queue's capacity in usage units an hour: per resource its capacity, else the cluster's
-/// allocatable total (the fair-share denominators of §5), weighted.
-fn capacity_units(weights: &UsageWeights, capacity: Option<&ResourceList>, total: &ResourceList) -> f64 {
-    let mut names: Vec<&str> = total.iter().map(|(n, _)| n).collect();
-    if let Some(capacity) = capacity {
-        names.extend(capacity.iter().map(|(n, _)| n));
-    }
-    names.sort_unstable();
-    names.dedup();
-    names
-        .into_iter()
-        .map(|name| {
-            let milli = capacity
-                .and_then(|c| c.get_named(name))
-                .unwrap_or_else(|| total.get(name))
-                .milli();
-            weights.of(name) * units_of(name, milli)
-        })
-        .sum()
-}
 
 /// `user`'s fair share at `now`.
 pub async fn of_user(

@@ -200,7 +200,7 @@ impl Watcher {
             ActivationOutcome::Activated(activated) => {
                 self.fault(FaultPoint::AfterPending)?;
                 let waited = (self.clock.now() - activated.submitted_at).num_milliseconds().max(0) as f64 / 1000.0;
-                metrics::activated(waited);
+                metrics::activated(&activated.queue, &activated.schedule_type, waited);
                 Ok(Result::Activated)
             }
             ActivationOutcome::CreateFailed { job, .. } if job.phase == JobPhase::Failed.as_str() => {

@@ -1,22 +1,69 @@
-//! The watcher's metrics on `/metrics` (`spec/prequeue.md` §5, issue 16): prequeue length by
-//! queue, activations, preemptions and failures (counters), round duration and the time from
-//! submission to activation (histograms), and whether this replica leads.
+//! The watcher's metrics on `/metrics` (`spec/prequeue.md` §5, issues 16 and 44): prequeue
+//! length, activations, preemptions and reclaims per queue, accelerators per queue against
+//! guarantee and capacity, fair-share factors, failures, round duration and the time from
+//! submission to activation (histograms with buckets, so `histogram_quantile` works across
+//! replicas), and whether this replica leads. `deploy/grafana/anteroom.json` plots them; its
+//! every query is checked against a real Prometheus (`tests/tests/prometheus_dashboard.rs`).
 
-use anteroom_shared::scheduling::JobPhase;
 use axum_prometheus::metrics;
 
 use crate::prequeue::Snapshot;
 
-/// `anteroom_prequeue_jobs{queue}`: prequeued jobs per queue, every queue (0 included, so a
-/// queue that emptied does not keep its last value).
-pub(super) fn prequeue_lengths(snapshot: &Snapshot) {
-    let mut counts: std::collections::BTreeMap<&str, u64> =
-        snapshot.queues.iter().map(|q| (q.name.as_str(), 0)).collect();
-    for job in snapshot.jobs.iter().filter(|j| j.phase == JobPhase::Prequeue) {
-        *counts.entry(job.queue.as_str()).or_default() += 1;
+/// Queues given gauges by an earlier round: one deleted since is set to 0, not left at its
+/// last value.
+static SHOWN_QUEUES: std::sync::Mutex<std::collections::BTreeSet<String>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+const KINDS: [&str; 2] = ["normal", "backfill"];
+
+/// The round's gauges ([`crate::prequeue::gauges`]): `anteroom_prequeue_jobs{queue,kind}`,
+/// `anteroom_queue_accelerators_{used{queue,kind},guaranteed,capacity}`,
+/// `anteroom_queue_fair_share_factor`, `anteroom_cluster_accelerators_{allocatable,used}` and,
+/// when an admin opted in, `anteroom_user_fair_share_factor{queue,user_id}`. Every queue's
+/// counters are made present (at 0) too, so a dashboard's `rate` has a series from the start.
+pub(super) fn round_gauges(snapshot: &Snapshot, with_users: bool) {
+    let gauges = crate::prequeue::gauges::of(snapshot, with_users);
+    let mut shown = SHOWN_QUEUES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let now: std::collections::BTreeSet<String> = gauges.queues.iter().map(|q| q.queue.clone()).collect();
+    for gone in shown.difference(&now) {
+        for kind in KINDS {
+            let labels = [("queue", gone.clone()), ("kind", kind.to_owned())];
+            metrics::gauge!("anteroom_prequeue_jobs", &labels).set(0.0);
+            metrics::gauge!("anteroom_queue_accelerators_used", &labels).set(0.0);
+        }
     }
-    for (queue, count) in counts {
-        metrics::gauge!("anteroom_prequeue_jobs", "queue" => queue.to_owned()).set(count as f64);
+    *shown = now;
+    drop(shown);
+    for q in &gauges.queues {
+        for (k, kind) in KINDS.iter().enumerate() {
+            let labels = [("queue", q.queue.clone()), ("kind", (*kind).to_owned())];
+            metrics::gauge!("anteroom_prequeue_jobs", &labels).set(q.prequeued[k] as f64);
+            metrics::gauge!("anteroom_queue_accelerators_used", &labels).set(q.accelerators_used[k]);
+            metrics::counter!("anteroom_prequeue_activations_total", &labels).increment(0);
+            // Registered before its first observation, so that observation is an increase a
+            // `rate` sees (a series born at 1 has no earlier sample to differ from).
+            let _ = metrics::histogram!("anteroom_prequeue_activation_wait_seconds", &labels);
+        }
+        let queue = [("queue", q.queue.clone())];
+        metrics::counter!("anteroom_prequeue_preempted_total", &queue).increment(0);
+        metrics::counter!("anteroom_prequeue_reclaimed_total", &queue).increment(0);
+        if let Some(g) = q.accelerators_guaranteed {
+            metrics::gauge!("anteroom_queue_accelerators_guaranteed", &queue).set(g);
+        }
+        if let Some(c) = q.accelerators_capacity {
+            metrics::gauge!("anteroom_queue_accelerators_capacity", &queue).set(c);
+        }
+        if let Some(f) = q.fair_share_factor {
+            metrics::gauge!("anteroom_queue_fair_share_factor", &queue).set(f);
+        }
+    }
+    // Only the replica holding the lease runs rounds.
+    metrics::gauge!("anteroom_prequeue_leader").set(1.0);
+    metrics::gauge!("anteroom_cluster_accelerators_allocatable").set(gauges.cluster_allocatable);
+    metrics::gauge!("anteroom_cluster_accelerators_used").set(gauges.cluster_used);
+    for user in &gauges.users {
+        let labels = [("queue", user.queue.clone()), ("user_id", user.owner.to_string())];
+        metrics::gauge!("anteroom_user_fair_share_factor", &labels).set(user.factor);
     }
 }
 
@@ -25,12 +72,13 @@ pub(super) fn round_done(took: std::time::Duration) {
     metrics::histogram!("anteroom_prequeue_round_seconds").record(took.as_secs_f64());
 }
 
-/// One job activated: `anteroom_prequeue_activations_total`, and
-/// `anteroom_prequeue_activation_wait_seconds` (from submission to activation). Counted where
-/// it happens, so a round that fails later still counts what it did.
-pub(super) fn activated(waited_seconds: f64) {
-    metrics::counter!("anteroom_prequeue_activations_total").increment(1);
-    metrics::histogram!("anteroom_prequeue_activation_wait_seconds").record(waited_seconds);
+/// One job activated: `anteroom_prequeue_activations_total{queue,kind}`, and
+/// `anteroom_prequeue_activation_wait_seconds{queue,kind}` (from submission to activation).
+/// Counted where it happens, so a round that fails later still counts what it did.
+pub(super) fn activated(queue: &str, kind: &str, waited_seconds: f64) {
+    let labels = [("queue", queue.to_owned()), ("kind", kind.to_owned())];
+    metrics::counter!("anteroom_prequeue_activations_total", &labels).increment(1);
+    metrics::histogram!("anteroom_prequeue_activation_wait_seconds", &labels).record(waited_seconds);
 }
 
 /// One job `Failed` after its last allowed create: `anteroom_prequeue_failed_total{cause=
@@ -39,14 +87,16 @@ pub(super) fn gave_up() {
     metrics::counter!("anteroom_prequeue_failed_total", "cause" => "activation").increment(1);
 }
 
-/// Jobs preempted: `anteroom_prequeue_preempted_total`.
-/// Borrowing jobs reclaimed for jobs owed their queue's guarantee (§9).
-pub(super) fn reclaimed(victims: usize) {
-    metrics::counter!("anteroom_prequeue_reclaimed_total").increment(victims as u64);
+/// A borrowing job reclaimed for a job owed its queue's guarantee (§9):
+/// `anteroom_prequeue_reclaimed_total{queue}`, the victim's queue.
+pub(super) fn reclaimed(victim_queue: &str) {
+    metrics::counter!("anteroom_prequeue_reclaimed_total", "queue" => victim_queue.to_owned()).increment(1);
 }
 
-pub(super) fn preempted(victims: usize) {
-    metrics::counter!("anteroom_prequeue_preempted_total").increment(victims as u64);
+/// A job preempted (an Elastic job for a normal one that waited too long, or a lower-priority
+/// one): `anteroom_prequeue_preempted_total{queue}`, the victim's queue.
+pub(super) fn preempted(victim_queue: &str) {
+    metrics::counter!("anteroom_prequeue_preempted_total", "queue" => victim_queue.to_owned()).increment(1);
 }
 
 /// `anteroom_prequeue_requeued_total`: preempted jobs sent back to the prequeue.
@@ -64,10 +114,8 @@ pub(super) fn requeue_refused(code: &'static str) {
 pub(super) fn leader(is_leader: bool) {
     metrics::gauge!("anteroom_prequeue_leader").set(if is_leader { 1.0 } else { 0.0 });
     if is_leader {
-        // Present from the start (at 0), so a dashboard's rate has a series to work on.
-        metrics::counter!("anteroom_prequeue_activations_total").increment(0);
-        metrics::counter!("anteroom_prequeue_preempted_total").increment(0);
-        metrics::counter!("anteroom_prequeue_reclaimed_total").increment(0);
+        // Present from the start (at 0), so a dashboard's rate has a series to work on; the
+        // per-queue counters are made present by each round.
         metrics::counter!("anteroom_prequeue_failed_total", "cause" => "activation").increment(0);
     }
 }
@@ -87,4 +135,65 @@ pub(super) fn preemption_missed(seen: &SeenPlans, beneficiary: i64, planned_at: 
     if seen.insert((beneficiary, planned_at)) {
         metrics::counter!("anteroom_preemption_misses_total").increment(1);
     }
+}
+
+/// The `# HELP` lines of the watcher's metrics (and their units), so that whoever reads
+/// `/metrics` or builds a dashboard learns what each series means from the scrape itself.
+pub fn describe() {
+    use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
+    describe_gauge!(
+        "anteroom_prequeue_jobs",
+        "Jobs waiting in the prequeue, per queue and kind"
+    );
+    describe_counter!(
+        "anteroom_prequeue_activations_total",
+        "Jobs the watcher activated, per queue and kind"
+    );
+    describe_histogram!(
+        "anteroom_prequeue_activation_wait_seconds",
+        Unit::Seconds,
+        "Time from submission to activation of the jobs the watcher activated"
+    );
+    describe_histogram!(
+        "anteroom_prequeue_round_seconds",
+        Unit::Seconds,
+        "Duration of a watcher round"
+    );
+    describe_counter!(
+        "anteroom_prequeue_preempted_total",
+        "Jobs preempted, per victim's queue"
+    );
+    describe_counter!(
+        "anteroom_prequeue_reclaimed_total",
+        "Borrowing jobs reclaimed for a guarantee, per victim's queue"
+    );
+    describe_gauge!(
+        "anteroom_queue_accelerators_used",
+        "Accelerators held by the queue's subtree, per kind"
+    );
+    describe_gauge!(
+        "anteroom_queue_accelerators_guaranteed",
+        "Accelerators the queue's subtree is guaranteed"
+    );
+    describe_gauge!(
+        "anteroom_queue_accelerators_capacity",
+        "Accelerators the queue's capacity allows"
+    );
+    describe_gauge!(
+        "anteroom_queue_fair_share_factor",
+        "2^-(decayed usage as a part of the queue's capacity), under fairShareHistory: 1 unused, 0.5 kept full"
+    );
+    describe_gauge!(
+        "anteroom_user_fair_share_factor",
+        "A user's fair-share factor in a queue (metrics_user_labels = true)"
+    );
+    describe_gauge!(
+        "anteroom_cluster_accelerators_allocatable",
+        "Accelerators the ready nodes offer"
+    );
+    describe_gauge!(
+        "anteroom_cluster_accelerators_used",
+        "Accelerators in use on the ready nodes"
+    );
+    describe_gauge!("anteroom_prequeue_leader", "1 while this replica runs the watcher");
 }

@@ -27,6 +27,8 @@ pub mod retention;
 mod snapshot;
 pub mod sync;
 
+pub use metrics::describe as describe_metrics;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -140,6 +142,8 @@ pub struct WatcherInputs {
     pub webhook_network: crate::notifications::sender::NetworkRules,
     /// Where each round's forecast goes.
     pub forecasts: Arc<crate::forecasts::Forecasts>,
+    /// `metrics_user_labels`: whether the metrics name users (ids) in a label.
+    pub metrics_user_labels: bool,
 }
 
 /// The watcher's dependencies and its memory between rounds.
@@ -167,6 +171,8 @@ pub struct Watcher {
     pub webhook_network: crate::notifications::sender::NetworkRules,
     /// Where each round's forecast goes.
     pub forecasts: Arc<crate::forecasts::Forecasts>,
+    /// Whether the metrics carry per-user fair-share factors (`metrics_user_labels`).
+    pub metrics_user_labels: bool,
     reasons: Arc<tokio::sync::Mutex<reasons::ReasonCache>>,
     /// Every waiting and occupying job, refreshed from the rows that changed.
     view: Arc<tokio::sync::Mutex<job_view::JobView>>,
@@ -203,6 +209,7 @@ impl Watcher {
             job_retention_days,
             webhook_network,
             forecasts,
+            metrics_user_labels,
         } = inputs;
         Watcher {
             db,
@@ -216,6 +223,7 @@ impl Watcher {
             job_retention: retention::job_retention(job_retention_days),
             webhook_network,
             forecasts,
+            metrics_user_labels,
             reasons: Arc::default(),
             view: Arc::default(),
             ledger: Arc::default(),
@@ -282,7 +290,7 @@ impl Watcher {
         report: &mut RoundReport,
         started: Instant,
     ) -> Result<(), WatcherError> {
-        metrics::prequeue_lengths(snapshot);
+        metrics::round_gauges(snapshot, self.metrics_user_labels);
         let now = self.clock.now();
         report.prequeued = snapshot.jobs.iter().filter(|j| j.phase == JobPhase::Prequeue).count();
 

@@ -129,7 +129,6 @@ pub(super) async fn execute(w: &Watcher, fence: &Fence, plan: &PreemptionPlan) -
         why: Why::Preemption { deficit: &plan.deficit },
     };
     let (victims, _) = take(w, fence, &taking, &[]).await?;
-    super::metrics::preempted(victims.len());
     Ok(victims)
 }
 
@@ -165,10 +164,6 @@ pub(super) async fn execute_reclaim(
         },
     };
     let (victims, claimed) = take(w, fence, &taking, nodes).await?;
-    match plan.kind {
-        crate::prequeue::sharing::TakeKind::Reclaim => super::metrics::reclaimed(victims.len()),
-        crate::prequeue::sharing::TakeKind::Priority => super::metrics::preempted(victims.len()),
-    }
     let activated = match claimed {
         Some(claimed) => matches!(w.drive(&claimed, fence).await?, super::activate::Result::Activated),
         None => false,
@@ -427,6 +422,13 @@ async fn take(
         }
     };
     txn.commit().await?;
+    // Counted once written, per victim's queue (the dashboard's "preemptions by victim queue").
+    for victim in &victims {
+        match plan.why {
+            Why::Reclaim { .. } => super::metrics::reclaimed(&victim.queue),
+            Why::Preemption { .. } | Why::Priority { .. } => super::metrics::preempted(&victim.queue),
+        }
+    }
     w.signals.events_written();
     w.fault(FaultPoint::MidPreemption)?;
     delete_in_cluster(w, fence, plan.victims, grace).await?;
