@@ -62,6 +62,7 @@ fn queues() -> (Vec<QueueSpec>, Vec<String>) {
             list(24_000, 96_000, Some(("nvidia.com/a100", 1_600))).with("nvidia.com/h100", Quantity::from_units(1_600)),
         ),
         sharing: Default::default(),
+        budget_hold: None,
     }];
     let mut leaves = Vec::new();
     for d in 0..4 {
@@ -73,6 +74,7 @@ fn queues() -> (Vec<QueueSpec>, Vec<String>) {
                 list(6_000, 24_000, Some(("nvidia.com/a100", 400))).with("nvidia.com/h100", Quantity::from_units(400)),
             ),
             sharing: Default::default(),
+            budget_hold: None,
         });
         let teams = if d == 3 { 3 } else { 4 };
         for t in 0..teams {
@@ -82,6 +84,7 @@ fn queues() -> (Vec<QueueSpec>, Vec<String>) {
                 parent: Some(division.clone()),
                 capacity: Some(list(1_500, 6_000, Some(("nvidia.com/a100", 100)))),
                 sharing: Default::default(),
+                budget_hold: None,
             });
             leaves.push(team);
         }
@@ -286,6 +289,7 @@ fn preemption_snapshot() -> (Snapshot, DateTime<Utc>) {
         parent: None,
         capacity: None,
         sharing: Default::default(),
+        budget_hold: None,
     }];
     s.nodes = nodes(200);
     let mut id = 0;

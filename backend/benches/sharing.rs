@@ -47,6 +47,7 @@ fn spec(name: &str, parent: Option<&str>, guarantee: Option<i64>) -> QueueSpec {
         parent: parent.map(Into::into),
         capacity: None,
         sharing: Default::default(),
+        budget_hold: None,
     };
     s.sharing.guarantee = guarantee.map(gpus);
     s

@@ -4,8 +4,8 @@
 
 use anteroom_shared::api::jobs::WaitReason;
 use anteroom_shared::scheduling::reasons::{
-    BlockedByDetails, BorrowingLimitDetails, MaxActiveJobsDetails, QueueCapacityDetails, QuotaDetails,
-    ReclaimingDetails, ResourceCheck, RoundLimitDetails,
+    BlockedByDetails, BorrowingLimitDetails, BudgetExhaustedDetails, MaxActiveJobsDetails, QueueCapacityDetails,
+    QuotaDetails, ReclaimingDetails, ResourceCheck, RoundLimitDetails,
 };
 
 use crate::i18n::I18n;
@@ -71,6 +71,17 @@ pub fn text(i18n: I18n, reason: &WaitReason) -> String {
                 text.push_str(&i18n.tf("reason.reclaimAt", &[("time", &output::local_time(at))]));
             }
             text
+        }),
+        "budget_exhausted" => read::<BudgetExhaustedDetails>(reason).map(|d| {
+            i18n.tf(
+                "reason.budgetExhausted",
+                &[
+                    ("queue", &d.queue),
+                    ("used", &format!("{:.1}", d.used_gpu_hours.hours())),
+                    ("budget", &format!("{:.1}", d.budget_gpu_hours.hours())),
+                    ("resets", &output::local_time(d.resets_at)),
+                ],
+            )
         }),
         _ => None,
     };

@@ -34,6 +34,7 @@ mod m20261128_000029_forecast_board;
 mod m20261129_000030_queue_sharing;
 mod m20261129_000031_usage_intervals;
 mod m20261129_000032_fair_share_settings;
+mod m20261129_000033_queue_budgets;
 
 /// Applies the migrations in order; used at start and by `anteroom migrate`.
 pub struct Migrator;
@@ -74,6 +75,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261129_000030_queue_sharing::Migration),
             Box::new(m20261129_000031_usage_intervals::Migration),
             Box::new(m20261129_000032_fair_share_settings::Migration),
+            Box::new(m20261129_000033_queue_budgets::Migration),
         ]
     }
 }

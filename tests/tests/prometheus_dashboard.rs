@@ -13,22 +13,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use anteroom_tests::api::{queue, settings};
-use anteroom_tests::driven::{Driven, detail, gpu_job, node_with_three_elastic_jobs_in, submit};
+use anteroom_tests::driven::{Driven, GPU_NODES, detail, gpu_job, node_with_three_elastic_jobs_in, submit};
 use serde_json::{Value, json};
-
-/// One node with 8 GPUs (the teams' and the notebooks'), one CPU node.
-const NODES: &str = r#"
-[[node]]
-name = "gpu-0"
-cpu = "64"
-memory = "512Gi"
-accelerators = { "nvidia.com/a100" = "8" }
-
-[[node]]
-name = "cpu-0"
-cpu = "64"
-memory = "256Gi"
-"#;
 
 /// A Prometheus process, killed when dropped.
 struct Prometheus {
@@ -184,7 +170,7 @@ fn the_dashboard_is_importable_grafana_json() {
 #[tokio::test]
 #[ignore = "needs Prometheus"]
 async fn every_dashboard_panel_returns_data_from_a_real_prometheus() {
-    let d = Driven::start_configured(None, NODES, |c| c.metrics_user_labels = true).await;
+    let d = Driven::start_configured(None, GPU_NODES, |c| c.metrics_user_labels = true).await;
     let admin = d.app.admin_token().await;
     // A first round puts the queue's series on /metrics (counters at 0), then Prometheus starts.
     d.round().await;

@@ -277,3 +277,61 @@ both_driven!(
     ledger_once,
     the_watchers_ledger_counts_each_run_once_and_reads_the_store_again_in_ten_minutes
 );
+
+/// Status, content type, disposition and body of `GET path` as `token`, with `accept` if any.
+async fn raw(d: &Driven, path: &str, token: &str, accept: Option<&str>) -> (u16, String, String, String) {
+    let mut request = d.app.client.get(d.app.url(path)).bearer_auth(token);
+    if let Some(accept) = accept {
+        request = request.header("Accept", accept);
+    }
+    let response = request.send().await.expect("an answer");
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .map(|v| v.to_str().expect("ascii").to_owned())
+            .unwrap_or_default()
+    };
+    let (status, kind, disposition) = (
+        response.status().as_u16(),
+        header("content-type"),
+        header("content-disposition"),
+    );
+    (status, kind, disposition, response.text().await.expect("a body"))
+}
+
+async fn a_download_link_gets_with_format_csv_what_accept_text_csv_gets(db: Option<String>) {
+    let d = Driven::start(db, GPU_NODES).await;
+    let nina = d.app.user_token("nina").await;
+    submit(&d, &nina, sleeping("short", 2, 3600, "normal")).await;
+    d.settle().await;
+    d.advance(3600).await;
+    d.advance(60).await;
+    let report = "/api/v1/usage?from=2026-11-23T00:00:00Z&to=2026-11-24T00:00:00Z&by=day";
+    let by_header = raw(&d, report, &nina, Some("text/csv")).await;
+    let by_query = raw(&d, &format!("{report}&format=csv"), &nina, None).await;
+    assert_eq!(by_query, by_header, "the same answer, headers and all");
+    assert!(by_query.1.starts_with("text/csv"), "{by_query:?}");
+    assert!(
+        by_query
+            .3
+            .contains("2026-11-23,2026-11-23T00:00:00+00:00,default,nina,nvidia.com/a100,2,"),
+        "an hour of 2 GPUs: {by_query:?}"
+    );
+    // `format=json` answers JSON whatever `Accept` says; an unknown form is refused on its field.
+    let (status, kind, _, body) = raw(&d, &format!("{report}&format=json"), &nina, Some("text/csv")).await;
+    assert_eq!(status, 200);
+    assert!(kind.starts_with("application/json"), "{kind}");
+    let json: Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(gpu_hours(&json, "nina", "2026-11-23"), (2.0, 0.0), "{json}");
+    let (status, refused) = call(&d.app, "GET", &format!("{report}&format=xml"), &nina, None).await;
+    assert_eq!(
+        (status.as_u16(), refused["error"]["code"].as_str()),
+        (422, Some("validation_failed")),
+        "{refused}"
+    );
+}
+both_driven!(
+    format_csv,
+    a_download_link_gets_with_format_csv_what_accept_text_csv_gets
+);

@@ -141,6 +141,7 @@ fn admin_routes() -> OpenApiRouter<AppState> {
     crate::users::handlers::admin_router()
         .merge(crate::cluster::handlers::admin_router())
         .merge(crate::queues::handlers::admin_router())
+        .merge(crate::usage::budget_handlers::admin_router())
         .merge(crate::quotas::handlers::admin_router())
         .merge(crate::tolerations::handlers::admin_router())
         .merge(crate::volumes::handlers::admin_router())

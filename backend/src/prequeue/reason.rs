@@ -4,8 +4,8 @@
 use std::fmt;
 
 pub use anteroom_shared::scheduling::reasons::{
-    BlockedByDetails, BorrowingLimitDetails, MaxActiveJobsDetails, QueueCapacityDetails, QuotaDetails,
-    ReclaimingDetails, ResourceCheck, RoundLimitDetails,
+    BlockedByDetails, BorrowingLimitDetails, BudgetExhaustedDetails, MaxActiveJobsDetails, QueueCapacityDetails,
+    QuotaDetails, ReclaimingDetails, ResourceCheck, RoundLimitDetails,
 };
 use serde::de::Error as _;
 use serde::ser::SerializeStruct;
@@ -31,6 +31,9 @@ pub enum Reason {
     BorrowingLimit(BorrowingLimitDetails),
     /// `reclaiming`: within its guarantee; the room owed to it is taken back from borrowers.
     Reclaiming(ReclaimingDetails),
+    /// `budget_exhausted`: its queue's (or an ancestor's) budget is spent for the period and
+    /// an admin chose to hold normal jobs until the next (§10).
+    BudgetExhausted(BudgetExhaustedDetails),
 }
 
 impl Reason {
@@ -45,6 +48,7 @@ impl Reason {
             Reason::RoundLimit(_) => "round_limit",
             Reason::BorrowingLimit(_) => "borrowing_limit",
             Reason::Reclaiming(_) => "reclaiming",
+            Reason::BudgetExhausted(_) => "budget_exhausted",
         }
     }
 
@@ -129,6 +133,14 @@ impl fmt::Display for Reason {
                 d.victims.len(),
                 d.victims
             ),
+            Reason::BudgetExhausted(d) => write!(
+                f,
+                "queue {:?} has used {} of its {} GPU-hours for this period; its normal jobs are held until {}",
+                d.queue,
+                d.used_gpu_hours.hours(),
+                d.budget_gpu_hours.hours(),
+                d.resets_at.to_rfc3339()
+            ),
         }
     }
 }
@@ -148,6 +160,7 @@ impl Serialize for Reason {
             Reason::RoundLimit(d) => s.serialize_field("details", d)?,
             Reason::BorrowingLimit(d) => s.serialize_field("details", d)?,
             Reason::Reclaiming(d) => s.serialize_field("details", d)?,
+            Reason::BudgetExhausted(d) => s.serialize_field("details", d)?,
         }
         s.end()
     }
@@ -174,6 +187,7 @@ impl<'de> Deserialize<'de> for Reason {
             "round_limit" => serde_json::from_value(details).map(Reason::RoundLimit),
             "borrowing_limit" => serde_json::from_value(details).map(Reason::BorrowingLimit),
             "reclaiming" => serde_json::from_value(details).map(Reason::Reclaiming),
+            "budget_exhausted" => serde_json::from_value(details).map(Reason::BudgetExhausted),
             other => return Err(D::Error::custom(format!("unknown reason code {other:?}"))),
         };
         parsed.map_err(D::Error::custom)
@@ -216,5 +230,29 @@ mod tests {
         let back: Reason = serde_json::from_value(json).expect("reads back");
         assert_eq!(back, Reason::BackfillDisabled);
         assert!(serde_json::from_str::<Reason>(r#"{"code":"nope"}"#).is_err());
+    }
+
+    #[test]
+    fn a_spent_budget_serializes_hours_as_numbers_and_reads_back() {
+        let reason = Reason::BudgetExhausted(BudgetExhaustedDetails {
+            queue: "lab".into(),
+            job_queue: "lab/nlp".into(),
+            used_gpu_hours: anteroom_shared::scheduling::GpuHours::saturating(100.25),
+            budget_gpu_hours: anteroom_shared::scheduling::GpuHours::saturating(100.0),
+            resets_at: "2026-12-01T00:00:00Z".parse().expect("time"),
+        });
+        let json = serde_json::to_value(&reason).expect("serializes");
+        assert_eq!(json["code"], "budget_exhausted");
+        assert_eq!(json["details"]["usedGpuHours"], 100.25);
+        assert_eq!(json["details"]["budgetGpuHours"], 100.0);
+        assert_eq!(json["details"]["resetsAt"], "2026-12-01T00:00:00Z");
+        assert!(
+            json["message"]
+                .as_str()
+                .expect("text")
+                .contains("100.25 of its 100 GPU-hours")
+        );
+        let back: Reason = serde_json::from_value(json).expect("reads back");
+        assert_eq!(back, reason);
     }
 }

@@ -40,6 +40,17 @@ pub struct QueueSpec {
     /// Guarantee, lending, weight and per-job rules (§9); the default shares nothing.
     #[serde(default)]
     pub sharing: QueueSharing,
+    /// Set while its budget is spent and an admin chose to hold its normal jobs (§10); the
+    /// hold lifts at `until` whatever is stored.
+    #[serde(default)]
+    pub budget_hold: Option<anteroom_shared::scheduling::BudgetHold>,
+}
+
+impl QueueSpec {
+    /// Its budget hold, if it holds at `now`.
+    pub fn holding_budget(&self, now: DateTime<Utc>) -> Option<&anteroom_shared::scheduling::BudgetHold> {
+        self.budget_hold.as_ref().filter(|h| h.until > now)
+    }
 }
 
 /// An admin quota rule on one queue: limits for each user separately inside that queue.

@@ -252,6 +252,15 @@ pub fn decide_submission(
     }
     // Step 7: decide. Every applicable reason is reported, not only the first.
     let mut reasons = view.soft_reasons(job.owner, job.queue, job.schedule_type, &request, job.borrow);
+    // A spent budget on its path holds a normal job until the period ends (§10).
+    if job.schedule_type == ScheduleType::Normal
+        && let Some(details) = tree
+            .names_to_root(job.queue)
+            .into_iter()
+            .find_map(|holder| super::round::budget_details(snapshot, holder, job.queue, now))
+    {
+        reasons.insert(0, Reason::BudgetExhausted(details));
+    }
     // Owed room: its clock starts now, so borrowers may be reclaimed for it after the delay.
     for reason in &mut reasons {
         if let Reason::Reclaiming(details) = reason {

@@ -115,6 +115,8 @@ mod tests {
             max_runtime_seconds: None,
             run_as_user: None,
             sharing: None,
+            budget: None,
+            budget_hold: None,
             created_at: Utc::now(),
             updated_at: Utc::now(),
         }

@@ -28,6 +28,12 @@ pub mod queue {
         /// Guarantee, lending limit, weight and per-job rules (JSON of
         /// `anteroom_shared::scheduling::QueueSharing`); NULL: the defaults, which share nothing.
         pub sharing: Option<String>,
+        /// Its budget (JSON of `anteroom_shared::scheduling::QueueBudget`); NULL: none (§10).
+        pub budget: Option<String>,
+        /// While its budget is spent and holds its normal jobs: JSON of
+        /// `anteroom_shared::scheduling::BudgetHold`, written by the watcher (not a change of the
+        /// queue's definition: its `updated_at`, and so its `ETag`, stay); NULL: no hold.
+        pub budget_hold: Option<String>,
         /// Created.
         pub created_at: DateTimeUtc,
         /// Last change.

@@ -3,6 +3,7 @@
 //! with the change applied, so no cycle, unknown parent, capacity above a parent's or guarantee
 //! beyond a capacity or a parent's guarantee is ever stored.
 
+pub mod budget;
 pub mod cluster;
 pub mod entity;
 pub mod handlers;
@@ -92,6 +93,7 @@ fn spec_of(row: &queue::Model) -> Result<QueueSpec, DbErr> {
         parent: row.parent.clone(),
         capacity: capacity_of(row)?,
         sharing: sharing_of(row)?,
+        budget_hold: budget::hold_of(row),
     })
 }
 
@@ -348,6 +350,7 @@ fn apply(specs: &mut Vec<QueueSpec>, body: &QueueBody, sharing: &QueueSharing) -
         parent: body.parent.clone(),
         capacity: body.capacity.clone(),
         sharing: sharing.clone(),
+        budget_hold: None, // tree validation does not read holds
     };
     match specs.iter_mut().find(|s| s.name == body.name) {
         Some(slot) => *slot = spec,
@@ -492,6 +495,7 @@ pub async fn save(
         sharing: Set(sharing::column(&sharing)?),
         created_at: Set(existing.as_ref().map_or(now, |e| e.created_at)),
         updated_at: Set(now),
+        ..Default::default() // the budget and its hold: kept (written by `usage::budget`)
     };
     let saved = if existing.is_some() {
         row.update(&txn).await?

@@ -1,5 +1,5 @@
 //! `GET /api/v1/usage` (`spec/api.md`): a usage report as JSON, or as CSV for a spreadsheet
-//! (`Accept: text/csv`).
+//! (`Accept: text/csv`, or `format=csv` for a download link).
 
 use anteroom_shared::api::ErrorBody;
 use anteroom_shared::api::usage::{FairShare, UsagePeriod, UsageReport};
@@ -48,6 +48,20 @@ struct UsageQuery {
     user: Option<String>,
     /// Only this queue's runs.
     queue: Option<String>,
+    /// `csv`: the CSV form, as `Accept: text/csv` gives it (what a plain download link asks
+    /// for: it cannot set `Accept`); `json`: JSON whatever `Accept` says. Default: by `Accept`.
+    #[param(inline)]
+    format: Option<ReportFormat>,
+}
+
+/// A report's form named in the query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+enum ReportFormat {
+    /// JSON.
+    Json,
+    /// CSV.
+    Csv,
 }
 
 /// What jobs occupied, per period, queue, user and resource, with waits, preemptions and
@@ -59,7 +73,7 @@ struct UsageQuery {
     security(("bearer" = [])),
     params(UsageQuery),
     responses(
-        (status = 200, description = "The report; with `Accept: text/csv` the same as CSV, a line per period, queue, user and resource", content(
+        (status = 200, description = "The report; with `Accept: text/csv` or `format=csv` the same as CSV, a line per period, queue, user and resource", content(
             (UsageReport = "application/json"),
             (String = "text/csv"),
         )),
@@ -85,10 +99,16 @@ async fn usage(
     };
     let ask = Ask::check((user.id, &user.username), admin, wanted, now)?;
     let report = super::report(&state.db_read, &ask, now).await?;
-    let wants_csv = headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|accept| accept.split(',').any(|t| t.trim().starts_with("text/csv")));
+    let accepts_csv = || {
+        headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|accept| accept.split(',').any(|t| t.trim().starts_with("text/csv")))
+    };
+    let wants_csv = match query.format {
+        Some(format) => format == ReportFormat::Csv,
+        None => accepts_csv(),
+    };
     if wants_csv {
         let name = format!(
             "anteroom-usage-{}-{}.csv",

@@ -4,6 +4,8 @@
 //!
 //! Who sees what: a user their own use; an admin anyone's (`user=`), everyone's by default.
 
+pub mod budget;
+pub mod budget_handlers;
 pub mod entity;
 pub mod fair_share;
 pub mod handlers;

@@ -3,9 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use anteroom_shared::api::usage::{UsagePeriod, UsageRow};
+use anteroom_shared::api::usage::{UsagePeriod, UsageRow, next_period};
+pub use anteroom_shared::api::usage::{period_name, period_start};
 use anteroom_shared::scheduling::{ResourceList, ScheduleType};
-use chrono::{DateTime, Datelike, Duration, NaiveDate, TimeZone, Utc};
+use chrono::{DateTime, Utc};
 
 /// One run of a job, as the usage history keeps it.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,40 +31,6 @@ pub struct Run {
 
 /// A request in the report's unit: GiB for byte resources, whole units otherwise.
 pub use crate::prequeue::history::units_of as report_units;
-
-/// The first instant of the period holding `t`.
-pub fn period_start(t: DateTime<Utc>, by: UsagePeriod) -> DateTime<Utc> {
-    let date = t.date_naive();
-    let first = match by {
-        UsagePeriod::Day => date,
-        UsagePeriod::Week => date - Duration::days(i64::from(date.weekday().num_days_from_monday())),
-        UsagePeriod::Month => NaiveDate::from_ymd_opt(date.year(), date.month(), 1).unwrap_or(date),
-    };
-    Utc.from_utc_datetime(&first.and_hms_opt(0, 0, 0).unwrap_or_default())
-}
-
-/// The first instant of the next period.
-fn next_period(start: DateTime<Utc>, by: UsagePeriod) -> DateTime<Utc> {
-    match by {
-        UsagePeriod::Day => start + Duration::days(1),
-        UsagePeriod::Week => start + Duration::days(7),
-        UsagePeriod::Month => start
-            .checked_add_months(chrono::Months::new(1))
-            .unwrap_or(start + Duration::days(31)),
-    }
-}
-
-/// The period's name: `2026-11-27`, `2026-W48` (ISO week) or `2026-11`.
-pub fn period_name(start: DateTime<Utc>, by: UsagePeriod) -> String {
-    match by {
-        UsagePeriod::Day => start.format("%Y-%m-%d").to_string(),
-        UsagePeriod::Week => {
-            let week = start.iso_week();
-            format!("{}-W{:02}", week.year(), week.week())
-        }
-        UsagePeriod::Month => start.format("%Y-%m").to_string(),
-    }
-}
 
 #[derive(Default)]
 struct Acc {

@@ -50,6 +50,7 @@ pub(super) async fn reclaims(
                 && !c.round_limit()
                 && !c.backfill_disabled()
                 && !c.borrowing_limit()
+                && !c.budget_exhausted()
         })
         .map(|w| w.id)
         .collect();

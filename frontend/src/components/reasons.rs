@@ -7,8 +7,8 @@
 
 use anteroom_shared::api::jobs::WaitReason;
 use anteroom_shared::scheduling::reasons::{
-    BlockedByDetails, BorrowingLimitDetails, MaxActiveJobsDetails, QueueCapacityDetails, QuotaDetails,
-    ReclaimingDetails, ResourceCheck, RoundLimitDetails,
+    BlockedByDetails, BorrowingLimitDetails, BudgetExhaustedDetails, MaxActiveJobsDetails, QueueCapacityDetails,
+    QuotaDetails, ReclaimingDetails, ResourceCheck, RoundLimitDetails,
 };
 use leptos::prelude::*;
 
@@ -28,6 +28,7 @@ enum Details {
     RoundLimit(RoundLimitDetails),
     BorrowingLimit(BorrowingLimitDetails),
     Reclaiming(ReclaimingDetails),
+    BudgetExhausted(BudgetExhaustedDetails),
     None,
 }
 
@@ -43,6 +44,7 @@ fn details(reason: &WaitReason) -> Details {
         "round_limit" => read(reason).map(Details::RoundLimit),
         "borrowing_limit" => read(reason).map(Details::BorrowingLimit),
         "reclaiming" => read(reason).map(Details::Reclaiming),
+        "budget_exhausted" => read(reason).map(Details::BudgetExhausted),
         _ => None,
     };
     read.unwrap_or(Details::None)
@@ -83,6 +85,18 @@ pub fn reason_text(i18n: crate::i18n::I18n, reason: &WaitReason) -> String {
             i18n.tf(k!("reason.nothingToTake"), &[("queue", &d.job_queue)])
         }
         ("reclaiming", Details::Reclaiming(d)) => i18n.tf(k!("reason.reclaiming"), &[("queue", &d.job_queue)]),
+        ("budget_exhausted", Details::BudgetExhausted(d)) => {
+            let locale = i18n.locale();
+            i18n.tf(
+                k!("reason.budgetExhausted"),
+                &[
+                    ("queue", &d.queue),
+                    ("used", &format::number(locale, d.used_gpu_hours.hours(), 1)),
+                    ("budget", &format::number(locale, d.budget_gpu_hours.hours(), 1)),
+                    ("resets", &format::datetime(locale, d.resets_at)),
+                ],
+            )
+        }
         // A code (or details) this UI does not know: the API's English message.
         _ => reason.message.clone(),
     }
@@ -100,6 +114,7 @@ pub fn reason_short(code: &str) -> crate::i18n::Key {
         "round_limit" => k!("reason.short.roundLimit"),
         "borrowing_limit" => k!("reason.short.borrowingLimit"),
         "reclaiming" => k!("reason.short.reclaiming"),
+        "budget_exhausted" => k!("reason.short.budgetExhausted"),
         _ => k!("reason.short.other"),
     }
 }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Datelike, Duration, NaiveDate, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
 
 /// How a report groups time: calendar days, ISO weeks (Monday first) or calendar months, in
@@ -30,6 +30,42 @@ impl UsagePeriod {
             UsagePeriod::Week => "week",
             UsagePeriod::Month => "month",
         }
+    }
+}
+
+/// The first instant of the period of `by` that holds `t`: its UTC day, its ISO week's Monday
+/// or its month's first day. The server splits runs with it and the UI lays out its chart's
+/// periods with it, so both cut time the same way.
+pub fn period_start(t: DateTime<Utc>, by: UsagePeriod) -> DateTime<Utc> {
+    let date = t.date_naive();
+    let first = match by {
+        UsagePeriod::Day => date,
+        UsagePeriod::Week => date - Duration::days(i64::from(date.weekday().num_days_from_monday())),
+        UsagePeriod::Month => NaiveDate::from_ymd_opt(date.year(), date.month(), 1).unwrap_or(date),
+    };
+    Utc.from_utc_datetime(&first.and_hms_opt(0, 0, 0).unwrap_or_default())
+}
+
+/// The first instant of the period after the one that starts at `start`.
+pub fn next_period(start: DateTime<Utc>, by: UsagePeriod) -> DateTime<Utc> {
+    match by {
+        UsagePeriod::Day => start + Duration::days(1),
+        UsagePeriod::Week => start + Duration::days(7),
+        UsagePeriod::Month => start
+            .checked_add_months(chrono::Months::new(1))
+            .unwrap_or(start + Duration::days(31)),
+    }
+}
+
+/// The period's name: `2026-11-27`, `2026-W48` (ISO week) or `2026-11`.
+pub fn period_name(start: DateTime<Utc>, by: UsagePeriod) -> String {
+    match by {
+        UsagePeriod::Day => start.format("%Y-%m-%d").to_string(),
+        UsagePeriod::Week => {
+            let week = start.iso_week();
+            format!("{}-W{:02}", week.year(), week.week())
+        }
+        UsagePeriod::Month => start.format("%Y-%m").to_string(),
     }
 }
 
@@ -183,6 +219,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn periods_follow_one_another_across_a_year_end() {
+        let at = |text: &str| text.parse::<DateTime<Utc>>().expect("an RFC 3339 time");
+        // Friday 1 January 2027 is in 2026's ISO week 53, which began on Monday 28 December.
+        let week = period_start(at("2027-01-01T08:00:00Z"), UsagePeriod::Week);
+        assert_eq!(week, at("2026-12-28T00:00:00Z"));
+        assert_eq!(period_name(week, UsagePeriod::Week), "2026-W53");
+        assert_eq!(next_period(week, UsagePeriod::Week), at("2027-01-04T00:00:00Z"));
+        let month = period_start(at("2026-12-31T23:59:59Z"), UsagePeriod::Month);
+        assert_eq!(period_name(month, UsagePeriod::Month), "2026-12");
+        assert_eq!(
+            period_name(next_period(month, UsagePeriod::Month), UsagePeriod::Month),
+            "2027-01"
+        );
+        let day = period_start(at("2026-11-27T23:00:00Z"), UsagePeriod::Day);
+        assert_eq!(
+            period_name(next_period(day, UsagePeriod::Day), UsagePeriod::Day),
+            "2026-11-28"
+        );
+    }
+
+    #[test]
     fn csv_quotes_what_it_must_and_keeps_formulas_out() {
         let row = UsageRow {
             period: "2026-11-27".into(),
@@ -216,4 +273,35 @@ mod tests {
         );
         assert_eq!(lines.len(), 4, "a trailing line break");
     }
+}
+
+/// A queue's budget against its use this period (`GET/PUT /api/v1/admin/queues/{name}/budget`,
+/// §10).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct BudgetStatus {
+    /// The queue.
+    pub queue: String,
+    /// How often the budget renews.
+    pub period: crate::scheduling::BudgetPeriod,
+    /// GPU-hours per period for the normal jobs of the queue and its sub-queues.
+    #[cfg_attr(feature = "openapi", schema(value_type = f64))]
+    pub gpu_hours: crate::scheduling::GpuHours,
+    /// Whether a spent budget holds the subtree's normal jobs until the next period.
+    pub hold_when_exhausted: bool,
+    /// The current period's first instant (UTC).
+    pub period_start: DateTime<Utc>,
+    /// Its end: the budget renews then.
+    pub period_end: DateTime<Utc>,
+    /// GPU-hours the subtree's normal jobs used in the period so far (running ones until now).
+    #[cfg_attr(feature = "openapi", schema(value_type = f64))]
+    pub used_gpu_hours: crate::scheduling::GpuHours,
+    /// GPU-hours its Elastic (backfill) jobs used, shown but not spent from the budget.
+    #[cfg_attr(feature = "openapi", schema(value_type = f64))]
+    pub backfill_gpu_hours: crate::scheduling::GpuHours,
+    /// Used ≥ budget.
+    pub exhausted: bool,
+    /// Its normal jobs are held now (`budget_exhausted`).
+    pub holding: bool,
 }

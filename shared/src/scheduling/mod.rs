@@ -4,6 +4,7 @@
 //! Pure data and arithmetic only (it also compiles to `wasm32-unknown-unknown`): the UI uses it
 //! to validate forms and show usage against limits; the server's prequeue core builds on it.
 
+mod budget;
 mod config;
 mod config_change;
 mod enums;
@@ -13,6 +14,7 @@ mod resources;
 mod sharing;
 mod tolerations;
 
+pub use budget::{BudgetHold, BudgetPeriod, GpuHours, QueueBudget};
 pub use config::{
     ConfigFieldError, DefaultQuantity, DefaultRequests, POSITIVE_QUANTITY_MAX_LENGTH, POSITIVE_QUANTITY_PATTERN,
     PrequeueConfig, TaskDefaults, Weight, is_plain_positive_quantity,

@@ -132,3 +132,20 @@ pub struct BorrowedRoom {
     /// How much of the job's request lies beyond that queue's guarantee.
     pub resources: super::ResourceList,
 }
+
+/// A queue's budget (the job's queue or an ancestor) is spent for this period and an admin
+/// chose to hold its normal jobs until the next (`budget_exhausted`, §10).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BudgetExhaustedDetails {
+    /// The queue whose budget is spent (possibly an ancestor of the job's queue).
+    pub queue: String,
+    /// The job's own queue.
+    pub job_queue: String,
+    /// GPU-hours its subtree had used when the budget was found spent.
+    pub used_gpu_hours: super::GpuHours,
+    /// The budget, GPU-hours per period.
+    pub budget_gpu_hours: super::GpuHours,
+    /// When the period ends and the hold lifts.
+    pub resets_at: chrono::DateTime<chrono::Utc>,
+}

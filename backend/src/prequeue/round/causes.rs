@@ -8,21 +8,22 @@ use super::{Cand, PreparedRound, RoundOutcome, State, WaitingJob};
 use crate::prequeue::snapshot::{JobId, JobSnapshot};
 
 /// Cause bits of [`WaitCauses`].
-const QUOTA: u8 = 1;
-const MAX_ACTIVE: u8 = 1 << 1;
-const CAPACITY: u8 = 1 << 2;
-const BLOCKED: u8 = 1 << 3;
-const BACKFILL_DISABLED: u8 = 1 << 4;
-const ROUND_LIMIT: u8 = 1 << 5;
-const BORROWING_LIMIT: u8 = 1 << 6;
-const RECLAIMING: u8 = 1 << 7;
+const QUOTA: u16 = 1;
+const MAX_ACTIVE: u16 = 1 << 1;
+const CAPACITY: u16 = 1 << 2;
+const BLOCKED: u16 = 1 << 3;
+const BACKFILL_DISABLED: u16 = 1 << 4;
+const ROUND_LIMIT: u16 = 1 << 5;
+const BORROWING_LIMIT: u16 = 1 << 6;
+const RECLAIMING: u16 = 1 << 7;
+const BUDGET: u16 = 1 << 8;
 
-/// Why a job was not selected, in compact form (one byte of flags plus the blocker); expand it
+/// Why a job was not selected, in compact form (two bytes of flags plus the blocker); expand it
 /// into [`Reason`](crate::prequeue::Reason)s with [`PreparedRound::explain`] only for the jobs
 /// whose reasons are shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct WaitCauses {
-    bits: u8,
+    bits: u16,
     /// Index into `snapshot.jobs` of the oldest blocker (meaningful with the `BLOCKED` bit).
     pub(super) blocker_index: u32,
     /// Id of the oldest blocker (meaningful with the `BLOCKED` bit).
@@ -62,6 +63,10 @@ impl WaitCauses {
     pub fn reclaiming(&self) -> bool {
         self.bits & RECLAIMING != 0
     }
+    /// Its queue's (or an ancestor's) spent budget holds it (§10 `budget_exhausted`).
+    pub fn budget_exhausted(&self) -> bool {
+        self.bits & BUDGET != 0
+    }
     pub(super) fn is_empty(&self) -> bool {
         self.bits == 0
     }
@@ -96,7 +101,7 @@ impl PreparedRound<'_> {
     /// The causes that hold `cand` *privately* (`spec/prequeue.md` §1): its owner's quota
     /// (usage + already selected for the same user and queue + this job > limit) and
     /// `maxActiveJobs`. Bits [`QUOTA`] and [`MAX_ACTIVE`]; 0 for backfill or with quotas off.
-    pub(super) fn private_causes(&self, cand: &Cand, st: &State) -> u8 {
+    pub(super) fn private_causes(&self, cand: &Cand, st: &State) -> u16 {
         if cand.backfill || !self.quotas_on {
             return 0;
         }
@@ -126,6 +131,12 @@ impl PreparedRound<'_> {
             return causes;
         }
         let q = cand.queue as usize;
+        // A spent budget holds the queue's normal jobs until the period ends, whatever else
+        // holds them: nothing other jobs do can change it.
+        if !cand.backfill && self.budget_holder(q).is_some() {
+            causes.bits |= BUDGET;
+            return causes;
+        }
         if !cand.backfill && self.quotas_on {
             causes.bits |= self.private_causes(cand, st);
             if first_only && causes.bits != 0 {

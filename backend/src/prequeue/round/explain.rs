@@ -5,8 +5,8 @@ use anteroom_shared::scheduling::{Quantity, ResourceList};
 
 use super::{PreparedRound, RoundOutcome, WaitingJob};
 use crate::prequeue::reason::{
-    BlockedByDetails, BorrowingLimitDetails, MaxActiveJobsDetails, QueueCapacityDetails, QuotaDetails, Reason,
-    ReclaimingDetails, ResourceCheck, RoundLimitDetails,
+    BlockedByDetails, BorrowingLimitDetails, BudgetExhaustedDetails, MaxActiveJobsDetails, QueueCapacityDetails,
+    QuotaDetails, Reason, ReclaimingDetails, ResourceCheck, RoundLimitDetails,
 };
 use crate::prequeue::sharing::ReclaimOutlook;
 use crate::prequeue::snapshot::JobId;
@@ -41,6 +41,12 @@ impl PreparedRound<'_> {
         };
         if causes.backfill_disabled() {
             reasons.push(Reason::BackfillDisabled);
+        }
+        if causes.budget_exhausted()
+            && let Some(a) = self.budget_holder(q)
+            && let Some(details) = budget_details(self.snapshot, self.queue_names[a as usize], &job.queue, self.now)
+        {
+            reasons.push(Reason::BudgetExhausted(details));
         }
         if causes.quota() {
             let rule = self.quota_rule[q].and_then(|i| self.snapshot.quotas.get(i as usize));
@@ -152,4 +158,23 @@ impl PreparedRound<'_> {
             .map(|w| (w.id, w.position, self.explain(outcome, w)))
             .collect()
     }
+}
+
+/// The `budget_exhausted` details of `holder`'s hold for a job of `job_queue`, if it holds at
+/// `now` (the submission and the round say the same).
+pub(crate) fn budget_details(
+    snapshot: &crate::prequeue::Snapshot,
+    holder: &str,
+    job_queue: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Option<BudgetExhaustedDetails> {
+    let spec = snapshot.queues.iter().find(|s| s.name == holder)?;
+    let hold = spec.holding_budget(now)?;
+    Some(BudgetExhaustedDetails {
+        queue: holder.to_owned(),
+        job_queue: job_queue.to_owned(),
+        used_gpu_hours: hold.used,
+        budget_gpu_hours: hold.budget,
+        resets_at: hold.until,
+    })
 }

@@ -43,6 +43,7 @@ mod backfill;
 mod blockers;
 mod causes;
 mod explain;
+pub(crate) use explain::budget_details;
 mod fair_share;
 mod intern;
 mod prepare;
@@ -115,6 +116,8 @@ pub struct PreparedRound<'s> {
     demand_val: Vec<i64>,
     pending_blockers: BlockerIndex<'s>,
     prequeue_blockers: BlockerIndex<'s>,
+    /// Per queue: its spent budget holds normal jobs now (§10).
+    budget_held: Vec<bool>,
     /// Guarantees and shared demands (§9); `None` unless queues share with quotas on.
     sharing: Option<self::sharing::RoundSharing>,
     blocking: bool,
@@ -133,6 +136,15 @@ impl PreparedRound<'_> {
     /// Number of prequeued jobs in the snapshot.
     pub fn prequeued(&self) -> usize {
         self.cands.len()
+    }
+
+    /// The queue on `q`'s path to the root (itself first) whose spent budget holds normal
+    /// jobs now, if any.
+    fn budget_holder(&self, q: usize) -> Option<u32> {
+        self.paths[q]
+            .iter()
+            .copied()
+            .find(|&a| self.budget_held.get(a as usize) == Some(&true))
     }
 }
 

@@ -337,6 +337,17 @@ impl<'s> PreparedRound<'s> {
             } else {
                 Vec::new()
             };
+        // First definition of a name wins, as everywhere in the round.
+        let budget_held: Vec<bool> = queue_names
+            .iter()
+            .map(|name| {
+                snapshot
+                    .queues
+                    .iter()
+                    .find(|s| s.name == *name)
+                    .is_some_and(|s| s.holding_budget(now).is_some())
+            })
+            .collect();
         let mut prepared = PreparedRound {
             snapshot,
             resources,
@@ -358,6 +369,7 @@ impl<'s> PreparedRound<'s> {
             demand_val,
             pending_blockers,
             prequeue_blockers: BlockerIndex::new(queues),
+            budget_held,
             sharing,
             blocking,
             quotas_on,

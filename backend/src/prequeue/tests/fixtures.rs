@@ -37,6 +37,7 @@ pub fn queue(name: &str, parent: Option<&str>, capacity: Option<ResourceList>) -
         parent: parent.map(Into::into),
         capacity,
         sharing: Default::default(),
+        budget_hold: None,
     }
 }
 

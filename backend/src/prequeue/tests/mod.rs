@@ -2,6 +2,7 @@
 //! tests of the round, submission and preemption invariants.
 
 mod backfill_props;
+mod budget;
 pub mod fixtures;
 mod naive;
 mod preemption_props;

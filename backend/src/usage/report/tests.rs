@@ -1,6 +1,7 @@
 //! Reports split runs across periods to the second; the property: whatever the grouping, the
 //! rows add up to each run's time inside the range.
 
+use chrono::Duration;
 use proptest::prelude::*;
 
 use super::*;

@@ -176,6 +176,7 @@ pub(super) async fn seed(db: &DatabaseConnection, jobs: &[StoredJob], limits: Li
             sharing: Set(None),
             created_at: Set(now()),
             updated_at: Set(now()),
+            ..Default::default()
         }
         .insert(db)
         .await

@@ -51,7 +51,8 @@ impl<'s> Queues<'s> {
 
 impl Sim {
     /// Interns the snapshot: the waiting jobs of `order` into their groups (backfill jobs while
-    /// backfill is disabled are left out: they never start), and the occupying jobs with the
+    /// backfill is disabled and normal jobs a spent budget holds are left out: they do not
+    /// start while the hold lasts), and the occupying jobs with the
     /// time their runtime counts from (`startedAt`, else `now`), not yet counted.
     pub(super) fn new(snapshot: &Snapshot, order: &[u32], now: DateTime<Utc>) -> (Sim, Vec<(SimJob, DateTime<Utc>)>) {
         let quotas_on = snapshot.config.queue_quota_enabled;
@@ -85,6 +86,8 @@ impl Sim {
         // names only jobs use (roots without a capacity).
         let mut queues = Queues::default();
         let mut capacity: Vec<Vec<(u32, i128)>> = vec![Vec::new(); tree.len()];
+        // Queues whose spent budget holds their normal jobs (§10): no estimate for those.
+        let mut budget_held = vec![false; tree.len()];
         for spec in &snapshot.queues {
             let Some(i) = tree.index_of(&spec.name) else {
                 continue;
@@ -92,6 +95,7 @@ impl Sim {
             if queues.index.contains_key(spec.name.as_str()) {
                 continue;
             }
+            budget_held[i] = spec.holding_budget(now).is_some();
             queues.index.insert(spec.name.as_str(), i as u32);
             if quotas_on {
                 for (name, value) in spec.capacity.iter().flat_map(|c| c.iter()) {
@@ -134,6 +138,13 @@ impl Sim {
                 continue;
             }
             let q = queues.of(&job.queue);
+            if !backfill
+                && queues.paths[q as usize]
+                    .iter()
+                    .any(|&a| budget_held.get(a as usize) == Some(&true))
+            {
+                continue;
+            }
             let pair = if !backfill && rule_of.contains_key(job.queue.as_str()) {
                 let next = pair_index.len() as u32;
                 *pair_index.entry((job.owner, q)).or_insert(next)

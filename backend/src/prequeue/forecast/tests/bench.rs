@@ -46,6 +46,7 @@ fn spec(name: &str, parent: Option<&str>, capacity: ResourceList) -> QueueSpec {
         parent: parent.map(Into::into),
         capacity: Some(capacity),
         sharing: Default::default(),
+        budget_hold: None,
     }
 }
 
