@@ -17,6 +17,9 @@ use chrono::{DateTime, Utc};
 use sea_orm::{ConnectionTrait, Database, Statement};
 use serde_json::{Value, json};
 
+/// A stored instant.
+type Instant = DateTime<Utc>;
+
 const PASSWORD: &str = "crash-test-admin-password";
 
 /// The server, killed with SIGKILL when dropped.
@@ -153,7 +156,7 @@ async fn a_killed_server_loses_no_run_and_counts_none_twice() {
                 .expect(sql)
         }
     };
-    let mut jobs: BTreeMap<i64, (Option<DateTime<Utc>>, Option<DateTime<Utc>>)> = BTreeMap::new();
+    let mut jobs: BTreeMap<i64, (Option<Instant>, Option<Instant>)> = BTreeMap::new();
     for row in rows("SELECT id, started_at, finished_at FROM jobs").await {
         let id: i64 = row.try_get("", "id").expect("id");
         jobs.insert(
@@ -166,7 +169,7 @@ async fn a_killed_server_loses_no_run_and_counts_none_twice() {
             ),
         );
     }
-    let mut runs: BTreeMap<i64, Vec<(DateTime<Utc>, Option<DateTime<Utc>>)>> = BTreeMap::new();
+    let mut runs: BTreeMap<i64, Vec<(Instant, Option<Instant>)>> = BTreeMap::new();
     for row in rows("SELECT job_id, started_at, ended_at FROM usage_intervals ORDER BY job_id, started_at").await {
         let id: i64 = row.try_get("", "job_id").expect("job_id");
         let started: DateTime<Utc> = row.try_get("", "started_at").expect("started_at");
