@@ -394,6 +394,23 @@ pub async fn resource_summary(queue: &str) -> Result<ResourceSummary, ApiFailure
     get(&format!("/api/v1/me/resource-summary?queue={}", encode(queue))).await
 }
 
+/// `GET /api/v1/usage?{query}`: what jobs used per period, queue and user (`query` without
+/// its `?`, as [`usage_csv_path`] takes it too).
+pub async fn usage(query: &str) -> Result<anteroom_shared::api::usage::UsageReport, ApiFailure> {
+    get(&format!("/api/v1/usage?{query}")).await
+}
+
+/// Where the same report is downloaded as CSV: a plain link, which sends the session cookie
+/// but cannot set `Accept`, so the form is named in the query.
+pub fn usage_csv_path(query: &str) -> String {
+    format!("/api/v1/usage?{query}&format=csv")
+}
+
+/// `GET /api/v1/me/fair-share`: the caller's fair share over time, per queue.
+pub async fn my_fair_share() -> Result<anteroom_shared::api::usage::FairShare, ApiFailure> {
+    get("/api/v1/me/fair-share").await
+}
+
 /// `GET /api/v1/cluster/nodes`.
 pub async fn nodes() -> Result<Vec<ClusterNode>, ApiFailure> {
     get("/api/v1/cluster/nodes").await

@@ -45,6 +45,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/templates") view=|| view! { <RequireUser><pages::Templates /></RequireUser> } />
                     <Route path=path!("/cluster") view=|| view! { <RequireUser><pages::Capacity /></RequireUser> } />
                     <Route path=path!("/notifications") view=|| view! { <RequireUser><pages::Notifications /></RequireUser> } />
+                    <Route path=path!("/usage") view=|| view! { <RequireUser><pages::Usage /></RequireUser> } />
                     <Route path=path!("/admin/prequeue") view=|| view! { <RequireAdmin><pages::AdminPrequeue /></RequireAdmin> } />
                     <Route path=path!("/admin/quotas") view=|| view! { <RequireAdmin><pages::AdminQuotas /></RequireAdmin> } />
                     <Route path=path!("/admin/jobs") view=|| view! { <RequireAdmin><pages::AdminJobs /></RequireAdmin> } />

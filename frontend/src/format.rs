@@ -66,6 +66,66 @@ pub fn number(locale: Locale, value: f64, max_fraction: u32) -> String {
     call_format(format, &JsValue::from_f64(value))
 }
 
+/// A number with exactly `fraction` decimals (`3.50`), grouped the locale's way: columns of
+/// amounts that line up and read alike.
+pub fn fixed(locale: Locale, value: f64, fraction: u32) -> String {
+    let format = formatter(format!("fixed {} {fraction}", locale.code()), || {
+        Intl::NumberFormat::new(
+            &locales(locale),
+            &options(&[
+                ("minimumFractionDigits", JsValue::from(fraction)),
+                ("maximumFractionDigits", JsValue::from(fraction)),
+            ]),
+        )
+        .format()
+    });
+    call_format(format, &JsValue::from_f64(value))
+}
+
+/// A share (0.25) as the locale writes a percentage (`25%`, `25 %`, `0.4%`), to a tenth of a
+/// percent.
+pub fn percent(locale: Locale, share: f64) -> String {
+    let format = formatter(format!("percent {}", locale.code()), || {
+        Intl::NumberFormat::new(
+            &locales(locale),
+            &options(&[
+                ("style", JsValue::from_str("percent")),
+                ("maximumFractionDigits", JsValue::from(1)),
+            ]),
+        )
+        .format()
+    });
+    call_format(format, &JsValue::from_f64(share))
+}
+
+/// How much of a UTC date [`utc_date`] writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DateLength {
+    /// Day, month and year ("Nov 23, 2026").
+    Day,
+    /// Day and month ("Nov 23"): a chart's axis, where the year is said elsewhere.
+    ShortDay,
+    /// Month and year ("Nov 2026").
+    Month,
+}
+
+/// A calendar date in UTC as the locale writes it: the usage report's periods are UTC days,
+/// weeks and months, so the browser's own time zone would name the day before in the west.
+pub fn utc_date(locale: Locale, at: DateTime<Utc>, length: DateLength) -> String {
+    let parts: &[(&str, &str)] = match length {
+        DateLength::Day => &[("year", "numeric"), ("month", "short"), ("day", "numeric")],
+        DateLength::ShortDay => &[("month", "short"), ("day", "numeric")],
+        DateLength::Month => &[("year", "numeric"), ("month", "short")],
+    };
+    let format = formatter(format!("utc-date {} {length:?}", locale.code()), || {
+        let mut pairs: Vec<(&str, JsValue)> = vec![("timeZone", JsValue::from_str("UTC"))];
+        pairs.extend(parts.iter().map(|(k, v)| (*k, JsValue::from_str(v))));
+        Intl::DateTimeFormat::new(&locales(locale), &options(&pairs)).format()
+    });
+    let date = Date::new(&JsValue::from_f64(at.timestamp_millis() as f64));
+    call_format(format, &date)
+}
+
 /// Date and time, medium date and short time, in the browser's time zone.
 pub fn datetime(locale: Locale, at: DateTime<Utc>) -> String {
     let format = formatter(format!("datetime {}", locale.code()), || {

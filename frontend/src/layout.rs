@@ -94,6 +94,7 @@ fn Sidebar(open: RwSignal<bool>) -> impl IntoView {
                     <NavLink href="/jobs" label=k!("nav.jobs") />
                     <NavLink href="/jobs/new" label=k!("nav.newJob") />
                     <NavLink href="/templates" label=k!("nav.templates") />
+                    <NavLink href="/usage" label=k!("nav.usage") />
                     <NavLink href="/notifications" label=k!("nav.notifications") />
                 </NavGroup>
                 <Show when=admin>

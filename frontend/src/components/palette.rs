@@ -5,7 +5,7 @@
 //! | meaning                     | hue                                                   |
 //! |-----------------------------|-------------------------------------------------------|
 //! | brand and actions           | violet (buttons, links, focus, the selected control) |
-//! | schedule types              | Normal indigo, Elastic cyan                           |
+//! | schedule types              | Normal indigo, Elastic cyan (also the usage chart's normal and Elastic parts, a shade per queue or user) |
 //! | phases                      | Waiting to Queue fuchsia, Pending yellow, Running blue, Restarting teal, Completed green, Aborted rose, Terminated stone, Failed red, Preempted orange (dashed), Deleted gray |
 //! | levels of a bar             | ok slate, near amber, over red (red is "wrong" everywhere: over a limit or failed) |
 //! | attention, success          | amber asks for attention elsewhere too (unsaved, retrying, reconnecting, a taint no rule tolerates); emerald says something went well (a toast, "starts now", live, delivered) |
@@ -33,6 +33,48 @@ pub fn schedule_badge(t: ScheduleType) -> &'static str {
         }
     }
 }
+
+/// The usage chart's normal parts: the Normal badge's indigo, a shade per queue or user (in the
+/// legend's order), far apart for neighbours in a stack; dark shades on light, light on dark.
+const USAGE_NORMAL: [&str; 6] = [
+    "fill-indigo-800 dark:fill-indigo-300",
+    "fill-indigo-500",
+    "fill-indigo-300 dark:fill-indigo-700",
+    "fill-indigo-950 dark:fill-indigo-100",
+    "fill-indigo-600 dark:fill-indigo-400",
+    "fill-indigo-200 dark:fill-indigo-600",
+];
+
+/// The usage chart's Elastic parts: the Elastic badge's cyan, the same shades (and hatched
+/// over them: colour is never the only sign).
+const USAGE_ELASTIC: [&str; 6] = [
+    "fill-cyan-800 dark:fill-cyan-300",
+    "fill-cyan-500",
+    "fill-cyan-300 dark:fill-cyan-700",
+    "fill-cyan-950 dark:fill-cyan-100",
+    "fill-cyan-600 dark:fill-cyan-400",
+    "fill-cyan-200 dark:fill-cyan-600",
+];
+
+/// The usage chart's part of the queues or users past the last shade: neutral, normal and
+/// Elastic told apart by the hatching alone.
+pub const USAGE_OTHER: &str = "fill-slate-400 dark:fill-slate-500";
+
+/// How many queues or users the usage chart can tell apart by shade.
+pub const USAGE_SHADES: usize = USAGE_NORMAL.len();
+
+/// The fill of a usage chart's part: normal or Elastic use (`t`) of the `shade`th queue or
+/// user; past the shades, [`USAGE_OTHER`].
+pub fn usage_part(t: ScheduleType, shade: usize) -> &'static str {
+    let shades = match t {
+        ScheduleType::Normal => &USAGE_NORMAL,
+        ScheduleType::Backfill => &USAGE_ELASTIC,
+    };
+    shades.get(shade).copied().unwrap_or(USAGE_OTHER)
+}
+
+/// The stripes over an Elastic part of the usage chart (an SVG pattern's stripe).
+pub const USAGE_HATCH: &str = "fill-white dark:fill-slate-950";
 
 /// The badge of a phase; Preempted is dashed as well as orange (colour is never the only sign).
 pub fn phase_badge(phase: JobPhase) -> &'static str {
@@ -183,7 +225,12 @@ mod tests {
         let mut m: Vec<(String, String)> = Vec::new();
         m.push(("brand".into(), crate::components::BUTTON.into()));
         for t in [ScheduleType::Normal, ScheduleType::Backfill] {
-            m.push((format!("schedule {}", t.as_str()), schedule_badge(t).into()));
+            // The usage chart's shades of the type mean the type too.
+            let chart: Vec<&str> = (0..USAGE_SHADES).map(|i| usage_part(t, i)).collect();
+            m.push((
+                format!("schedule {}", t.as_str()),
+                format!("{} {}", schedule_badge(t), chart.join(" ")),
+            ));
         }
         for p in [
             JobPhase::Prequeue,

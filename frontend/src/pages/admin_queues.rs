@@ -1,8 +1,10 @@
 //! `/admin/queues`: the queue tree as a table — each queue indented under its parent with who
 //! may use it, how many jobs wait in its line, and per resource its capacity and guarantee
 //! against current usage as bars, with what it lends and borrows now — and, in a side panel,
-//! the form that creates or edits a queue ([`form`]) and deletes it after confirmation.
+//! the form that creates or edits a queue ([`form`]) and deletes it after confirmation; below,
+//! the queues' budgets against this period's use ([`budgets`]).
 
+mod budgets;
 mod form;
 mod sharing;
 
@@ -139,6 +141,7 @@ pub fn AdminQueues() -> impl IntoView {
                     }.into_any()
                 }
             }}
+            <budgets::Budgets queues=names />
         </section>
     }
 }

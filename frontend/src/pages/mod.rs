@@ -17,6 +17,7 @@ mod login;
 mod new_job;
 mod notifications;
 mod templates;
+mod usage;
 
 pub use admin_cluster::AdminCluster;
 pub use admin_jobs::AdminJobs;
@@ -33,6 +34,7 @@ pub use login::Login;
 pub use new_job::NewJob;
 pub use notifications::Notifications;
 pub use templates::Templates;
+pub use usage::Usage;
 
 use leptos::prelude::*;
 
