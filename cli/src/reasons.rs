@@ -77,8 +77,8 @@ pub fn text(i18n: I18n, reason: &WaitReason) -> String {
                 "reason.budgetExhausted",
                 &[
                     ("queue", &d.queue),
-                    ("used", &format!("{:.1}", d.used_gpu_hours.hours())),
-                    ("budget", &format!("{:.1}", d.budget_gpu_hours.hours())),
+                    ("used", &d.used_gpu_hours.hours().to_string()),
+                    ("budget", &d.budget_gpu_hours.hours().to_string()),
                     ("resets", &output::local_time(d.resets_at)),
                 ],
             )

@@ -32,7 +32,17 @@ async fn browser_an_admin_saves_prequeue_settings_a_quota_and_a_sub_queue_and_se
         .unwrap();
     let (_, config) = call(&app, "GET", "/api/v1/admin/prequeue-config", &admin, None).await;
     assert_eq!(config["normalJobWaitingToleranceSeconds"], 300, "nothing was saved");
+    // Fair share over time: a bad list of weights is marked too.
     b.fill("#normalJobWaitingToleranceSeconds", "600").await;
+    b.fill("#usageWeights", "cpu=lots").await;
+    b.wait_until(
+        "the bad weights are marked",
+        "document.querySelector('#usageWeights').getAttribute('aria-invalid') === 'true'",
+    )
+    .await
+    .unwrap();
+    b.fill("#usageWeights", "nvidia.com/a100=2, cpu=0.25").await;
+    b.fill("#backfillUsageWeight", "0.25").await;
     b.click("#backfillEnabled").await;
     b.select("#activationOrder", "fairShare").await;
     b.click("[data-testid=save-settings]").await;
@@ -46,6 +56,8 @@ async fn browser_an_admin_saves_prequeue_settings_a_quota_and_a_sub_queue_and_se
     assert_eq!(config["normalJobWaitingToleranceSeconds"], 600);
     assert_eq!(config["backfillEnabled"], true);
     assert_eq!(config["activationOrder"], "fairShare");
+    assert_eq!(config["backfillUsageWeight"], 0.25);
+    assert_eq!(config["usageWeights"], json!({"cpu": 0.25, "nvidia.com/a100": 2.0}));
     b.assert_clean("/admin/prequeue").await;
     // Reloaded, the page shows what was saved (a select's value included).
     b.client.goto(&app.url("/admin/prequeue")).await.unwrap();

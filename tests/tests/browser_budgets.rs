@@ -84,7 +84,14 @@ async fn browser_an_admin_sets_a_budget_and_sees_it_spent_and_holding() {
 
     b.client.goto(&d.app.url("/admin/queues")).await.unwrap();
     let row = "[data-testid=budget-row][data-queue=lab]";
+    // The figures the API measured, exactly.
+    let (_, measured) = call(&d.app, "GET", "/api/v1/admin/queues/lab/budget", &admin, None).await;
+    assert_eq!(measured["usedGpuHours"], 1.5, "{measured}");
     shows(&b, &format!("{row} [data-testid=budget-used]"), "1.5 of 1 GPU-hours").await;
+    assert_eq!(
+        b.text(&format!("{row} [data-testid=budget-used]")).await.trim(),
+        "1.5 of 1 GPU-hours"
+    );
     shows(&b, &format!("{row} [data-testid=budget-status]"), "normal jobs wait").await;
     // The bar is over its limit: a red part.
     let over: f64 = b

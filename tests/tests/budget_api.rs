@@ -83,6 +83,35 @@ async fn a_spent_budget_holds_normal_jobs_until_raised_or_renewed(db: Option<Str
         (json!(false), json!(false))
     );
 
+    // A bad body changes nothing of a stored budget either; one without the hold keeps it.
+    let (status, _) = call(
+        &d.app,
+        "PUT",
+        path,
+        &admin,
+        Some(json!({"period": "month", "gpuHours": -5})),
+    )
+    .await;
+    assert_eq!(status, 422);
+    let (_, kept) = call(&d.app, "GET", path, &admin, None).await;
+    assert_eq!(
+        (kept["gpuHours"].clone(), kept["holdWhenExhausted"].clone()),
+        (json!(1.0), json!(true)),
+        "{kept}"
+    );
+    let (_, kept) = call(
+        &d.app,
+        "PUT",
+        path,
+        &admin,
+        Some(json!({"period": "month", "gpuHours": 1})),
+    )
+    .await;
+    assert_eq!(
+        kept["holdWhenExhausted"], true,
+        "a client that does not send the hold keeps it: {kept}"
+    );
+
     // Two GPUs for 30 minutes in the sub-queue spend it exactly; an Elastic GPU does not.
     let (first, answer) = submit(&d, &nina, in_queue("first", "lab-nlp", 2, Some(1800), "normal")).await;
     assert_eq!(answer["admission"]["decision"], "activated", "{answer}");

@@ -142,6 +142,7 @@ fn the_dashboard_is_importable_grafana_json() {
     let panels = d["panels"].as_array().expect("panels");
     assert!(panels.len() >= 9, "the seed's panels and more");
     let mut ids: Vec<i64> = panels.iter().map(|p| p["id"].as_i64().expect("an id")).collect();
+    ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids.len(), panels.len(), "panel ids are unique");
     for p in panels {

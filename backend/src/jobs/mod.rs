@@ -401,7 +401,12 @@ pub async fn submit(
                 }));
             };
             match outcome {
-                Ok(ActivationOutcome::Activated(activated)) => activated,
+                Ok(ActivationOutcome::Activated(activated)) => {
+                    // Admitted at once: an activation that waited nothing, on the same metrics
+                    // as the watcher's.
+                    crate::watcher::metrics_activated(&activated.queue, &activated.schedule_type, 0.0);
+                    activated
+                }
                 Ok(ActivationOutcome::CreateFailed { job, .. }) => job,
                 Ok(ActivationOutcome::Superseded | ActivationOutcome::LeaseLost) => current(ctx.db, row).await,
                 Err(e) => {

@@ -43,7 +43,7 @@ pub use preemption::{
 pub use queue_tree::{CapacityExcess, QueueIdx, QueueTree, QueueTreeError};
 pub use quota::{LimitCheck, QueueCapacityUsage, QuotaView};
 pub use reason::{Reason, ResourceCheck};
-pub use round::{PreparedRound, RoundError, RoundOutcome, WaitCauses, WaitingJob, select_round};
+pub use round::{PreparedRound, RoundError, RoundOutcome, WaitCauses, WaitingJob, budget_hold_on_path, select_round};
 pub use snapshot::{
     ConfigFieldError, InFlightPreemption, JobId, JobSharing, JobSnapshot, NodeSnapshot, PrequeueConfig, QueueQuota,
     QueueSpec, QuotaFieldError, RecentPlan, Snapshot, Taint, TaintEffect, Toleration, TolerationOperator, UsageRow,

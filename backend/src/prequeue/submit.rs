@@ -253,11 +253,9 @@ pub fn decide_submission(
     // Step 7: decide. Every applicable reason is reported, not only the first.
     let mut reasons = view.soft_reasons(job.owner, job.queue, job.schedule_type, &request, job.borrow);
     // A spent budget on its path holds a normal job until the period ends (§10).
+    let budget_hold = super::round::budget_hold_on_path(snapshot, tree, job.queue, now);
     if job.schedule_type == ScheduleType::Normal
-        && let Some(details) = tree
-            .names_to_root(job.queue)
-            .into_iter()
-            .find_map(|holder| super::round::budget_details(snapshot, holder, job.queue, now))
+        && let Some(details) = budget_hold.clone()
     {
         reasons.insert(0, Reason::BudgetExhausted(details));
     }
@@ -272,7 +270,8 @@ pub fn decide_submission(
         let nodes = job_explicit_nodes(job.tasks);
         // A new job is never timed out itself, so both Pending and Prequeue blockers apply, but
         // not a Prequeue job held privately (§4 step 7).
-        if let Some(blocker) = oldest_blocker(&snapshot.jobs, &view, job.queue, &domain, &nodes, now) {
+        let held = budget_hold.is_some();
+        if let Some(blocker) = oldest_blocker(&snapshot.jobs, &view, (job.queue, held), &domain, &nodes, now) {
             reasons.push(Reason::BlockedBy(BlockedByDetails {
                 job_id: blocker.id,
                 phase: blocker.phase,
@@ -389,12 +388,13 @@ pub fn check_node_names(
     Ok(())
 }
 
-/// The oldest timed-out normal job (`Pending`, or `Prequeue` and not held privately) in
-/// `queue` whose domain blocks `domain` and whose explicit nodes overlap `nodes`.
+/// The oldest timed-out normal job (`Pending`, or `Prequeue` and not held privately nor by
+/// the queue's spent budget, `held`) in `queue` whose domain blocks `domain` and whose
+/// explicit nodes overlap `nodes`.
 fn oldest_blocker<'j>(
     jobs: &'j [JobSnapshot],
     view: &QuotaView<'_>,
-    queue: &str,
+    (queue, held): (&str, bool),
     domain: &ResourceDomain,
     nodes: &anteroom_shared::scheduling::NodeSet,
     now: DateTime<Utc>,
@@ -408,7 +408,7 @@ fn oldest_blocker<'j>(
     // Oldest first; the private-hold check reads usage, so it runs only until one blocks.
     candidates
         .into_iter()
-        .find(|j| j.phase == JobPhase::Pending || !view.holds_privately(j.owner, &j.queue, &j.resources))
+        .find(|j| j.phase == JobPhase::Pending || (!held && !view.holds_privately(j.owner, &j.queue, &j.resources)))
 }
 
 /// Whether a submitted job that `decision` prequeues waits for *shared* room (a queue's
@@ -422,7 +422,10 @@ pub fn starts_waiting_clock(decision: &SubmitDecision) -> bool {
             let private = reasons.iter().any(|r| {
                 matches!(
                     r,
-                    Reason::Quota(_) | Reason::MaxActiveJobs(_) | Reason::BorrowingLimit(_)
+                    Reason::Quota(_)
+                        | Reason::MaxActiveJobs(_)
+                        | Reason::BorrowingLimit(_)
+                        | Reason::BudgetExhausted(_)
                 )
             });
             let shared = reasons.iter().any(|r| {

@@ -31,8 +31,9 @@ pub mod queue {
         /// Its budget (JSON of `anteroom_shared::scheduling::QueueBudget`); NULL: none (§10).
         pub budget: Option<String>,
         /// While its budget is spent and holds its normal jobs: JSON of
-        /// `anteroom_shared::scheduling::BudgetHold`, written by the watcher (not a change of the
-        /// queue's definition: its `updated_at`, and so its `ETag`, stay); NULL: no hold.
+        /// `anteroom_shared::scheduling::BudgetHold`, written when budgets are measured (by the
+        /// watcher, and by a budget's write) — not a change of the queue's definition: its
+        /// `updated_at`, and so its `ETag`, stay; NULL: no hold.
         pub budget_hold: Option<String>,
         /// Created.
         pub created_at: DateTimeUtc,

@@ -3,7 +3,8 @@
 //! its normal jobs once spent (`budget_exhausted`), until the period ends.
 //!
 //! The hold is kept on the queue's row (`queues.budget_hold`), so every path that reads the
-//! queues (a submission, the watcher's round, the forecast) sees it without measuring use:
+//! queues (a submission, the watcher's round and its claims, the forecast) sees it without
+//! measuring use:
 //! [`refresh`] measures and writes it, from the watcher every [`CHECK_SECONDS`] and at once when
 //! an admin changes a budget. It lifts by itself at the period's end (the core compares
 //! `until` with its `now`), so a hold is never left behind by a watcher that stopped.

@@ -3,7 +3,7 @@
 
 use anteroom_shared::api::ErrorBody;
 use anteroom_shared::api::usage::BudgetStatus;
-use anteroom_shared::scheduling::QueueBudget;
+use anteroom_shared::scheduling::QueueBudgetBody;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -74,14 +74,15 @@ async fn get_budget(State(state): State<AppState>, ApiPath(name): ApiPath<String
 
 /// Sets a queue's budget (GPU-hours per week or month for the normal jobs of it and its
 /// sub-queues); with `holdWhenExhausted` its normal jobs wait (`budget_exhausted`) once it is
-/// spent, until the period ends. Takes effect at once.
+/// spent, until the period ends (left out: as it was). Measured and applied at once: no job of
+/// the queue is activated against it from the answer on.
 #[utoipa::path(
     put,
     path = "/api/v1/admin/queues/{name}/budget",
     tag = "usage",
     security(("bearer" = [])),
     params(("name" = String, Path, description = "Queue name")),
-    request_body = QueueBudget,
+    request_body = QueueBudgetBody,
     responses(
         (status = 200, description = "Stored; the budget against its use", body = BudgetStatus),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
@@ -94,8 +95,15 @@ async fn put_budget(
     State(state): State<AppState>,
     AuthUser(admin): AuthUser,
     ApiPath(name): ApiPath<String>,
-    ApiJson(body): ApiJson<QueueBudget>,
+    ApiJson(body): ApiJson<QueueBudgetBody>,
 ) -> ApiResult<Json<BudgetStatus>> {
+    let Some(row) = crate::queues::entity::queue::Entity::find_by_id(name.clone())
+        .one(&state.db)
+        .await?
+    else {
+        return Err(QueueError::NotFound(name).into());
+    };
+    let body = body.applied_to(crate::queues::budget::of(&row).as_ref());
     if !super::budget::set(&state.db, &name, Some(&body), state.clock.now()).await? {
         return Err(QueueError::NotFound(name).into());
     }

@@ -264,6 +264,12 @@ impl TurnCheck {
             return Ok(None);
         }
         let mut job = row.to_snapshot()?;
+        // A budget spent since the round's snapshot holds it now (§10).
+        if job.schedule_type == anteroom_shared::scheduling::ScheduleType::Normal
+            && crate::prequeue::budget_hold_on_path(&self.check, &self.tree, &job.queue, now).is_some()
+        {
+            return Ok(None);
+        }
         let view = QuotaView::new(&self.check, &self.tree);
         let reasons = view.soft_reasons(
             job.owner,

@@ -9,12 +9,47 @@ use axum_prometheus::metrics;
 
 use crate::prequeue::Snapshot;
 
-/// Queues given gauges by an earlier round: one deleted since is set to 0, not left at its
-/// last value.
-static SHOWN_QUEUES: std::sync::Mutex<std::collections::BTreeSet<String>> =
-    std::sync::Mutex::new(std::collections::BTreeSet::new());
+/// The queues this replica's rounds gave gauges to, and which of their optional gauges
+/// (guarantee, capacity, fair-share factor) they showed: a queue deleted since, or a value
+/// gone, is set to 0 rather than left at its last value (the exporter cannot drop a series).
+static SHOWN: std::sync::Mutex<std::collections::BTreeMap<String, [bool; 3]>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
 
 const KINDS: [&str; 2] = ["normal", "backfill"];
+
+/// The per-queue gauges whose value only the replica leading has.
+const QUEUE_OPTIONAL: [&str; 3] = [
+    "anteroom_queue_accelerators_guaranteed",
+    "anteroom_queue_accelerators_capacity",
+    "anteroom_queue_fair_share_factor",
+];
+
+/// Zeroes `queue`'s gauges (those `optional` marks, and the per-kind ones when `all`).
+fn zero(queue: &str, optional: [bool; 3], all: bool) {
+    if all {
+        for kind in KINDS {
+            let labels = [("queue", queue.to_owned()), ("kind", kind.to_owned())];
+            metrics::gauge!("anteroom_prequeue_jobs", &labels).set(0.0);
+            metrics::gauge!("anteroom_queue_accelerators_used", &labels).set(0.0);
+        }
+    }
+    for (name, shown) in QUEUE_OPTIONAL.iter().zip(optional) {
+        if shown {
+            metrics::gauge!(*name, "queue" => queue.to_owned()).set(0.0);
+        }
+    }
+}
+
+/// A replica that stops leading zeroes the gauges only the leader keeps, so a dashboard's sum
+/// over replicas counts the new leader's alone (and its max is the new leader's).
+pub(super) fn stood_down() {
+    let mut shown = SHOWN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    for (queue, optional) in std::mem::take(&mut *shown) {
+        zero(&queue, optional, true);
+    }
+    metrics::gauge!("anteroom_cluster_accelerators_allocatable").set(0.0);
+    metrics::gauge!("anteroom_cluster_accelerators_used").set(0.0);
+}
 
 /// The round's gauges ([`crate::prequeue::gauges`]): `anteroom_prequeue_jobs{queue,kind}`,
 /// `anteroom_queue_accelerators_{used{queue,kind},guaranteed,capacity}`,
@@ -23,14 +58,21 @@ const KINDS: [&str; 2] = ["normal", "backfill"];
 /// counters are made present (at 0) too, so a dashboard's `rate` has a series from the start.
 pub(super) fn round_gauges(snapshot: &Snapshot, with_users: bool) {
     let gauges = crate::prequeue::gauges::of(snapshot, with_users);
-    let mut shown = SHOWN_QUEUES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let now: std::collections::BTreeSet<String> = gauges.queues.iter().map(|q| q.queue.clone()).collect();
-    for gone in shown.difference(&now) {
-        for kind in KINDS {
-            let labels = [("queue", gone.clone()), ("kind", kind.to_owned())];
-            metrics::gauge!("anteroom_prequeue_jobs", &labels).set(0.0);
-            metrics::gauge!("anteroom_queue_accelerators_used", &labels).set(0.0);
-        }
+    let mut shown = SHOWN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut now: std::collections::BTreeMap<String, [bool; 3]> = std::collections::BTreeMap::new();
+    for q in &gauges.queues {
+        let optional = [
+            q.accelerators_guaranteed.is_some(),
+            q.accelerators_capacity.is_some(),
+            q.fair_share_factor.is_some(),
+        ];
+        let before = shown.get(&q.queue).copied().unwrap_or_default();
+        // A value gone since the last round (a guarantee removed, another order): 0.
+        zero(&q.queue, [0, 1, 2].map(|i| before[i] && !optional[i]), false);
+        now.insert(q.queue.clone(), optional);
+    }
+    for (gone, optional) in shown.iter().filter(|(q, _)| !now.contains_key(*q)) {
+        zero(gone, *optional, true);
     }
     *shown = now;
     drop(shown);
@@ -73,9 +115,10 @@ pub(super) fn round_done(took: std::time::Duration) {
 }
 
 /// One job activated: `anteroom_prequeue_activations_total{queue,kind}`, and
-/// `anteroom_prequeue_activation_wait_seconds{queue,kind}` (from submission to activation).
-/// Counted where it happens, so a round that fails later still counts what it did.
-pub(super) fn activated(queue: &str, kind: &str, waited_seconds: f64) {
+/// `anteroom_prequeue_activation_wait_seconds{queue,kind}` (from submission to activation; 0
+/// for a job admitted at its submission). Counted where it happens, so a round that fails
+/// later still counts what it did.
+pub fn activated(queue: &str, kind: &str, waited_seconds: f64) {
     let labels = [("queue", queue.to_owned()), ("kind", kind.to_owned())];
     metrics::counter!("anteroom_prequeue_activations_total", &labels).increment(1);
     metrics::histogram!("anteroom_prequeue_activation_wait_seconds", &labels).record(waited_seconds);

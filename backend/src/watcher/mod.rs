@@ -28,7 +28,7 @@ mod running;
 mod snapshot;
 pub mod sync;
 
-pub use metrics::describe as describe_metrics;
+pub use metrics::{activated as metrics_activated, describe as describe_metrics};
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -456,6 +456,7 @@ impl Watcher {
     /// What a replica that stopped leading lets go: its job view (another leader may prune
     /// the log it would read from; it is built whole again if this replica leads again).
     async fn stand_down(&self) {
+        metrics::stood_down();
         self.view.lock().await.reset();
         self.forecasts.clear();
     }

@@ -91,8 +91,8 @@ pub fn reason_text(i18n: crate::i18n::I18n, reason: &WaitReason) -> String {
                 k!("reason.budgetExhausted"),
                 &[
                     ("queue", &d.queue),
-                    ("used", &format::number(locale, d.used_gpu_hours.hours(), 1)),
-                    ("budget", &format::number(locale, d.budget_gpu_hours.hours(), 1)),
+                    ("used", &format::number(locale, d.used_gpu_hours.hours(), 3)),
+                    ("budget", &format::number(locale, d.budget_gpu_hours.hours(), 3)),
                     ("resets", &format::datetime(locale, d.resets_at)),
                 ],
             )

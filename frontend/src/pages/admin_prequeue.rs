@@ -5,22 +5,19 @@
 //! (the server's own rule) and again by the server; one Save in a bar that stays in view and
 //! says when something is unsaved (Discard puts the saved values back).
 
-use anteroom_shared::api::jobs::PrequeuedJob;
-use anteroom_shared::scheduling::{ActivationOrder, DefaultQuantity, PrequeueConfig, TaskDefaults};
+use std::collections::BTreeMap;
+
+use anteroom_shared::scheduling::{ActivationOrder, DefaultQuantity, PrequeueConfig, TaskDefaults, Weight};
 use leptos::prelude::*;
 
-use crate::components::badges::ScheduleTypeBadge;
 use crate::components::field::Field;
-use crate::components::pager::Pager;
-use crate::components::reasons::reason_text;
-use crate::components::time::Time;
 use crate::components::toast::use_toasts;
-use crate::components::{
-    BUTTON, BUTTON_SECONDARY, CARD, Empty, ErrorPanel, INPUT, LINK, PageHeader, TABLE, TD, TH, show, use_fetch,
-};
+use crate::components::{BUTTON, BUTTON_SECONDARY, CARD, ErrorPanel, INPUT, PageHeader, use_fetch};
 use crate::format;
 use crate::i18n::{Key, k, use_i18n};
-use crate::live::use_live;
+use prequeued::PrequeuedList;
+
+mod prequeued;
 
 /// The integer settings, one variant each: a field this page does not know cannot be asked for
 /// (no dispatch on field-name strings).
@@ -203,6 +200,9 @@ fn SettingsForm(
         .map(|n| (*n, RwSignal::new(n.get(&initial).to_string())))
         .collect();
     let numbers = StoredValue::new(numbers);
+    // Fair share over time (§10): the Elastic weight and the weights per resource, as typed.
+    let elastic_weight = RwSignal::new(initial.backfill_usage_weight.as_f64().to_string());
+    let usage_weights = RwSignal::new(weights_text(&initial.usage_weights));
     // Per kind: (kind, label, cpu, memory) as typed.
     let mut start = initial.clone();
     let requests: Vec<(&'static str, Key, RwSignal<String>, RwSignal<String>)> = KINDS
@@ -250,6 +250,17 @@ fn SettingsForm(
                 }
             }
         });
+        match serde_json::from_str::<Weight>(elastic_weight.get().trim()) {
+            Ok(w) => c.backfill_usage_weight = w,
+            Err(_) => errs.push(("backfillUsageWeight".to_owned(), i18n.t(k!("form.weight")).to_owned())),
+        }
+        match parse_weights(&usage_weights.get()) {
+            Some(weights) => c.usage_weights = weights,
+            None => errs.push((
+                "usageWeights".to_owned(),
+                i18n.t(k!("settings.usageWeightsInvalid")).to_owned(),
+            )),
+        }
         numbers.with_value(|ns| {
             for (n, value) in ns {
                 match value.get().trim().parse::<i64>() {
@@ -325,6 +336,8 @@ fn SettingsForm(
         order.set(c.activation_order);
         requeue.set(c.requeue_by_default);
         time_aware.set(c.time_aware_backfill);
+        elastic_weight.set(c.backfill_usage_weight.as_f64().to_string());
+        usage_weights.set(weights_text(&c.usage_weights));
         numbers.with_value(|ns| {
             for (n, value) in ns {
                 value.set(n.get(&c).to_string());
@@ -363,6 +376,17 @@ fn SettingsForm(
         }
         .into_any()
     };
+    // A setting typed as text (a weight, a list of them).
+    let text = move |field: &'static str, value: RwSignal<String>, label: Key, hint: Key| {
+        let err = error_of(field.to_owned());
+        view! {
+            <Field id=field.to_owned() label=label hint=Some(hint) error=err>
+                <input id=field class=INPUT type="text" bind:value=value spellcheck="false"
+                    aria-invalid=move || err.get().is_some().to_string()
+                    aria-describedby=format!("{field}-error {field}-hint") />
+            </Field>
+        }
+    };
     let group = move |title: Key, body: AnyView| {
         view! {
             <fieldset class="space-y-4 rounded border border-slate-200 p-4 dark:border-slate-700">
@@ -397,6 +421,8 @@ fn SettingsForm(
                     {number(Number::MaxActivations)}
                     {number(Number::Candidates)}
                     {number(Number::UsageHalfLife)}
+                    {text("backfillUsageWeight", elastic_weight, k!("settings.backfillUsageWeight"), k!("settings.backfillUsageWeightHint"))}
+                    {text("usageWeights", usage_weights, k!("settings.usageWeights"), k!("settings.usageWeightsHint"))}
                 </div>
             }.into_any())}
             {group(k!("settings.group.preemption"), view! {
@@ -456,6 +482,30 @@ fn SettingsForm(
     }
 }
 
+/// `usageWeights` as an admin types it: `nvidia.com/a100=1, cpu=0.125`.
+fn weights_text(weights: &BTreeMap<String, Weight>) -> String {
+    weights
+        .iter()
+        .map(|(name, w)| format!("{name}={}", w.as_f64()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// [`weights_text`] read back; `None` when a part is not `resource=weight` (a weight from 0 to
+/// 1000 with at most three decimals, as the server reads it). Empty: no weights named.
+fn parse_weights(text: &str) -> Option<BTreeMap<String, Weight>> {
+    let mut out = BTreeMap::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, weight) = part.split_once('=')?;
+        let name = name.trim();
+        if name.is_empty() {
+            return None;
+        }
+        out.insert(name.to_owned(), serde_json::from_str::<Weight>(weight.trim()).ok()?);
+    }
+    Some(out)
+}
+
 fn min_message(i18n: crate::i18n::I18n, min: i64) -> String {
     if min == 0 {
         i18n.t(k!("form.nonNegativeInteger")).to_owned()
@@ -464,90 +514,21 @@ fn min_message(i18n: crate::i18n::I18n, min: i64) -> String {
     }
 }
 
-#[component]
-fn PrequeuedList() -> impl IntoView {
-    let i18n = use_i18n();
-    let live = use_live();
-    let query = leptos_router::hooks::use_query_map();
-    let location = leptos_router::hooks::use_location();
-    let navigate = StoredValue::new_local(leptos_router::hooks::use_navigate());
-    let page = Memo::new(move |_| query.with(|q| crate::api::page_from(q.get("page").as_deref())));
-    let go = move |p: u64, replace: bool| {
-        let url = format!("{}?page={p}", location.pathname.get_untracked());
-        navigate.with_value(|n| {
-            n(
-                &url,
-                leptos_router::NavigateOptions {
-                    replace,
-                    scroll: false,
-                    ..Default::default()
-                },
-            )
-        });
-    };
-    let list = use_fetch(move || {
-        live.version();
-        crate::api::prequeued(page.get())
-    });
-    let total = Memo::new(move |_| list.get().and_then(|r| r.ok()).map_or(0, |p| p.total));
-    let pages = Memo::new(move |_| total.get().div_ceil(crate::api::PAGE_SIZE).max(1));
-    // Jobs activated since leave a last page empty: show the last page that has jobs instead.
-    Effect::new(move |_| {
-        let last = pages.get();
-        if list.with(|l| matches!(l, Some(Ok(_)))) && page.get_untracked() > last {
-            go(last, true);
-        }
-    });
-    view! {
-        <section class="space-y-3" aria-labelledby="prequeued-title">
-            <h2 id="prequeued-title" class="text-lg font-semibold">{move || i18n.t(k!("settings.prequeuedTitle"))}</h2>
-            {show(list, move |answer| {
-                if answer.items.is_empty() && answer.total == 0 {
-                    return view! { <Empty text=k!("settings.prequeuedEmpty") /> }.into_any();
-                }
-                let rows: Vec<PrequeuedJob> = answer.items.clone();
-                view! {
-                    <div class="overflow-x-auto rounded border border-slate-200 dark:border-slate-700 bg-white dark:bg-slate-900">
-                        <table class=TABLE data-testid="prequeued-table">
-                            <thead class="bg-slate-50 dark:bg-slate-950"><tr>
-                                <th scope="col" class=TH>{move || i18n.t(k!("settings.position"))}</th>
-                                <th scope="col" class=TH>{move || i18n.t(k!("jobs.name"))}</th>
-                                <th scope="col" class=TH>{move || i18n.t(k!("jobs.owner"))}</th>
-                                <th scope="col" class=TH>{move || i18n.t(k!("jobs.queue"))}</th>
-                                <th scope="col" class=TH>{move || i18n.t(k!("jobs.scheduleType"))}</th>
-                                <th scope="col" class=TH>{move || i18n.t(k!("jobs.submitted"))}</th>
-                                <th scope="col" class=TH>{move || i18n.t(k!("settings.reasons"))}</th>
-                            </tr></thead>
-                            <tbody class="divide-y divide-slate-100 dark:divide-slate-800">
-                                {rows.into_iter().map(|p| {
-                                    let at = p.job.submitted_at;
-                                    let reasons = p.reasons.clone();
-                                    view! {
-                                        <tr data-testid="prequeued-row" data-job-id=p.job.id.to_string()>
-                                            <td class=TD>{move || format::number(i18n.locale(), p.position as f64, 0)}</td>
-                                            <td class=TD><a class=LINK href=format!("/jobs/{}", p.job.id)>{p.job.name.clone()}</a></td>
-                                            <td class=TD>{p.job.owner.clone()}</td>
-                                            <td class=TD>{p.job.queue.clone()}</td>
-                                            <td class=TD><ScheduleTypeBadge schedule_type=p.job.schedule_type /></td>
-                                            <td class=TD><Time at=at /></td>
-                                            <td class=TD><ul class="list-inside list-disc">{reasons.into_iter().map(|r| view! { <li>{move || reason_text(i18n, &r)}</li> }).collect_view()}</ul></td>
-                                        </tr>
-                                    }
-                                }).collect_view()}
-                            </tbody>
-                        </table>
-                    </div>
-                    <Pager page=Signal::from(page) pages=Signal::from(pages) total=Signal::from(total)
-                        go=move |p| go(p, false) />
-                }.into_any()
-            })}
-        </section>
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn weights_read_back_what_they_write_and_refuse_what_the_server_would() {
+        let weights = parse_weights(" nvidia.com/a100 = 1, cpu=0.125 ,").expect("valid");
+        assert_eq!(weights.len(), 2);
+        assert_eq!(weights["cpu"].as_f64(), 0.125);
+        assert_eq!(parse_weights(&weights_text(&weights)), Some(weights));
+        assert_eq!(parse_weights(""), Some(BTreeMap::new()));
+        for bad in ["cpu", "=1", "cpu=-1", "cpu=0.0001", "cpu=1001", "cpu=many"] {
+            assert_eq!(parse_weights(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn every_number_reads_and_writes_its_own_field_with_the_servers_minimum() {

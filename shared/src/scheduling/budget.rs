@@ -78,6 +78,36 @@ pub struct QueueBudget {
     pub hold_when_exhausted: bool,
 }
 
+/// A budget as `PUT /api/v1/admin/queues/{name}/budget` takes it: `holdWhenExhausted` may be
+/// left out, and then keeps what the queue's budget had (off for a new one), so a client that
+/// only knows `{period, gpuHours}` never switches a hold off by changing the amount.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct QueueBudgetBody {
+    /// How often it renews.
+    pub period: BudgetPeriod,
+    /// GPU-hours per period (see [`QueueBudget::gpu_hours`]).
+    #[cfg_attr(feature = "openapi", schema(value_type = f64, minimum = 0, maximum = 1_000_000_000))]
+    pub gpu_hours: GpuHours,
+    /// See [`QueueBudget::hold_when_exhausted`]; absent: unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold_when_exhausted: Option<bool>,
+}
+
+impl QueueBudgetBody {
+    /// The budget it sets over `stored` (the queue's budget now, if any).
+    pub fn applied_to(&self, stored: Option<&QueueBudget>) -> QueueBudget {
+        QueueBudget {
+            period: self.period,
+            gpu_hours: self.gpu_hours,
+            hold_when_exhausted: self
+                .hold_when_exhausted
+                .unwrap_or_else(|| stored.is_some_and(|b| b.hold_when_exhausted)),
+        }
+    }
+}
+
 /// A spent budget that holds its queue's normal jobs: what the hold shows and when it ends.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -107,5 +137,21 @@ mod tests {
         assert!(!json.hold_when_exhausted, "off when not sent");
         assert!(serde_json::from_str::<QueueBudget>(r#"{"period": "day", "gpuHours": 1}"#).is_err());
         assert!(serde_json::from_str::<QueueBudget>(r#"{"period": "week", "gpuHours": -1}"#).is_err());
+    }
+
+    #[test]
+    fn a_body_without_the_hold_keeps_the_stored_one() {
+        let body: QueueBudgetBody = serde_json::from_str(r#"{"period": "month", "gpuHours": 50}"#).expect("parses");
+        let held = QueueBudget {
+            period: BudgetPeriod::Week,
+            gpu_hours: GpuHours::saturating(10.0),
+            hold_when_exhausted: true,
+        };
+        assert!(body.applied_to(Some(&held)).hold_when_exhausted);
+        assert!(!body.applied_to(None).hold_when_exhausted);
+        let off: QueueBudgetBody =
+            serde_json::from_str(r#"{"period": "month", "gpuHours": 50, "holdWhenExhausted": false}"#).expect("parses");
+        assert!(!off.applied_to(Some(&held)).hold_when_exhausted);
+        assert_eq!(off.applied_to(Some(&held)).gpu_hours.hours(), 50.0);
     }
 }

@@ -14,7 +14,7 @@ mod resources;
 mod sharing;
 mod tolerations;
 
-pub use budget::{BudgetHold, BudgetPeriod, GpuHours, QueueBudget};
+pub use budget::{BudgetHold, BudgetPeriod, GpuHours, QueueBudget, QueueBudgetBody};
 pub use config::{
     ConfigFieldError, DefaultQuantity, DefaultRequests, POSITIVE_QUANTITY_MAX_LENGTH, POSITIVE_QUANTITY_PATTERN,
     PrequeueConfig, TaskDefaults, Weight, is_plain_positive_quantity,

@@ -178,3 +178,17 @@ pub(crate) fn budget_details(
         resets_at: hold.until,
     })
 }
+
+/// The hold of the first queue on `queue`'s path to the root (itself first) whose spent budget
+/// holds normal jobs at `now`, as a reason's details: what a submission, a round and a claim
+/// all check, so none lets a held job through.
+pub fn budget_hold_on_path(
+    snapshot: &crate::prequeue::Snapshot,
+    tree: &crate::prequeue::QueueTree,
+    queue: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Option<BudgetExhaustedDetails> {
+    tree.names_to_root(queue)
+        .into_iter()
+        .find_map(|holder| budget_details(snapshot, holder, queue, now))
+}

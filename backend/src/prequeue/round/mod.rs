@@ -43,7 +43,7 @@ mod backfill;
 mod blockers;
 mod causes;
 mod explain;
-pub(crate) use explain::budget_details;
+pub use explain::budget_hold_on_path;
 mod fair_share;
 mod intern;
 mod prepare;

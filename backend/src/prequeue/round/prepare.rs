@@ -338,16 +338,15 @@ impl<'s> PreparedRound<'s> {
                 Vec::new()
             };
         // First definition of a name wins, as everywhere in the round.
-        let budget_held: Vec<bool> = queue_names
-            .iter()
-            .map(|name| {
-                snapshot
-                    .queues
-                    .iter()
-                    .find(|s| s.name == *name)
-                    .is_some_and(|s| s.holding_budget(now).is_some())
-            })
-            .collect();
+        let mut budget_held = vec![false; queue_names.len()];
+        let mut defined = vec![false; queue_names.len()];
+        for spec in &snapshot.queues {
+            if let Some(&q) = queue_index.get(spec.name.as_str())
+                && !std::mem::replace(&mut defined[q as usize], true)
+            {
+                budget_held[q as usize] = spec.holding_budget(now).is_some();
+            }
+        }
         let mut prepared = PreparedRound {
             snapshot,
             resources,
@@ -393,7 +392,10 @@ impl<'s> PreparedRound<'s> {
                 let borrow_held = prepared
                     .sharing_of(cand, &prepared.initial)
                     .is_some_and(|a| a.borrowing && (!a.fits || cand.borrow_never));
-                if prepared.private_causes(cand, &prepared.initial) == 0 && !borrow_held {
+                // Nor one its queue's spent budget holds (§10): it waits for the next period,
+                // not for room, so it goes first for no one either.
+                let budget_held = prepared.budget_holder(cand.queue as usize).is_some();
+                if prepared.private_causes(cand, &prepared.initial) == 0 && !borrow_held && !budget_held {
                     let nodes = &snapshot.jobs[cand.job as usize].explicit_nodes;
                     let blocker = (cand.key, cand.job);
                     if time_aware {

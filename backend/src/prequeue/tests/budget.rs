@@ -155,3 +155,45 @@ fn a_submission_to_a_held_tree_is_prequeued_with_the_budget_first() {
         Ok(SubmitDecision::Activated { .. })
     ));
 }
+
+/// `lab` held, and in it a normal job whose waiting clock ran out before the hold: timed out,
+/// but held by the budget, it waits for the next period, not for room.
+fn with_a_timed_out_held_job() -> Snapshot {
+    let mut s = snapshot(now() + Duration::days(3));
+    s.jobs[3] = JobBuilder::normal(4)
+        .queue("lab")
+        .gpus("nvidia.com/a100", 1)
+        .limit(3600)
+        .tolerance(60)
+        .waiting_since(Some(0))
+        .build();
+    s
+}
+
+#[test]
+fn a_held_job_past_its_tolerance_blocks_nobody() {
+    let s = with_a_timed_out_held_job();
+    assert!(s.jobs[3].is_timed_out(now()), "the fixture is timed out");
+    let outcome = crate::prequeue::select_round(&s, now()).expect("round");
+    let mut selected = outcome.selected.clone();
+    selected.sort_unstable();
+    assert_eq!(selected, [2, 3], "the Elastic job of the held queue still starts");
+    // Nor does it block a submission: an Elastic one starts, a normal one is held by the
+    // budget alone, and its waiting clock does not start.
+    let mut s = s;
+    s.jobs.retain(|j| j.id == 4);
+    let tree = QueueTree::new_lenient(&s.queues);
+    let tasks = [task("main", 1, &[("nvidia.com/a100", "1")])];
+    let elastic = decide_submission(&s, &tree, &submission("lab", ScheduleType::Backfill, &tasks), now());
+    assert!(matches!(elastic, Ok(SubmitDecision::Activated { .. })), "{elastic:?}");
+    let normal =
+        decide_submission(&s, &tree, &submission("lab", ScheduleType::Normal, &tasks), now()).expect("decided");
+    let SubmitDecision::Prequeued { reasons } = &normal else {
+        panic!("{normal:?}");
+    };
+    assert!(
+        reasons.iter().all(|r| matches!(r, Reason::BudgetExhausted(_))),
+        "{reasons:?}"
+    );
+    assert!(!crate::prequeue::starts_waiting_clock(&normal));
+}

@@ -4,7 +4,7 @@
 //! form that sets, changes or removes one. The server measures the use; the page only shows it.
 
 use anteroom_shared::api::usage::BudgetStatus;
-use anteroom_shared::scheduling::{BudgetPeriod, GpuHours, QueueBudget};
+use anteroom_shared::scheduling::{BudgetPeriod, GpuHours, QueueBudgetBody};
 use leptos::prelude::*;
 
 use crate::components::bars::{Bar, BarInput};
@@ -95,8 +95,8 @@ fn BudgetRow(budget: BudgetStatus, editing: RwSignal<Option<Option<BudgetStatus>
         i18n.tf(
             k!("budget.usedOf"),
             &[
-                ("used", &crate::format::number(l, used, 1)),
-                ("budget", &crate::format::number(l, limit, 1)),
+                ("used", &crate::format::number(l, used, 3)),
+                ("budget", &crate::format::number(l, limit, 3)),
             ],
         )
     };
@@ -110,7 +110,7 @@ fn BudgetRow(budget: BudgetStatus, editing: RwSignal<Option<Option<BudgetStatus>
                 <p class="mt-1 text-xs tabular-nums" data-testid="budget-used">{figures}</p>
             </td>
             <td class=format!("{TD} text-right tabular-nums") data-testid="budget-elastic">
-                {move || crate::format::number(i18n.locale(), elastic, 1)}
+                {move || crate::format::number(i18n.locale(), elastic, 3)}
             </td>
             <td class=format!("{TD} text-xs") data-testid="budget-status">
                 {move || i18n.t(match (holding, exhausted, hold) {
@@ -175,10 +175,10 @@ fn BudgetForm(
             errors.set(vec![("gpuHours".into(), i18n.t(k!("budget.badHours")).to_owned())]);
             return;
         };
-        let body = QueueBudget {
+        let body = QueueBudgetBody {
             period: period.get(),
             gpu_hours,
-            hold_when_exhausted: hold.get(),
+            hold_when_exhausted: Some(hold.get()),
         };
         leptos::task::spawn_local(async move {
             match crate::api::put::<_, BudgetStatus>(&path_of(&name), &body).await {
