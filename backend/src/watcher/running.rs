@@ -2,7 +2,11 @@
 //! ticker or when woken while it leads, standing by when another replica does, and letting go
 //! on shutdown.
 
-use super::*;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::{FOLD_COUNTS_EVERY, MIN_ROUND_GAP, RENEW_EVERY, STANDBY_POLL, Watcher, WatcherError, metrics, sync};
+use crate::store::lease::Fence;
 
 impl Watcher {
     /// Runs until the server shuts down: takes or renews the lease, and while holding it runs
