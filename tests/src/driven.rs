@@ -266,6 +266,14 @@ pub fn timed_job(name: &str, resources: Value, seconds: Option<u32>) -> Value {
     body
 }
 
+/// A custom job of `gpus` A100s that runs `seconds` (`sleep`): runtimes the usage history must
+/// then report exactly.
+pub fn sleeping(name: &str, gpus: u32, seconds: u32, schedule: &str) -> Value {
+    let mut body = gpu_job(name, "custom", gpus, schedule);
+    body["tasks"][0]["command"] = json!(["sleep", seconds.to_string()]);
+    body
+}
+
 /// A one-task job of `kind` asking for `gpus` A100s and 1 CPU.
 pub fn gpu_job(name: &str, kind: &str, gpus: u32, schedule: &str) -> Value {
     let mut body = job(name, json!({"cpu": "1", "nvidia.com/a100": gpus.to_string()}));

@@ -6,7 +6,7 @@
 
 use anteroom_tests::api::{call, settings};
 use anteroom_tests::browser::{Browser, LATIN_ALLOWED, require_ui};
-use anteroom_tests::driven::{Driven, GPU_NODES, gpu_job, submit};
+use anteroom_tests::driven::{Driven, GPU_NODES, sleeping, submit};
 use anteroom_tests::{ADMIN_PASSWORD, USER_PASSWORD};
 use serde_json::{Value, json};
 
@@ -17,13 +17,6 @@ const SEEDED: &[&str] = &["nina", "carl", "CSV", "GiB"];
 /// The day the runs happened, as the page's URL and the API name it.
 const DAY: &str = "from=2026-11-23&to=2026-11-23";
 const API_DAY: &str = "/api/v1/usage?from=2026-11-23T00:00:00Z&to=2026-11-24T00:00:00Z&by=day";
-
-/// A `sleep seconds` job of `gpus` A100s.
-fn sleeping(name: &str, gpus: u32, seconds: u32, schedule: &str) -> Value {
-    let mut body = gpu_job(name, "custom", gpus, schedule);
-    body["tasks"][0]["command"] = json!(["sleep", seconds.to_string()]);
-    body
-}
 
 /// GPU-hours of a row's per-resource map (every accelerator), as the table writes them.
 fn gpu_hours(hours: &Value) -> f64 {

@@ -5,15 +5,8 @@
 
 use anteroom_tests::api::{call, settings};
 use anteroom_tests::both_driven;
-use anteroom_tests::driven::{Driven, GPU_NODES, gpu_job, submit};
+use anteroom_tests::driven::{Driven, GPU_NODES, sleeping, submit};
 use serde_json::{Value, json};
-
-/// A `sleep seconds` job of `gpus` A100s.
-fn sleeping(name: &str, gpus: u32, seconds: u32, schedule: &str) -> Value {
-    let mut body = gpu_job(name, "custom", gpus, schedule);
-    body["tasks"][0]["command"] = json!(["sleep", seconds.to_string()]);
-    body
-}
 
 /// `rows`' GPU-hours of `user` on `period` (normal, elastic).
 fn gpu_hours(report: &Value, user: &str, period: &str) -> (f64, f64) {
